@@ -1,0 +1,143 @@
+/*
+ * app.c — argument scanning, progress bar, output path checks shared by the
+ * application calls. The progress bar owns the SIGINT handler while a run
+ * is in flight, so Ctrl-C cancels cleanly at a step boundary.
+ */
+#include "app.h"
+#include "common.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int app_take(app_args *a, const char *name, const char *alias, const char **value) {
+  const char *arg = a->argv[a->i];
+  size_t n = strlen(name);
+  if (!strncmp(arg, name, n) && arg[n] == '=' && name[0] == '-' && name[1] == '-') {
+    *value = arg + n + 1; /* --name=value */
+    a->i++;
+    return 1;
+  }
+  if (strcmp(arg, name) && (!alias || strcmp(arg, alias))) return 0;
+  if (a->i + 1 >= a->argc) {
+    talus_fail(TALUS_ERR_ARGUMENT, "args", "option %s needs a value", arg);
+    return -1;
+  }
+  *value = a->argv[a->i + 1];
+  a->i += 2;
+  return 1;
+}
+
+int app_flag(app_args *a, const char *name, const char *alias) {
+  const char *arg = a->argv[a->i];
+  if (strcmp(arg, name) && (!alias || strcmp(arg, alias))) return 0;
+  a->i++;
+  return 1;
+}
+
+talus_status app_int(const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out) {
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll(text, &end, 10);
+  if (errno || end == text || *end || v < lo || v > hi)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args", "%s expects an integer in [%lld, %lld], got '%s'",
+                      opt, (long long)lo, (long long)hi, text);
+  *out = v;
+  return TALUS_OK;
+}
+
+talus_status app_real(const char *opt, const char *text, double lo, double hi, double *out) {
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (errno || end == text || *end || !isfinite(v) || v < lo || v > hi)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args", "%s expects a number in [%g, %g], got '%s'", opt,
+                      lo, hi, text);
+  *out = v;
+  return TALUS_OK;
+}
+
+static volatile sig_atomic_t interrupted;
+static void on_sigint(int sig) {
+  (void)sig;
+  interrupted = 1;
+}
+
+void app_progress_begin(app_progress *p, const char *label, int64_t total, int quiet) {
+  memset(p, 0, sizeof *p);
+  p->enabled = !quiet && isatty(STDERR_FILENO);
+  p->total = total;
+  p->start = talus_now();
+  p->label = label;
+  interrupted = 0;
+  signal(SIGINT, on_sigint);
+}
+
+static void progress_draw(app_progress *p, double complete) {
+  double el = talus_now() - p->start;
+  double done = complete * (double)p->total;
+  double rate = el > 0 ? done / el : 0.0;
+  double eta = rate > 0 ? ((double)p->total - done) / rate : 0.0;
+  int width = 30, fill = (int)(complete * width);
+  char bar[64];
+  for (int i = 0; i < width; i++) bar[i] = i < fill ? '=' : (i == fill ? '>' : ' ');
+  bar[width] = '\0';
+  fprintf(stderr, "\r%s [%s] %3.0f%% %lld/%lld steps  %.1f steps/s  ETA %d:%02d:%02d ",
+          p->label, bar, 100.0 * complete, (long long)done, (long long)p->total, rate,
+          (int)(eta / 3600), (int)fmod(eta / 60, 60), (int)fmod(eta, 60));
+  fflush(stderr);
+}
+
+int app_progress_cb(double complete, const char *message, void *user) {
+  (void)message;
+  app_progress *p = user;
+  if (interrupted) return 0;
+  if (!p || !p->enabled) return 1;
+  double now = talus_now();
+  if (complete < 1.0 && now - p->last_draw < 0.1) return 1;
+  p->last_draw = now;
+  progress_draw(p, complete);
+  return 1;
+}
+
+void app_progress_end(app_progress *p) {
+  if (p->enabled) fputc('\n', stderr);
+  signal(SIGINT, SIG_DFL);
+}
+
+talus_status app_check_writable(const char *path) {
+  char dir[PATH_MAX];
+  const char *slash = strrchr(path, '/');
+  if (!slash) {
+    strcpy(dir, ".");
+  } else {
+    size_t n = (size_t)(slash - path);
+    if (n >= sizeof dir) return talus_fail(TALUS_ERR_IO, "output", "path too long: %s", path);
+    memcpy(dir, path, n);
+    dir[n ? n : 1] = '\0';
+    if (!n) dir[0] = '/';
+  }
+  if (access(dir, W_OK | X_OK) != 0)
+    return talus_fail(TALUS_ERR_IO, "output", "cannot write '%s': directory '%s': %s", path, dir,
+                      strerror(errno));
+  if (access(path, F_OK) == 0 && access(path, W_OK) != 0)
+    return talus_fail(TALUS_ERR_IO, "output", "cannot write '%s': %s", path, strerror(errno));
+  return TALUS_OK;
+}
+
+void app_derived_path(char *out, size_t size, const char *path, const char *suffix) {
+  size_t n = strlen(path);
+  const char *exts[] = {".tif", ".tiff", ".TIF", ".TIFF"};
+  for (size_t i = 0; i < 4; i++) {
+    size_t e = strlen(exts[i]);
+    if (n > e && !strcmp(path + n - e, exts[i])) {
+      n -= e;
+      break;
+    }
+  }
+  snprintf(out, size, "%.*s%s", (int)n, path, suffix);
+}

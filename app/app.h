@@ -1,0 +1,50 @@
+/*
+ * app.h — helpers shared by the application calls (erode, generate, info,
+ * params): argument scanning, the terminal progress bar, and output paths.
+ * Apps are library calls; cli/main.c only dispatches to them.
+ */
+#ifndef TALUS_APP_H
+#define TALUS_APP_H
+
+#include "talus.h"
+#include <stdint.h>
+#include <stdio.h>
+
+/* Argument cursor over argv (command name excluded). */
+typedef struct app_args {
+  int argc;
+  char **argv;
+  int i;
+} app_args;
+
+/* If argv[i] is `name` (or `alias`, may be NULL), consumes it and its value,
+ * stores the value in *value and returns 1; returns -1 (with the error
+ * recorded) when the value is missing; 0 when the option does not match. */
+int app_take(app_args *a, const char *name, const char *alias, const char **value);
+/* If argv[i] is the flag `name`, consumes it and returns 1. */
+int app_flag(app_args *a, const char *name, const char *alias);
+/* Parses a decimal integer option value within [lo, hi]. */
+talus_status app_int(const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out);
+/* Parses a real option value within [lo, hi]. */
+talus_status app_real(const char *opt, const char *text, double lo, double hi, double *out);
+
+/* The terminal progress bar: steps/s and ETA on a terminal, silent when
+ * stderr is not a terminal or quiet is set. SIGINT cancels the run. */
+typedef struct app_progress {
+  int enabled;
+  int64_t total;      /* steps of the run */
+  double start;       /* talus_now() at start */
+  double last_draw;   /* throttle redraws to ~10/s */
+  const char *label;
+} app_progress;
+void app_progress_begin(app_progress *p, const char *label, int64_t total, int quiet);
+int app_progress_cb(double complete, const char *message, void *user); /* talus_progress_fn */
+void app_progress_end(app_progress *p);
+
+/* Fails with TALUS_ERR_IO unless `path` can be created: its directory
+ * exists and is writable. Nothing is created. */
+talus_status app_check_writable(const char *path);
+/* Writes "<path without .tif/.tiff><suffix>" into out[size]. */
+void app_derived_path(char *out, size_t size, const char *path, const char *suffix);
+
+#endif /* TALUS_APP_H */

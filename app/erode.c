@@ -1,0 +1,215 @@
+/*
+ * erode.c — `talus erode`: read a DEM or a talus state, run the layered
+ * model for N steps, write the eroded surface, optional maps, the layered
+ * state, a preview and a run report.
+ *
+ * Nothing is written until the run has finished: outputs are checked for
+ * writability first (so a bad path fails in a second, not after an hour),
+ * then each file is written to a temporary name and renamed by io/. A
+ * cancelled or failed run leaves no output behind.
+ */
+#include "erode.h"
+
+#include <cpl_conv.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void erode_usage(void) {
+  printf(
+      "usage: talus erode INPUT -o OUTPUT.tif [options]\n"
+      "Erodes a DEM (any GDAL raster, band 1 = height) or a talus state file.\n"
+      "  -o, --output FILE      eroded surface GeoTIFF (required)\n"
+      "  -c FILE                configuration preset (INI); repeatable, later wins\n"
+      "  --set SECTION.KEY=VAL  override one key (see `talus params`); repeatable\n"
+      "  --steps N              simulation steps (default 1000)\n"
+      "  --maps                 also write <out>_water, _sand, _sediment, _erosion, _columns .tif\n"
+      "  --state FILE           write the full layered state (continue with `talus erode FILE`)\n"
+      "  --preview FILE.png     hillshade before|after (default <out>_preview.png)\n"
+      "  --no-preview           do not write the preview\n"
+      "  --report FILE.json     run report: parameters, timings, memory, mass ledger\n"
+      "  --cell-size M          cell size in metres (overrides the raster)\n"
+      "  --z-scale F            multiply input heights by F\n"
+      "  --nodata POLICY        outflow (default), wall or fill\n"
+      "  -co NAME=VALUE         GeoTIFF creation option passed to GDAL; repeatable\n"
+      "  --config KEY VALUE     GDAL configuration option\n"
+      "  --threads N            CPU threads (default: all cores)\n"
+      "  -q, --quiet            no progress bar or summary\n");
+}
+
+/* Consumes one option at a->i into o; returns <0 on error, 0 if unknown. */
+static int erode_option(app_args *a, erode_opts *o) {
+  const char *v = NULL;
+  int r;
+  if ((r = app_take(a, "--output", "-o", &v))) return r < 0 ? r : (o->output = v, 1);
+  if ((r = app_take(a, "-c", NULL, &v))) {
+    if (r > 0 && o->nconfigs < ERODE_MAX_LIST) o->configs[o->nconfigs++] = v;
+    return r;
+  }
+  if ((r = app_take(a, "--set", NULL, &v))) {
+    if (r > 0 && o->nsets < ERODE_MAX_LIST) o->sets[o->nsets++] = v;
+    return r;
+  }
+  if ((r = app_take(a, "-co", "--co", &v))) {
+    if (r > 0 && o->nco < ERODE_MAX_LIST) o->co[o->nco++] = v;
+    return r;
+  }
+  if ((r = app_take(a, "--steps", NULL, &v)))
+    return r < 0 ? r : (app_int("--steps", v, 0, (int64_t)1 << 40, &o->steps) ? -1 : 1);
+  if ((r = app_take(a, "--threads", NULL, &v))) {
+    int64_t n = 0;
+    if (r < 0 || app_int("--threads", v, 1, 4096, &n)) return -1;
+    o->threads = (int)n;
+    return 1;
+  }
+  if ((r = app_take(a, "--state", NULL, &v))) return r < 0 ? r : (o->state = v, 1);
+  if ((r = app_take(a, "--preview", NULL, &v))) return r < 0 ? r : (o->preview = v, 1);
+  if ((r = app_take(a, "--report", NULL, &v))) return r < 0 ? r : (o->report = v, 1);
+  if (app_flag(a, "--maps", NULL)) return o->maps = 1;
+  if (app_flag(a, "--no-preview", NULL)) return o->no_preview = 1;
+  if (app_flag(a, "--quiet", "-q")) return o->quiet = 1;
+  return 0;
+}
+
+/* Options that map onto configuration keys: applied after the presets,
+ * in command-line order with the --set overrides. */
+static int erode_key_option(app_args *a, erode_opts *o) {
+  static const char *const map[][2] = {{"--cell-size", "input.cell_size"},
+                                       {"--z-scale", "input.z_scale"},
+                                       {"--nodata", "input.nodata"}};
+  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+    const char *v = NULL;
+    int r = app_take(a, map[i][0], NULL, &v);
+    if (r <= 0) {
+      if (r < 0) return r;
+      continue;
+    }
+    if (o->nsets >= ERODE_MAX_LIST || o->nkeys >= ERODE_KEY_OPTS) {
+      talus_fail(TALUS_ERR_ARGUMENT, "args", "too many overrides");
+      return -1;
+    }
+    char *buf = o->keybuf[o->nkeys++];
+    snprintf(buf, sizeof o->keybuf[0], "%s=%s", map[i][1], v);
+    o->sets[o->nsets++] = buf;
+    return 1;
+  }
+  return 0;
+}
+
+static talus_status erode_parse(int argc, char **argv, erode_opts *o, int *help) {
+  app_args a = {argc, argv, 0};
+  o->steps = 1000;
+  while (a.i < argc) {
+    const char *arg = argv[a.i];
+    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) return (*help = 1), TALUS_OK;
+    if (!strcmp(arg, "--config")) {
+      if (a.i + 2 >= argc)
+        return talus_fail(TALUS_ERR_ARGUMENT, "args", "--config needs KEY VALUE");
+      CPLSetConfigOption(argv[a.i + 1], argv[a.i + 2]);
+      a.i += 3;
+      continue;
+    }
+    int r = erode_option(&a, o);
+    if (!r) r = erode_key_option(&a, o);
+    if (r < 0) return TALUS_ERR_ARGUMENT;
+    if (r > 0) continue;
+    if (arg[0] == '-' && arg[1])
+      return talus_fail(TALUS_ERR_ARGUMENT, "args", "unknown option '%s' (see talus erode --help)",
+                        arg);
+    if (o->input)
+      return talus_fail(TALUS_ERR_ARGUMENT, "args", "more than one input: '%s' and '%s'", o->input,
+                        arg);
+    o->input = arg;
+    a.i++;
+  }
+  if (!o->input) return talus_fail(TALUS_ERR_ARGUMENT, "args", "no input raster given");
+  if (!o->output) return talus_fail(TALUS_ERR_ARGUMENT, "args", "no output given (-o FILE.tif)");
+  return TALUS_OK;
+}
+
+/* Loads presets then --set overrides, in that order. */
+static talus_status erode_params(const erode_opts *o, talus_params **out) {
+  talus_status st = talus_params_create(out);
+  for (int i = 0; !st && i < o->nconfigs; i++) st = talus_params_load(*out, o->configs[i]);
+  for (int i = 0; !st && i < o->nsets; i++) {
+    const char *eq = strchr(o->sets[i], '=');
+    if (!eq)
+      return talus_fail(TALUS_ERR_ARGUMENT, "args", "--set expects SECTION.KEY=VALUE, got '%s'",
+                        o->sets[i]);
+    char key[256];
+    snprintf(key, sizeof key, "%.*s", (int)(eq - o->sets[i]), o->sets[i]);
+    st = talus_params_set(*out, key, eq + 1);
+  }
+  return st;
+}
+
+/* Every path we will write must be writable before the run starts. */
+static talus_status erode_check_outputs(erode_opts *o) {
+  if (!o->no_preview && !o->preview) {
+    app_derived_path(o->preview_buf, sizeof o->preview_buf, o->output, "_preview.png");
+    o->preview = o->preview_buf;
+  }
+  const char *paths[] = {o->output, o->state, o->no_preview ? NULL : o->preview, o->report};
+  for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+    if (!paths[i]) continue;
+    if (!strcmp(paths[i], o->input))
+      return talus_fail(TALUS_ERR_ARGUMENT, "output", "output '%s' would overwrite the input",
+                        paths[i]);
+    talus_status st = app_check_writable(paths[i]);
+    if (st) return st;
+  }
+  return TALUS_OK;
+}
+
+/* Reads the input into a new domain: a talus state, or a DEM. */
+static talus_status erode_load(const erode_opts *o, const talus_params *p, talus_domain **d,
+                               talus_georef *geo) {
+  if (app_state_probe(o->input)) {
+    talus_bands b;
+    talus_status st = talus_bands_read(o->input, &b);
+    if (st) return st;
+    st = app_state_load(&b, p, d);
+    if (!st) st = talus_georef_copy(geo, &b.geo);
+    talus_bands_free(&b);
+    return st;
+  }
+  talus_dem_options dopt = {0};
+  double v = 0;
+  talus_params_get(p, "input.nodata", &v);
+  dopt.nodata_policy = (int)v;
+  talus_params_get(p, "input.cell_size", &dopt.cell_size);
+  dopt.z_scale = 1.0;
+  talus_params_get(p, "input.z_scale", &dopt.z_scale);
+  talus_dem dem;
+  talus_status st = talus_dem_read(o->input, &dopt, &dem);
+  if (st) return st;
+  st = talus_domain_create(d, dem.nx, dem.ny, dem.cell_size, dem.height, dem.nodata, p);
+  if (!st) st = talus_georef_copy(geo, &dem.geo);
+  talus_dem_free(&dem);
+  return st;
+}
+
+talus_status talus_erode_app(int argc, char **argv) {
+  talus_error_clear();
+  erode_opts *o = calloc(1, sizeof *o);
+  talus_params *p = NULL;
+  talus_domain *d = NULL;
+  talus_georef geo = {0};
+  int help = 0;
+  talus_status st = o ? TALUS_OK : talus_fail(TALUS_ERR_NOMEM, "erode", "no memory");
+  if (!st) st = erode_parse(argc, argv, o, &help);
+  if (!st && help) erode_usage();
+  if (!st && !help) {
+    if (o->quiet) talus_log_set_level(0);
+    if (o->threads) omp_set_num_threads(o->threads);
+    st = erode_params(o, &p);
+    if (!st) st = erode_check_outputs(o);
+    if (!st) st = erode_load(o, p, &d, &geo);
+    if (!st) st = erode_run_and_write(o, d, &geo, p);
+  }
+  talus_domain_free(d);
+  talus_georef_free(&geo);
+  talus_params_free(p);
+  free(o);
+  return st;
+}

@@ -1,0 +1,51 @@
+/*
+ * params.c — `talus params`: the declared configuration keys, or the
+ * effective configuration after presets and overrides.
+ */
+#include "app.h"
+#include "io/config.h"
+
+#include <string.h>
+
+static void params_usage(void) {
+  printf("usage: talus params [--section NAME] [--ini [-c FILE]... [--set KEY=VALUE]...]\n"
+         "Lists every configuration key with its type, default, range, unit and meaning.\n"
+         "  --section NAME   only keys of this section\n"
+         "  --ini            print the effective configuration as INI instead\n"
+         "  -c FILE          load a preset first (with --ini); repeatable\n"
+         "  --set KEY=VALUE  override a key (with --ini); repeatable\n");
+}
+
+static talus_status params_apply_set(talus_params *p, const char *kv) {
+  const char *eq = strchr(kv, '=');
+  if (!eq) return talus_fail(TALUS_ERR_ARGUMENT, "args", "--set expects SECTION.KEY=VALUE");
+  char key[256];
+  snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
+  return talus_params_set(p, key, eq + 1);
+}
+
+talus_status talus_params_app(int argc, char **argv) {
+  talus_error_clear();
+  app_args a = {argc, argv, 0};
+  const char *section = NULL, *v = NULL;
+  int ini = 0, r;
+  talus_params *p = NULL;
+  talus_status st = talus_params_create(&p);
+  while (!st && a.i < argc) {
+    if (app_flag(&a, "--help", "-h")) {
+      params_usage();
+      talus_params_free(p);
+      return TALUS_OK;
+    }
+    if (app_flag(&a, "--ini", NULL)) ini = 1;
+    else if ((r = app_take(&a, "--section", NULL, &v))) st = r < 0 ? TALUS_ERR_ARGUMENT : (section = v, 0);
+    else if ((r = app_take(&a, "-c", NULL, &v))) st = r < 0 ? TALUS_ERR_ARGUMENT : talus_params_load(p, v);
+    else if ((r = app_take(&a, "--set", NULL, &v))) st = r < 0 ? TALUS_ERR_ARGUMENT : params_apply_set(p, v);
+    else st = talus_fail(TALUS_ERR_ARGUMENT, "args", "unknown argument '%s'", argv[a.i]);
+  }
+  if (!st && ini) st = talus_params_print_ini(p, stdout);
+  if (!st && !ini && talus_params_print_table(stdout, section) == 0)
+    st = talus_fail(TALUS_ERR_PARAM, "params", "no section or key named '%s'", section);
+  talus_params_free(p);
+  return st;
+}

@@ -1,0 +1,200 @@
+/*
+ * talus.h — the one public C API of talus, a tiled terrain erosion engine.
+ *
+ * Design notes
+ * ------------
+ * - Every call returns a talus_status. The codes below are stable: new codes
+ *   are appended, never renumbered. On failure a human-readable message is
+ *   kept in a thread-local buffer (talus_last_error()).
+ * - Two levels, as in GDAL: the domain API (create a domain from a
+ *   heightmap, run N steps, read fields back, free) and the application
+ *   calls behind each `talus` command (talus_erode_app, …), which main()
+ *   merely parses arguments for.
+ * - Long calls take a GDAL-style progress callback. Returning 0 from it
+ *   cancels the call, which then returns TALUS_ERR_CANCELLED and leaves the
+ *   domain at a consistent step boundary.
+ * - Concurrency: a talus_domain is not thread-safe; use one per thread.
+ *   The library itself parallelises a run with OpenMP.
+ */
+#ifndef TALUS_H
+#define TALUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TALUS_VERSION_MAJOR 0
+#define TALUS_VERSION_MINOR 1
+#define TALUS_VERSION_PATCH 0
+#define TALUS_VERSION_STRING "0.1.0"
+
+/* Stable status codes. Never renumber; append only. */
+typedef enum talus_status {
+  TALUS_OK = 0,
+  TALUS_ERR_ARGUMENT = 1,    /* a bad argument from the caller */
+  TALUS_ERR_NOMEM = 2,       /* allocation failed */
+  TALUS_ERR_IO = 3,          /* a file could not be read or written */
+  TALUS_ERR_FORMAT = 4,      /* a file is not what it claims to be */
+  TALUS_ERR_PARAM = 5,       /* unknown configuration key */
+  TALUS_ERR_RANGE = 6,       /* configuration value out of range / bad type */
+  TALUS_ERR_DATA = 7,        /* input data unusable (NaN, all NoData, size) */
+  TALUS_ERR_CANCELLED = 8,   /* the progress callback asked to stop */
+  TALUS_ERR_UNSUPPORTED = 9, /* feature not built or not available */
+  TALUS_ERR_INTERNAL = 10,   /* an invariant broke: a bug in talus */
+  TALUS_ERR_DEVICE = 11      /* accelerator missing or failing */
+} talus_status;
+
+/* Name of a status code ("TALUS_ERR_IO"); never NULL. */
+const char *talus_status_name(talus_status status);
+
+/* Message describing the last failure on this thread; "" if none.
+ * Owned by the library, valid until the next talus call on this thread. */
+const char *talus_last_error(void);
+
+/* Library version string, with the backends built: "0.1.0 (cpu, openmp)". */
+const char *talus_version(void);
+
+/* GDAL-compatible progress callback: complete in [0,1], message may be NULL.
+ * Return non-zero to continue, 0 to cancel. */
+typedef int (*talus_progress_fn)(double complete, const char *message, void *user);
+
+/* ---------------------------------------------------------------------
+ * Parameters: one table of declared keys ("section.key"), each with a
+ * type, range, default, unit and description.
+ * ------------------------------------------------------------------- */
+typedef struct talus_params talus_params;
+
+typedef enum talus_param_type {
+  TALUS_PARAM_REAL = 0,
+  TALUS_PARAM_INT = 1,
+  TALUS_PARAM_BOOL = 2,
+  TALUS_PARAM_ENUM = 3
+} talus_param_type;
+
+typedef struct talus_param_info {
+  const char *key;         /* "section.key" */
+  talus_param_type type;
+  double min, max;         /* inclusive bounds (REAL, INT) */
+  double def;              /* default (REAL, INT, BOOL, index for ENUM) */
+  const char *choices;     /* ENUM: "a|b|c"; NULL otherwise */
+  const char *unit;        /* "m/s", "" when dimensionless */
+  const char *description;
+} talus_param_info;
+
+/* Number of declared keys, and the i-th declaration (NULL if out of range). */
+int talus_param_count(void);
+const talus_param_info *talus_param_at(int index);
+
+/* Creates a parameter set holding every default. *out owned by caller. */
+talus_status talus_params_create(talus_params **out);
+/* Frees a parameter set; NULL is a no-op. */
+void talus_params_free(talus_params *params);
+/* Sets "section.key" from text. Unknown keys are TALUS_ERR_PARAM (the
+ * message suggests the nearest key); bad values TALUS_ERR_RANGE. */
+talus_status talus_params_set(talus_params *params, const char *key, const char *value);
+/* Loads an INI file over the current values (same errors, with line numbers). */
+talus_status talus_params_load(talus_params *params, const char *path);
+/* Reads a value as a double (ENUM gives the choice index). */
+talus_status talus_params_get(const talus_params *params, const char *key, double *out);
+
+/* ---------------------------------------------------------------------
+ * Domain API: one terrain held in memory.
+ * ------------------------------------------------------------------- */
+typedef struct talus_domain talus_domain;
+
+/* Fields readable after a run. SURFACE is the top of the topmost column's
+ * sand (S), the eroded terrain; TERRAIN_WATER is S + w of the top column. */
+typedef enum talus_field {
+  TALUS_FIELD_SURFACE = 0,   /* top S = B + s of the topmost column [m] */
+  TALUS_FIELD_WATER = 1,     /* water depth of the topmost column [m] */
+  TALUS_FIELD_SAND = 2,      /* sand thickness summed over columns [m] */
+  TALUS_FIELD_SEDIMENT = 3,  /* suspended sediment summed over columns [m] */
+  TALUS_FIELD_COLUMNS = 4,   /* column count of the cell */
+  TALUS_FIELD_BEDROCK = 5,   /* per layer: absolute bedrock top B [m] */
+  TALUS_FIELD_CEILING = 6,   /* per layer: absolute ceiling C [m] */
+  TALUS_FIELD_LAYER_SAND = 7,     /* per layer: s */
+  TALUS_FIELD_LAYER_WATER = 8,    /* per layer: w */
+  TALUS_FIELD_LAYER_SEDIMENT = 9, /* per layer: r */
+  TALUS_FIELD_LAYER_DAMAGE = 10,  /* per layer: D */
+  TALUS_FIELD_LAYER_STABILITY = 11, /* per layer: p */
+  TALUS_FIELD_HARDNESS = 12  /* heightfield model: hardness */
+} talus_field;
+
+/* Creates a domain of nx × ny cells of cell_size metres from a bedrock
+ * heightmap (row-major, row 0 = north, nx*ny floats, copied). nodata_mask
+ * may be NULL; else non-zero marks cells handled by the NoData policy.
+ * params is copied. *out owned by caller. */
+talus_status talus_domain_create(talus_domain **out, int nx, int ny, double cell_size,
+                                 const float *bedrock, const uint8_t *nodata_mask,
+                                 const talus_params *params);
+
+/* Sets layer `layer` of a per-layer field (BEDROCK, CEILING, LAYER_*) and
+ * the column counts (COLUMNS, layer ignored) from nx*ny floats. Used to load
+ * multi-column initial states; call before the first run. */
+talus_status talus_domain_set_field(talus_domain *domain, talus_field field, int layer,
+                                    const float *values);
+
+/* Runs `steps` steps. progress may be NULL. */
+talus_status talus_domain_run(talus_domain *domain, int64_t steps, talus_progress_fn progress,
+                              void *user);
+
+/* Copies a field (layer ignored unless per-layer) into out[nx*ny]. */
+talus_status talus_domain_read(const talus_domain *domain, talus_field field, int layer,
+                               float *out);
+
+/* Domain facts. */
+int talus_domain_nx(const talus_domain *domain);
+int talus_domain_ny(const talus_domain *domain);
+int talus_domain_layers(const talus_domain *domain);  /* allocated Nz */
+int64_t talus_domain_step(const talus_domain *domain);
+
+/* The mass ledger: volumes in m³. Materials and flows are listed by index. */
+typedef enum talus_material {
+  TALUS_MAT_WATER = 0,
+  TALUS_MAT_SEDIMENT = 1,
+  TALUS_MAT_SAND = 2,
+  TALUS_MAT_BEDROCK = 3,
+  TALUS_MAT_COUNT = 4,
+  TALUS_MAT_OUTSIDE = 4 /* the world beyond the domain: sources and sinks */
+} talus_material;
+
+typedef struct talus_ledger_summary {
+  double initial[TALUS_MAT_COUNT];  /* volume held at creation */
+  double current[TALUS_MAT_COUNT];  /* volume held now */
+  double inflow[TALUS_MAT_COUNT];   /* sum of recorded flows into it */
+  double outflow[TALUS_MAT_COUNT];  /* sum of recorded flows out of it */
+  double residual[TALUS_MAT_COUNT]; /* current-initial-inflow+outflow */
+  double total_residual;            /* over all materials */
+} talus_ledger_summary;
+
+int talus_flow_count(void);
+/* Flow i: its name, and the materials it moves from and to. */
+const char *talus_flow_name(int flow, talus_material *from, talus_material *to);
+/* Volume [m³] moved by flow i so far. */
+double talus_domain_flow(const talus_domain *domain, int flow);
+talus_status talus_domain_ledger(const talus_domain *domain, talus_ledger_summary *out);
+
+/* Per-stage wall time [s] accumulated over all runs; stage names by index. */
+int talus_stage_count(void);
+const char *talus_stage_name(int stage);
+double talus_domain_stage_seconds(const talus_domain *domain, int stage);
+
+/* Frees a domain; NULL is a no-op. */
+void talus_domain_free(talus_domain *domain);
+
+/* ---------------------------------------------------------------------
+ * Applications: the library calls behind `talus erode|generate|info|params`.
+ * argv excludes the command name; see each command's --help.
+ * ------------------------------------------------------------------- */
+talus_status talus_erode_app(int argc, char **argv);
+talus_status talus_generate_app(int argc, char **argv);
+talus_status talus_info_app(int argc, char **argv);
+talus_status talus_params_app(int argc, char **argv);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TALUS_H */

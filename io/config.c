@@ -1,0 +1,730 @@
+/*
+ * config.c — the declared parameter table and everything that reads or
+ * writes a parameter set: typed parsing with range checks, nearest-key
+ * suggestions, INI loading, and the table/JSON/INI writers.
+ *
+ * Owns only static constant data (the table); a talus_params belongs to its
+ * creator. Messages go through talus_fail with module "params".
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* How a key's value is held inside struct talus_params. */
+typedef enum storage { ST_FLOAT, ST_INT, ST_U32, ST_DOUBLE } storage;
+
+typedef struct param_decl {
+  talus_param_info info; /* first member: talus_param_at hands out &decl.info */
+  size_t offset;         /* into struct talus_params */
+  storage st;
+} param_decl;
+
+#define OFF(field) offsetof(talus_params, field)
+#define REAL(key, field, lo, hi, def, unit, desc)                                                  \
+  { {key, TALUS_PARAM_REAL, lo, hi, def, NULL, unit, desc}, OFF(k.field), ST_FLOAT }
+#define INPUT_REAL(key, field, lo, hi, def, unit, desc)                                            \
+  { {key, TALUS_PARAM_REAL, lo, hi, def, NULL, unit, desc}, OFF(field), ST_DOUBLE }
+#define INT(key, field, lo, hi, def, desc)                                                         \
+  { {key, TALUS_PARAM_INT, lo, hi, def, NULL, "", desc}, OFF(k.field), ST_INT }
+#define U32(key, field, lo, hi, def, desc)                                                         \
+  { {key, TALUS_PARAM_INT, lo, hi, def, NULL, "", desc}, OFF(k.field), ST_U32 }
+#define BOOL(key, field, def, desc)                                                                \
+  { {key, TALUS_PARAM_BOOL, 0, 1, def, NULL, "", desc}, OFF(k.field), ST_INT }
+/* Enum bounds are the choice indices, so range checks cover them too. */
+#define ENUM(key, field, choices, n, def, desc)                                                    \
+  { {key, TALUS_PARAM_ENUM, 0, (n)-1, def, choices, "", desc}, OFF(k.field), ST_INT }
+
+#define SOURCE(n)                                                                                  \
+  REAL("source" #n ".strength", sources[n - 1].strength, 0, 100, 0, "m/s",                         \
+       "water added inside the circle, noise-modulated like rain (active when strength or "        \
+       "radius > 0)"),                                                                             \
+      REAL("source" #n ".radius", sources[n - 1].radius, 0, 1e8, 0, "m", "radius of the source"),  \
+      REAL("source" #n ".x", sources[n - 1].x, -1e8, 1e8, 0, "m",                                  \
+           "centre x, from the corner of cell (0,0)"),                                             \
+      REAL("source" #n ".y", sources[n - 1].y, -1e8, 1e8, 0, "m",                                  \
+           "centre y, from the corner of cell (0,0)"),                                             \
+      REAL("source" #n ".flux_r", sources[n - 1].flux[0], 0, 1e9, 0, "m3/s2",                      \
+           "flux acceleration added to the outflow toward +x"),                                    \
+      REAL("source" #n ".flux_u", sources[n - 1].flux[1], 0, 1e9, 0, "m3/s2",                      \
+           "flux acceleration added to the outflow toward +y"),                                    \
+      REAL("source" #n ".flux_l", sources[n - 1].flux[2], 0, 1e9, 0, "m3/s2",                      \
+           "flux acceleration added to the outflow toward -x"),                                    \
+      REAL("source" #n ".flux_d", sources[n - 1].flux[3], 0, 1e9, 0, "m3/s2",                      \
+           "flux acceleration added to the outflow toward -y")
+
+/*
+ * The table. Sections are contiguous; the printed order is this order.
+ * Defaults repeat talus_kparams_defaults (test_config checks they agree).
+ * Lower bounds above 0 guard divisions (scales, ranges, thresholds);
+ * fade starts stay below 1 because smoothstep(start, 1, x) needs start < 1.
+ * The heightfield/thermal keys of the later model go in a [thermal] block
+ * after [support]; TALUS_PARAM_MAX leaves room for them.
+ */
+static const param_decl table[] = {
+    ENUM("simulation.model", model, "layered|heightfield", 2, 0,
+         "erosion model: layered stacks (overhangs, caves) or a plain heightfield"),
+    INT("simulation.layers", nz, 1, TALUS_NZ_MAX, 8,
+        "column slots per cell N_z (memory grows with it); the heightfield model uses 1"),
+    REAL("simulation.dt", dt, 1e-5, 100, 0.15, "s",
+         "time step; the pipe model needs roughly dt < cell_size / sqrt(gravity * depth)"),
+    REAL("simulation.gravity", gravity, 0.01, 100, 9.81, "m/s2", "gravitational acceleration g"),
+    U32("simulation.seed", seed, 0, 4294967295.0, 1,
+        "seed of the counter-based hash behind rain and source noise"),
+
+    REAL("water.rain", rain, 0, 10, 0.07, "m/s", "rain added to the top column each step (mean)"),
+    REAL("water.rain_noise", rain_noise, 0, 1, 1, "",
+         "rain noise: 0 uniform, 1 the reference's 2*noise*rain (same mean)"),
+    REAL("water.evaporation", evaporation, 0, 10, 0.09, "m/s",
+         "evaporation removed from the water after transport"),
+    REAL("water.evaporation_space_scale", evap_space_scale, 1e-3, 1e6, 10, "m",
+         "empty space above the water below which evaporation fades to 1% (flooded passages)"),
+    REAL("water.pipe_damping", pipe_damping, 0, 100, 0.01, "1/s",
+         "virtual-pipe flux damping: f <- (1 - pipe_damping*dt) f + ..."),
+    BOOL("water.outflow_border", outflow_water, 0,
+         "water and sediment leave across the domain border (false: reflecting wall)"),
+
+    BOOL("sand.slippage", enable_slippage, 1, "sand slips toward its angle of repose"),
+    REAL("sand.talus_dry", talus_dry_deg, 0, 89, 30, "deg", "angle of repose of dry sand"),
+    REAL("sand.talus_wet", talus_wet_deg, 0, 89, 0, "deg", "angle of repose of submerged sand"),
+    REAL("sand.slippage_range", slippage_range, 1e-6, 1e6, 1, "m",
+         "water depth over which tan(talus) goes from the dry to the wet value"),
+    BOOL("sand.slippage_outflow_border", outflow_slippage, 0,
+         "sand slips off the domain border (false: reflecting wall)"),
+    REAL("sand.petrification", petrification, 0, 10, 1e-4, "1/s",
+         "rate at which sand turns into bedrock (petrified = rate * dt * sand)"),
+
+    BOOL("erosion.enable", enable_vertical, 1,
+         "vertical erosion: bedrock and sand dissolving, sediment deposition"),
+    REAL("erosion.capacity", capacity, 0, 100, 0.1, "", "sediment capacity constant"),
+    REAL("erosion.sand_dissolve", sand_dissolve, 0, 100, 0.05, "1/s", "sand dissolving rate"),
+    REAL("erosion.deposition", deposition, 0, 100, 0.04, "1/s", "sediment deposition rate"),
+    REAL("erosion.bedrock_dissolve", bedrock_dissolve, 0, 100, 0.01, "m/s",
+         "bedrock dissolving rate (floor and ceiling erosion)"),
+    REAL("erosion.min_scale", min_scale, 0, 10, 0.1, "",
+         "minimum m of the slope and speed remaps m + (M - m) x"),
+    REAL("erosion.max_scale", max_scale, 0, 10, 1, "",
+         "maximum M of the slope and speed remaps (>= min_scale)"),
+    REAL("erosion.water_max_height", water_max_height, 1e-6, 1e6, 10, "m",
+         "water depth scale w_max over which capacity fades (1 - tanh(2w/w_max))"),
+    REAL("erosion.sand_threshold", sand_threshold, 1e-6, 1e3, 0.01, "m",
+         "sand thickness that fully shields bedrock from floor erosion"),
+    REAL("erosion.slope_fade_start", slope_fade_start, 0, 0.999, 0.6, "sin",
+         "tilt above which erosion fades back toward min_scale on steep slopes"),
+    REAL("erosion.top_erosion_scale", top_erosion_scale, 1e-6, 1e6, 2, "m",
+         "dry gap under a ceiling over which ceiling erosion fades out"),
+
+    BOOL("horizontal.enable", enable_horizontal, 1,
+         "horizontal erosion of walls by flowing water, splitting columns (overhangs)"),
+    REAL("horizontal.min_slope", horiz_min_slope, 0, 0.999, 0.9, "sin",
+         "wall steepness where horizontal erosion starts (smoothstep to vertical)"),
+    REAL("horizontal.strength", horiz_strength, 0, 100, 0.1, "", "horizontal erosion strength"),
+    REAL("horizontal.split_size", split_size, 1e-3, 1e3, 0.75, "m",
+         "damage at which a column splits in two"),
+    REAL("horizontal.damage_recovery", damage_recovery, 0, 100, 0.005, "m/s",
+         "rate at which damage heals; the bedrock it takes leaves the domain (ledger)"),
+
+    BOOL("support.enable", enable_support, 1,
+         "bedrock support check: unsupported columns collapse"),
+    BOOL("support.use_weight", use_weight, 1,
+         "the weight of bedrock, sand and water counts against a column's support"),
+    REAL("support.density_bedrock", rho_bedrock, 0, 1e5, 2600, "kg/m3", "density of bedrock"),
+    REAL("support.density_sand", rho_sand, 0, 1e5, 1600, "kg/m3", "density of sand"),
+    REAL("support.density_water", rho_water, 0, 1e5, 1000, "kg/m3", "density of water"),
+    REAL("support.bedrock_support", bedrock_support, 0, 1e12, 60000, "kg/m2",
+         "support carried per contact between overlapping bedrock columns"),
+    REAL("support.border_support", border_support, 0, 1e12, 60000, "kg/m2",
+         "support offered by the world beyond the domain border"),
+    BOOL("support.border_support_enable", enable_border_support, 1,
+         "columns at the domain border draw support from beyond it"),
+    REAL("support.min_bedrock", min_bedrock, 0, 1e6, 1, "m", "bedrock thinner than this collapses"),
+    REAL("support.max_propagation_distance", max_prop_distance, 1e-3, 1e9, 100, "m",
+         "distance stability travels per support cycle (sets the cycle length)"),
+    INT("support.iterations", prop_iterations, 1, 1000, 5,
+        "propagation iterations per step (two red-black half sweeps each)"),
+
+    ENUM("input.nodata", nodata_policy, "outflow|wall|fill", 3, 0,
+         "NoData cells: outflow (sinks), wall (reflecting) or fill (holes filled at load)"),
+    INPUT_REAL("input.z_scale", z_scale, 1e-6, 1e6, 1, "",
+               "factor applied to input heights (0.3048 for feet)"),
+    INPUT_REAL("input.cell_size", cell_size, 0, 1e7, 0, "m",
+               "cell size override; 0 takes it from the raster"),
+
+    SOURCE(1),
+    SOURCE(2),
+    SOURCE(3),
+    SOURCE(4),
+};
+
+#define TABLE_COUNT ((int)(sizeof table / sizeof table[0]))
+_Static_assert(sizeof table / sizeof table[0] <= TALUS_PARAM_MAX,
+               "raise TALUS_PARAM_MAX: the parameter table outgrew the set mask");
+_Static_assert(offsetof(param_decl, info) == 0, "talus_param_at relies on info first");
+
+/* Longest text compared by the suggestion search; longer input gets none. */
+#define SUGGEST_MAX 64
+/* Longest value text accepted. */
+#define VALUE_MAX 256
+
+int talus_param_count(void) {
+  return TABLE_COUNT;
+}
+
+const talus_param_info *talus_param_at(int index) {
+  return index >= 0 && index < TABLE_COUNT ? &table[index].info : NULL;
+}
+
+int talus_param_find(const char *key) {
+  if (!key) return -1;
+  for (int i = 0; i < TABLE_COUNT; i++)
+    if (!strcmp(table[i].info.key, key)) return i;
+  return -1;
+}
+
+/* Length of the section part of a declared key ("water" in "water.rain"). */
+static size_t section_len(const char *key) {
+  const char *dot = strchr(key, '.');
+  return dot ? (size_t)(dot - key) : strlen(key);
+}
+
+/* ---------------------------------------------------------------------
+ * Nearest-key suggestions.
+ * ------------------------------------------------------------------- */
+
+/* Optimal string alignment distance (Levenshtein plus adjacent swaps, which
+ * are the commonest typo). Both lengths must be <= SUGGEST_MAX. */
+static int osa_distance(const char *a, size_t la, const char *b, size_t lb) {
+  int d[SUGGEST_MAX + 1][SUGGEST_MAX + 1];
+  for (size_t i = 0; i <= la; i++)
+    d[i][0] = (int)i;
+  for (size_t j = 0; j <= lb; j++)
+    d[0][j] = (int)j;
+  for (size_t i = 1; i <= la; i++)
+    for (size_t j = 1; j <= lb; j++) {
+      int cost = a[i - 1] != b[j - 1];
+      int v = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+      if (d[i - 1][j - 1] + cost < v) v = d[i - 1][j - 1] + cost;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+        v = d[i - 2][j - 2] + 1;
+      d[i][j] = v;
+    }
+  return d[la][lb];
+}
+
+/* Scores a declared key against a typed one: the distance of the whole key,
+ * or of the name part alone plus one (right name, wrong or missing section).
+ * INT_MAX when neither is close enough to be worth suggesting. */
+static int key_score(const char *typed, const char *declared) {
+  size_t lt = strlen(typed), ld = strlen(declared);
+  int best = INT_MAX, full = osa_distance(typed, lt, declared, ld);
+  int full_limit = lt / 4 > 2 ? (int)(lt / 4) : 2;
+  if (full <= full_limit) best = full;
+  const char *tname = strrchr(typed, '.');
+  tname = tname ? tname + 1 : typed;
+  const char *dname = declared + section_len(declared) + 1;
+  size_t ltn = strlen(tname);
+  int name = osa_distance(tname, ltn, dname, strlen(dname));
+  if (name <= (int)(ltn / 4) && name + 1 < best) best = name + 1;
+  return best;
+}
+
+/* The declared key nearest to `typed`, or NULL when none is close. */
+static const char *nearest_key(const char *typed) {
+  if (strlen(typed) > SUGGEST_MAX) return NULL;
+  int best = INT_MAX;
+  const char *found = NULL;
+  for (int i = 0; i < TABLE_COUNT; i++) {
+    int s = key_score(typed, table[i].info.key);
+    if (s < best) best = s, found = table[i].info.key;
+  }
+  return found;
+}
+
+/* Records the unknown-key error, with a suggestion when one is close. */
+static talus_status unknown_key(const char *key, const char *where) {
+  const char *near = nearest_key(key);
+  if (near)
+    return talus_fail(TALUS_ERR_PARAM, "params", "%sunknown key '%s'; did you mean '%s'?", where,
+                      key, near);
+  return talus_fail(TALUS_ERR_PARAM, "params", "%sunknown key '%s' (`talus params` lists them)",
+                    where, key);
+}
+
+/* 1 when some declared key lies in section `name` (len bytes). */
+static int section_known(const char *name, size_t len) {
+  for (int i = 0; i < TABLE_COUNT; i++)
+    if (section_len(table[i].info.key) == len && !strncmp(table[i].info.key, name, len)) return 1;
+  return 0;
+}
+
+/* Records the unknown-section error, suggesting the nearest section. */
+static talus_status unknown_section(const char *name, const char *where) {
+  size_t ln = strlen(name);
+  int best = INT_MAX, limit = ln / 3 > 1 ? (int)(ln / 3) : 1;
+  const char *found = NULL;
+  size_t found_len = 0;
+  for (int i = 0; i < TABLE_COUNT && ln <= SUGGEST_MAX; i++) {
+    const char *k = table[i].info.key;
+    int d = osa_distance(name, ln, k, section_len(k));
+    if (d <= limit && d < best) best = d, found = k, found_len = section_len(k);
+  }
+  if (found)
+    return talus_fail(TALUS_ERR_PARAM, "params", "%sunknown section [%s]; did you mean [%.*s]?",
+                      where, name, (int)found_len, found);
+  return talus_fail(TALUS_ERR_PARAM, "params", "%sunknown section [%s] (`talus params` lists them)",
+                    where, name);
+}
+
+/* ---------------------------------------------------------------------
+ * Values: reading and writing the storage, parsing and formatting text.
+ * ------------------------------------------------------------------- */
+
+/* The stored value of key i as a double. */
+static double value_get(const talus_params *p, int i) {
+  const char *at = (const char *)p + table[i].offset;
+  switch (table[i].st) {
+  case ST_FLOAT:
+    return *(const float *)at;
+  case ST_INT:
+    return *(const int *)at;
+  case ST_U32:
+    return *(const uint32_t *)at;
+  case ST_DOUBLE:
+    return *(const double *)at;
+  }
+  return 0.0;
+}
+
+/* Stores v (already parsed and range-checked) into key i. */
+static void value_put(talus_params *p, int i, double v) {
+  char *at = (char *)p + table[i].offset;
+  switch (table[i].st) {
+  case ST_FLOAT:
+    *(float *)at = (float)v;
+    break;
+  case ST_INT:
+    *(int *)at = (int)v;
+    break;
+  case ST_U32:
+    *(uint32_t *)at = (uint32_t)v;
+    break;
+  case ST_DOUBLE:
+    *(double *)at = v;
+    break;
+  }
+}
+
+/* Finds choice `index` of "a|b|c": its start and length; 0 if absent. */
+static int enum_choice(const char *choices, int index, const char **start, size_t *len) {
+  const char *c = choices;
+  for (int i = 0; i < index && c; i++) {
+    c = strchr(c, '|');
+    if (c) c++;
+  }
+  if (!c) return 0;
+  const char *bar = strchr(c, '|');
+  *start = c;
+  *len = bar ? (size_t)(bar - c) : strlen(c);
+  return 1;
+}
+
+/* Writes v as %g text, with just enough digits to read back exactly (to the
+ * float that holds it when as_float). %g drops trailing zeros, so starting at
+ * 6 digits still gives "0.07" and "10" rather than "1e+01". */
+static void format_real(char *buf, size_t n, double v, int as_float) {
+  for (int prec = 6; prec <= 17; prec++) {
+    snprintf(buf, n, "%.*g", prec, v);
+    if (as_float ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v) return;
+  }
+}
+
+/* Formats a value of key i as text: numbers, true/false, enum names; with
+ * json set, enum names are quoted. */
+static void format_value(char *buf, size_t n, int i, double v, int json) {
+  const talus_param_info *info = &table[i].info;
+  const char *s;
+  size_t len;
+  switch (info->type) {
+  case TALUS_PARAM_REAL:
+    format_real(buf, n, v, table[i].st == ST_FLOAT);
+    break;
+  case TALUS_PARAM_INT:
+    snprintf(buf, n, "%.0f", v);
+    break;
+  case TALUS_PARAM_BOOL:
+    snprintf(buf, n, "%s", v != 0.0 ? "true" : "false");
+    break;
+  case TALUS_PARAM_ENUM:
+    if (!enum_choice(info->choices, (int)v, &s, &len)) s = "?", len = 1;
+    snprintf(buf, n, json ? "\"%.*s\"" : "%.*s", (int)len, s);
+    break;
+  }
+}
+
+/* Formats the allowed values of key i: "[min, max]" or the choices. */
+static void format_range(char *buf, size_t n, int i) {
+  const talus_param_info *info = &table[i].info;
+  char lo[32], hi[32];
+  if (info->type == TALUS_PARAM_BOOL) {
+    snprintf(buf, n, "true|false");
+  } else if (info->type == TALUS_PARAM_ENUM) {
+    snprintf(buf, n, "%s", info->choices);
+  } else {
+    format_real(lo, sizeof lo, info->min, 0);
+    format_real(hi, sizeof hi, info->max, 0);
+    snprintf(buf, n, "[%s, %s]", lo, hi);
+  }
+}
+
+/* Parses a real: decimal or exponent form, finite, nothing trailing. */
+static talus_status parse_real(int i, const char *text, double *out, const char *where) {
+  const char *key = table[i].info.key;
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (end == text || strpbrk(text, "xX"))
+    return talus_fail(TALUS_ERR_RANGE, "params", "%s%s: '%s' is not a number", where, key, text);
+  if (*end)
+    return talus_fail(TALUS_ERR_RANGE, "params", "%s%s: '%s' has trailing characters '%s'", where,
+                      key, text, end);
+  if (!isfinite(v))
+    return talus_fail(TALUS_ERR_RANGE, "params", "%s%s: '%s' is not a finite number", where, key,
+                      text);
+  *out = v;
+  return TALUS_OK;
+}
+
+/* Parses a base-10 integer with nothing trailing. */
+static talus_status parse_int(int i, const char *text, double *out, const char *where) {
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll(text, &end, 10);
+  if (end == text || *end || errno == ERANGE)
+    return talus_fail(TALUS_ERR_RANGE, "params", "%s%s: '%s' is not an integer", where,
+                      table[i].info.key, text);
+  *out = (double)v;
+  return TALUS_OK;
+}
+
+/* Parses true/false, 1/0, yes/no, on/off (any case). */
+static talus_status parse_bool(int i, const char *text, double *out, const char *where) {
+  static const char *const yes[] = {"true", "1", "yes", "on"};
+  static const char *const no[] = {"false", "0", "no", "off"};
+  for (int j = 0; j < 4; j++) {
+    if (!strcasecmp(text, yes[j])) return *out = 1.0, TALUS_OK;
+    if (!strcasecmp(text, no[j])) return *out = 0.0, TALUS_OK;
+  }
+  return talus_fail(TALUS_ERR_RANGE, "params",
+                    "%s%s: '%s' is not a boolean (true/false, 1/0, yes/no, on/off)", where,
+                    table[i].info.key, text);
+}
+
+/* Parses an enum choice by name (any case); the value is its index. */
+static talus_status parse_enum(int i, const char *text, double *out, const char *where) {
+  const char *s;
+  size_t len;
+  for (int j = 0; enum_choice(table[i].info.choices, j, &s, &len); j++)
+    if (strlen(text) == len && !strncasecmp(text, s, len)) return *out = j, TALUS_OK;
+  return talus_fail(TALUS_ERR_RANGE, "params", "%s%s: '%s' is not one of %s", where,
+                    table[i].info.key, text, table[i].info.choices);
+}
+
+/* Parses text (trimmed) for key i by its type and checks the range. */
+static talus_status parse_value(int i, const char *text, double *out, const char *where) {
+  const talus_param_info *info = &table[i].info;
+  talus_status st = TALUS_OK;
+  switch (info->type) {
+  case TALUS_PARAM_REAL:
+    st = parse_real(i, text, out, where);
+    break;
+  case TALUS_PARAM_INT:
+    st = parse_int(i, text, out, where);
+    break;
+  case TALUS_PARAM_BOOL:
+    return parse_bool(i, text, out, where);
+  case TALUS_PARAM_ENUM:
+    return parse_enum(i, text, out, where);
+  }
+  if (st || (*out >= info->min && *out <= info->max)) return st;
+  char range[80];
+  format_range(range, sizeof range, i);
+  return talus_fail(TALUS_ERR_RANGE, "params", "%s%s = %s is outside %s%s%s", where, info->key,
+                    text, range, info->unit[0] ? " " : "", info->unit);
+}
+
+/* Sets key from value text; `where` prefixes messages ("file:line: " or ""). */
+static talus_status params_set_at(talus_params *p, const char *key, const char *value,
+                                  const char *where) {
+  int i = talus_param_find(key);
+  if (i < 0) return unknown_key(key, where);
+  while (isspace((unsigned char)*value))
+    value++;
+  size_t len = strlen(value);
+  while (len && isspace((unsigned char)value[len - 1]))
+    len--;
+  if (len == 0) return talus_fail(TALUS_ERR_RANGE, "params", "%s%s: missing value", where, key);
+  if (len >= VALUE_MAX)
+    return talus_fail(TALUS_ERR_RANGE, "params", "%s%s: value longer than %d characters", where,
+                      key, VALUE_MAX - 1);
+  char text[VALUE_MAX];
+  memcpy(text, value, len);
+  text[len] = '\0';
+  double v = 0.0;
+  talus_status st = parse_value(i, text, &v, where);
+  if (st) return st;
+  value_put(p, i, v);
+  p->set[i] = 1;
+  return TALUS_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * Parameter sets.
+ * ------------------------------------------------------------------- */
+
+talus_status talus_params_create(talus_params **out) {
+  if (!out) return talus_fail(TALUS_ERR_ARGUMENT, "params", "no output pointer");
+  talus_params *p = calloc(1, sizeof *p);
+  *out = NULL;
+  if (!p) return talus_fail(TALUS_ERR_NOMEM, "params", "no memory for a parameter set");
+  talus_kparams_defaults(&p->k);
+  p->z_scale = 1.0;
+  p->cell_size = 0.0;
+  *out = p;
+  return TALUS_OK;
+}
+
+void talus_params_free(talus_params *params) {
+  free(params);
+}
+
+talus_status talus_params_copy(const talus_params *src, talus_params **out) {
+  if (!src) return talus_fail(TALUS_ERR_ARGUMENT, "params", "no parameter set to copy");
+  talus_status st = talus_params_create(out);
+  if (!st) **out = *src;
+  return st;
+}
+
+talus_status talus_params_set(talus_params *params, const char *key, const char *value) {
+  if (!params || !key || !value)
+    return talus_fail(TALUS_ERR_ARGUMENT, "params", "set needs a parameter set, key and value");
+  return params_set_at(params, key, value, "");
+}
+
+talus_status talus_params_get(const talus_params *params, const char *key, double *out) {
+  if (!params || !key || !out)
+    return talus_fail(TALUS_ERR_ARGUMENT, "params", "get needs a parameter set, key and output");
+  int i = talus_param_find(key);
+  if (i < 0) return unknown_key(key, "");
+  *out = value_get(params, i);
+  return TALUS_OK;
+}
+
+int talus_params_is_set(const talus_params *p, const char *key) {
+  int i = talus_param_find(key);
+  return p && i >= 0 && p->set[i];
+}
+
+void talus_params_overlay(talus_params *dst, const talus_params *src) {
+  for (int i = 0; i < TABLE_COUNT; i++)
+    if (src->set[i]) {
+      value_put(dst, i, value_get(src, i));
+      dst->set[i] = 1;
+    }
+}
+
+/* Moves the active sources (strength > 0 or radius > 0) to the front, in
+ * section order, and counts them. */
+static void pack_sources(talus_kparams *k) {
+  talus_source packed[TALUS_MAX_SOURCES];
+  int n = 0;
+  memset(packed, 0, sizeof packed);
+  for (int i = 0; i < TALUS_MAX_SOURCES; i++)
+    if (k->sources[i].strength > 0.0f || k->sources[i].radius > 0.0f) packed[n++] = k->sources[i];
+  memcpy(k->sources, packed, sizeof packed);
+  k->num_sources = n;
+}
+
+/* Checks relations between keys that single ranges cannot express. */
+static talus_status check_consistency(const talus_kparams *k) {
+  if (k->min_scale > k->max_scale)
+    return talus_fail(TALUS_ERR_RANGE, "params",
+                      "erosion.min_scale = %g exceeds erosion.max_scale = %g", (double)k->min_scale,
+                      (double)k->max_scale);
+  /* The pipe update scales the old flux by (1 - damping*dt); past 1 it flips. */
+  if ((double)k->pipe_damping * (double)k->dt > 1.0)
+    return talus_fail(TALUS_ERR_RANGE, "params",
+                      "water.pipe_damping * simulation.dt = %g must be <= 1",
+                      (double)k->pipe_damping * (double)k->dt);
+  return TALUS_OK;
+}
+
+talus_status talus_params_to_kparams(const talus_params *p, talus_kparams *out) {
+  if (!p || !out) return talus_fail(TALUS_ERR_ARGUMENT, "params", "no parameter set or output");
+  talus_kparams k = p->k;
+  if (p->cell_size > 0.0) k.cell_size = (float)p->cell_size;
+  pack_sources(&k);
+  talus_status st = check_consistency(&k);
+  if (!st) st = talus_kparams_derive(&k);
+  if (!st) *out = k;
+  return st;
+}
+
+/* ---------------------------------------------------------------------
+ * INI files.
+ * ------------------------------------------------------------------- */
+
+/* Strips a comment (from ';' or '#') and surrounding blanks in place. */
+static char *ini_strip(char *line) {
+  line[strcspn(line, ";#\r\n")] = '\0';
+  while (isspace((unsigned char)*line))
+    line++;
+  size_t len = strlen(line);
+  while (len && isspace((unsigned char)line[len - 1]))
+    line[--len] = '\0';
+  return line;
+}
+
+/* Handles "[name]": checks the name and makes it the current section. */
+static talus_status ini_section(char *line, char *section, size_t cap, const char *where) {
+  char *close = strchr(line, ']');
+  if (!close || close[1] != '\0')
+    return talus_fail(TALUS_ERR_FORMAT, "params", "%sexpected '[section]'", where);
+  *close = '\0';
+  char *name = ini_strip(line + 1);
+  if (!*name) return talus_fail(TALUS_ERR_FORMAT, "params", "%sempty section name", where);
+  if (strlen(name) >= cap || !section_known(name, strlen(name)))
+    return unknown_section(name, where);
+  strcpy(section, name);
+  return TALUS_OK;
+}
+
+/* Handles "key = value" inside `section` ("" before any: key is full). */
+static talus_status ini_assign(talus_params *p, char *line, const char *section,
+                               const char *where) {
+  char *eq = strchr(line, '=');
+  if (!eq)
+    return talus_fail(TALUS_ERR_FORMAT, "params", "%sexpected 'key = value' or '[section]'", where);
+  *eq = '\0';
+  char *key = ini_strip(line), *value = ini_strip(eq + 1);
+  if (!*key) return talus_fail(TALUS_ERR_FORMAT, "params", "%smissing key before '='", where);
+  char full[2 * SUGGEST_MAX + 2];
+  int n = snprintf(full, sizeof full, "%s%s%s", section, *section ? "." : "", key);
+  if (n < 0 || (size_t)n >= sizeof full) return unknown_key(key, where);
+  return params_set_at(p, full, value, where);
+}
+
+/* Parses one line (1-based lineno) of an INI file. */
+static talus_status ini_line(talus_params *p, char *line, long lineno, char *section, size_t cap,
+                             const char *path) {
+  char where[512];
+  snprintf(where, sizeof where, "%s:%ld: ", path, lineno);
+  if (lineno == 1 && !strncmp(line, "\xEF\xBB\xBF", 3)) line += 3; /* UTF-8 BOM */
+  line = ini_strip(line);
+  if (!*line) return TALUS_OK;
+  if (*line == '[') return ini_section(line, section, cap, where);
+  return ini_assign(p, line, section, where);
+}
+
+talus_status talus_params_load(talus_params *params, const char *path) {
+  if (!params || !path)
+    return talus_fail(TALUS_ERR_ARGUMENT, "params", "load needs a parameter set and a path");
+  FILE *f = fopen(path, "r");
+  if (!f) return talus_fail(TALUS_ERR_IO, "params", "cannot open '%s': %s", path, strerror(errno));
+  talus_params work = *params; /* all or nothing: a bad line leaves params as they were */
+  char section[SUGGEST_MAX + 1] = "";
+  char *line = NULL;
+  size_t linecap = 0;
+  long lineno = 0;
+  talus_status st = TALUS_OK;
+  while (!st && getline(&line, &linecap, f) != -1)
+    st = ini_line(&work, line, ++lineno, section, sizeof section, path);
+  if (!st && ferror(f)) st = talus_fail(TALUS_ERR_IO, "params", "error reading '%s'", path);
+  free(line);
+  fclose(f);
+  if (!st) *params = work;
+  return st;
+}
+
+/* ---------------------------------------------------------------------
+ * Writers.
+ * ------------------------------------------------------------------- */
+
+static const char *type_name(talus_param_type t) {
+  static const char *const names[] = {"real", "int", "bool", "enum"};
+  return (unsigned)t < 4 ? names[t] : "?";
+}
+
+/* 1 when key i passes the filter: none, its section, or the key itself. */
+static int filter_match(int i, const char *filter) {
+  const char *key = table[i].info.key;
+  if (!filter || !*filter || !strcmp(filter, key)) return 1;
+  return strlen(filter) == section_len(key) && !strncmp(filter, key, section_len(key));
+}
+
+int talus_params_print_table(FILE *to, const char *section_filter) {
+  int printed = 0;
+  size_t last_len = 0;
+  const char *last = NULL;
+  for (int i = 0; i < TABLE_COUNT; i++) {
+    const talus_param_info *info = &table[i].info;
+    if (!filter_match(i, section_filter)) continue;
+    size_t sl = section_len(info->key);
+    if (!last || sl != last_len || strncmp(last, info->key, sl)) {
+      if (!printed)
+        fprintf(to, "%-34s %-5s %-9s %-22s %-6s %s\n", "key", "type", "default", "range", "unit",
+                "description");
+      fprintf(to, "%s[%.*s]\n", printed ? "\n" : "", (int)sl, info->key);
+      last = info->key, last_len = sl;
+    }
+    char def[40], range[80];
+    format_value(def, sizeof def, i, info->def, 0);
+    format_range(range, sizeof range, i);
+    fprintf(to, "  %-32s %-5s %-9s %-22s %-6s %s\n", info->key, type_name(info->type), def, range,
+            info->unit, info->description);
+    printed++;
+  }
+  return printed;
+}
+
+talus_status talus_params_write_json(const talus_params *p, FILE *to, int indent) {
+  if (!p || !to) return talus_fail(TALUS_ERR_ARGUMENT, "params", "no parameter set or stream");
+  const char *sep = indent > 0 ? ",\n" : ", ";
+  fputs(indent > 0 ? "{\n" : "{", to);
+  for (int i = 0; i < TABLE_COUNT; i++) {
+    char v[40];
+    format_value(v, sizeof v, i, value_get(p, i), 1);
+    fprintf(to, "%s%*s\"%s\": %s", i ? sep : "", indent > 0 ? indent : 0, "", table[i].info.key, v);
+  }
+  if (indent > 0) fprintf(to, "\n%*s", indent > 2 ? indent - 2 : 0, "");
+  fputc('}', to);
+  return ferror(to) ? talus_fail(TALUS_ERR_IO, "params", "error writing the JSON parameters")
+                    : TALUS_OK;
+}
+
+talus_status talus_params_print_ini(const talus_params *p, FILE *to) {
+  if (!p || !to) return talus_fail(TALUS_ERR_ARGUMENT, "params", "no parameter set or stream");
+  fprintf(to, "; talus %s parameters: every key (load with -c FILE)\n", talus_version());
+  const char *last = NULL;
+  size_t last_len = 0;
+  for (int i = 0; i < TABLE_COUNT; i++) {
+    const talus_param_info *info = &table[i].info;
+    size_t sl = section_len(info->key);
+    if (!last || sl != last_len || strncmp(last, info->key, sl))
+      fprintf(to, "\n[%.*s]\n", (int)sl, info->key);
+    last = info->key, last_len = sl;
+    char v[40], range[80], line[96];
+    format_value(v, sizeof v, i, value_get(p, i), 0);
+    format_range(range, sizeof range, i);
+    snprintf(line, sizeof line, "%s = %s", info->key + sl + 1, v);
+    fprintf(to, "%-40s ; %s%s%s\n", line, range, info->unit[0] ? " " : "", info->unit);
+  }
+  return ferror(to) ? talus_fail(TALUS_ERR_IO, "params", "error writing the INI parameters")
+                    : TALUS_OK;
+}

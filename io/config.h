@@ -1,0 +1,82 @@
+/*
+ * config.h — the parameter system: the one declared table of configuration
+ * keys ("section.key", each with type, range, default, unit, description),
+ * the parameter set that holds their values, INI loading and the writers
+ * used by `talus params` and the run report.
+ *
+ * Design notes
+ * ------------
+ * - The table in config.c is the authority for keys and ranges; the
+ *   defaults themselves come from talus_kparams_defaults() (kernels/state.c)
+ *   and the table repeats them for documentation. test_config checks that
+ *   the two agree, so neither can drift silently.
+ * - A parameter set is plain data (no pointers): struct assignment copies it.
+ *   It remembers which keys were set explicitly, so presets can be layered
+ *   (talus_params_overlay) and callers can tell a user's choice from a default.
+ * - Sources: each of the TALUS_MAX_SOURCES sections source1..source4 keeps its
+ *   own slot. A source is active when strength > 0 or radius > 0;
+ *   talus_params_to_kparams packs the active ones to the front of
+ *   talus_kparams.sources (in section order) and sets num_sources to their
+ *   count, so kernels loop over sources[0 .. num_sources).
+ * - TALUS_PARAM_MAX leaves room for the heightfield/thermal keys of a later
+ *   issue: adding a section is adding rows to the table, nothing else.
+ */
+#ifndef TALUS_IO_CONFIG_H
+#define TALUS_IO_CONFIG_H
+
+#include "talus.h"
+#include "state.h"
+
+#include <stdio.h>
+
+/* Capacity of the explicitly-set mask; the table must stay below it. */
+#define TALUS_PARAM_MAX 160
+
+struct talus_params {
+  talus_kparams k;                    /* physics values; derived fields unused here */
+  double z_scale;                     /* input.z_scale: factor applied to input heights */
+  double cell_size;                   /* input.cell_size: override [m], 0 = from the raster */
+  unsigned char set[TALUS_PARAM_MAX]; /* 1 where key i was set explicitly */
+};
+
+/* Index of a declared key, or -1 when unknown (no error is recorded). */
+int talus_param_find(const char *key);
+
+/* Copies a parameter set into a new one; *out owned by the caller. */
+talus_status talus_params_copy(const talus_params *src, talus_params **out);
+
+/* 1 when `key` was set explicitly (by set/load/overlay), 0 when it holds its
+ * default or is unknown. */
+int talus_params_is_set(const talus_params *p, const char *key);
+
+/* Copies into dst every key that src set explicitly, marking it set in dst:
+ * layering a preset's explicit choices over another set. */
+void talus_params_overlay(talus_params *dst, const talus_params *src);
+
+/* Fills *out with the physics parameters: copies p->k, applies the
+ * input.cell_size override when > 0 (else keeps the default; the domain sets
+ * the raster's), packs the active sources and counts them into num_sources,
+ * checks cross-key consistency and calls talus_kparams_derive.
+ * TALUS_ERR_RANGE names the keys that disagree. */
+talus_status talus_params_to_kparams(const talus_params *p, talus_kparams *out);
+
+/* Prints every key grouped by section: type, default, range, unit and
+ * description (the body of `talus params`). section_filter NULL or "" prints
+ * all; otherwise only that section, or only that one "section.key".
+ * Returns the number of keys printed (0: the filter matched nothing). */
+int talus_params_print_table(FILE *to, const char *section_filter);
+
+/* Writes all current values as one JSON object keyed "section.key" (reals
+ * as numbers, bools as true/false, enums as strings). indent <= 0 writes one
+ * line; otherwise each entry on its own line prefixed by `indent` spaces and
+ * the closing brace by indent-2 spaces (so a 2-space report nesting the
+ * object at depth d passes indent = 2(d+1)). No trailing newline.
+ * TALUS_ERR_IO when the stream reports an error. */
+talus_status talus_params_write_json(const talus_params *p, FILE *to, int indent);
+
+/* Writes all current values as an INI file that talus_params_load reads back
+ * to identical values (each key commented with unit and range).
+ * TALUS_ERR_IO when the stream reports an error. */
+talus_status talus_params_print_ini(const talus_params *p, FILE *to);
+
+#endif /* TALUS_IO_CONFIG_H */

@@ -1,0 +1,137 @@
+/*
+ * preview.c — before/after hillshade PNG previews, written through GDAL's
+ * PNG driver from a MEM dataset. Memory stays O(output + one row of
+ * accumulators): shades are box-filtered into output rows as they are made.
+ */
+#define TALUS_RASTER_INTERNAL
+#include "io/raster.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+typedef struct shade_src {
+  int nx, ny;
+  double cell;
+  const float *z;
+  const uint8_t *nodata;
+  double sun[3]; /* unit vector towards the sun: east, north, up */
+} shade_src;
+
+/* Height at (x, y) clamped to the grid; NoData neighbours take the centre
+ * height so they do not paint cliffs along the mask. */
+static double height_at(const shade_src *s, int x, int y, double centre) {
+  x = x < 0 ? 0 : (x >= s->nx ? s->nx - 1 : x);
+  y = y < 0 ? 0 : (y >= s->ny ? s->ny - 1 : y);
+  size_t i = (size_t)y * (size_t)s->nx + (size_t)x;
+  return (s->nodata && s->nodata[i]) ? centre : (double)s->z[i];
+}
+
+/* Horn-gradient hillshade of a valid cell, 1..255 (0 is kept for NoData).
+ * Row index grows southwards for a north-up raster, so north = -row. */
+static int shade_at(const shade_src *s, int x, int y) {
+  double c = s->z[(size_t)y * (size_t)s->nx + (size_t)x];
+  double a = height_at(s, x - 1, y - 1, c), b = height_at(s, x, y - 1, c);
+  double cc = height_at(s, x + 1, y - 1, c), d = height_at(s, x - 1, y, c);
+  double f = height_at(s, x + 1, y, c), g = height_at(s, x - 1, y + 1, c);
+  double h = height_at(s, x, y + 1, c), i = height_at(s, x + 1, y + 1, c);
+  double ge = ((cc + 2 * f + i) - (a + 2 * d + g)) / (8.0 * s->cell);
+  double gs = ((g + 2 * h + i) - (a + 2 * b + cc)) / (8.0 * s->cell);
+  double gn = -gs;
+  double dot = (-ge * s->sun[0] - gn * s->sun[1] + s->sun[2]) / sqrt(ge * ge + gn * gn + 1.0);
+  if (!(dot > 0.0)) dot = 0.0; /* also maps NaN to black-ish */
+  return 1 + (int)lround(254.0 * dot);
+}
+
+/* Renders one panel (ow × oh) into img at column x0 (row stride w): each
+ * output pixel is the mean shade of the valid cells of its f × f box, 0 if
+ * the box has none. */
+static talus_status render_panel(const shade_src *s, int f, uint8_t *img, int w, int x0, int ow,
+                                 int oh) {
+  uint32_t *sum = calloc((size_t)ow, sizeof *sum), *cnt = calloc((size_t)ow, sizeof *cnt);
+  talus_status st = (sum && cnt) ? TALUS_OK : talus_fail(TALUS_ERR_NOMEM, "io", "preview: no memory");
+  for (int oy = 0; st == TALUS_OK && oy < oh; oy++) {
+    memset(sum, 0, (size_t)ow * sizeof *sum);
+    memset(cnt, 0, (size_t)ow * sizeof *cnt);
+    for (int y = oy * f; y < (oy + 1) * f && y < s->ny; y++)
+      for (int x = 0; x < s->nx; x++) {
+        if (s->nodata && s->nodata[(size_t)y * (size_t)s->nx + (size_t)x]) continue;
+        sum[x / f] += (uint32_t)shade_at(s, x, y);
+        cnt[x / f]++;
+      }
+    uint8_t *row = img + (size_t)oy * (size_t)w + (size_t)x0;
+    for (int ox = 0; ox < ow; ox++) row[ox] = cnt[ox] ? (uint8_t)((sum[ox] + cnt[ox] / 2) / cnt[ox]) : 0;
+  }
+  free(sum);
+  free(cnt);
+  return st;
+}
+
+/* Writes the 8-bit image through MEM → PNG CreateCopy into partial. */
+static talus_status write_png(const char *path, const char *partial, uint8_t *img, int w, int h) {
+  GDALDriverH mem = GDALGetDriverByName("MEM"), png = GDALGetDriverByName("PNG");
+  if (!mem || !png) return talus_fail(TALUS_ERR_UNSUPPORTED, "io", "GDAL lacks the MEM or PNG driver");
+  GDALDatasetH src = GDALCreate(mem, "", w, h, 1, GDT_Byte, NULL);
+  if (!src) return talus_gdal_fail(TALUS_ERR_NOMEM, "cannot create the preview image");
+  talus_status st = TALUS_OK;
+  if (GDALRasterIO(GDALGetRasterBand(src, 1), GF_Write, 0, 0, w, h, img, w, h, GDT_Byte, 0, 0) != CE_None)
+    st = talus_gdal_fail(TALUS_ERR_INTERNAL, "cannot fill the preview image");
+  CPLErrorReset();
+  GDALDatasetH out = st == TALUS_OK ? GDALCreateCopy(png, partial, src, FALSE, NULL, NULL, NULL) : NULL;
+  if (st == TALUS_OK && !out) st = talus_gdal_fail(TALUS_ERR_IO, "cannot write '%s'", path);
+  if (out) GDALClose(out);
+  if (st == TALUS_OK && CPLGetLastErrorType() >= CE_Failure)
+    st = talus_gdal_fail(TALUS_ERR_IO, "cannot finish writing '%s'", path);
+  GDALClose(src);
+  return st;
+}
+
+/* Smallest integer box size that fits both panels and the gap in max_width. */
+static int preview_factor(int nx, int max_width) {
+  int f = 1;
+  while (2 * ((nx + f - 1) / f) + TALUS_PREVIEW_GAP > max_width) f++;
+  return f;
+}
+
+/* Renders both panels into a fresh image (*img, malloc'd, w × h). */
+static talus_status render(int nx, int ny, double cell, const float *before, const float *after,
+                           const uint8_t *nodata, int f, uint8_t **img, int *w, int *h) {
+  int ow = (nx + f - 1) / f, oh = (ny + f - 1) / f;
+  *w = 2 * ow + TALUS_PREVIEW_GAP;
+  *h = oh;
+  if (!(*img = calloc((size_t)*w * (size_t)oh, 1)))
+    return talus_fail(TALUS_ERR_NOMEM, "io", "preview: cannot allocate %d x %d pixels", *w, oh);
+  double az = 315.0 * M_PI / 180.0, alt = 45.0 * M_PI / 180.0;
+  shade_src s = {nx, ny, cell, before, nodata, {sin(az) * cos(alt), cos(az) * cos(alt), sin(alt)}};
+  talus_status st = render_panel(&s, f, *img, *w, 0, ow, oh);
+  s.z = after;
+  if (st == TALUS_OK) st = render_panel(&s, f, *img, *w, ow + TALUS_PREVIEW_GAP, ow, oh);
+  return st;
+}
+
+talus_status talus_preview_png(const char *path, int nx, int ny, double cell_size,
+                               const float *before, const float *after, const uint8_t *nodata,
+                               int max_width) {
+  if (max_width <= 0) max_width = TALUS_PREVIEW_DEFAULT_WIDTH;
+  if (nx <= 0 || ny <= 0 || !before || !after || !(cell_size > 0.0) ||
+      max_width < 2 + TALUS_PREVIEW_GAP)
+    return talus_fail(TALUS_ERR_ARGUMENT, "io",
+                      "preview: bad arguments (%d x %d cells, cell size %g, max width %d)", nx, ny,
+                      cell_size, max_width);
+  uint8_t *img = NULL;
+  char *partial = NULL;
+  int w = 0, h = 0;
+  talus_gdal_enter();
+  talus_status st = talus_partial_begin(path, &partial);
+  if (st == TALUS_OK)
+    st = render(nx, ny, cell_size, before, after, nodata, preview_factor(nx, max_width), &img, &w, &h);
+  if (st == TALUS_OK) st = write_png(path, partial, img, w, h);
+  talus_status end = talus_partial_end(path, partial, st == TALUS_OK);
+  free(img);
+  talus_gdal_leave();
+  return st != TALUS_OK ? st : end;
+}

@@ -1,0 +1,317 @@
+/*
+ * raster.c — the GDAL plumbing shared by the raster module (driver
+ * registration, the quiet error handler, the one GDAL→talus error
+ * conversion, opening with clear failures), georeferencing and metric cell
+ * sizes, and `talus info`.
+ */
+#define TALUS_RASTER_INTERNAL
+#include "io/raster.h"
+
+#include <cpl_conv.h>
+#include <cpl_string.h>
+#include <cpl_vsi.h>
+#include <errno.h>
+#include <math.h>
+#include <ogr_srs_api.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+static pthread_once_t gdal_once = PTHREAD_ONCE_INIT;
+
+/* Registers all GDAL drivers exactly once per process. */
+static void gdal_register(void) { GDALAllRegister(); }
+
+void talus_gdal_enter(void) {
+  pthread_once(&gdal_once, gdal_register);
+  /* The handler stack is per thread, so concurrent talus calls on other
+   * threads keep their own handlers. */
+  CPLPushErrorHandler(CPLQuietErrorHandler);
+  CPLErrorReset();
+}
+
+void talus_gdal_leave(void) { CPLPopErrorHandler(); }
+
+talus_status talus_gdal_fail(talus_status status, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  CPLErr type = CPLGetLastErrorType();
+  const char *gdal = CPLGetLastErrorMsg();
+  if (type != CE_None && gdal && gdal[0])
+    return talus_fail(status, "io", "%s (GDAL: %s)", msg, gdal);
+  return talus_fail(status, "io", "%s", msg);
+}
+
+/* Explains why GDALOpenEx failed on path: missing or unreadable file (IO),
+ * dimensions GDAL refuses (DATA), or not a raster at all (FORMAT). */
+static talus_status open_failure(const char *path) {
+  VSIStatBufL sb;
+  if (VSIStatL(path, &sb) != 0) return talus_fail(TALUS_ERR_IO, "io", "cannot open '%s': No such file", path);
+  if (VSI_ISDIR(sb.st_mode))
+    return talus_fail(TALUS_ERR_FORMAT, "io", "cannot open '%s': it is a directory, not a raster", path);
+  if (strncmp(path, "/vsi", 4) != 0) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return talus_fail(TALUS_ERR_IO, "io", "cannot open '%s': %s", path, strerror(errno));
+    fclose(f);
+  }
+  /* GDALCheckDatasetDimensions, shared by the drivers, reports 0-sized or
+   * negative rasters this way: the file is a raster with unusable size. */
+  if (strstr(CPLGetLastErrorMsg(), "dimensions"))
+    return talus_gdal_fail(TALUS_ERR_DATA, "'%s' has an unusable raster size", path);
+  return talus_gdal_fail(TALUS_ERR_FORMAT, "'%s' is not a raster GDAL can read", path);
+}
+
+talus_status talus_raster_open(const char *path, GDALDatasetH *out) {
+  *out = NULL;
+  if (!path || !path[0]) return talus_fail(TALUS_ERR_ARGUMENT, "io", "no raster path given");
+  GDALDatasetH ds = GDALOpenEx(path, GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL, NULL);
+  if (!ds) return open_failure(path);
+  if (GDALGetRasterCount(ds) < 1) {
+    GDALClose(ds);
+    return talus_fail(TALUS_ERR_FORMAT, "io", "'%s' has no raster bands", path);
+  }
+  *out = ds;
+  return TALUS_OK;
+}
+
+talus_status talus_raster_check_size(const char *path, int nx, int ny, int64_t max_cells) {
+  if (max_cells <= 0) max_cells = TALUS_RASTER_DEFAULT_MAX_CELLS;
+  int64_t cells = (int64_t)nx * (int64_t)ny;
+  if (nx <= 0 || ny <= 0)
+    return talus_fail(TALUS_ERR_DATA, "io", "'%s' has size %d x %d: nothing to read", path, nx, ny);
+  if (cells > max_cells || (uint64_t)cells > SIZE_MAX / sizeof(float))
+    return talus_fail(TALUS_ERR_DATA, "io",
+                      "'%s' is %d x %d = %lld cells, more than the limit of %lld cells", path,
+                      nx, ny, (long long)cells, (long long)max_cells);
+  return TALUS_OK;
+}
+
+void talus_georef_free(talus_georef *g) {
+  if (!g) return;
+  free(g->wkt);
+  memset(g, 0, sizeof *g);
+}
+
+talus_status talus_georef_copy(talus_georef *dst, const talus_georef *src) {
+  if (!dst || !src) return talus_fail(TALUS_ERR_ARGUMENT, "io", "georef copy: NULL argument");
+  *dst = *src;
+  dst->wkt = NULL;
+  if (src->wkt && !(dst->wkt = strdup(src->wkt)))
+    return talus_fail(TALUS_ERR_NOMEM, "io", "cannot copy a CRS definition");
+  return TALUS_OK;
+}
+
+talus_status talus_georef_from(GDALDatasetH ds, GDALRasterBandH band, talus_georef *g) {
+  memset(g, 0, sizeof *g);
+  if (GDALGetGeoTransform(ds, g->gt) != CE_None) memset(g->gt, 0, sizeof g->gt);
+  CPLErrorReset(); /* a missing geotransform is not an error */
+  const char *wkt = GDALGetProjectionRef(ds);
+  if (wkt && wkt[0] && !(g->wkt = strdup(wkt)))
+    return talus_fail(TALUS_ERR_NOMEM, "io", "cannot copy a CRS definition");
+  if (band) g->nodata = GDALGetRasterNoDataValue(band, &g->has_nodata);
+  if (!g->has_nodata) g->nodata = 0.0;
+  return TALUS_OK;
+}
+
+/* Pixel sizes along x and y in CRS units, allowing rotated geotransforms. */
+static void pixel_size(const double *gt, double *px, double *py) {
+  *px = hypot(gt[1], gt[4]);
+  *py = hypot(gt[2], gt[5]);
+}
+
+/* Geographic CRS: metres per pixel at the centre of the raster on a sphere of
+ * the mean Earth radius, and the UTM zone of the centre. */
+static void cellsize_geographic(OGRSpatialReferenceH srs, const double *gt, int nx, int ny,
+                                talus_cellsize *c) {
+  double unit = OSRGetAngularUnits(srs, NULL); /* radians per CRS unit */
+  double px, py;
+  pixel_size(gt, &px, &py);
+  double lon = gt[0] + gt[1] * nx * 0.5 + gt[2] * ny * 0.5;
+  double lat = gt[3] + gt[4] * nx * 0.5 + gt[5] * ny * 0.5;
+  c->lon = lon * unit * 180.0 / M_PI;
+  c->lat = lat * unit * 180.0 / M_PI;
+  c->dy = py * unit * TALUS_EARTH_RADIUS_M;
+  c->dx = px * unit * TALUS_EARTH_RADIUS_M * fabs(cos(lat * unit));
+  int zone = (int)floor((c->lon + 180.0) / 6.0) + 1;
+  zone = zone < 1 ? 1 : (zone > 60 ? 60 : zone);
+  c->utm_epsg = (c->lat >= 0.0 ? 32600 : 32700) + zone;
+}
+
+/* Fills kind, name and metric pixel sizes from the CRS (or CRS units when
+ * the CRS cannot be parsed or is absent). */
+static void cellsize_from_crs(const talus_georef *g, int nx, int ny, talus_cellsize *c) {
+  pixel_size(g->gt, &c->dx, &c->dy);
+  if (!g->wkt) return;
+  OGRSpatialReferenceH srs = OSRNewSpatialReference(NULL);
+  char *wkt = g->wkt;
+  if (srs && OSRImportFromWkt(srs, &wkt) == OGRERR_NONE) {
+    const char *name = OSRGetName(srs), *auth = OSRGetAuthorityName(srs, NULL);
+    const char *code = OSRGetAuthorityCode(srs, NULL);
+    snprintf(c->crs_name, sizeof c->crs_name, "%s%s%s%s%s%s", name ? name : "unnamed CRS",
+             auth && code ? " (" : "", auth && code ? auth : "", auth && code ? ":" : "",
+             auth && code ? code : "", auth && code ? ")" : "");
+    if (OSRIsGeographic(srs)) {
+      c->kind = TALUS_CRS_GEOGRAPHIC;
+      cellsize_geographic(srs, g->gt, nx, ny, c);
+    } else {
+      c->kind = TALUS_CRS_PROJECTED;
+      double unit = OSRGetLinearUnits(srs, NULL); /* metres per CRS unit */
+      c->dx *= unit;
+      c->dy *= unit;
+    }
+  }
+  if (srs) OSRDestroySpatialReference(srs);
+  CPLErrorReset();
+}
+
+talus_status talus_cellsize_of(const talus_georef *g, int nx, int ny, talus_cellsize *out) {
+  memset(out, 0, sizeof *out);
+  out->dx = out->dy = out->cell = 1.0;
+  if (g->gt[1] == 0.0 || g->gt[5] == 0.0) return TALUS_OK;
+  out->has_gt = 1;
+  cellsize_from_crs(g, nx, ny, out);
+  /* Square pixels keep their exact size; otherwise the area-preserving mean
+   * (see the design notes in raster.h). */
+  out->cell = out->dx == out->dy ? out->dx : sqrt(out->dx * out->dy);
+  if (!(out->cell > 0.0) || !isfinite(out->cell))
+    return talus_fail(TALUS_ERR_DATA, "io",
+                      "cannot derive a cell size from the georeferencing (%g x %g m per pixel); "
+                      "give the cell size explicitly",
+                      out->dx, out->dy);
+  return TALUS_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * talus info
+ * ------------------------------------------------------------------- */
+
+typedef struct band_stats {
+  int64_t nodata, nonfinite;
+  double min, max;
+} band_stats;
+
+/* Scans band 1 window by window with its mask band: NoData count, cells
+ * that are NaN/Inf without being NoData, and min/max of the valid cells. */
+static talus_status scan_band(const char *path, GDALRasterBandH band, int nx, int ny,
+                              band_stats *s) {
+  s->nodata = s->nonfinite = 0;
+  s->min = INFINITY;
+  s->max = -INFINITY;
+  int rows = TALUS_RASTER_WINDOW_ROWS < ny ? TALUS_RASTER_WINDOW_ROWS : ny;
+  size_t n = (size_t)nx * (size_t)rows;
+  float *v = malloc(n * sizeof *v);
+  uint8_t *m = malloc(n);
+  talus_status st = (v && m) ? TALUS_OK : talus_fail(TALUS_ERR_NOMEM, "io", "info: no memory");
+  int all_valid = GDALGetMaskFlags(band) == GMF_ALL_VALID;
+  GDALRasterBandH mask = GDALGetMaskBand(band);
+  for (int y0 = 0; st == TALUS_OK && y0 < ny; y0 += rows) {
+    int h = ny - y0 < rows ? ny - y0 : rows;
+    if (GDALRasterIO(band, GF_Read, 0, y0, nx, h, v, nx, h, GDT_Float32, 0, 0) != CE_None ||
+        (!all_valid && GDALRasterIO(mask, GF_Read, 0, y0, nx, h, m, nx, h, GDT_Byte, 0, 0) != CE_None))
+      st = talus_gdal_fail(TALUS_ERR_IO, "cannot read rows %d..%d of '%s'", y0, y0 + h - 1, path);
+    for (size_t i = 0; st == TALUS_OK && i < (size_t)nx * (size_t)h; i++) {
+      if (!all_valid && m[i] == 0) s->nodata++;
+      else if (!isfinite(v[i])) s->nonfinite++;
+      else {
+        s->min = v[i] < s->min ? v[i] : s->min;
+        s->max = v[i] > s->max ? v[i] : s->max;
+      }
+    }
+  }
+  free(v);
+  free(m);
+  return st;
+}
+
+/* Prints the CRS, geotransform and metric cell size lines. */
+static void info_georef(FILE *to, const talus_georef *g, const talus_cellsize *c) {
+  static const char *const kinds[] = {"", "projected", "geographic"};
+  if (c->crs_name[0]) fprintf(to, "crs:          %s, %s\n", c->crs_name, kinds[c->kind]);
+  else fprintf(to, "crs:          none\n");
+  if (!c->has_gt) {
+    fprintf(to, "geotransform: none\ncell size:    1 m (assumed)\n");
+    return;
+  }
+  fprintf(to, "origin:       %.10g, %.10g\n", g->gt[0], g->gt[3]);
+  fprintf(to, "pixel size:   %.10g, %.10g\n", g->gt[1], g->gt[5]);
+  if (g->gt[2] != 0.0 || g->gt[4] != 0.0)
+    fprintf(to, "rotation:     %.10g, %.10g\n", g->gt[2], g->gt[4]);
+  if (c->kind == TALUS_CRS_GEOGRAPHIC)
+    fprintf(to, "cell size:    %.4f m (dx %.4f m, dy %.4f m at latitude %.4f; UTM EPSG:%d)\n",
+            c->cell, c->dx, c->dy, c->lat, c->utm_epsg);
+  else if (c->dx != c->dy)
+    fprintf(to, "cell size:    %.6g m (dx %.6g m, dy %.6g m)\n", c->cell, c->dx, c->dy);
+  else fprintf(to, "cell size:    %.6g m%s\n", c->cell, c->kind ? "" : " (no CRS: units assumed metres)");
+}
+
+/* Prints NoData and value statistics of band 1. */
+static void info_stats(FILE *to, const talus_georef *g, const band_stats *s, int64_t cells) {
+  if (g->has_nodata)
+    fprintf(to, "nodata:       %.10g (%lld cells, %.1f %%)\n", g->nodata, (long long)s->nodata,
+            100.0 * (double)s->nodata / (double)cells);
+  else if (s->nodata) fprintf(to, "nodata:       mask band (%lld cells)\n", (long long)s->nodata);
+  else fprintf(to, "nodata:       none\n");
+  if (s->nonfinite) fprintf(to, "non-finite:   %lld cells (NaN/Inf, not NoData)\n", (long long)s->nonfinite);
+  if (s->min <= s->max) fprintf(to, "min / max:    %.10g / %.10g\n", s->min, s->max);
+  else fprintf(to, "min / max:    no valid cells\n");
+}
+
+/* Prints band descriptions and TALUS_* metadata items. */
+static void info_bands_meta(FILE *to, GDALDatasetH ds) {
+  int nb = GDALGetRasterCount(ds);
+  for (int b = 1; b <= nb; b++) {
+    GDALRasterBandH band = GDALGetRasterBand(ds, b);
+    const char *d = GDALGetDescription(band);
+    fprintf(to, "band %d:       %s%s%s\n", b, GDALGetDataTypeName(GDALGetRasterDataType(band)),
+            d && d[0] ? " " : "", d ? d : "");
+  }
+  char **md = GDALGetMetadata(ds, NULL);
+  for (int i = 0; md && md[i]; i++)
+    if (strncmp(md[i], "TALUS_", 6) == 0) fprintf(to, "metadata:     %s\n", md[i]);
+}
+
+/* Prints everything about an open dataset. */
+static talus_status info_print(const char *path, GDALDatasetH ds, FILE *to) {
+  int nx = GDALGetRasterXSize(ds), ny = GDALGetRasterYSize(ds);
+  GDALRasterBandH band = GDALGetRasterBand(ds, 1);
+  talus_georef g;
+  talus_cellsize c;
+  band_stats s;
+  talus_status st = talus_georef_from(ds, band, &g);
+  if (st == TALUS_OK) st = talus_cellsize_of(&g, nx, ny, &c);
+  if (st == TALUS_OK) st = scan_band(path, band, nx, ny, &s);
+  if (st == TALUS_OK) {
+    GDALDriverH drv = GDALGetDatasetDriver(ds);
+    fprintf(to, "file:         %s\n", path);
+    fprintf(to, "driver:       %s (%s)\n", GDALGetDriverShortName(drv), GDALGetDriverLongName(drv));
+    fprintf(to, "size:         %d x %d (%lld cells), %d band%s\n", nx, ny,
+            (long long)nx * (long long)ny, GDALGetRasterCount(ds),
+            GDALGetRasterCount(ds) == 1 ? "" : "s");
+    fprintf(to, "type:         %s\n", GDALGetDataTypeName(GDALGetRasterDataType(band)));
+    info_georef(to, &g, &c);
+    info_stats(to, &g, &s, (int64_t)nx * ny);
+    info_bands_meta(to, ds);
+  }
+  talus_georef_free(&g);
+  return st;
+}
+
+talus_status talus_raster_info(const char *path, FILE *to) {
+  if (!to) return talus_fail(TALUS_ERR_ARGUMENT, "io", "info: no output stream");
+  talus_gdal_enter();
+  GDALDatasetH ds = NULL;
+  talus_status st = talus_raster_open(path, &ds);
+  if (st == TALUS_OK)
+    st = talus_raster_check_size(path, GDALGetRasterXSize(ds), GDALGetRasterYSize(ds), INT64_MAX);
+  if (st == TALUS_OK) st = info_print(path, ds, to);
+  if (ds) GDALClose(ds);
+  talus_gdal_leave();
+  return st;
+}

@@ -1,0 +1,206 @@
+/*
+ * raster_write.c — float GeoTIFF output and the partial-file + rename rule
+ * that every writer of this module follows: the destination either appears
+ * complete or not at all.
+ */
+#define TALUS_RASTER_INTERNAL
+#include "io/raster.h"
+
+#include <cpl_string.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Checks that the directory of path exists and is writable, and that path
+ * is not a directory, so the failure names the real cause. */
+static talus_status check_destination(const char *path) {
+  const char *slash = strrchr(path, '/');
+  char dir[4096];
+  if (!slash) snprintf(dir, sizeof dir, ".");
+  else if (slash == path) snprintf(dir, sizeof dir, "/");
+  else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+  struct stat sb;
+  if (stat(dir, &sb) != 0)
+    return talus_fail(TALUS_ERR_IO, "io", "cannot write '%s': directory '%s': %s", path, dir,
+                      strerror(errno));
+  if (!S_ISDIR(sb.st_mode))
+    return talus_fail(TALUS_ERR_IO, "io", "cannot write '%s': '%s' is not a directory", path, dir);
+  if (access(dir, W_OK | X_OK) != 0)
+    return talus_fail(TALUS_ERR_IO, "io", "cannot write '%s': directory '%s' is not writable (%s)",
+                      path, dir, strerror(errno));
+  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+    return talus_fail(TALUS_ERR_IO, "io", "cannot write '%s': it is a directory", path);
+  return TALUS_OK;
+}
+
+talus_status talus_partial_begin(const char *path, char **partial) {
+  *partial = NULL;
+  if (!path || !path[0]) return talus_fail(TALUS_ERR_ARGUMENT, "io", "no output path given");
+  talus_status st = check_destination(path);
+  if (st != TALUS_OK) return st;
+  size_t len = strlen(path) + sizeof ".partial";
+  if (!(*partial = malloc(len))) return talus_fail(TALUS_ERR_NOMEM, "io", "out of memory");
+  snprintf(*partial, len, "%s.partial", path);
+  return TALUS_OK;
+}
+
+/* Moves or removes the ".aux.xml" sidecar GDAL may have written next to
+ * partial; a stale sidecar of an older path is removed so that it cannot
+ * override what was just written. */
+static void partial_sidecar(const char *path, const char *partial, int ok) {
+  char from[4200], to[4200];
+  snprintf(from, sizeof from, "%s.aux.xml", partial);
+  snprintf(to, sizeof to, "%s.aux.xml", path);
+  struct stat sb;
+  int has = stat(from, &sb) == 0;
+  if (ok && has) rename(from, to);
+  else if (ok) unlink(to);
+  else if (has) unlink(from);
+}
+
+talus_status talus_partial_end(const char *path, char *partial, int ok) {
+  talus_status st = TALUS_OK;
+  if (!partial) return st;
+  if (ok && rename(partial, path) != 0) {
+    st = talus_fail(TALUS_ERR_IO, "io", "cannot rename '%s' to '%s': %s", partial, path,
+                    strerror(errno));
+    ok = 0;
+  }
+  if (!ok) unlink(partial);
+  partial_sidecar(path, partial, ok);
+  free(partial);
+  return st;
+}
+
+/* Whether a GTiff COMPRESS value supports the PREDICTOR option. */
+static int compress_takes_predictor(const char *c) {
+  static const char *const ok[] = {"ZSTD", "DEFLATE", "LZW", "LZMA"};
+  for (size_t i = 0; c && i < sizeof ok / sizeof ok[0]; i++)
+    if (EQUAL(c, ok[i])) return 1;
+  return 0;
+}
+
+/* Builds the creation options: talus defaults, then the user's -co on top.
+ * The default PREDICTOR is dropped when the chosen compression cannot use
+ * it. *out is a CSL list to CSLDestroy. */
+static talus_status creation_options(const talus_write_options *opt, int nbands, char ***out) {
+  char **co = NULL;
+  co = CSLSetNameValue(co, "TILED", "YES");
+  co = CSLSetNameValue(co, "BLOCKXSIZE", "256");
+  co = CSLSetNameValue(co, "BLOCKYSIZE", "256");
+  co = CSLSetNameValue(co, "COMPRESS", "ZSTD");
+  co = CSLSetNameValue(co, "BIGTIFF", "IF_SAFER");
+  if (nbands > 1) co = CSLSetNameValue(co, "INTERLEAVE", "BAND");
+  int user_predictor = 0;
+  for (int i = 0; opt && opt->creation_options && opt->creation_options[i]; i++) {
+    char *key = NULL;
+    const char *value = CPLParseNameValue(opt->creation_options[i], &key);
+    if (!key || !value || !key[0]) {
+      CPLFree(key);
+      CSLDestroy(co);
+      return talus_fail(TALUS_ERR_ARGUMENT, "io", "creation option '%s' is not KEY=VALUE",
+                        opt->creation_options[i]);
+    }
+    user_predictor |= EQUAL(key, "PREDICTOR");
+    co = CSLSetNameValue(co, key, value);
+    CPLFree(key);
+  }
+  if (!user_predictor && compress_takes_predictor(CSLFetchNameValue(co, "COMPRESS")))
+    co = CSLSetNameValue(co, "PREDICTOR", "3");
+  *out = co;
+  return TALUS_OK;
+}
+
+/* Sets CRS, geotransform, NoData (every band), band descriptions and
+ * dataset metadata on a freshly created dataset. */
+static talus_status set_descriptive(const char *path, GDALDatasetH ds, int nbands,
+                                    const char *const *names, const char *const *metadata,
+                                    const talus_georef *geo) {
+  int e = CE_None;
+  if (geo && geo->gt[1] != 0.0 && geo->gt[5] != 0.0) e |= GDALSetGeoTransform(ds, (double *)geo->gt);
+  if (geo && geo->wkt && geo->wkt[0]) e |= GDALSetProjection(ds, geo->wkt);
+  for (int b = 0; b < nbands; b++) {
+    GDALRasterBandH band = GDALGetRasterBand(ds, b + 1);
+    if (geo && geo->has_nodata) e |= GDALSetRasterNoDataValue(band, geo->nodata);
+    if (names && names[b]) GDALSetDescription(band, names[b]);
+  }
+  for (int i = 0; metadata && metadata[i]; i++) {
+    char *key = NULL;
+    const char *value = CPLParseNameValue(metadata[i], &key);
+    if (key && value) e |= GDALSetMetadataItem(ds, key, value, NULL);
+    CPLFree(key);
+    if (!key || !value)
+      return talus_fail(TALUS_ERR_ARGUMENT, "io", "metadata item '%s' is not KEY=VALUE", metadata[i]);
+  }
+  if (e != CE_None) return talus_gdal_fail(TALUS_ERR_IO, "cannot set georeferencing of '%s'", path);
+  return TALUS_OK;
+}
+
+/* Writes the bands window by window, all bands of a window before the next,
+ * so each row of tiles is complete when GDAL's cache flushes it. */
+static talus_status write_bands(const char *path, GDALDatasetH ds, int nx, int ny, int nbands,
+                                const float *const *bands) {
+  for (int y0 = 0; y0 < ny; y0 += TALUS_RASTER_WINDOW_ROWS) {
+    int h = ny - y0 < TALUS_RASTER_WINDOW_ROWS ? ny - y0 : TALUS_RASTER_WINDOW_ROWS;
+    for (int b = 0; b < nbands; b++) {
+      float *src = (float *)bands[b] + (size_t)y0 * (size_t)nx;
+      if (GDALRasterIO(GDALGetRasterBand(ds, b + 1), GF_Write, 0, y0, nx, h, src, nx, h,
+                       GDT_Float32, 0, 0) != CE_None)
+        return talus_gdal_fail(TALUS_ERR_IO, "cannot write rows %d..%d of band %d to '%s'", y0,
+                               y0 + h - 1, b + 1, path);
+    }
+  }
+  return TALUS_OK;
+}
+
+/* Creates, fills and closes the GeoTIFF at partial (named path in messages). */
+static talus_status write_file(const char *path, const char *partial, char **co, int nx, int ny,
+                               int nbands, const float *const *bands, const char *const *names,
+                               const char *const *metadata, const talus_georef *geo) {
+  GDALDriverH drv = GDALGetDriverByName("GTiff");
+  if (!drv) return talus_fail(TALUS_ERR_UNSUPPORTED, "io", "GDAL has no GTiff driver");
+  if (!GDALValidateCreationOptions(drv, (CSLConstList)co))
+    return talus_gdal_fail(TALUS_ERR_ARGUMENT, "invalid GeoTIFF creation options for '%s'", path);
+  CPLErrorReset();
+  GDALDatasetH ds = GDALCreate(drv, partial, nx, ny, nbands, GDT_Float32, co);
+  if (!ds) return talus_gdal_fail(TALUS_ERR_IO, "cannot create '%s'", path);
+  talus_status st = set_descriptive(path, ds, nbands, names, metadata, geo);
+  if (st == TALUS_OK) st = write_bands(path, ds, nx, ny, nbands, bands);
+  CPLErrorReset();
+  GDALClose(ds); /* flushes; in GDAL 3.6 it reports failure only via CPLError */
+  if (st == TALUS_OK && CPLGetLastErrorType() >= CE_Failure)
+    st = talus_gdal_fail(TALUS_ERR_IO, "cannot finish writing '%s'", path);
+  return st;
+}
+
+/* Validates the arguments of talus_geotiff_write. */
+static talus_status check_write_args(const char *path, int nx, int ny, int nbands,
+                                     const float *const *bands) {
+  if (!path || !path[0]) return talus_fail(TALUS_ERR_ARGUMENT, "io", "no output path given");
+  if (nx <= 0 || ny <= 0 || nbands <= 0 || !bands)
+    return talus_fail(TALUS_ERR_ARGUMENT, "io", "'%s': nothing to write (%d x %d, %d bands)", path,
+                      nx, ny, nbands);
+  for (int b = 0; b < nbands; b++)
+    if (!bands[b]) return talus_fail(TALUS_ERR_ARGUMENT, "io", "'%s': band %d is NULL", path, b + 1);
+  return TALUS_OK;
+}
+
+talus_status talus_geotiff_write(const char *path, int nx, int ny, int nbands,
+                                 const float *const *bands, const char *const *band_names,
+                                 const char *const *metadata, const talus_georef *geo,
+                                 const talus_write_options *opt) {
+  talus_status st = check_write_args(path, nx, ny, nbands, bands);
+  if (st != TALUS_OK) return st;
+  char **co = NULL, *partial = NULL;
+  talus_gdal_enter();
+  st = creation_options(opt, nbands, &co);
+  if (st == TALUS_OK) st = talus_partial_begin(path, &partial);
+  if (st == TALUS_OK)
+    st = write_file(path, partial, co, nx, ny, nbands, bands, band_names, metadata, geo);
+  talus_status end = talus_partial_end(path, partial, st == TALUS_OK);
+  CSLDestroy(co);
+  talus_gdal_leave();
+  return st != TALUS_OK ? st : end;
+}

@@ -1,0 +1,263 @@
+/*
+ * scenes.c — scene definitions in metres, sampled at cell centres into a
+ * layered tile, and the value-noise fBm the procedural scenes use. See
+ * scenes.h for the conventions (band rule, pillars, noise scale).
+ */
+#include "scenes.h"
+
+#include <math.h>
+#include <string.h>
+
+#define SCENE_WIDTH 256.0 /* metres, every paper scene */
+
+/* The columns of one cell, bottom-up, before they go into the tile. The
+ * topmost column's ceiling is filled in by the builder. */
+typedef struct cell_cols {
+  int n;
+  float B[TALUS_NZ_MAX], s[TALUS_NZ_MAX], C[TALUS_NZ_MAX];
+} cell_cols;
+
+/* What a scene function may depend on besides the cell centre. */
+typedef struct scene_ctx {
+  double l; /* cell size [m] */
+  uint32_t seed;
+} scene_ctx;
+
+typedef void (*scene_fn)(const scene_ctx *c, double X, double Y, cell_cols *out);
+
+/* ---- fBm ---------------------------------------------------------------- */
+
+/* Lattice value in [−1, 1) of lattice point (i, j) of one octave. The lattice
+ * wraps every 2^32 points, far beyond any terrain. */
+static double lattice_value(uint32_t seed, int64_t i, int64_t j, uint32_t octave) {
+  uint32_t h = talus_hash(seed, (int32_t)(uint32_t)i, (int32_t)(uint32_t)j, 0, octave);
+  return (double)(h >> 8) * (2.0 / 16777216.0) - 1.0;
+}
+
+/* Quintic fade: C2-continuous interpolation weight, so slopes have no kinks
+ * at lattice lines. */
+static double fade(double t) {
+  return t * t * t * (t * (t * 6.0 - 15.0) + 10.0);
+}
+
+/* One octave of value noise at lattice coordinates (u, v); 0 where the
+ * coordinates are beyond float-free integer range. */
+static double value_noise(uint32_t seed, double u, double v, uint32_t octave) {
+  if (!(fabs(u) < 0x1p52 && fabs(v) < 0x1p52)) return 0.0;
+  double fu = floor(u), fv = floor(v);
+  int64_t i = (int64_t)fu, j = (int64_t)fv;
+  double tu = fade(u - fu), tv = fade(v - fv);
+  double a = lattice_value(seed, i, j, octave), b = lattice_value(seed, i + 1, j, octave);
+  double c = lattice_value(seed, i, j + 1, octave), d = lattice_value(seed, i + 1, j + 1, octave);
+  double lo = a + (b - a) * tu, hi = c + (d - c) * tu;
+  return lo + (hi - lo) * tv;
+}
+
+float talus_fbm(uint32_t seed, double x, double y, int octaves, double frequency) {
+  if (octaves < 1 || !isfinite(x) || !isfinite(y) || !isfinite(frequency)) return 0.0f;
+  double sum = 0.0, norm = 0.0, amp = 1.0, f = frequency;
+  for (int o = 0; o < octaves; o++) {
+    sum += amp * value_noise(seed, x * f, y * f, (uint32_t)o);
+    norm += amp;
+    amp *= 0.5;
+    f *= 2.0;
+  }
+  return (float)(sum / norm);
+}
+
+/* ---- scene geometry ------------------------------------------------------ */
+
+/* Band rule of scenes.h: centre c strictly inside (a, b), or the cell
+ * [c − l/2, c + l/2) holds the band's midpoint. */
+static int in_band(double c, double l, double a, double b) {
+  double m = 0.5 * (a + b);
+  return (c > a && c < b) || (m >= c - 0.5 * l && m < c + 0.5 * l);
+}
+
+/* Appends a column (bedrock top B, sand s, ceiling C). */
+static void cols_push(cell_cols *o, double B, double s, double C) {
+  o->B[o->n] = (float)B;
+  o->s[o->n] = (float)s;
+  o->C[o->n] = (float)C;
+  o->n++;
+}
+
+/* Bridges: the three decks, their pillars, base bedrock −30 elsewhere. */
+static void scene_bridges(const scene_ctx *c, double X, double Y, cell_cols *o) {
+  static const double y0[3] = {50, 100, 150}, top[3] = {30, 20, 10};
+  const double base = -30.0;
+  for (int b = 0; b < 3; b++) {
+    if (!in_band(Y, c->l, y0[b], y0[b] + 10)) continue;
+    if (in_band(X, c->l, 10, 20) || in_band(X, c->l, 236, 246)) {
+      cols_push(o, top[b], 0, TALUS_TOP);
+      return;
+    }
+    if (in_band(X, c->l, 20, 236)) {
+      double u = fabs(X - 128.0) / 108.0; /* < 1 inside the span */
+      double ceil = b == 0 ? 20.0 + 8.0 * pow(1.0 - u, 0.25) : b == 1 ? 10.0 : 8.0 * pow(u, 4.0);
+      cols_push(o, base, 0, ceil);
+      cols_push(o, top[b], 0, TALUS_TOP);
+      return;
+    }
+  }
+  cols_push(o, base, 0, TALUS_TOP);
+}
+
+/* ChasmRain / ChasmSource: plain 0 up to x = 64, plateau 50, chasm at 25. */
+static void scene_chasm(const scene_ctx *c, double X, double Y, cell_cols *o) {
+  double B = X <= 64.0 ? 0.0 : 50.0;
+  if (in_band(X, c->l, 64, 240) && in_band(Y, c->l, 120, 136)) B = 25.0;
+  cols_push(o, B, 0, TALUS_TOP);
+}
+
+/* Arches: rectangular blocks on a plain at 0; overlaps take the highest. */
+static void scene_arches(const scene_ctx *c, double X, double Y, cell_cols *o) {
+  static const double blk[5][5] = {
+      /* x0, x1, y0, y1, height */
+      {64, 240, 120, 136, 30}, {64, 240, 40, 56, 40},    {64, 240, 200, 216, 40},
+      {120, 136, 16, 240, 30}, {117, 139, 117, 139, 50},
+  };
+  double B = 0.0;
+  for (int i = 0; i < 5; i++)
+    if (in_band(X, c->l, blk[i][0], blk[i][1]) && in_band(Y, c->l, blk[i][2], blk[i][3]) &&
+        blk[i][4] > B)
+      B = blk[i][4];
+  cols_push(o, B, 0, TALUS_TOP);
+}
+
+/* Cave: plain and plateau, a ramped pit, and the guide tunnel leading from
+ * the cliff at x = 64 up to the pit's floor at x = 200 under a 50 m roof. */
+static void scene_cave(const scene_ctx *c, double X, double Y, cell_cols *o) {
+  if (X > 64.0 && X <= 200.0 && in_band(Y, c->l, 126, 130)) {
+    double floor_z = 25.0 * (X - 64.0) / 136.0;
+    cols_push(o, floor_z, 0, floor_z + 3.0);
+    cols_push(o, 50.0, 0, TALUS_TOP);
+    return;
+  }
+  double B = X <= 64.0 ? 0.0 : 50.0;
+  if (in_band(X, c->l, 200, 240) && in_band(Y, c->l, 120, 136))
+    B = 50.0 - 25.0 * (1.0 - (X - 200.0) / 40.0);
+  cols_push(o, B, 0, TALUS_TOP);
+}
+
+/* RiversRain / RiversSource: fBm hills on a 16 m tilt falling towards +x,
+ * under 1 m of sand. */
+static void scene_rivers(const scene_ctx *c, double X, double Y, cell_cols *o) {
+  double B =
+      10.0 * (1.0 + talus_fbm(c->seed, X, Y, 8, 0.05)) + 16.0 * (SCENE_WIDTH - X) / SCENE_WIDTH;
+  cols_push(o, B, 1.0, TALUS_TOP);
+}
+
+/* noise: 0..300 m fBm landscape on 1 m cells, under 1 m of sand. */
+static void scene_noise(const scene_ctx *c, double X, double Y, cell_cols *o) {
+  cols_push(o, 150.0 * (1.0 + talus_fbm(c->seed, X, Y, 10, 0.001)), 1.0, TALUS_TOP);
+}
+
+/* ---- table and builder --------------------------------------------------- */
+
+typedef struct scene_def {
+  const char *name;
+  scene_fn fn;
+  int min_nz;
+  int metre_cells; /* 1: cells of 1 m; 0: 256 m wide whatever n */
+} scene_def;
+
+static const scene_def scene_table[] = {
+    {"bridges", scene_bridges, 2, 0},
+    {"chasm-rain", scene_chasm, 1, 0},
+    {"chasm-source", scene_chasm, 1, 0},
+    {"arches", scene_arches, 1, 0},
+    {"cave", scene_cave, 2, 0},
+    {"rivers-rain", scene_rivers, 1, 0},
+    {"rivers-source", scene_rivers, 1, 0},
+    {"noise", scene_noise, 1, 1},
+};
+#define SCENE_COUNT ((int)(sizeof scene_table / sizeof scene_table[0]))
+
+int talus_scene_count(void) {
+  return SCENE_COUNT;
+}
+
+const char *talus_scene_name(int i) {
+  return i >= 0 && i < SCENE_COUNT ? scene_table[i].name : NULL;
+}
+
+/* The table entry of a name, or NULL. */
+static const scene_def *scene_find(const char *name) {
+  for (int i = 0; name && i < SCENE_COUNT; i++)
+    if (!strcmp(scene_table[i].name, name)) return &scene_table[i];
+  return NULL;
+}
+
+int talus_scene_min_layers(const char *name) {
+  const scene_def *d = scene_find(name);
+  return d ? d->min_nz : 0;
+}
+
+/* Drops every column whose gap has closed (ceiling at or below its sand
+ * top): the column above then rests directly on its material. */
+static void cols_merge_closed(cell_cols *o) {
+  int k = 0;
+  while (k < o->n - 1) {
+    if (o->C[k] > o->B[k] + o->s[k]) {
+      k++;
+      continue;
+    }
+    memmove(&o->B[k], &o->B[k + 1], sizeof(float) * (size_t)(o->n - k - 1));
+    memmove(&o->s[k], &o->s[k + 1], sizeof(float) * (size_t)(o->n - k - 1));
+    memmove(&o->C[k], &o->C[k + 1], sizeof(float) * (size_t)(o->n - k - 1));
+    o->n--;
+  }
+}
+
+/* Writes one cell's columns into the tile. */
+static void cols_store(talus_tile *t, size_t idx, const cell_cols *o) {
+  t->count[idx] = (uint8_t)o->n;
+  for (int k = 0; k < o->n; k++) {
+    size_t ci = talus_col(t, idx, k);
+    t->B[ci] = o->B[k];
+    t->s[ci] = o->s[k];
+    t->w[ci] = 0.0f;
+    t->C[ci] = k == o->n - 1 ? TALUS_TOP : o->C[k];
+  }
+}
+
+/* Samples the scene at every cell centre. Cells are independent, so rows
+ * run in parallel with a result independent of the thread count. */
+static void scene_fill(const scene_def *d, const scene_ctx *c, talus_tile *t, int n) {
+#pragma omp parallel for schedule(static)
+  for (int y = 0; y < n; y++) {
+    for (int x = 0; x < n; x++) {
+      cell_cols o = {0};
+      d->fn(c, ((double)x + 0.5) * c->l, ((double)y + 0.5) * c->l, &o);
+      cols_merge_closed(&o);
+      cols_store(t, talus_idx(t, x, y), &o);
+    }
+  }
+}
+
+talus_status talus_scene_build(const char *name, int n, int nz, uint32_t seed, talus_tile **out,
+                               double *cell_size) {
+  if (!out) return talus_fail(TALUS_ERR_ARGUMENT, "scenes", "no output tile");
+  *out = NULL;
+  const scene_def *d = scene_find(name);
+  if (!d)
+    return talus_fail(TALUS_ERR_ARGUMENT, "scenes",
+                      "unknown scene '%s' (bridges, chasm-rain, chasm-source, arches, cave, "
+                      "rivers-rain, rivers-source, noise)",
+                      name ? name : "(null)");
+  if (n < 1 || n > 1 << 20)
+    return talus_fail(TALUS_ERR_RANGE, "scenes", "scene %s: size %d outside 1..%d", d->name, n,
+                      1 << 20);
+  if (nz < d->min_nz || nz > TALUS_NZ_MAX)
+    return talus_fail(TALUS_ERR_RANGE, "scenes", "scene %s: %d layers outside %d..%d", d->name, nz,
+                      d->min_nz, TALUS_NZ_MAX);
+  scene_ctx c = {d->metre_cells ? 1.0 : SCENE_WIDTH / n, seed};
+  talus_tile *t = NULL;
+  talus_status st = talus_tile_create(&t, (talus_rect){0, 0, n, n}, nz, 0);
+  if (st) return talus_fail_context(st, "scene %s", d->name);
+  scene_fill(d, &c, t, n);
+  *out = t;
+  if (cell_size) *cell_size = c.l;
+  return TALUS_OK;
+}

@@ -1,0 +1,67 @@
+/*
+ * scenes.h — the initial terrains of the paper's scenes, plus a procedural
+ * `noise` terrain, built straight into a layered tile.
+ *
+ * Design notes
+ * ------------
+ * - The paper's scenes (bridges, chasm-*, arches, cave, rivers-*) are 256 m
+ *   wide whatever the resolution n: cell size l_c = 256/n. Their definitions
+ *   are in metres (layered-stack-reference.md, section 5). Cell (x, y) covers
+ *   [x·l_c, (x+1)·l_c) × [y·l_c, (y+1)·l_c) and takes the definition's value
+ *   at its centre.
+ * - Band rule: a cell lies in a band (a, b) of x or y when its centre lies
+ *   strictly inside, or when the cell holds the band's midpoint. The second
+ *   clause keeps narrow features (the cave's 4 m guide tunnel) at least one
+ *   cell wide on coarse grids; on grids fine enough to resolve the band it
+ *   adds nothing. Overlapping blocks take the highest bedrock.
+ * - Bridges: the pillars x∈(10,20)∪(236,246) are solid bedrock only across
+ *   each bridge's y band, up to that bridge's top; elsewhere the base −30.
+ *   A bridge cell is two columns: bedrock −30 with ceiling C(x), then the
+ *   deck from C(x) up to its top. Needs nz ≥ 2, as does the cave (tunnel:
+ *   floor ramping 0→25 m over x∈(64,200], ceiling 3 m above it, roof 50 m).
+ * - Rivers: bedrock 10(1 + fbm) + 16(256 − X)/256 with X in metres (the
+ *   reference's 16(N−x)/N with x in cells), fbm of 8 octaves at 0.05/m,
+ *   sand 1 m, no water.
+ * - noise: not a paper scene. Cells of 1 m, so the terrain is a window of
+ *   one endless landscape: the n = 64 tile is the corner of the n = 128 one.
+ *   Bedrock 150(1 + fbm) ∈ [0, 300] m, fbm of 10 octaves from a 1 km base
+ *   wavelength (frequency 0.001/m) down to ~2 m; sand 1 m; no water.
+ * - Only B, s, C and count are set; water, sediment, damage, stability and
+ *   fluxes stay zero as talus_tile_create leaves them.
+ */
+#ifndef TALUS_IO_SCENES_H
+#define TALUS_IO_SCENES_H
+
+#include "kernels/state.h"
+
+/* Number of scenes; names are bridges, chasm-rain, chasm-source, arches,
+ * cave, rivers-rain, rivers-source, noise. The *-rain / *-source pairs share
+ * a terrain (they differ only in their parameters). */
+int talus_scene_count(void);
+/* Name of scene i, or NULL when i is out of range. */
+const char *talus_scene_name(int i);
+/* Smallest nz the scene needs (2 for bridges and cave, else 1); 0 if the
+ * name is unknown. */
+int talus_scene_min_layers(const char *name);
+
+/*
+ * Builds scene `name` at n × n cells into a new tile covering (0,0,n,n)
+ * with nz layers; *cell_size (may be NULL) receives l_c in metres.
+ * Errors: TALUS_ERR_ARGUMENT for an unknown name or NULL out; TALUS_ERR_RANGE
+ * for n < 1, nz outside 1..TALUS_NZ_MAX or below the scene's need;
+ * TALUS_ERR_NOMEM. seed varies the fbm scenes (rivers-*, noise) only.
+ */
+talus_status talus_scene_build(const char *name, int n, int nz, uint32_t seed, talus_tile **out,
+                               double *cell_size);
+
+/*
+ * Fractional Brownian motion of value noise at (x, y): `octaves` octaves,
+ * the first at `frequency` (lattice spacing 1/frequency), each next one at
+ * twice the frequency and half the amplitude, normalised by the sum of the
+ * amplitudes so the result lies in [−1, 1]. Lattice values come from
+ * talus_hash(seed, i, j, 0, octave), so the field is deterministic and the
+ * same wherever it is evaluated from. Non-finite input or octaves < 1 give 0.
+ */
+float talus_fbm(uint32_t seed, double x, double y, int octaves, double frequency);
+
+#endif /* TALUS_IO_SCENES_H */

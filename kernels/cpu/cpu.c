@@ -1,0 +1,52 @@
+/*
+ * cpu.c — the CPU backend. One loop shape for every stage: rows split
+ * statically across OpenMP threads, cells in x order, ledger flows summed
+ * per row in double and then over rows in y order (thread-count invariant).
+ * The kernel bodies are the shared k_* functions of kernels/.
+ */
+#include "cpu.h"
+
+#include "../horizontal.h"
+#include "../pipes.h"
+#include "../rain.h"
+#include "../split.h"
+#include "../support.h"
+#include "../transport.h"
+#include "../vertical.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The loop is instantiated once per body so the compiler can inline it. */
+#define CPU_STAGE_LOOP(body)                                                                    \
+  _Pragma("omp parallel for schedule(static)") for (int j = 0; j < region.h; j++) {            \
+    double *acc = rows + (size_t)j * TALUS_FLOW_COUNT;                                          \
+    int y = region.y0 + j;                                                                      \
+    for (int x = region.x0; x < region.x0 + region.w; x++) body(t, c, x, y, acc);               \
+  }
+
+talus_status talus_cpu_stage(talus_tile *t, const talus_kctx *c, talus_stage_id id,
+                             talus_rect region, double *flows) {
+  if (region.w <= 0 || region.h <= 0) return TALUS_OK;
+  double *rows = calloc((size_t)region.h * TALUS_FLOW_COUNT, sizeof *rows);
+  if (!rows) return talus_fail(TALUS_ERR_NOMEM, "cpu", "no memory for ledger rows");
+  switch (id) {
+  case TALUS_STAGE_RAIN: CPU_STAGE_LOOP(k_rain); break;
+  case TALUS_STAGE_PIPES: CPU_STAGE_LOOP(k_pipes); break;
+  case TALUS_STAGE_TRANSPORT: CPU_STAGE_LOOP(k_transport); break;
+  case TALUS_STAGE_HORIZONTAL: CPU_STAGE_LOOP(k_horizontal); break;
+  case TALUS_STAGE_SPLIT: CPU_STAGE_LOOP(k_split); break;
+  case TALUS_STAGE_VERTICAL: CPU_STAGE_LOOP(k_vertical); break;
+  case TALUS_STAGE_SUPPORT_INIT: CPU_STAGE_LOOP(k_support_init); break;
+  case TALUS_STAGE_SUPPORT_RED: CPU_STAGE_LOOP(k_support_red); break;
+  case TALUS_STAGE_SUPPORT_BLACK: CPU_STAGE_LOOP(k_support_black); break;
+  case TALUS_STAGE_COLLAPSE: CPU_STAGE_LOOP(k_collapse); break;
+  default:
+    free(rows);
+    return talus_fail(TALUS_ERR_INTERNAL, "cpu", "unknown stage %d", (int)id);
+  }
+  for (int j = 0; j < region.h; j++)
+    for (int f = 0; f < TALUS_FLOW_COUNT; f++) flows[f] += rows[(size_t)j * TALUS_FLOW_COUNT + f];
+  free(rows);
+  return TALUS_OK;
+}

@@ -1,0 +1,20 @@
+/*
+ * cpu.h — the CPU backend: each stage as an OpenMP loop over rows (static
+ * schedule) calling the stage's per-cell kernel body.
+ *
+ * Ledger flows are accumulated per row in double, in x order, then summed
+ * over rows in y order by the calling thread, so the ledger — like the
+ * state — does not depend on the thread count.
+ */
+#ifndef TALUS_KERNELS_CPU_H
+#define TALUS_KERNELS_CPU_H
+
+#include "../stages.h"
+
+/* Runs stage `id` over the buffer-local rectangle `region` of tile t and
+ * adds the stage's ledger flows (heights, m) to flows[TALUS_FLOW_COUNT].
+ * Fails only on allocation failure. */
+talus_status talus_cpu_stage(talus_tile *t, const talus_kctx *c, talus_stage_id id,
+                             talus_rect region, double *flows);
+
+#endif /* TALUS_KERNELS_CPU_H */

@@ -1,0 +1,98 @@
+/*
+ * horizontal.h — horizontal erosion (reference step 4, paper §3.4, eqs.
+ * 21–25): water standing or flowing in a neighbouring cell wears away the
+ * side of a column's bedrock where the two overlap in height. The wear is
+ * accumulated as damage D; the split stage cuts the column once D reaches
+ * the split size, at the overlap σ stored here.
+ *
+ * Stage radius 1: reads the heights and velocities of the four neighbour
+ * cells; writes only D, sig_lo and sig_hi of its own cell. Damage is not
+ * matter, so the stage books no ledger flow.
+ */
+#ifndef TALUS_KERNELS_HORIZONTAL_H
+#define TALUS_KERNELS_HORIZONTAL_H
+
+#include "state.h"
+#include <math.h>
+
+/* Hermite smoothstep from e0 to e1 (0 below e0, 1 above e1). */
+TALUS_HD static inline float hz_smoothstep(float e0, float e1, float v) {
+  float u = (v - e0) / (e1 - e0);
+  u = u < 0.0f ? 0.0f : (u > 1.0f ? 1.0f : u);
+  return u * u * (3.0f - 2.0f * u);
+}
+
+/* The candidate of one neighbour column: damage and the overlap it acts on. */
+typedef struct hz_hit {
+  float dmg, lo, hi;
+} hz_hit;
+
+/*
+ * Damage that neighbour column j (lying in direction d) deals in one step to
+ * the bedrock [F, B] of the column being eroded. dmg <= 0 when the water
+ * does not overlap the bedrock or flows away from it. sin β = sin(atan2(h,
+ * l_c)) is evaluated as 1/sqrt(1 + (l_c/h)²): the same value without atan2
+ * and sin, whose results differ between math libraries (CPU vs GPU).
+ */
+TALUS_HD static inline hz_hit hz_candidate(const talus_tile *t, const talus_kparams *P, size_t j,
+                                           int d, float F, float B) {
+  float S = t->B[j] + t->s[j], W = S + t->w[j];
+  hz_hit h = {0.0f, fmaxf(F, S), fminf(B, W)};
+  if (!(h.hi > h.lo)) return h;
+  float sinb = 1.0f;
+  if (!(F > S)) {
+    /* Overlap implies B > S and C' >= W' > S, so the rise is positive. */
+    float q = P->cell_size / (fminf(B, t->C[j]) - S);
+    sinb = 1.0f / sqrtf(1.0f + q * q);
+  }
+  float sins = hz_smoothstep(P->horiz_min_slope, 1.0f, sinb) * sinb;
+  float vx = t->vx[j], vy = t->vy[j];
+  float speed = P->min_scale + (P->max_scale - P->min_scale) * sqrtf(vx * vx + vy * vy);
+  /* Water flowing towards the column (against the offset) erodes fully. */
+  float along = ((float)talus_dir_dx(d) * vx + (float)talus_dir_dy(d) * vy) / (speed + TALUS_EPS);
+  float att = 0.5f - 0.5f * along;
+  h.dmg = P->horiz_strength * sins * speed * att * (h.hi - h.lo) * P->dt / P->cell_size;
+  return h;
+}
+
+/*
+ * Erodes column k of cell (x, y): scans each inside neighbour's columns
+ * top-down (stopping at the first whose water surface is at or below this
+ * column's floor), keeps the strict maximum damage, adds it to D and stores
+ * its overlap in sig_lo/sig_hi — (floor, bedrock top) when nothing erodes.
+ * Out-of-domain and NoData neighbours do not erode.
+ */
+TALUS_HD static inline void hz_column(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                      size_t i, int k) {
+  size_t jc = talus_col(t, i, k);
+  float F = talus_floor(t, i, k), B = t->B[jc];
+  hz_hit best = {0.0f, F, B};
+  for (int d = 0; d < 4; d++) {
+    if (talus_nb_kind(t, c, x, y, d, 0) != TALUS_NB_INSIDE) continue;
+    size_t ni = talus_idx(t, x + talus_dir_dx(d), y + talus_dir_dy(d));
+    for (int kk = (int)t->count[ni] - 1; kk >= 0; kk--) {
+      size_t j = talus_col(t, ni, kk);
+      if (t->B[j] + t->s[j] + t->w[j] <= F) break;
+      hz_hit h = hz_candidate(t, &c->P, j, d, F, B);
+      if (h.dmg > best.dmg) best = h;
+    }
+  }
+  t->D[jc] += best.dmg;
+  t->sig_lo[jc] = best.lo;
+  t->sig_hi[jc] = best.hi;
+}
+
+/* Horizontal erosion of every column of cell (x, y); masked cells and runs
+ * with horizontal erosion disabled are left untouched. */
+TALUS_HD static inline void k_horizontal(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                         double *flows) {
+  (void)flows;
+  if (!c->P.enable_horizontal) return;
+  size_t i = talus_idx(t, x, y);
+  if (talus_cell_masked(t, i)) return;
+  int n = t->count[i];
+  for (int k = 0; k < n; k++)
+    hz_column(t, c, x, y, i, k);
+}
+
+#endif /* TALUS_KERNELS_HORIZONTAL_H */

@@ -1,0 +1,165 @@
+/*
+ * pipes.h — the pipes stage (radius 1): for every column of a cell and each
+ * direction, choose the neighbour column the virtual pipe connects to, then
+ * compute the column's outflow flux, sand slippage, tilt and the limiters
+ * that keep the next transport stage from removing more than a column holds.
+ *
+ * Writes only the cell's own scratch (pipe, slip, kr, sina) and flux slots;
+ * reads the neighbours' heights (B, s, w, C, count), which this stage never
+ * changes. Follows the reference notes section 2 step 2 and section 6:
+ *   flux   f = max((1 - δ·dt)·f + dt·g·l_c·Δh, 0), Δh = min(W, C') - max(W', S)
+ *   K_e    f *= min(max(C' - W', 0) / (f·dt/l_c² + ε), 1)   (finite C' only)
+ *   slip   a = max(min(max((S - S' - T·l_c)/8, 0), (C' - B' - s' - w')/4), 0)
+ *   K_w, K_r, K_a limiters in that order.
+ * Borders: water outflow uses a virtual neighbour B' = own B, s' = w' = 0,
+ * C' = ∞ (pipe -2); a reflecting border or NoData wall has no pipe (-1) and
+ * its flux is set to 0 — the reference keeps the stale flux there, which
+ * drains water through a wall. Slippage borders follow outflow_slippage.
+ */
+#ifndef TALUS_KERNELS_PIPES_H
+#define TALUS_KERNELS_PIPES_H
+#include "state.h"
+#include <math.h>
+
+/* Heights of one column as the pipe formulas see them. */
+typedef struct pipes_col {
+  float B, s, w, C;
+} pipes_col;
+
+TALUS_HD static inline pipes_col pipes_load(const talus_tile *t, size_t ci) {
+  pipes_col q = {t->B[ci], t->s[ci], t->w[ci], t->C[ci]};
+  return q;
+}
+
+/* The lowest column of neighbour cell nidx that our column (bedrock top B)
+ * may flow into: its ceiling is above B and it is not full of water. The
+ * top column (ceiling TALUS_TOP) always qualifies, so this never fails for
+ * a live cell. */
+TALUS_HD static inline int pipes_pick(const talus_tile *t, size_t nidx, float B) {
+  int n = t->count[nidx];
+  for (int k = 0; k < n - 1; k++) {
+    size_t ci = talus_col(t, nidx, k);
+    float Cn = t->C[ci], Wn = t->B[ci] + t->s[ci] + t->w[ci];
+    if (B < Cn && Wn + TALUS_EPS < Cn) return k;
+  }
+  return n - 1;
+}
+
+/* Tangent of the angle of repose between two columns: tan is interpolated
+ * (not the angle) from dry to wet by the mean water depth over `range`. */
+TALUS_HD static inline float pipes_talus(const talus_kparams *P, float w, float wn) {
+  float m = P->slippage_range > 0.0f ? fminf(0.5f * (w + wn) / P->slippage_range, 1.0f) : 1.0f;
+  return P->tan_dry + (P->tan_wet - P->tan_dry) * m;
+}
+
+/* New outflow flux [m³/s] from column q to neighbour column n before K_w:
+ * damped old flux accelerated by the head difference, capped by the
+ * neighbour's free space (K_e) when its ceiling is finite. */
+TALUS_HD static inline float pipes_flux(const talus_kparams *P, float f_old, pipes_col q,
+                                        pipes_col n) {
+  float lc = P->cell_size, dt = P->dt;
+  float W = q.B + q.s + q.w, Wn = n.B + n.s + n.w;
+  float dh = fminf(W, n.C) - fmaxf(Wn, q.B + q.s);
+  float f = fmaxf((1.0f - P->pipe_damping * dt) * f_old + dt * P->gravity * lc * dh, 0.0f);
+  if (n.C < TALUS_TOP) {
+    float ke = fmaxf(n.C - Wn, 0.0f) / (f * dt / (lc * lc) + TALUS_EPS);
+    f *= fminf(ke, 1.0f);
+  }
+  return f;
+}
+
+/* Sand slippage [m] from column q to neighbour column n before K_a: the
+ * excess over the talus slope, shared over 8, capped by a quarter of the
+ * neighbour's free space. */
+TALUS_HD static inline float pipes_slip(const talus_kparams *P, pipes_col q, pipes_col n) {
+  float T = pipes_talus(P, q.w, n.w);
+  float excess = fmaxf((q.B + q.s - (n.B + n.s) - T * P->cell_size) / 8.0f, 0.0f);
+  return fmaxf(fminf(excess, (n.C - n.B - n.s - n.w) / 4.0f), 0.0f);
+}
+
+/* sin α of the surface from central differences of the four neighbour
+ * surface heights h[R,U,L,D]: n = normalize(2l_c, h_R-h_L, 0) ×
+ * normalize(0, h_U-h_D, 2l_c) (y up, as in the reference), sin α = √(1-n_y²). */
+TALUS_HD static inline float pipes_tilt(const float h[4], float lc) {
+  float ax = 2.0f * lc, ay = h[TALUS_DIR_R] - h[TALUS_DIR_L];
+  float bz = 2.0f * lc, by = h[TALUS_DIR_U] - h[TALUS_DIR_D];
+  float ny = (ax / sqrtf(ax * ax + ay * ay)) * (bz / sqrtf(bz * bz + by * by));
+  return sqrtf(fmaxf(1.0f - ny * ny, 0.0f));
+}
+
+/* Flux, slippage and tilt height of column q toward direction d; stores the
+ * pipe. f_out and a_out receive the unlimited flux and slippage, h_out the
+ * surface height seen in that direction. */
+TALUS_HD static inline void pipes_direction(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                            int k, int d, pipes_col q, float *f_out, float *a_out,
+                                            float *h_out) {
+  const talus_kparams *P = &c->P;
+  size_t idx = talus_idx(t, x, y), dc = talus_dcol(t, idx, k, d);
+  talus_nb nb = talus_nb_kind(t, c, x, y, d, 0);
+  *f_out = 0.0f;
+  *a_out = 0.0f;
+  *h_out = q.B + q.s;
+  if (nb == TALUS_NB_INSIDE) {
+    size_t nidx = talus_idx(t, x + talus_dir_dx(d), y + talus_dir_dy(d));
+    int kn = pipes_pick(t, nidx, q.B);
+    pipes_col n = pipes_load(t, talus_col(t, nidx, kn));
+    t->pipe[dc] = (int8_t)kn;
+    *f_out = pipes_flux(P, t->f[dc], q, n);
+    if (P->enable_slippage) *a_out = pipes_slip(P, q, n);
+    *h_out = n.B + n.s;
+    return;
+  }
+  if (nb == TALUS_NB_OUTFLOW) {
+    pipes_col v = {q.B, 0.0f, 0.0f, TALUS_TOP};
+    t->pipe[dc] = -2;
+    *f_out = pipes_flux(P, t->f[dc], q, v);
+    *h_out = q.B;
+  } else {
+    t->pipe[dc] = -1;
+  }
+  if (P->enable_slippage && talus_nb_kind(t, c, x, y, d, 1) == TALUS_NB_OUTFLOW) {
+    float T = pipes_talus(P, q.w, 0.0f);
+    *a_out = fmaxf((q.s - T * P->cell_size) / 8.0f, 0.0f);
+  }
+}
+
+/* One column: directions, then the limiters K_w (flux), K_r (sediment) and
+ * K_a (slippage) in the reference's order; stores f, slip, kr, sina. */
+TALUS_HD static inline void pipes_column(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                         int k) {
+  const talus_kparams *P = &c->P;
+  size_t idx = talus_idx(t, x, y), ci = talus_col(t, idx, k);
+  pipes_col q = pipes_load(t, ci);
+  float f[4], a[4], h[4], sf = 0.0f, sa = 0.0f;
+  for (int d = 0; d < 4; d++) {
+    pipes_direction(t, c, x, y, k, d, q, &f[d], &a[d], &h[d]);
+    sf += f[d];
+    sa += a[d];
+  }
+  float l2 = P->cell_size * P->cell_size;
+  float kw = fminf(q.w * l2 / (sf * P->dt + TALUS_EPS), 1.0f);
+  float sf2 = 0.0f;
+  for (int d = 0; d < 4; d++) {
+    f[d] *= kw;
+    sf2 += f[d];
+  }
+  float ka = fminf(q.s / (sa + TALUS_EPS), 1.0f);
+  for (int d = 0; d < 4; d++) {
+    t->f[talus_dcol(t, idx, k, d)] = f[d];
+    t->slip[talus_dcol(t, idx, k, d)] = a[d] * ka;
+  }
+  t->kr[ci] = fminf(t->r[ci] * l2 / (sf2 * P->dt + TALUS_EPS), 1.0f);
+  t->sina[ci] = pipes_tilt(h, P->cell_size);
+}
+
+/* The pipes stage for cell (x, y): every column. No ledger flows (nothing
+ * moves until transport). Skips masked cells. */
+TALUS_HD static inline void k_pipes(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                    double *flows) {
+  (void)flows;
+  size_t idx = talus_idx(t, x, y);
+  if (talus_cell_masked(t, idx)) return;
+  for (int k = 0; k < t->count[idx]; k++) pipes_column(t, c, x, y, k);
+}
+
+#endif /* TALUS_KERNELS_PIPES_H */

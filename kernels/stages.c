@@ -1,0 +1,67 @@
+/*
+ * stages.c — the stage table and the step plan. The plan is the only place
+ * that says which stages run at a given global step; the support cycle's
+ * phase comes from the global step, never from a tile-local counter.
+ */
+#include "stages.h"
+
+static const talus_stage_def stage_table[TALUS_STAGE_COUNT] = {
+    {TALUS_STAGE_RAIN, "rain", 0},
+    {TALUS_STAGE_PIPES, "pipes", 1},
+    {TALUS_STAGE_TRANSPORT, "transport", 1},
+    {TALUS_STAGE_HORIZONTAL, "horizontal", 1},
+    {TALUS_STAGE_SPLIT, "split", 0},
+    {TALUS_STAGE_VERTICAL, "vertical", 0},
+    {TALUS_STAGE_SUPPORT_INIT, "support_init", 0},
+    {TALUS_STAGE_SUPPORT_RED, "support_red", 1},
+    {TALUS_STAGE_SUPPORT_BLACK, "support_black", 1},
+    {TALUS_STAGE_COLLAPSE, "collapse", 0},
+};
+
+const talus_stage_def *talus_stage_def_of(talus_stage_id id) {
+  if ((unsigned)id >= TALUS_STAGE_COUNT) return NULL;
+  return &stage_table[id];
+}
+
+static int plan_push(talus_stage_id *out, int n, int max, talus_stage_id id) {
+  if (n < 0 || n >= max) return -1;
+  out[n] = id;
+  return n + 1;
+}
+
+int talus_step_plan(const talus_kparams *P, int64_t step, talus_stage_id *out, int max) {
+  int n = 0;
+  n = plan_push(out, n, max, TALUS_STAGE_RAIN);
+  n = plan_push(out, n, max, TALUS_STAGE_PIPES);
+  n = plan_push(out, n, max, TALUS_STAGE_TRANSPORT);
+  if (P->enable_horizontal) {
+    n = plan_push(out, n, max, TALUS_STAGE_HORIZONTAL);
+    n = plan_push(out, n, max, TALUS_STAGE_SPLIT);
+  }
+  n = plan_push(out, n, max, TALUS_STAGE_VERTICAL);
+  if (P->enable_support && P->nz > 1) {
+    int64_t phase = step % P->support_cycle;
+    if (phase == 0) n = plan_push(out, n, max, TALUS_STAGE_SUPPORT_INIT);
+    for (int i = 0; i < P->prop_iterations; i++) {
+      n = plan_push(out, n, max, TALUS_STAGE_SUPPORT_RED);
+      n = plan_push(out, n, max, TALUS_STAGE_SUPPORT_BLACK);
+    }
+    if (phase == P->support_cycle - 1) n = plan_push(out, n, max, TALUS_STAGE_COLLAPSE);
+  }
+  return n;
+}
+
+int talus_step_radius(const talus_kparams *P) {
+  talus_stage_id plan[4 * TALUS_STAGE_COUNT + 2 * 64];
+  int worst = 0;
+  int cycle = P->enable_support ? P->support_cycle : 1;
+  /* The plan differs only at a cycle's first and last step. */
+  int64_t probes[3] = {0, cycle > 1 ? 1 : 0, cycle - 1};
+  for (int i = 0; i < 3; i++) {
+    int n = talus_step_plan(P, probes[i], plan, (int)(sizeof plan / sizeof plan[0]));
+    int r = 0;
+    for (int j = 0; j < n; j++) r += talus_stage_def_of(plan[j])->radius;
+    if (r > worst) worst = r;
+  }
+  return worst;
+}

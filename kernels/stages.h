@@ -1,0 +1,52 @@
+/*
+ * stages.h — the ordered stage table of one simulation step, with each
+ * stage's declared dependency radius, and the per-cell kernel contract.
+ *
+ * Kernel contract (every k_* function, CPU and GPU alike):
+ *   TALUS_HD static inline void k_NAME(const talus_tile *t, const talus_kctx *c,
+ *                                      int x, int y, double *flows);
+ *   - (x, y) are buffer-local; the kernel reads cells within its stage's
+ *     radius and writes only the slots of cell (x, y);
+ *   - `flows` points at TALUS_FLOW_COUNT doubles (heights in metres) the
+ *     kernel adds its ledger flows to; it may be NULL-free but never shared
+ *     between threads;
+ *   - no globals, no atomics, randomness only from talus_hash().
+ * The tiler derives halo widths from talus_step_radius() and nowhere else.
+ */
+#ifndef TALUS_KERNELS_STAGES_H
+#define TALUS_KERNELS_STAGES_H
+
+#include "state.h"
+
+typedef enum talus_stage_id {
+  TALUS_STAGE_RAIN = 0,      /* rain and sources (radius 0) */
+  TALUS_STAGE_PIPES,         /* pipes, flux, slippage, tilt, limiters (1) */
+  TALUS_STAGE_TRANSPORT,     /* water, sediment, sand, evaporation, petrification (1) */
+  TALUS_STAGE_HORIZONTAL,    /* horizontal erosion damage (1) */
+  TALUS_STAGE_SPLIT,         /* column splitting (0) */
+  TALUS_STAGE_VERTICAL,      /* vertical erosion, dissolve/deposit, recovery (0) */
+  TALUS_STAGE_SUPPORT_INIT,  /* stability init at a cycle's first step (0) */
+  TALUS_STAGE_SUPPORT_RED,   /* propagation half-sweep, x+y odd (1) */
+  TALUS_STAGE_SUPPORT_BLACK, /* propagation half-sweep, x+y even (1) */
+  TALUS_STAGE_COLLAPSE,      /* collapse and merge at a cycle's last step (0) */
+  TALUS_STAGE_COUNT
+} talus_stage_id;
+
+typedef struct talus_stage_def {
+  talus_stage_id id;
+  const char *name;
+  int radius;
+} talus_stage_def;
+
+/* The declaration of a stage (never NULL for a valid id). */
+const talus_stage_def *talus_stage_def_of(talus_stage_id id);
+
+/* Writes the ordered stages of global step `step` into out[max]; returns
+ * how many (or -1 if max is too small). */
+int talus_step_plan(const talus_kparams *P, int64_t step, talus_stage_id *out, int max);
+
+/* Dependency radius of one step: the largest sum of stage radii over the
+ * steps of a support cycle (3 + 2P for the layered model with support). */
+int talus_step_radius(const talus_kparams *P);
+
+#endif /* TALUS_KERNELS_STAGES_H */

@@ -1,0 +1,173 @@
+/*
+ * state.c — tile buffers, parameter defaults and derivation, ledger flow
+ * declarations. Owns nothing global: every tile belongs to its creator.
+ */
+#include "state.h"
+
+#include <math.h>
+#include <string.h>
+
+void talus_kparams_defaults(talus_kparams *p) {
+  memset(p, 0, sizeof *p);
+  p->model = TALUS_MODEL_LAYERED;
+  p->nz = 8;
+  p->cell_size = 1.0f;
+  p->dt = 0.15f;
+  p->gravity = 9.81f;
+  p->seed = 1;
+  p->rain = 0.07f;
+  p->rain_noise = 1.0f;
+  p->evaporation = 0.09f;
+  p->evap_space_scale = 10.0f;
+  p->pipe_damping = 0.01f;
+  p->capacity = 0.1f;
+  p->sand_dissolve = 0.05f;
+  p->deposition = 0.04f;
+  p->bedrock_dissolve = 0.01f;
+  p->min_scale = 0.1f;
+  p->max_scale = 1.0f;
+  p->water_max_height = 10.0f;
+  p->sand_threshold = 0.01f;
+  p->slope_fade_start = 0.6f;
+  p->top_erosion_scale = 2.0f;
+  p->petrification = 1e-4f;
+  p->talus_dry_deg = 30.0f;
+  p->talus_wet_deg = 0.0f;
+  p->slippage_range = 1.0f;
+  p->horiz_min_slope = 0.9f;
+  p->horiz_strength = 0.1f;
+  p->split_size = 0.75f;
+  p->damage_recovery = 0.005f;
+  p->rho_bedrock = 2600.0f;
+  p->rho_sand = 1600.0f;
+  p->rho_water = 1000.0f;
+  p->bedrock_support = 60000.0f;
+  p->border_support = 60000.0f;
+  p->min_bedrock = 1.0f;
+  p->max_prop_distance = 100.0f;
+  p->prop_iterations = 5;
+  p->enable_slippage = 1;
+  p->enable_vertical = 1;
+  p->enable_horizontal = 1;
+  p->enable_support = 1;
+  p->use_weight = 1;
+  p->enable_border_support = 1;
+  p->outflow_water = 0;
+  p->outflow_slippage = 0;
+  p->nodata_policy = TALUS_NODATA_OUTFLOW;
+}
+
+talus_status talus_kparams_derive(talus_kparams *p) {
+  if (p->nz < 1 || p->nz > TALUS_NZ_MAX)
+    return talus_fail(TALUS_ERR_RANGE, "params", "layers = %d outside [1, %d]", p->nz,
+                      TALUS_NZ_MAX);
+  if (!(p->cell_size > 0.0f) || !isfinite(p->cell_size))
+    return talus_fail(TALUS_ERR_RANGE, "params", "cell size %g must be positive",
+                      (double)p->cell_size);
+  if (p->model == TALUS_MODEL_HEIGHTFIELD) p->nz = 1;
+  p->tan_dry = tanf(p->talus_dry_deg * 0.017453292519943295f);
+  p->tan_wet = tanf(p->talus_wet_deg * 0.017453292519943295f);
+  /* A cycle lasts maxDist / (2 l_c P) steps: propagation covers 2P cells per
+   * step, so stability can travel max_prop_distance within one cycle. */
+  int P = p->prop_iterations > 0 ? p->prop_iterations : 1;
+  double cycle = ceil((double)p->max_prop_distance / (2.0 * (double)p->cell_size * P));
+  p->support_cycle = cycle < 1.0 ? 1 : (cycle > 1e6 ? 1000000 : (int)cycle);
+  return TALUS_OK;
+}
+
+static const struct {
+  const char *name;
+  int from, to;
+} flow_table[TALUS_FLOW_COUNT] = {
+    [TALUS_FLOW_RAIN] = {"rain", TALUS_MAT_OUTSIDE, TALUS_MAT_WATER},
+    [TALUS_FLOW_SOURCE] = {"sources", TALUS_MAT_OUTSIDE, TALUS_MAT_WATER},
+    [TALUS_FLOW_EVAPORATION] = {"evaporation", TALUS_MAT_WATER, TALUS_MAT_OUTSIDE},
+    [TALUS_FLOW_WATER_OUTFLOW] = {"water_outflow", TALUS_MAT_WATER, TALUS_MAT_OUTSIDE},
+    [TALUS_FLOW_WATER_OVERFILL] = {"water_overfill_clamp", TALUS_MAT_WATER, TALUS_MAT_OUTSIDE},
+    [TALUS_FLOW_SEDIMENT_OUTFLOW] = {"sediment_outflow", TALUS_MAT_SEDIMENT, TALUS_MAT_OUTSIDE},
+    [TALUS_FLOW_SEDIMENT_CLAMP] = {"sediment_negative_clamp", TALUS_MAT_OUTSIDE,
+                                   TALUS_MAT_SEDIMENT},
+    [TALUS_FLOW_SAND_OUTFLOW] = {"sand_outflow", TALUS_MAT_SAND, TALUS_MAT_OUTSIDE},
+    [TALUS_FLOW_SAND_OVERFILL] = {"sand_overfill_clamp", TALUS_MAT_SAND, TALUS_MAT_OUTSIDE},
+    [TALUS_FLOW_SAND_CLAMP] = {"sand_negative_clamp", TALUS_MAT_OUTSIDE, TALUS_MAT_SAND},
+    [TALUS_FLOW_DISSOLVE] = {"dissolve", TALUS_MAT_SAND, TALUS_MAT_SEDIMENT},
+    [TALUS_FLOW_DEPOSIT] = {"deposit", TALUS_MAT_SEDIMENT, TALUS_MAT_SAND},
+    [TALUS_FLOW_PETRIFY] = {"petrification", TALUS_MAT_SAND, TALUS_MAT_BEDROCK},
+    [TALUS_FLOW_BEDROCK_EROSION] = {"bedrock_erosion", TALUS_MAT_BEDROCK, TALUS_MAT_SAND},
+    [TALUS_FLOW_CEILING_EROSION] = {"ceiling_erosion", TALUS_MAT_BEDROCK, TALUS_MAT_SAND},
+    [TALUS_FLOW_SPLIT] = {"split", TALUS_MAT_BEDROCK, TALUS_MAT_SAND},
+    [TALUS_FLOW_RECOVERY] = {"damage_recovery", TALUS_MAT_BEDROCK, TALUS_MAT_OUTSIDE},
+    [TALUS_FLOW_COLLAPSE] = {"collapse", TALUS_MAT_BEDROCK, TALUS_MAT_SAND},
+    [TALUS_FLOW_MERGE] = {"merge", TALUS_MAT_SAND, TALUS_MAT_BEDROCK},
+    [TALUS_FLOW_THERMAL] = {"thermal", TALUS_MAT_BEDROCK, TALUS_MAT_SAND},
+};
+
+const char *talus_flow_info(int flow, int *from, int *to) {
+  if (flow < 0 || flow >= TALUS_FLOW_COUNT) return NULL;
+  if (from) *from = flow_table[flow].from;
+  if (to) *to = flow_table[flow].to;
+  return flow_table[flow].name;
+}
+
+static void tile_init_columns(talus_tile *t) {
+  for (size_t i = 0; i < t->plane; i++) {
+    t->count[i] = 1;
+    t->C[i] = TALUS_TOP;
+  }
+}
+
+talus_status talus_tile_create(talus_tile **out, talus_rect buf, int nz, int with_hardness) {
+  *out = NULL;
+  if (buf.w <= 0 || buf.h <= 0 || nz < 1 || nz > TALUS_NZ_MAX)
+    return talus_fail(TALUS_ERR_ARGUMENT, "tile", "bad tile %dx%d with %d layers", buf.w, buf.h,
+                      nz);
+  talus_tile *t = NULL;
+  talus_status st = talus_alloc((void **)&t, sizeof *t, "tile header");
+  if (st) return st;
+  t->buf = buf;
+  t->pitch = (buf.w + 15) & ~15; /* 64-byte rows for vector loads */
+  t->nz = nz;
+  t->plane = (size_t)t->pitch * (size_t)buf.h;
+  size_t n = (size_t)nz * t->plane, P = t->plane;
+  struct {
+    void **p;
+    size_t bytes;
+    const char *what;
+  } parts[] = {
+      {(void **)&t->count, P, "column counts"}, {(void **)&t->mask, P, "NoData mask"},
+      {(void **)&t->B, n * 4, "bedrock"},       {(void **)&t->s, n * 4, "sand"},
+      {(void **)&t->w, n * 4, "water"},         {(void **)&t->C, n * 4, "ceilings"},
+      {(void **)&t->r, n * 4, "sediment"},      {(void **)&t->D, n * 4, "damage"},
+      {(void **)&t->p, n * 4, "stability"},     {(void **)&t->f, 4 * n * 4, "fluxes"},
+      {(void **)&t->pipe, 4 * n, "pipes"},      {(void **)&t->slip, 4 * n * 4, "slippage"},
+      {(void **)&t->kr, n * 4, "sediment scale"}, {(void **)&t->sina, n * 4, "tilt"},
+      {(void **)&t->vx, n * 4, "velocity x"},   {(void **)&t->vy, n * 4, "velocity y"},
+      {(void **)&t->sig_lo, n * 4, "overlap lo"}, {(void **)&t->sig_hi, n * 4, "overlap hi"},
+      {(void **)&t->hard, with_hardness ? P * 4 : 0, "hardness"},
+  };
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0] && !st; i++)
+    if (parts[i].bytes) st = talus_alloc(parts[i].p, parts[i].bytes, parts[i].what);
+  if (st) {
+    talus_tile_free(t);
+    return st;
+  }
+  tile_init_columns(t);
+  *out = t;
+  return TALUS_OK;
+}
+
+void talus_tile_free(talus_tile *t) {
+  if (!t) return;
+  void *parts[] = {t->count, t->mask, t->B,    t->s,  t->w,    t->C,  t->r,  t->D,      t->p,
+                   t->f,     t->pipe, t->slip, t->kr, t->sina, t->vx, t->vy, t->sig_lo, t->sig_hi,
+                   t->hard};
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) talus_free(parts[i]);
+  talus_free(t);
+}
+
+size_t talus_tile_bytes(const talus_tile *t) {
+  if (!t) return 0;
+  /* count + mask, 7 + 4 persistent floats, 4 pipes (int8), 4 + 6 scratch floats */
+  size_t per_layer = (7 + 4 + 4 + 6) * 4 + 4;
+  return t->plane * (2 + (t->hard ? 4 : 0)) + t->plane * (size_t)t->nz * per_layer;
+}

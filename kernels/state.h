@@ -1,0 +1,246 @@
+/*
+ * state.h — the data model every kernel sees: physics parameters, the tile
+ * buffer (layer-major structure of arrays), the kernel context, the mass
+ * ledger's flows, and the neighbour/border helpers.
+ *
+ * Design notes
+ * ------------
+ * - A tile buffer is a rectangle of the global grid (core plus halo). Each
+ *   per-column field is stored layer-major: field[k*plane + y*pitch + x].
+ *   Layer 0 of B is therefore a plain heightmap. Fluxes, pipes and slippage
+ *   have 4 planes per layer: field[(k*4 + dir)*plane + y*pitch + x].
+ * - Columns of a cell are sorted bottom-up; slots k >= count[cell] are
+ *   stale and never read. The top column's ceiling is TALUS_TOP; the floor
+ *   of column 0 is TALUS_BOTTOM. Floor of column k is C[k-1].
+ * - Kernels address cells by buffer-local (x, y); global coordinates are
+ *   buf.x0 + x, buf.y0 + y. Borders of the *domain* are decided from global
+ *   coordinates (talus_nb_kind), never from the buffer's edges, so a tile
+ *   interior edge is never a boundary.
+ * - Concurrency rule: during a stage a kernel writes only its own cell's
+ *   slots (all layers) and reads neighbours within the stage's declared
+ *   radius. Stages are separated by barriers. Therefore results never depend
+ *   on thread count or tiling.
+ * - Directions: 0 R(+x), 1 U(+y), 2 L(-x), 3 D(-y); opposite = (d+2)&3.
+ *   +y is "up" in the grid = increasing row index (row 0 is the first row of
+ *   the raster). Geography does not matter to the physics.
+ */
+#ifndef TALUS_KERNELS_STATE_H
+#define TALUS_KERNELS_STATE_H
+
+#include "common.h"
+#include <float.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TALUS_NZ_MAX 16
+#define TALUS_TOP FLT_MAX
+#define TALUS_BOTTOM (-FLT_MAX)
+#define TALUS_EPS 1e-6f
+#define TALUS_MAX_SOURCES 4
+
+enum { TALUS_DIR_R = 0, TALUS_DIR_U = 1, TALUS_DIR_L = 2, TALUS_DIR_D = 3 };
+
+TALUS_HD static inline int talus_dir_dx(int d) { return d == 0 ? 1 : (d == 2 ? -1 : 0); }
+TALUS_HD static inline int talus_dir_dy(int d) { return d == 1 ? 1 : (d == 3 ? -1 : 0); }
+
+typedef enum talus_model { TALUS_MODEL_LAYERED = 0, TALUS_MODEL_HEIGHTFIELD = 1 } talus_model;
+
+typedef enum talus_nodata_policy {
+  TALUS_NODATA_OUTFLOW = 0, /* NoData cells are sinks: matter entering leaves */
+  TALUS_NODATA_WALL = 1,    /* NoData cells are reflecting walls */
+  TALUS_NODATA_FILL = 2     /* holes filled at load time; no masked cells */
+} talus_nodata_policy;
+
+typedef struct talus_source {
+  float strength;  /* water added [m/s] */
+  float radius;    /* [m] */
+  float x, y;      /* centre [m] from the corner of cell (0,0) */
+  float flux[4];   /* flux acceleration R,U,L,D [m³/s²] */
+} talus_source;
+
+/*
+ * Physics parameters, plain data copied by value into every kernel launch.
+ * Filled from the declared parameter table (io/config.c); the fields marked
+ * "derived" are computed by talus_kparams_derive() and never set directly.
+ */
+typedef struct talus_kparams {
+  int model;               /* talus_model */
+  int nz;                  /* column slots per cell, 1..TALUS_NZ_MAX */
+  float cell_size;         /* l_c [m] */
+  float dt;                /* [s] */
+  float gravity;           /* magnitude [m/s²] (the paper's g = -gravity) */
+  uint32_t seed;
+  /* water */
+  float rain;              /* [m/s] */
+  float rain_noise;        /* 0 = uniform rain, 1 = the reference's 2*noise */
+  float evaporation;       /* [m/s] */
+  float evap_space_scale;  /* empty-space scale of evaporation [m] */
+  float pipe_damping;      /* δ_d [1/s] */
+  int num_sources;
+  talus_source sources[TALUS_MAX_SOURCES];
+  /* sediment & vertical erosion */
+  float capacity;          /* κ_C */
+  float sand_dissolve;     /* κ_s [1/s] */
+  float deposition;        /* κ_d [1/s] */
+  float bedrock_dissolve;  /* κ_b [m/s] */
+  float min_scale, max_scale;   /* slope/speed remap m, M */
+  float water_max_height;  /* w_max [m] */
+  float sand_threshold;    /* [m] */
+  float slope_fade_start;  /* [sin] */
+  float top_erosion_scale; /* [m] */
+  float petrification;     /* κ_petr [1/s] */
+  /* sand */
+  float talus_dry_deg, talus_wet_deg; /* angles of repose [deg] */
+  float slippage_range;    /* water depth of full wet talus [m] */
+  /* horizontal erosion */
+  float horiz_min_slope;   /* [sin] */
+  float horiz_strength;    /* κ of eq. 22 */
+  float split_size;        /* D_split [m] */
+  float damage_recovery;   /* κ_r [m/s] */
+  /* support check */
+  float rho_bedrock, rho_sand, rho_water; /* [kg/m³] */
+  float bedrock_support;   /* κ_p [kg/m²] */
+  float border_support;    /* support offered outside the grid [kg/m²] */
+  float min_bedrock;       /* b_min [m] */
+  float max_prop_distance; /* [m] */
+  int prop_iterations;     /* P */
+  /* switches */
+  int enable_slippage, enable_vertical, enable_horizontal, enable_support, use_weight;
+  int enable_border_support;
+  int outflow_water, outflow_slippage; /* domain border modes: 1 outflow, 0 reflect */
+  int nodata_policy;       /* talus_nodata_policy */
+  /* derived (talus_kparams_derive) */
+  float tan_dry, tan_wet;
+  int support_cycle;       /* steps per support cycle */
+} talus_kparams;
+
+/* Fills the defaults of the reference implementation (see io/config.c for
+ * the declared table, which is the authority for keys and ranges). */
+void talus_kparams_defaults(talus_kparams *p);
+/* Computes the derived fields. Returns TALUS_ERR_RANGE on inconsistent values. */
+talus_status talus_kparams_derive(talus_kparams *p);
+
+/* A rectangle in global cell coordinates. */
+typedef struct talus_rect {
+  int32_t x0, y0, w, h;
+} talus_rect;
+
+/*
+ * A tile buffer: persistent fields (kept by stores and exchanged by halos)
+ * then scratch fields (rebuilt every step). Owned by whoever created it via
+ * talus_tile_create; all arrays are 64-byte aligned.
+ */
+typedef struct talus_tile {
+  talus_rect buf;     /* global rectangle covered (core + halo) */
+  int32_t pitch;      /* elements per row, >= buf.w */
+  int32_t nz;         /* layers allocated */
+  size_t plane;       /* elements per layer plane = pitch * buf.h */
+  /* persistent */
+  uint8_t *count;     /* [plane] columns in the cell, 1..nz (masked cells keep 1) */
+  uint8_t *mask;      /* [plane] 1 = NoData cell (never updated) */
+  float *B, *s, *w, *C, *r, *D, *p; /* [nz*plane] */
+  float *f;           /* [4*nz*plane] outflow flux [m³/s] */
+  float *hard;        /* [plane] hardness (heightfield model), else NULL */
+  /* scratch */
+  int8_t *pipe;       /* [4*nz*plane] neighbour column per dir, -1 none, -2 outflow */
+  float *slip;        /* [4*nz*plane] sand slippage per dir [m] */
+  float *kr;          /* [nz*plane] sediment flux scale K_r */
+  float *sina;        /* [nz*plane] tilt sin α */
+  float *vx, *vy;     /* [nz*plane] velocity [m/s] */
+  float *sig_lo, *sig_hi; /* [nz*plane] horizontal-erosion overlap σ of max damage */
+} talus_tile;
+
+/* Allocates a tile covering `buf` with nz layers; every cell starts with one
+ * column of bedrock 0 and ceiling TALUS_TOP. with_hardness adds `hard`. */
+talus_status talus_tile_create(talus_tile **out, talus_rect buf, int nz, int with_hardness);
+void talus_tile_free(talus_tile *t);
+/* Bytes held by a tile (for memory accounting). */
+size_t talus_tile_bytes(const talus_tile *t);
+
+TALUS_HD static inline size_t talus_idx(const talus_tile *t, int x, int y) {
+  return (size_t)y * (size_t)t->pitch + (size_t)x;
+}
+TALUS_HD static inline size_t talus_col(const talus_tile *t, size_t idx, int k) {
+  return (size_t)k * t->plane + idx;
+}
+TALUS_HD static inline size_t talus_dcol(const talus_tile *t, size_t idx, int k, int d) {
+  return ((size_t)k * 4u + (size_t)d) * t->plane + idx;
+}
+/* Floor of column k of the cell at idx. */
+TALUS_HD static inline float talus_floor(const talus_tile *t, size_t idx, int k) {
+  return k == 0 ? TALUS_BOTTOM : t->C[talus_col(t, idx, k - 1)];
+}
+
+/*
+ * The mass ledger's flows: every process that creates, destroys or converts
+ * material is one named flow from one material to another. Kernels add
+ * heights [m] into a per-row double accumulator; the driver multiplies by
+ * the cell area. Order matters only for reporting.
+ */
+typedef enum talus_flow {
+  TALUS_FLOW_RAIN = 0,          /* outside -> water */
+  TALUS_FLOW_SOURCE,            /* outside -> water */
+  TALUS_FLOW_EVAPORATION,       /* water -> outside */
+  TALUS_FLOW_WATER_OUTFLOW,     /* water -> outside, across outflow borders / NoData sinks */
+  TALUS_FLOW_WATER_OVERFILL,    /* water -> outside, clamp w <= C-B-s */
+  TALUS_FLOW_SEDIMENT_OUTFLOW,  /* sediment -> outside */
+  TALUS_FLOW_SEDIMENT_CLAMP,    /* outside -> sediment, clamp r >= 0 */
+  TALUS_FLOW_SAND_OUTFLOW,      /* sand -> outside, slippage across borders */
+  TALUS_FLOW_SAND_OVERFILL,     /* sand -> outside, clamp s <= C-B-w */
+  TALUS_FLOW_SAND_CLAMP,        /* outside -> sand, clamp s >= 0 */
+  TALUS_FLOW_DISSOLVE,          /* sand -> sediment */
+  TALUS_FLOW_DEPOSIT,           /* sediment -> sand */
+  TALUS_FLOW_PETRIFY,           /* sand -> bedrock */
+  TALUS_FLOW_BEDROCK_EROSION,   /* bedrock -> sand (floor of the water) */
+  TALUS_FLOW_CEILING_EROSION,   /* bedrock -> sand (ceiling above the water) */
+  TALUS_FLOW_SPLIT,             /* bedrock -> sand (split cut) */
+  TALUS_FLOW_RECOVERY,          /* bedrock -> outside (damage recovery) */
+  TALUS_FLOW_COLLAPSE,          /* bedrock -> sand (collapsed column) */
+  TALUS_FLOW_MERGE,             /* sand -> bedrock (too-close columns merged) */
+  TALUS_FLOW_THERMAL,           /* bedrock -> sand (thermal weathering) */
+  TALUS_FLOW_COUNT
+} talus_flow;
+
+/* Source and destination material of a flow, and its name. */
+const char *talus_flow_info(int flow, int *from, int *to);
+
+/* Everything a kernel needs besides the tile: parameters by value, the
+ * domain's size (for borders) and the global step being computed. */
+typedef struct talus_kctx {
+  talus_kparams P;
+  int32_t nx, ny;      /* domain size in cells */
+  int64_t step;        /* global step index, 0-based */
+} talus_kctx;
+
+/* What lies in direction d of global cell (gx, gy). */
+typedef enum talus_nb {
+  TALUS_NB_INSIDE = 0,  /* a live cell of the domain */
+  TALUS_NB_REFLECT = 1, /* wall: no pipe */
+  TALUS_NB_OUTFLOW = 2  /* sink: matter leaves the domain */
+} talus_nb;
+
+/*
+ * Classifies a neighbour for water (slippage = 0) or sand slippage
+ * (slippage = 1): domain borders follow outflow_water / outflow_slippage,
+ * NoData cells follow nodata_policy. (x, y) are buffer-local; the neighbour
+ * must lie inside the buffer when it is inside the domain (the tiler's
+ * region shrinking guarantees it).
+ */
+TALUS_HD static inline talus_nb talus_nb_kind(const talus_tile *t, const talus_kctx *c, int x,
+                                              int y, int d, int slippage) {
+  int gx = t->buf.x0 + x + talus_dir_dx(d), gy = t->buf.y0 + y + talus_dir_dy(d);
+  if (gx < 0 || gy < 0 || gx >= c->nx || gy >= c->ny) {
+    int out = slippage ? c->P.outflow_slippage : c->P.outflow_water;
+    return out ? TALUS_NB_OUTFLOW : TALUS_NB_REFLECT;
+  }
+  if (t->mask && t->mask[talus_idx(t, x + talus_dir_dx(d), y + talus_dir_dy(d))])
+    return c->P.nodata_policy == TALUS_NODATA_OUTFLOW ? TALUS_NB_OUTFLOW : TALUS_NB_REFLECT;
+  return TALUS_NB_INSIDE;
+}
+
+/* True when the buffer-local cell is a NoData cell that no kernel updates. */
+TALUS_HD static inline int talus_cell_masked(const talus_tile *t, size_t idx) {
+  return t->mask && t->mask[idx];
+}
+
+#endif /* TALUS_KERNELS_STATE_H */

@@ -1,0 +1,186 @@
+/*
+ * transport.h — the transport stage (radius 1): moves water, suspended
+ * sediment and sand along the pipes chosen by the pipes stage, then applies
+ * evaporation and petrification, and records the velocity.
+ *
+ * Inflow into column k comes from every neighbour column whose pipe in the
+ * opposite direction points at k. A column subtracts exactly the limited
+ * flux / slippage values its receivers add, so the domain total changes
+ * only where it is booked: border outflow, clamps, evaporation and
+ * petrification. Sums are formed in double and rounded to float once per
+ * field, so the unbooked residue is one float rounding per column and step.
+ *
+ * Reference notes section 2 step 3, with the clamps of defect 10 booked:
+ *   w = clamp(w - dt/l_c²·Σnet, 0, max(C-B-s, 0))        WATER_OVERFILL
+ *   w = max(w - evap·clamp((C-B-s-w)/scale, 0.01, 1)·dt, 0) EVAPORATION
+ *   v = (net_R - net_L, net_U - net_D) / (2 l_c²)
+ *   s = clamp(s - Σa_net, 0, C-B-w)                        SAND_OVERFILL / SAND_CLAMP
+ *   p = min(κ_petr·dt·s, s); B += p; s -= p                PETRIFY
+ *   r = max(r - dt/l_c²·Σ(K_r·f)_net, 0)                   SEDIMENT_CLAMP
+ */
+#ifndef TALUS_KERNELS_TRANSPORT_H
+#define TALUS_KERNELS_TRANSPORT_H
+#include "state.h"
+#include <math.h>
+
+/* Per-direction exchange of one column: outflow and inflow of water flux
+ * [m³/s], sand slippage [m] and sediment flux K_r·f [m³/s]. */
+typedef struct transport_io {
+  double fo[4], fi[4], ao[4], ai[4], ro[4], ri[4];
+} transport_io;
+
+/* Gathers column k's own outflows and the inflows of every neighbour column
+ * whose pipe points back at k. Neighbours outside the domain or NoData send
+ * nothing (their outflow is booked by transport_book_borders). */
+TALUS_HD static inline transport_io transport_gather(const talus_tile *t, const talus_kctx *c,
+                                                     int x, int y, int k) {
+  transport_io io;
+  size_t idx = talus_idx(t, x, y);
+  float kr = t->kr[talus_col(t, idx, k)];
+  for (int d = 0; d < 4; d++) {
+    size_t dc = talus_dcol(t, idx, k, d);
+    io.fo[d] = t->f[dc];
+    io.ao[d] = t->slip[dc];
+    io.ro[d] = (double)kr * (double)t->f[dc];
+    io.fi[d] = io.ai[d] = io.ri[d] = 0.0;
+    if (talus_nb_kind(t, c, x, y, d, 0) != TALUS_NB_INSIDE) continue;
+    size_t nidx = talus_idx(t, x + talus_dir_dx(d), y + talus_dir_dy(d));
+    int opp = (d + 2) & 3;
+    for (int kn = 0; kn < t->count[nidx]; kn++) {
+      size_t nd = talus_dcol(t, nidx, kn, opp);
+      if (t->pipe[nd] != k) continue;
+      io.fi[d] += t->f[nd];
+      io.ai[d] += t->slip[nd];
+      io.ri[d] += (double)t->kr[talus_col(t, nidx, kn)] * (double)t->f[nd];
+    }
+  }
+  return io;
+}
+
+/* Books what leaves the domain through outflow borders and NoData sinks:
+ * water and sediment by the water border mode, sand by the slippage mode. */
+TALUS_HD static inline void transport_book_borders(const talus_tile *t, const talus_kctx *c, int x,
+                                                   int y, const transport_io *io, double *flows) {
+  double kdt = (double)c->P.dt / ((double)c->P.cell_size * (double)c->P.cell_size);
+  for (int d = 0; d < 4; d++) {
+    if (talus_nb_kind(t, c, x, y, d, 0) == TALUS_NB_OUTFLOW) {
+      flows[TALUS_FLOW_WATER_OUTFLOW] += kdt * io->fo[d];
+      flows[TALUS_FLOW_SEDIMENT_OUTFLOW] += kdt * io->ro[d];
+    }
+    if (talus_nb_kind(t, c, x, y, d, 1) == TALUS_NB_OUTFLOW)
+      flows[TALUS_FLOW_SAND_OUTFLOW] += io->ao[d];
+  }
+}
+
+/* Clamps v into [lo, hi], booking what the clamp removed into flows[over]
+ * and what it added, times under_sign, into flows[under] (the water clamp
+ * books added water as a negative overfill; sand and sediment have their
+ * own outside -> material flows). */
+TALUS_HD static inline double transport_clamp(double v, double lo, double hi, double *flows,
+                                              int over, int under, double under_sign) {
+  if (v > hi) {
+    flows[over] += v - hi;
+    return hi;
+  }
+  if (v < lo) {
+    flows[under] += under_sign * (lo - v);
+    return lo;
+  }
+  return v;
+}
+
+/* New water depth of column ci after transport and evaporation. */
+TALUS_HD static inline float transport_water(const talus_tile *t, const talus_kparams *P,
+                                             size_t ci, double net, double *flows) {
+  double B = t->B[ci], s = t->s[ci], C = t->C[ci];
+  double kdt = (double)P->dt / ((double)P->cell_size * (double)P->cell_size);
+  double wv = (double)t->w[ci] - kdt * net;
+  double cap = C - B - s > 0.0 ? C - B - s : 0.0;
+  float w = (float)transport_clamp(wv, 0.0, cap, flows, TALUS_FLOW_WATER_OVERFILL,
+                                   TALUS_FLOW_WATER_OVERFILL, -1.0);
+  if (P->evaporation > 0.0f && w > 0.0f) {
+    float space = (float)(C - B - s - (double)w);
+    float scale = P->evap_space_scale > 0.0f ? space / P->evap_space_scale : 1.0f;
+    scale = fminf(fmaxf(scale, 0.01f), 1.0f);
+    float we = fmaxf(w - P->evaporation * scale * P->dt, 0.0f);
+    flows[TALUS_FLOW_EVAPORATION] += (double)w - (double)we;
+    w = we;
+  }
+  return w;
+}
+
+/* Hash stream of petrification rounding for column k (rain uses 0..4). */
+#define TRANSPORT_PETRIFY_STREAM 32u
+
+/* B + pe rounded to a float stochastically (expected value B + pe, never
+ * more than cap above B): a petrified amount below half an ulp of B would
+ * otherwise vanish or stall. The draw u comes from the counter hash. */
+TALUS_HD static inline float transport_round_up(double B, double pe, double cap, float u) {
+  double target = B + pe;
+  float lo = (float)target;
+  if ((double)lo > target) lo = nextafterf(lo, -INFINITY);
+  float hi = nextafterf(lo, INFINITY);
+  if ((double)hi - B > cap || (double)lo == target) return lo;
+  double frac = (target - (double)lo) / ((double)hi - (double)lo);
+  return (double)u < frac ? hi : lo;
+}
+
+/* New sand thickness after slippage (clamped to the space left by water
+ * depth w) and petrification, which raises the stored bedrock top. Sand
+ * loses exactly the float change of B, which is what PETRIFY books. */
+TALUS_HD static inline void transport_sand(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                           int k, double net, float w, double *flows) {
+  const talus_kparams *P = &c->P;
+  size_t ci = talus_col(t, talus_idx(t, x, y), k);
+  double B = t->B[ci], C = t->C[ci];
+  double room = C - B - (double)w > 0.0 ? C - B - (double)w : 0.0;
+  double s = transport_clamp((double)t->s[ci] - net, 0.0, room, flows, TALUS_FLOW_SAND_OVERFILL,
+                             TALUS_FLOW_SAND_CLAMP, 1.0);
+  if (P->petrification > 0.0f && s > 0.0) {
+    double pe = (double)P->petrification * (double)P->dt * s;
+    float u = talus_hash_unit(P->seed, t->buf.x0 + x, t->buf.y0 + y, (uint64_t)c->step,
+                              TRANSPORT_PETRIFY_STREAM + (uint32_t)k);
+    float Bn = transport_round_up(B, pe < s ? pe : s, s, u);
+    double moved = (double)Bn - B;
+    t->B[ci] = Bn;
+    s -= moved;
+    flows[TALUS_FLOW_PETRIFY] += moved;
+  }
+  t->s[ci] = (float)s;
+}
+
+/* Transport of one column: water, evaporation, velocity, sand,
+ * petrification and sediment, with border outflow and clamps booked. */
+TALUS_HD static inline void transport_column(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                             int k, double *flows) {
+  const talus_kparams *P = &c->P;
+  size_t ci = talus_col(t, talus_idx(t, x, y), k);
+  transport_io io = transport_gather(t, c, x, y, k);
+  transport_book_borders(t, c, x, y, &io, flows);
+  double nf[4], fnet = 0.0, anet = 0.0, rnet = 0.0;
+  for (int d = 0; d < 4; d++) {
+    nf[d] = io.fo[d] - io.fi[d];
+    fnet += nf[d];
+    anet += io.ao[d] - io.ai[d];
+    rnet += io.ro[d] - io.ri[d];
+  }
+  float w = transport_water(t, P, ci, fnet, flows);
+  t->w[ci] = w;
+  double l2 = (double)P->cell_size * (double)P->cell_size;
+  t->vx[ci] = (float)((nf[TALUS_DIR_R] - nf[TALUS_DIR_L]) / (2.0 * l2));
+  t->vy[ci] = (float)((nf[TALUS_DIR_U] - nf[TALUS_DIR_D]) / (2.0 * l2));
+  transport_sand(t, c, x, y, k, anet, w, flows);
+  double rv = (double)t->r[ci] - (double)P->dt / l2 * rnet;
+  t->r[ci] = (float)transport_clamp(rv, 0.0, INFINITY, flows, TALUS_FLOW_SEDIMENT_CLAMP,
+                                    TALUS_FLOW_SEDIMENT_CLAMP, 1.0);
+}
+
+/* The transport stage for cell (x, y): every column. Skips masked cells. */
+TALUS_HD static inline void k_transport(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                        double *flows) {
+  size_t idx = talus_idx(t, x, y);
+  if (talus_cell_masked(t, idx)) return;
+  for (int k = 0; k < t->count[idx]; k++) transport_column(t, c, x, y, k, flows);
+}
+
+#endif /* TALUS_KERNELS_TRANSPORT_H */

@@ -1,0 +1,141 @@
+/*
+ * vertical.h — vertical erosion (reference step 6, paper §3.3–3.4): water
+ * erodes the bedrock under it (floor) and over it (ceiling) into sand,
+ * dissolves sand into suspended sediment up to a transport capacity or
+ * deposits the excess, and horizontal-erosion damage recovers by shaving
+ * bedrock off the column's top.
+ *
+ * Stage radius 0: reads and writes only its own cell (a ceiling eroded by
+ * column k is the floor of column k+1 of the same cell). Columns are visited
+ * bottom-up, so column k+1 sees the floor that column k's ceiling erosion
+ * left. Ledger: CEILING_EROSION and BEDROCK_EROSION (bedrock -> sand),
+ * DISSOLVE, DEPOSIT, and RECOVERY (bedrock -> outside, a deliberate sink).
+ *
+ * Switches: erosion, dissolution and deposition follow enable_vertical.
+ * Damage recovery follows enable_horizontal instead: damage only arises from
+ * horizontal erosion, so recovery belongs to that process, and a run with
+ * vertical erosion off must still let damage (and with it splits) recover.
+ *
+ * Deviation from the reference (its defect 8): ceiling erosion is gated by
+ * the same 1 mm water ramp as floor erosion, and only a column with a column
+ * above has a ceiling to erode, so a dry gap no longer eats its roof.
+ */
+#ifndef TALUS_KERNELS_VERTICAL_H
+#define TALUS_KERNELS_VERTICAL_H
+
+#include "state.h"
+#include <math.h>
+
+/* Hermite smoothstep from e0 to e1 (0 below e0, 1 above e1). */
+TALUS_HD static inline float vt_smoothstep(float e0, float e1, float v) {
+  float u = (v - e0) / (e1 - e0);
+  u = u < 0.0f ? 0.0f : (u > 1.0f ? 1.0f : u);
+  return u * u * (3.0f - 2.0f * u);
+}
+
+/* The erosion factors of one column: remapped slope and speed, the 1 mm
+ * water-presence ramp, and the depth-faded water factor ws. */
+typedef struct vt_factors {
+  float slope, speed, wet, ws;
+} vt_factors;
+
+/* Computes the erosion factors of column j with water depth w. */
+TALUS_HD static inline vt_factors vt_factors_of(const talus_tile *t, const talus_kparams *P,
+                                                size_t j, float w) {
+  float m = P->min_scale, span = P->max_scale - P->min_scale;
+  float sa = t->sina[j], vx = t->vx[j], vy = t->vy[j];
+  vt_factors f;
+  f.slope = m + span * sa * (1.0f - vt_smoothstep(P->slope_fade_start, 1.0f, sa));
+  f.speed = m + span * sqrtf(vx * vx + vy * vy);
+  f.wet = fminf(1000.0f * w, 1.0f);
+  float depth = 1.0f - tanhf(2.0f * w / P->water_max_height);
+  f.ws = fminf(fmaxf(depth, 0.0f), 1.0f) * f.wet;
+  return f;
+}
+
+/* Bedrock eroded from the ceiling of column k (below column k+1's bedrock),
+ * at the minimum slope and only when water nearly fills the gap. */
+TALUS_HD static inline float vt_ceiling(const talus_tile *t, const talus_kparams *P, size_t i,
+                                        int k, int n, vt_factors f) {
+  if (k + 1 >= n) return 0.0f;
+  size_t j = talus_col(t, i, k);
+  float C = t->C[j];
+  float gap = C - t->B[j] - t->s[j] - t->w[j];
+  float top = fmaxf(1.0f - fmaxf(gap / P->top_erosion_scale, 0.0f), 0.0f);
+  float rate = P->bedrock_dissolve * f.speed * top * P->min_scale * P->dt * f.wet;
+  return fminf(rate, fmaxf(t->B[talus_col(t, i, k + 1)] - C, 0.0f));
+}
+
+/* Bedrock eroded from the floor of column k; fades out as sand covers it. */
+TALUS_HD static inline float vt_floor(const talus_tile *t, const talus_kparams *P, size_t i, int k,
+                                      vt_factors f) {
+  size_t j = talus_col(t, i, k);
+  float bare = fmaxf(1.0f - t->s[j] / P->sand_threshold, 0.0f);
+  float rate = bare * P->bedrock_dissolve * f.slope * f.speed * f.ws * P->dt;
+  return fminf(rate, fmaxf(t->B[j] - talus_floor(t, i, k), 0.0f));
+}
+
+/* Moves sand to sediment below capacity, sediment to sand above it (the
+ * deposit never overfills the column). */
+TALUS_HD static inline void vt_exchange(const talus_tile *t, const talus_kparams *P, size_t j,
+                                        vt_factors f, double *flows) {
+  float s = t->s[j], r = t->r[j];
+  float cap = P->capacity * f.slope * f.speed * f.ws;
+  if (cap > r) {
+    float d = fminf(P->sand_dissolve * (cap - r) * P->dt, s);
+    t->s[j] = s - d;
+    t->r[j] = r + d;
+    flows[TALUS_FLOW_DISSOLVE] += (double)d;
+  } else {
+    float space = fmaxf(t->C[j] - t->B[j] - s - t->w[j], 0.0f);
+    float d = fminf(fminf(P->deposition * (r - cap) * P->dt, space), r - cap);
+    t->s[j] = s + d;
+    t->r[j] = r - d;
+    flows[TALUS_FLOW_DEPOSIT] += (double)d;
+  }
+}
+
+/* Vertical erosion of column k of cell i (n columns): ceiling and floor
+ * bedrock become sand, then sand and sediment exchange. */
+TALUS_HD static inline void vt_erode(const talus_tile *t, const talus_kparams *P, size_t i, int k,
+                                     int n, double *flows) {
+  size_t j = talus_col(t, i, k);
+  vt_factors f = vt_factors_of(t, P, j, t->w[j]);
+  float dC = vt_ceiling(t, P, i, k, n, f);
+  float dB = vt_floor(t, P, i, k, f);
+  t->C[j] += dC;
+  t->s[j] += dC + dB;
+  t->B[j] -= dB;
+  flows[TALUS_FLOW_CEILING_EROSION] += (double)dC;
+  flows[TALUS_FLOW_BEDROCK_EROSION] += (double)dB;
+  vt_exchange(t, P, j, f, flows);
+}
+
+/* Damage recovery of column k: removes min(κ_r·dt, D, B − F) of damage and
+ * the same height of bedrock from the column's top, booked as RECOVERY. */
+TALUS_HD static inline void vt_recover(const talus_tile *t, const talus_kparams *P, size_t i, int k,
+                                       double *flows) {
+  size_t j = talus_col(t, i, k);
+  float B = t->B[j];
+  float d = fminf(fminf(P->damage_recovery * P->dt, t->D[j]), B - talus_floor(t, i, k));
+  if (!(d > 0.0f)) return;
+  t->D[j] -= d;
+  t->B[j] = B - d;
+  flows[TALUS_FLOW_RECOVERY] += (double)d;
+}
+
+/* Vertical erosion and damage recovery of every column of cell (x, y),
+ * bottom-up; masked cells are left untouched. */
+TALUS_HD static inline void k_vertical(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                       double *flows) {
+  const talus_kparams *P = &c->P;
+  size_t i = talus_idx(t, x, y);
+  if (talus_cell_masked(t, i)) return;
+  int n = t->count[i];
+  for (int k = 0; k < n; k++) {
+    if (P->enable_vertical) vt_erode(t, P, i, k, n, flows);
+    if (P->enable_horizontal) vt_recover(t, P, i, k, flows);
+  }
+}
+
+#endif /* TALUS_KERNELS_VERTICAL_H */

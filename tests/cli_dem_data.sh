@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Every DEM in $TALUS_TEST_DATA erodes 50 steps with the DEM preset and keeps
+# its georeferencing: same size, geotransform, CRS and NoData as the input.
+# Skipped (exit 77) when TALUS_TEST_DATA is unset.
+set -u
+T=${TALUS_BIN:?TALUS_BIN not set}
+SRC=${TALUS_SOURCE_DIR:?TALUS_SOURCE_DIR not set}
+if [ -z "${TALUS_TEST_DATA:-}" ] || [ ! -d "$TALUS_TEST_DATA" ]; then
+  echo "cli_dem_data: skipped: TALUS_TEST_DATA is not set"
+  exit 77
+fi
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+pass=0 fail=0
+# georef FILE: size, geotransform, CRS (as PROJJSON-free WKT) and NoData.
+georef() {
+  gdalinfo -json "$1" | tr -d ' \n' |
+    grep -oE '"size":\[[0-9,]+\]|"geoTransform":\[[^]]*\]|"noDataValue":[^,}]*' | sort
+  gdalsrsinfo -o wkt1 "$1" 2>/dev/null | tr -d ' \n'
+}
+for f in "$TALUS_TEST_DATA"/*; do
+  case "$f" in *.md|*.hdr|*.txt|*.aux.xml) continue ;; esac
+  name=$(basename "$f")
+  if ! "$T" erode "$f" -o "$W/$name.out.tif" -c "$SRC/configs/dem-default.ini" --steps 50 -q \
+      --report "$W/$name.json"; then
+    fail=$((fail + 1)); echo "FAILED: $name did not erode" >&2; continue
+  fi
+  a=$(georef "$f"); b=$(georef "$W/$name.out.tif")
+  # GDAL writes NoData as a float; compare numerically via the set of strings.
+  a=$(printf '%s' "$a" | sed -E 's/"noDataValue":(-?[0-9]+)(\.0+)?$/"noDataValue":\1/')
+  b=$(printf '%s' "$b" | sed -E 's/"noDataValue":(-?[0-9]+)(\.0+)?$/"noDataValue":\1/')
+  if [ "$a" = "$b" ]; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1)); echo "FAILED: $name georeferencing changed:" >&2
+    diff <(echo "$a") <(echo "$b") >&2
+  fi
+done
+echo "cli_dem_data: $pass passed, $fail failed"
+[ $fail -eq 0 ] && [ $pass -gt 0 ]

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Bad input of every kind gives a clear message naming the problem, a
+# non-zero exit, and leaves no output file behind.
+set -u
+T=${TALUS_BIN:?TALUS_BIN not set}
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+pass=0 fail=0
+
+# expect_fail NAME PATTERN -- talus args...: exit != 0, stderr matches PATTERN,
+# and none of $W/out* exists afterwards.
+expect_fail() {
+  local name=$1 pattern=$2
+  shift 3
+  local err rc
+  err=$("$T" "$@" 2>&1 >/dev/null)
+  rc=$?
+  local left
+  left=$(find "$W" -maxdepth 2 -name 'out*' | head -1)
+  if [ $rc -ne 0 ] && printf '%s' "$err" | grep -qiE -- "$pattern" && [ -z "$left" ]; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    echo "FAILED: $name: rc=$rc left='$left' stderr: $err" >&2
+  fi
+  rm -f "$W"/out*
+}
+
+gdal_create -q -of GTiff -outsize 16 16 -ot Float32 -burn 100 -a_srs EPSG:32611 \
+  -a_ullr 0 480 480 0 "$W/good.tif"
+gdal_create -q -of GTiff -outsize 8 8 -ot Float32 -burn -9999 -a_nodata -9999 "$W/allnodata.tif"
+gdal_create -q -of GTiff -outsize 8 8 -ot Float32 -burn nan "$W/nan.tif"
+echo "this is not a raster" > "$W/text.tif"
+cat > "$W/huge.vrt" <<VRT
+<VRTDataset rasterXSize="2000000" rasterYSize="2000000">
+  <VRTRasterBand dataType="Float32" band="1"/>
+</VRTDataset>
+VRT
+cat > "$W/zero.vrt" <<VRT
+<VRTDataset rasterXSize="0" rasterYSize="0">
+  <VRTRasterBand dataType="Float32" band="1"/>
+</VRTDataset>
+VRT
+printf '[water]\nrian = 0.1\n' > "$W/unknown.ini"
+printf '[water]\nrain = -5\n' > "$W/range.ini"
+
+expect_fail "missing file" "no such file|cannot open|does not exist" -- erode "$W/nope.tif" -o "$W/out.tif" --steps 1 -q
+expect_fail "not a raster" "not a (recognised|recognized|supported)? ?raster|not recognized|format" -- erode "$W/text.tif" -o "$W/out.tif" --steps 1 -q
+expect_fail "absurd size" "too large|absurd|cells" -- erode "$W/huge.vrt" -o "$W/out.tif" --steps 1 -q
+expect_fail "zero size" "empty|0 x 0|0x0|size|invalid|cannot open" -- erode "$W/zero.vrt" -o "$W/out.tif" --steps 1 -q
+expect_fail "all nodata" "nodata" -- erode "$W/allnodata.tif" -o "$W/out.tif" --steps 1 -q
+expect_fail "nan heights" "nan|not a number|finite" -- erode "$W/nan.tif" -o "$W/out.tif" --steps 1 -q
+expect_fail "unknown key" "did you mean.*water.rain" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q -c "$W/unknown.ini"
+expect_fail "unknown --set key" "did you mean" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q --set water.rian=1
+expect_fail "out of range key" "water.rain.*\[" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q -c "$W/range.ini"
+expect_fail "missing config" "no such file|cannot open|cannot read" -- erode "$W/good.tif" -o "$W/out.tif" -q -c "$W/none.ini"
+expect_fail "unwritable output" "cannot write|directory" -- erode "$W/good.tif" -o "$W/nodir/out.tif" --steps 1 -q
+expect_fail "bad steps" "steps" -- erode "$W/good.tif" -o "$W/out.tif" --steps -3 -q
+expect_fail "unknown option" "unknown option" -- erode "$W/good.tif" -o "$W/out.tif" --stepz 3
+expect_fail "bad -co" "creation option|FOO" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q -co FOO=BAR
+expect_fail "unknown scene" "unknown scene|bridges" -- generate nowhere -o "$W/out.tif"
+expect_fail "unknown command" "unknown command" -- frobnicate
+
+# The good input works, so the failures above are about the input.
+if "$T" erode "$W/good.tif" -o "$W/ok.tif" --steps 2 -q && [ -s "$W/ok.tif" ]; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAILED: good input did not erode" >&2
+fi
+echo "cli_errors: $pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,79 @@
+/*
+ * scene_fixture.h — builds a domain from a scene and a preset for the
+ * integration tests, and compares domains byte for byte.
+ */
+#ifndef TALUS_TEST_SCENE_FIXTURE_H
+#define TALUS_TEST_SCENE_FIXTURE_H
+
+#include "app/domain.h"
+#include "io/scenes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Loads configs/<preset>.ini (NULL = defaults) and applies `sets`
+ * ("key=value", NULL-terminated, may be NULL). Returns NULL on failure. */
+static talus_params *fixture_params(const char *preset, const char *const *sets) {
+  talus_params *p = NULL;
+  if (talus_params_create(&p)) return NULL;
+  if (preset) {
+    char path[1024];
+    const char *src = getenv("TALUS_SOURCE_DIR");
+    snprintf(path, sizeof path, "%s/configs/%s.ini", src ? src : ".", preset);
+    if (talus_params_load(p, path)) {
+      fprintf(stderr, "fixture: %s\n", talus_last_error());
+      talus_params_free(p);
+      return NULL;
+    }
+  }
+  for (; sets && *sets; sets++) {
+    char key[256];
+    const char *eq = strchr(*sets, '=');
+    snprintf(key, sizeof key, "%.*s", (int)(eq - *sets), *sets);
+    if (talus_params_set(p, key, eq + 1)) {
+      fprintf(stderr, "fixture: %s\n", talus_last_error());
+      talus_params_free(p);
+      return NULL;
+    }
+  }
+  return p;
+}
+
+/* A domain holding scene `scene` at n² cells with preset parameters. */
+static talus_domain *fixture_domain(const char *scene, int n, const char *preset,
+                                    const char *const *sets) {
+  talus_params *p = fixture_params(preset, sets);
+  if (!p) return NULL;
+  talus_kparams k;
+  talus_tile *t = NULL;
+  talus_domain *d = NULL;
+  double cell = 0;
+  if (talus_params_to_kparams(p, &k) || talus_scene_build(scene, n, k.nz, 7, &t, &cell) ||
+      talus_domain_wrap(t, cell, p, &d))
+    fprintf(stderr, "fixture: %s\n", talus_last_error());
+  talus_params_free(p);
+  return d;
+}
+
+/* 1 when every persistent field of every live column is bitwise equal. */
+static int fixture_same_state(const talus_domain *a, const talus_domain *b) {
+  const talus_tile *s = a->tile, *t = b->tile;
+  if (s->buf.w != t->buf.w || s->buf.h != t->buf.h || a->ctx.step != b->ctx.step) return 0;
+  for (int y = 0; y < s->buf.h; y++)
+    for (int x = 0; x < s->buf.w; x++) {
+      size_t i = talus_idx(s, x, y), j = talus_idx(t, x, y);
+      if (s->count[i] != t->count[j]) return 0;
+      for (int k = 0; k < s->count[i]; k++) {
+        float *fs[7] = {s->B, s->s, s->w, s->C, s->r, s->D, s->p};
+        float *ft[7] = {t->B, t->s, t->w, t->C, t->r, t->D, t->p};
+        for (int f = 0; f < 7; f++)
+          if (memcmp(&fs[f][talus_col(s, i, k)], &ft[f][talus_col(t, j, k)], 4)) return 0;
+        for (int d = 0; d < 4; d++)
+          if (memcmp(&s->f[talus_dcol(s, i, k, d)], &t->f[talus_dcol(t, j, k, d)], 4)) return 0;
+      }
+    }
+  return !memcmp(a->stats.flows, b->stats.flows, sizeof a->stats.flows);
+}
+
+#endif

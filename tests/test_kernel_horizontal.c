@@ -1,0 +1,219 @@
+/*
+ * test_kernel_horizontal.c — the horizontal erosion kernel against hand
+ * computations of reference step 4: damage next to a water column equals
+ * eq. 22 with the reference's remaps, velocity-facing attenuation, the
+ * floating-column branch (sin β = 1), no damage without overlap or on gentle
+ * slopes, the strict maximum with its σ, and neighbours that do not erode
+ * (out of the domain, NoData, disabled).
+ */
+#include "check.h"
+#include "kernels/cpu/cpu.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+/* A w×h tile at the origin; every cell one column of bedrock 0. */
+static talus_tile *make_tile(int w, int h) {
+  talus_tile *t = NULL;
+  if (talus_tile_create(&t, (talus_rect){0, 0, w, h}, 8, 0) != TALUS_OK) return NULL;
+  return t;
+}
+
+/* Default parameters, l_c = 1 m, over an nx×ny domain. */
+static talus_kctx make_ctx(int nx, int ny) {
+  talus_kctx c;
+  memset(&c, 0, sizeof c);
+  talus_kparams_defaults(&c.P);
+  c.P.cell_size = 1.0f;
+  talus_kparams_derive(&c.P);
+  c.nx = nx;
+  c.ny = ny;
+  return c;
+}
+
+static size_t col(const talus_tile *t, int x, int y, int k) {
+  return talus_col(t, talus_idx(t, x, y), k);
+}
+
+/* Sets column k of cell (x, y): bedrock top, sand, water, ceiling. */
+static void set_col(talus_tile *t, int x, int y, int k, float B, float s, float w, float C) {
+  size_t j = col(t, x, y, k);
+  t->B[j] = B;
+  t->s[j] = s;
+  t->w[j] = w;
+  t->C[j] = C;
+}
+
+static void set_vel(talus_tile *t, int x, int y, int k, float vx, float vy) {
+  t->vx[col(t, x, y, k)] = vx;
+  t->vy[col(t, x, y, k)] = vy;
+}
+
+/* A 3×3 world: a bedrock wall of height 10 everywhere but the right
+ * neighbour (2,1) of the centre, a pool floor at 0 holding `water`. */
+static talus_tile *wall_and_pool(float water) {
+  talus_tile *t = make_tile(3, 3);
+  if (!t) return NULL;
+  for (int y = 0; y < 3; y++)
+    for (int x = 0; x < 3; x++)
+      set_col(t, x, y, 0, 10.0f, 0.0f, 0.0f, TALUS_TOP);
+  set_col(t, 2, 1, 0, 0.0f, 0.0f, water, TALUS_TOP);
+  return t;
+}
+
+static double smoothstep(double e0, double e1, double v) {
+  double u = (v - e0) / (e1 - e0);
+  u = u < 0 ? 0 : (u > 1 ? 1 : u);
+  return u * u * (3 - 2 * u);
+}
+
+/* Eq. 22 with the reference's remaps, in double, for a neighbour lying in
+ * direction (ox, oy) with velocity (vx, vy). */
+static double expected_damage(const talus_kparams *P, double sinb, double vx, double vy, int ox,
+                              int oy, double overlap) {
+  double sins = smoothstep(P->horiz_min_slope, 1.0, sinb) * sinb;
+  double speed = P->min_scale + (P->max_scale - P->min_scale) * sqrt(vx * vx + vy * vy);
+  double att = 0.5 - 0.5 * (ox * vx + oy * vy) / (speed + TALUS_EPS);
+  return P->horiz_strength * sins * speed * att * overlap * P->dt / P->cell_size;
+}
+
+static double run_horizontal(talus_tile *t, const talus_kctx *c) {
+  double flows[TALUS_FLOW_COUNT] = {0};
+  talus_status st =
+      talus_cpu_stage(t, c, TALUS_STAGE_HORIZONTAL, (talus_rect){0, 0, t->buf.w, t->buf.h}, flows);
+  CHECK(st == TALUS_OK, "horizontal stage failed");
+  double sum = 0;
+  for (int f = 0; f < TALUS_FLOW_COUNT; f++)
+    sum += fabs(flows[f]);
+  return sum;
+}
+
+/* Damage of the wall next to water flowing at it, away from it, along it. */
+static void test_formula_and_attenuation(void) {
+  const float vel[3][2] = {{-0.5f, 0.0f}, {0.5f, 0.0f}, {0.0f, 0.5f}};
+  const char *what[3] = {"towards", "away", "along"};
+  double sinb = 10.0 / sqrt(101.0); /* rise 10 m over l_c = 1 m */
+  double got[3];
+  for (int v = 0; v < 3; v++) {
+    talus_tile *t = wall_and_pool(5.0f);
+    talus_kctx c = make_ctx(3, 3);
+    set_vel(t, 2, 1, 0, vel[v][0], vel[v][1]);
+    CHECK(run_horizontal(t, &c) == 0.0, "damage books no ledger flow");
+    size_t j = col(t, 1, 1, 0);
+    got[v] = t->D[j];
+    double want = expected_damage(&c.P, sinb, vel[v][0], vel[v][1], 1, 0, 5.0);
+    CHECK(fabs(got[v] - want) <= 1e-6 * want, "%s: D %.9g vs %.9g", what[v], got[v], want);
+    CHECK(t->sig_lo[j] == 0.0f && t->sig_hi[j] == 5.0f, "%s: sigma (%g, %g) vs (0, 5)", what[v],
+          t->sig_lo[j], t->sig_hi[j]);
+    CHECK(t->D[col(t, 2, 1, 0)] == 0.0f, "the pool's own bedrock is below its water: no damage");
+    talus_tile_free(t);
+  }
+  CHECK(got[0] > 10.0 * got[1], "water flowing at the wall erodes far more than flowing away");
+  CHECK(got[0] > got[2] && got[2] > got[1], "flow along the wall lies in between");
+}
+
+/* A column floating above the neighbour's sand (F > S') erodes at sin β = 1,
+ * and its overlap starts at its own floor. */
+static void test_floating_column(void) {
+  talus_tile *t = wall_and_pool(5.0f);
+  talus_kctx c = make_ctx(3, 3);
+  size_t i = talus_idx(t, 1, 1);
+  t->count[i] = 2;
+  set_col(t, 1, 1, 0, 1.0f, 0.0f, 0.0f, 2.0f);
+  set_col(t, 1, 1, 1, 10.0f, 0.0f, 0.0f, TALUS_TOP);
+  run_horizontal(t, &c);
+  double want = expected_damage(&c.P, 1.0, 0.0, 0.0, 1, 0, 3.0);
+  size_t up = talus_col(t, i, 1), lo = talus_col(t, i, 0);
+  CHECK_CLOSE(t->D[up], want, 1e-6 * want, "floating column damage, sigma (2, 5)");
+  CHECK(t->sig_lo[up] == 2.0f && t->sig_hi[up] == 5.0f, "sigma (%g, %g) vs (2, 5)", t->sig_lo[up],
+        t->sig_hi[up]);
+  /* Lower column: bedrock 0..1 only 1 m above the pool floor, rise 1 over
+   * l_c 1: sin β = 0.707 < 0.9, no damage, default σ = (floor, B). */
+  CHECK(t->D[lo] == 0.0f, "gentle rise: no damage (%g)", t->D[lo]);
+  CHECK(t->sig_lo[lo] == TALUS_BOTTOM && t->sig_hi[lo] == 1.0f, "default sigma of lower column");
+  talus_tile_free(t);
+}
+
+/* Water entirely below a column's floor does not reach it; dry neighbours
+ * and water below the bedrock's foot do nothing. */
+static void test_no_overlap(void) {
+  talus_tile *t = wall_and_pool(5.0f);
+  talus_kctx c = make_ctx(3, 3);
+  size_t i = talus_idx(t, 1, 1);
+  t->count[i] = 2;
+  set_col(t, 1, 1, 0, 3.0f, 0.0f, 0.0f, 6.0f);
+  set_col(t, 1, 1, 1, 10.0f, 0.0f, 0.0f, TALUS_TOP);
+  run_horizontal(t, &c);
+  size_t up = talus_col(t, i, 1);
+  CHECK(t->D[up] == 0.0f, "water surface 5 below floor 6: no damage (%g)", t->D[up]);
+  CHECK(t->sig_lo[up] == 6.0f && t->sig_hi[up] == 10.0f, "default sigma = (floor, B)");
+  talus_tile_free(t);
+
+  t = wall_and_pool(0.0f);
+  run_horizontal(t, &c);
+  for (int y = 0; y < 3; y++)
+    for (int x = 0; x < 3; x++)
+      CHECK(t->D[col(t, x, y, 0)] == 0.0f, "no water: no damage at (%d,%d)", x, y);
+  talus_tile_free(t);
+}
+
+/* Two pools: only the strict maximum counts, with its own σ. */
+static void test_strict_maximum(void) {
+  talus_tile *t = wall_and_pool(5.0f);
+  talus_kctx c = make_ctx(3, 3);
+  set_col(t, 0, 1, 0, 0.0f, 0.0f, 3.0f, TALUS_TOP);
+  run_horizontal(t, &c);
+  double sinb = 10.0 / sqrt(101.0);
+  double want = expected_damage(&c.P, sinb, 0, 0, 1, 0, 5.0);
+  size_t j = col(t, 1, 1, 0);
+  CHECK_CLOSE(t->D[j], want, 1e-6 * want, "D is the larger damage, not the sum");
+  CHECK(t->sig_lo[j] == 0.0f && t->sig_hi[j] == 5.0f, "sigma of the deeper pool");
+  talus_tile_free(t);
+}
+
+/* Out-of-domain neighbours (cells of the buffer beyond nx), NoData
+ * neighbours and a disabled process erode nothing. */
+static void test_non_eroding_neighbours(void) {
+  talus_tile *t = wall_and_pool(5.0f);
+  talus_kctx c = make_ctx(2, 3); /* column x = 2 lies outside the domain */
+  run_horizontal(t, &c);
+  CHECK(t->D[col(t, 1, 1, 0)] == 0.0f, "out-of-domain water: no damage");
+  talus_tile_free(t);
+
+  t = wall_and_pool(5.0f);
+  c = make_ctx(3, 3);
+  t->mask[talus_idx(t, 2, 1)] = 1;
+  run_horizontal(t, &c);
+  CHECK(t->D[col(t, 1, 1, 0)] == 0.0f, "NoData neighbour: no damage");
+  talus_tile_free(t);
+
+  t = wall_and_pool(5.0f);
+  c.P.enable_horizontal = 0;
+  t->D[col(t, 1, 1, 0)] = 0.25f;
+  run_horizontal(t, &c);
+  CHECK(t->D[col(t, 1, 1, 0)] == 0.25f, "disabled: damage unchanged");
+  talus_tile_free(t);
+}
+
+/* A masked cell is never updated, even next to water. */
+static void test_masked_cell(void) {
+  talus_tile *t = wall_and_pool(5.0f);
+  talus_kctx c = make_ctx(3, 3);
+  t->mask[talus_idx(t, 1, 1)] = 1;
+  t->sig_hi[col(t, 1, 1, 0)] = 123.0f;
+  run_horizontal(t, &c);
+  CHECK(t->D[col(t, 1, 1, 0)] == 0.0f, "masked: no damage");
+  CHECK(t->sig_hi[col(t, 1, 1, 0)] == 123.0f, "masked: sigma untouched");
+  talus_tile_free(t);
+}
+
+int main(void) {
+  test_formula_and_attenuation();
+  test_floating_column();
+  test_no_overlap();
+  test_strict_maximum();
+  test_non_eroding_neighbours();
+  test_masked_cell();
+  return check_report("test_kernel_horizontal");
+}

@@ -1,0 +1,272 @@
+/*
+ * test_kernel_vertical.c — the vertical erosion kernel against hand
+ * computations of reference step 6: dissolution up to capacity (and never
+ * more than the sand), deposition (never overfilling), floor bedrock erosion
+ * fading out under sand, ceiling erosion only with water and only under a
+ * column, damage recovery booking exactly what it removes, the switches, and
+ * the ledger closing the cell's material balance.
+ */
+#include "check.h"
+#include "kernels/cpu/cpu.h"
+
+#include <math.h>
+#include <string.h>
+
+static talus_kctx make_ctx(void) {
+  talus_kctx c;
+  memset(&c, 0, sizeof c);
+  talus_kparams_defaults(&c.P);
+  talus_kparams_derive(&c.P);
+  c.nx = c.ny = 1;
+  return c;
+}
+
+/* A one-cell tile whose column k has the given heights, sediment, tilt and
+ * velocity (vx, 0). */
+static talus_tile *make_tile(void) {
+  talus_tile *t = NULL;
+  if (talus_tile_create(&t, (talus_rect){0, 0, 1, 1}, 8, 0) != TALUS_OK) return NULL;
+  return t;
+}
+
+static void set_col(talus_tile *t, int k, float B, float s, float w, float C, float r, float sina,
+                    float vx) {
+  size_t j = talus_col(t, 0, k);
+  t->B[j] = B;
+  t->s[j] = s;
+  t->w[j] = w;
+  t->C[j] = C;
+  t->r[j] = r;
+  t->sina[j] = sina;
+  t->vx[j] = vx;
+}
+
+static void run_vertical(talus_tile *t, const talus_kctx *c, double *flows) {
+  memset(flows, 0, sizeof(double) * TALUS_FLOW_COUNT);
+  CHECK(talus_cpu_stage(t, c, TALUS_STAGE_VERTICAL, (talus_rect){0, 0, 1, 1}, flows) == TALUS_OK,
+        "vertical stage failed");
+}
+
+static double smoothstep(double e0, double e1, double v) {
+  double u = (v - e0) / (e1 - e0);
+  u = u < 0 ? 0 : (u > 1 ? 1 : u);
+  return u * u * (3 - 2 * u);
+}
+
+/* The reference's factors in double: slope′·speed′·ws (and speed′, wet). */
+static double factor(const talus_kparams *P, double sina, double v, double w, double *speed,
+                     double *wet) {
+  double m = P->min_scale, span = P->max_scale - P->min_scale;
+  double slope = m + span * sina * (1 - smoothstep(P->slope_fade_start, 1, sina));
+  *speed = m + span * fabs(v);
+  *wet = fmin(1000 * w, 1);
+  double ws = fmin(fmax(1 - tanh(2 * w / P->water_max_height), 0), 1) * *wet;
+  return slope * *speed * ws;
+}
+
+/* Sand above the threshold, no sediment: dissolves min(K_s·cap·dt, s). */
+static void test_dissolve(void) {
+  talus_kctx c = make_ctx();
+  c.P.enable_horizontal = 0;
+  double flows[TALUS_FLOW_COUNT], speed, wet;
+  talus_tile *t = make_tile();
+  set_col(t, 0, 0.0f, 1.0f, 0.5f, TALUS_TOP, 0.0f, 0.5f, 1.0f);
+  run_vertical(t, &c, flows);
+  double cap = c.P.capacity * factor(&c.P, 0.5, 1.0, 0.5, &speed, &wet);
+  double want = c.P.sand_dissolve * cap * c.P.dt;
+  CHECK(want > 1e-4, "the case dissolves something (%g)", want);
+  CHECK_CLOSE(flows[TALUS_FLOW_DISSOLVE], want, 1e-6 * want, "dissolved = K_s (cap - r) dt");
+  CHECK_CLOSE(t->r[0], want, 1e-6 * want, "sediment gained");
+  CHECK_CLOSE(t->s[0], 1.0 - want, 1e-6, "sand lost");
+  CHECK(t->B[0] == 0.0f && flows[TALUS_FLOW_BEDROCK_EROSION] == 0.0, "sand shields bedrock");
+
+  /* A huge capacity is bounded by the sand present. */
+  c.P.capacity = 1e4f;
+  set_col(t, 0, 0.0f, 0.02f, 0.5f, TALUS_TOP, 0.0f, 0.5f, 1.0f);
+  run_vertical(t, &c, flows);
+  CHECK(t->s[0] == 0.0f && t->r[0] == 0.02f, "all sand dissolved, no more (s %g r %g)", t->s[0],
+        t->r[0]);
+  CHECK_CLOSE(flows[TALUS_FLOW_DISSOLVE], 0.02, 1e-9, "dissolved = s");
+  talus_tile_free(t);
+}
+
+/* Sediment above capacity: deposits min(K_d (r − cap) dt, space, r − cap). */
+static void test_deposit(void) {
+  talus_kctx c = make_ctx();
+  c.P.enable_horizontal = 0;
+  double flows[TALUS_FLOW_COUNT], speed, wet;
+  talus_tile *t = make_tile();
+  set_col(t, 0, 0.0f, 1.0f, 0.5f, TALUS_TOP, 1.0f, 0.5f, 1.0f);
+  run_vertical(t, &c, flows);
+  double cap = c.P.capacity * factor(&c.P, 0.5, 1.0, 0.5, &speed, &wet);
+  double want = c.P.deposition * (1.0 - cap) * c.P.dt;
+  CHECK_CLOSE(flows[TALUS_FLOW_DEPOSIT], want, 1e-6 * want, "deposited = K_d (r - cap) dt");
+  CHECK(flows[TALUS_FLOW_DISSOLVE] == 0.0, "no dissolution above capacity");
+  CHECK_CLOSE(t->s[0], 1.0 + want, 1e-6, "sand gained");
+  CHECK_CLOSE(t->r[0], 1.0 - want, 1e-6, "sediment lost");
+
+  /* Under a ceiling with 1 mm of space left, the deposit fills it exactly. */
+  t->count[0] = 2;
+  set_col(t, 0, 0.0f, 1.0f, 0.5f, 1.501f, 1.0f, 0.5f, 0.0f);
+  set_col(t, 1, 5.0f, 0.0f, 0.0f, TALUS_TOP, 0.0f, 0.0f, 0.0f);
+  c.P.enable_vertical = 1;
+  c.P.bedrock_dissolve = 0.0f; /* isolate the deposit from ceiling erosion */
+  run_vertical(t, &c, flows);
+  double space = (double)1.501f - 1.5;
+  CHECK_CLOSE(flows[TALUS_FLOW_DEPOSIT], space, 1e-6, "deposit bounded by free space");
+  CHECK(t->B[0] + t->s[0] + t->w[0] <= t->C[0] + 1e-6f, "column not overfilled");
+  talus_tile_free(t);
+}
+
+/* Floor bedrock erosion: full on bare rock, half at half the sand
+ * threshold, none above it; bounded by the bedrock thickness. */
+static void test_bedrock_erosion(void) {
+  talus_kctx c = make_ctx();
+  c.P.enable_horizontal = 0;
+  double flows[TALUS_FLOW_COUNT], speed, wet;
+  const float sand[3] = {0.0f, 0.005f, 0.02f};
+  const double share[3] = {1.0, 0.5, 0.0};
+  double full = c.P.bedrock_dissolve * factor(&c.P, 0.3, 2.0, 1.0, &speed, &wet) * c.P.dt;
+  for (int i = 0; i < 3; i++) {
+    talus_tile *t = make_tile();
+    set_col(t, 0, 10.0f, sand[i], 1.0f, TALUS_TOP, 1.0f, 0.3f, 2.0f);
+    run_vertical(t, &c, flows);
+    double want = share[i] * full;
+    CHECK(fabs(flows[TALUS_FLOW_BEDROCK_EROSION] - want) <= 1e-6 * full + 1e-12,
+          "sand %g: eroded %.9g vs %.9g", (double)sand[i], flows[TALUS_FLOW_BEDROCK_EROSION], want);
+    CHECK_CLOSE(10.0 - t->B[0], want, 2e-6, "bedrock lowered by the booked amount");
+    talus_tile_free(t);
+  }
+  /* A dry column does not erode. */
+  talus_tile *t = make_tile();
+  set_col(t, 0, 10.0f, 0.0f, 0.0f, TALUS_TOP, 0.0f, 0.3f, 2.0f);
+  run_vertical(t, &c, flows);
+  CHECK(t->B[0] == 10.0f && flows[TALUS_FLOW_BEDROCK_EROSION] == 0.0, "dry: no erosion");
+  /* A bedrock sliver of 1e-5 m over the floor erodes to exactly the floor. */
+  t->count[0] = 2;
+  set_col(t, 0, 0.0f, 0.0f, 0.0f, 2.0f, 0.0f, 0.0f, 0.0f);
+  set_col(t, 1, 2.00001f, 0.0f, 1.0f, TALUS_TOP, 1.0f, 0.3f, 2.0f);
+  run_vertical(t, &c, flows);
+  CHECK(t->B[talus_col(t, 0, 1)] == 2.0f, "sliver eroded to the floor, not below (%.9g)",
+        t->B[talus_col(t, 0, 1)]);
+  talus_tile_free(t);
+}
+
+/* Ceiling erosion needs water (the reference's defect 8) and a column above;
+ * it is bounded by that column's bedrock. */
+static void test_ceiling_erosion(void) {
+  talus_kctx c = make_ctx();
+  c.P.enable_horizontal = 0;
+  double flows[TALUS_FLOW_COUNT], speed, wet;
+  talus_tile *t = make_tile();
+  t->count[0] = 2;
+  set_col(t, 0, 0.0f, 0.0f, 0.0f, 1.5f, 0.0f, 0.0f, 1.0f);
+  set_col(t, 1, 5.0f, 0.0f, 0.0f, TALUS_TOP, 0.0f, 0.0f, 0.0f);
+  run_vertical(t, &c, flows);
+  CHECK(t->C[0] == 1.5f && flows[TALUS_FLOW_CEILING_EROSION] == 0.0,
+        "dry gap 1.5 m under 2 m scale: ceiling untouched");
+
+  set_col(t, 0, 0.0f, 0.0f, 1.25f, 1.5f, 0.0f, 0.0f, 1.0f);
+  run_vertical(t, &c, flows);
+  factor(&c.P, 0, 1.0, 1.25, &speed, &wet);
+  double top = 1.0 - 0.25 / c.P.top_erosion_scale;
+  double want = c.P.bedrock_dissolve * speed * top * c.P.min_scale * c.P.dt;
+  CHECK_CLOSE(flows[TALUS_FLOW_CEILING_EROSION], want, 1e-6 * want, "ceiling erosion rate");
+  CHECK_CLOSE(t->C[0], 1.5 + want, 1e-6, "ceiling raised");
+  CHECK(t->B[talus_col(t, 0, 1)] == 5.0f, "the column above keeps its bedrock top");
+
+  /* Only 1e-5 m of bedrock above: the ceiling stops at its top. */
+  set_col(t, 0, 0.0f, 0.0f, 1.25f, 1.5f, 0.0f, 0.0f, 1.0f);
+  set_col(t, 1, 1.50001f, 0.0f, 0.0f, TALUS_TOP, 0.0f, 0.0f, 0.0f);
+  run_vertical(t, &c, flows);
+  CHECK(t->C[0] == t->B[talus_col(t, 0, 1)], "ceiling bounded by bedrock above");
+
+  /* The top column has no ceiling to erode. */
+  t->count[0] = 1;
+  set_col(t, 0, 0.0f, 0.0f, 1.25f, TALUS_TOP, 0.0f, 0.0f, 1.0f);
+  run_vertical(t, &c, flows);
+  CHECK(t->C[0] == TALUS_TOP && flows[TALUS_FLOW_CEILING_EROSION] == 0.0, "top: no ceiling");
+  talus_tile_free(t);
+}
+
+/* Recovery removes min(κ_r dt, D, B − F) of damage and bedrock, books it,
+ * and follows enable_horizontal. */
+static void test_recovery(void) {
+  talus_kctx c = make_ctx();
+  c.P.enable_vertical = 0;
+  double flows[TALUS_FLOW_COUNT];
+  double step = (double)c.P.damage_recovery * c.P.dt;
+  talus_tile *t = make_tile();
+  t->count[0] = 2;
+  set_col(t, 0, 2.0f, 0.5f, 1.0f, 3.0f, 0.0f, 0.0f, 0.0f);
+  set_col(t, 1, 3.0001f, 0.0f, 0.0f, TALUS_TOP, 0.0f, 0.0f, 0.0f);
+  t->D[0] = 0.5f;
+  t->D[talus_col(t, 0, 1)] = 0.5f;
+  run_vertical(t, &c, flows);
+  double gone = (2.0 - t->B[0]) + (3.0001f - t->B[talus_col(t, 0, 1)]);
+  CHECK_CLOSE(t->D[0], 0.5 - step, 1e-7, "damage reduced by k_r dt");
+  CHECK_CLOSE(2.0 - t->B[0], step, 2.5e-7, "bedrock reduced by k_r dt");
+  CHECK(t->B[talus_col(t, 0, 1)] == 3.0f, "thin column recovers down to its floor, not below");
+  CHECK_CLOSE(flows[TALUS_FLOW_RECOVERY], gone, 1e-7, "RECOVERY books what was removed");
+
+  t->D[0] = 0.0003f;
+  set_col(t, 0, 2.0f, 0.5f, 1.0f, 3.0f, 0.0f, 0.0f, 0.0f);
+  run_vertical(t, &c, flows);
+  CHECK(t->D[0] == 0.0f, "small damage fully recovered");
+  CHECK_CLOSE(2.0 - t->B[0], 0.0003, 2.5e-7, "bedrock removed = damage");
+
+  c.P.enable_horizontal = 0;
+  t->D[0] = 0.5f;
+  run_vertical(t, &c, flows);
+  CHECK(t->D[0] == 0.5f && flows[TALUS_FLOW_RECOVERY] == 0.0, "no recovery without horizontal");
+  talus_tile_free(t);
+}
+
+/* A three-column cell with water everywhere: the ledger closes the balance
+ * of bedrock, sand and sediment, and water is untouched. */
+static void test_balance(void) {
+  talus_kctx c = make_ctx();
+  c.P.bedrock_dissolve = 0.5f; /* strong, so every flow is sizeable */
+  double flows[TALUS_FLOW_COUNT];
+  talus_tile *t = make_tile();
+  t->count[0] = 3;
+  set_col(t, 0, 0.0f, 0.0f, 0.9f, 1.0f, 0.05f, 0.2f, 1.5f);
+  set_col(t, 1, 4.0f, 0.005f, 2.0f, 7.0f, 0.0f, 0.7f, 0.5f);
+  set_col(t, 2, 9.0f, 0.0f, 0.5f, TALUS_TOP, 0.5f, 0.1f, 0.1f);
+  for (int k = 0; k < 3; k++)
+    t->D[talus_col(t, 0, k)] = 0.3f;
+  double b0 = 0, s0 = 0, r0 = 0, w0 = 0, b1 = 0, s1 = 0, r1 = 0, w1 = 0;
+  for (int k = 0; k < 3; k++) {
+    size_t j = talus_col(t, 0, k);
+    b0 += t->B[j] - (k ? (double)t->C[j - t->plane] : -100.0);
+    s0 += t->s[j], r0 += t->r[j], w0 += t->w[j];
+  }
+  run_vertical(t, &c, flows);
+  for (int k = 0; k < 3; k++) {
+    size_t j = talus_col(t, 0, k);
+    b1 += t->B[j] - (k ? (double)t->C[j - t->plane] : -100.0);
+    s1 += t->s[j], r1 += t->r[j], w1 += t->w[j];
+  }
+  double rock = flows[TALUS_FLOW_CEILING_EROSION] + flows[TALUS_FLOW_BEDROCK_EROSION];
+  double ex = flows[TALUS_FLOW_DISSOLVE] - flows[TALUS_FLOW_DEPOSIT];
+  CHECK(flows[TALUS_FLOW_CEILING_EROSION] > 0 && flows[TALUS_FLOW_BEDROCK_EROSION] > 0 &&
+            flows[TALUS_FLOW_RECOVERY] > 0,
+        "every flow is exercised");
+  CHECK_CLOSE(b0 - b1, rock + flows[TALUS_FLOW_RECOVERY], 1e-5, "bedrock balance");
+  CHECK_CLOSE(s1 - s0, rock - ex, 1e-5, "sand balance");
+  CHECK_CLOSE(r1 - r0, ex, 1e-6, "sediment balance");
+  CHECK(w1 == w0, "water untouched");
+  for (int k = 1; k < 3; k++)
+    CHECK(t->B[talus_col(t, 0, k)] >= t->C[talus_col(t, 0, k - 1)], "column %d above its floor", k);
+  talus_tile_free(t);
+}
+
+int main(void) {
+  test_dissolve();
+  test_deposit();
+  test_bedrock_erosion();
+  test_ceiling_erosion();
+  test_recovery();
+  test_balance();
+  return check_report("test_kernel_vertical");
+}

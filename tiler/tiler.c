@@ -1,0 +1,51 @@
+/*
+ * tiler.c — the step driver: runs the stage plan of each global step over
+ * shrinking regions of a tile buffer, timing stages and summing ledger flows.
+ */
+#include "tiler.h"
+
+#include <string.h>
+
+/* The buffer-local region a stage may update after `used` cells of radius
+ * were consumed: the buffer shrunk by `used` on every edge that is not a
+ * border of the domain. */
+static talus_rect stage_region(const talus_tile *t, const talus_kctx *c, int used) {
+  int left = t->buf.x0 > 0 ? used : 0;
+  int bottom = t->buf.y0 > 0 ? used : 0;
+  int right = t->buf.x0 + t->buf.w < c->nx ? used : 0;
+  int top = t->buf.y0 + t->buf.h < c->ny ? used : 0;
+  talus_rect r = {left, bottom, t->buf.w - left - right, t->buf.h - bottom - top};
+  if (r.w < 0) r.w = 0;
+  if (r.h < 0) r.h = 0;
+  return r;
+}
+
+static talus_status advance_one(talus_tile *t, talus_kctx *c, int *used, talus_run_stats *stats) {
+  talus_stage_id plan[4 * TALUS_STAGE_COUNT + 2 * 64];
+  int n = talus_step_plan(&c->P, c->step, plan, (int)(sizeof plan / sizeof plan[0]));
+  if (n < 0) return talus_fail(TALUS_ERR_INTERNAL, "tiler", "step plan too long");
+  for (int i = 0; i < n; i++) {
+    *used += talus_stage_def_of(plan[i])->radius;
+    double t0 = talus_now();
+    talus_status st = talus_cpu_stage(t, c, plan[i], stage_region(t, c, *used), stats->flows);
+    if (st) return st;
+    stats->stage_seconds[plan[i]] += talus_now() - t0;
+  }
+  c->step++;
+  return TALUS_OK;
+}
+
+talus_status talus_tiler_advance(talus_tile *t, talus_kctx *c, talus_rect core, int64_t steps,
+                                 talus_run_stats *stats, talus_step_progress_fn progress,
+                                 void *user) {
+  int used = 0;
+  for (int64_t s = 0; s < steps; s++) {
+    talus_status st = advance_one(t, c, &used, stats);
+    if (st) return st;
+    stats->cell_steps += (int64_t)core.w * core.h;
+    if (progress && !progress(s + 1, steps, user))
+      return talus_fail(TALUS_ERR_CANCELLED, "run", "cancelled after step %lld",
+                        (long long)c->step);
+  }
+  return TALUS_OK;
+}
