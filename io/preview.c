@@ -53,7 +53,8 @@ static int shade_at(const shade_src *s, int x, int y) {
 static talus_status render_panel(const shade_src *s, int f, uint8_t *img, int w, int x0, int ow,
                                  int oh) {
   uint32_t *sum = calloc((size_t)ow, sizeof *sum), *cnt = calloc((size_t)ow, sizeof *cnt);
-  talus_status st = (sum && cnt) ? TALUS_OK : talus_fail(TALUS_ERR_NOMEM, "io", "preview: no memory");
+  talus_status st =
+      (sum && cnt) ? TALUS_OK : talus_fail(TALUS_ERR_NOMEM, "io", "preview: no memory");
   for (int oy = 0; st == TALUS_OK && oy < oh; oy++) {
     memset(sum, 0, (size_t)ow * sizeof *sum);
     memset(cnt, 0, (size_t)ow * sizeof *cnt);
@@ -64,7 +65,8 @@ static talus_status render_panel(const shade_src *s, int f, uint8_t *img, int w,
         cnt[x / f]++;
       }
     uint8_t *row = img + (size_t)oy * (size_t)w + (size_t)x0;
-    for (int ox = 0; ox < ow; ox++) row[ox] = cnt[ox] ? (uint8_t)((sum[ox] + cnt[ox] / 2) / cnt[ox]) : 0;
+    for (int ox = 0; ox < ow; ox++)
+      row[ox] = cnt[ox] ? (uint8_t)((sum[ox] + cnt[ox] / 2) / cnt[ox]) : 0;
   }
   free(sum);
   free(cnt);
@@ -74,14 +76,17 @@ static talus_status render_panel(const shade_src *s, int f, uint8_t *img, int w,
 /* Writes the 8-bit image through MEM → PNG CreateCopy into partial. */
 static talus_status write_png(const char *path, const char *partial, uint8_t *img, int w, int h) {
   GDALDriverH mem = GDALGetDriverByName("MEM"), png = GDALGetDriverByName("PNG");
-  if (!mem || !png) return talus_fail(TALUS_ERR_UNSUPPORTED, "io", "GDAL lacks the MEM or PNG driver");
+  if (!mem || !png)
+    return talus_fail(TALUS_ERR_UNSUPPORTED, "io", "GDAL lacks the MEM or PNG driver");
   GDALDatasetH src = GDALCreate(mem, "", w, h, 1, GDT_Byte, NULL);
   if (!src) return talus_gdal_fail(TALUS_ERR_NOMEM, "cannot create the preview image");
   talus_status st = TALUS_OK;
-  if (GDALRasterIO(GDALGetRasterBand(src, 1), GF_Write, 0, 0, w, h, img, w, h, GDT_Byte, 0, 0) != CE_None)
+  if (GDALRasterIO(GDALGetRasterBand(src, 1), GF_Write, 0, 0, w, h, img, w, h, GDT_Byte, 0, 0) !=
+      CE_None)
     st = talus_gdal_fail(TALUS_ERR_INTERNAL, "cannot fill the preview image");
   CPLErrorReset();
-  GDALDatasetH out = st == TALUS_OK ? GDALCreateCopy(png, partial, src, FALSE, NULL, NULL, NULL) : NULL;
+  GDALDatasetH out =
+      st == TALUS_OK ? GDALCreateCopy(png, partial, src, FALSE, NULL, NULL, NULL) : NULL;
   if (st == TALUS_OK && !out) st = talus_gdal_fail(TALUS_ERR_IO, "cannot write '%s'", path);
   if (out) GDALClose(out);
   if (st == TALUS_OK && CPLGetLastErrorType() >= CE_Failure)
@@ -93,7 +98,8 @@ static talus_status write_png(const char *path, const char *partial, uint8_t *im
 /* Smallest integer box size that fits both panels and the gap in max_width. */
 static int preview_factor(int nx, int max_width) {
   int f = 1;
-  while (2 * ((nx + f - 1) / f) + TALUS_PREVIEW_GAP > max_width) f++;
+  while (2 * ((nx + f - 1) / f) + TALUS_PREVIEW_GAP > max_width)
+    f++;
   return f;
 }
 
@@ -128,7 +134,8 @@ talus_status talus_preview_png(const char *path, int nx, int ny, double cell_siz
   talus_gdal_enter();
   talus_status st = talus_partial_begin(path, &partial);
   if (st == TALUS_OK)
-    st = render(nx, ny, cell_size, before, after, nodata, preview_factor(nx, max_width), &img, &w, &h);
+    st = render(nx, ny, cell_size, before, after, nodata, preview_factor(nx, max_width), &img, &w,
+                &h);
   if (st == TALUS_OK) st = write_png(path, partial, img, w, h);
   talus_status end = talus_partial_end(path, partial, st == TALUS_OK);
   free(img);

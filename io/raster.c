@@ -24,7 +24,9 @@
 static pthread_once_t gdal_once = PTHREAD_ONCE_INIT;
 
 /* Registers all GDAL drivers exactly once per process. */
-static void gdal_register(void) { GDALAllRegister(); }
+static void gdal_register(void) {
+  GDALAllRegister();
+}
 
 void talus_gdal_enter(void) {
   pthread_once(&gdal_once, gdal_register);
@@ -34,7 +36,9 @@ void talus_gdal_enter(void) {
   CPLErrorReset();
 }
 
-void talus_gdal_leave(void) { CPLPopErrorHandler(); }
+void talus_gdal_leave(void) {
+  CPLPopErrorHandler();
+}
 
 talus_status talus_gdal_fail(talus_status status, const char *fmt, ...) {
   char msg[1024];
@@ -53,9 +57,11 @@ talus_status talus_gdal_fail(talus_status status, const char *fmt, ...) {
  * dimensions GDAL refuses (DATA), or not a raster at all (FORMAT). */
 static talus_status open_failure(const char *path) {
   VSIStatBufL sb;
-  if (VSIStatL(path, &sb) != 0) return talus_fail(TALUS_ERR_IO, "io", "cannot open '%s': No such file", path);
+  if (VSIStatL(path, &sb) != 0)
+    return talus_fail(TALUS_ERR_IO, "io", "cannot open '%s': No such file", path);
   if (VSI_ISDIR(sb.st_mode))
-    return talus_fail(TALUS_ERR_FORMAT, "io", "cannot open '%s': it is a directory, not a raster", path);
+    return talus_fail(TALUS_ERR_FORMAT, "io", "cannot open '%s': it is a directory, not a raster",
+                      path);
   if (strncmp(path, "/vsi", 4) != 0) {
     FILE *f = fopen(path, "rb");
     if (!f) return talus_fail(TALUS_ERR_IO, "io", "cannot open '%s': %s", path, strerror(errno));
@@ -71,7 +77,8 @@ static talus_status open_failure(const char *path) {
 talus_status talus_raster_open(const char *path, GDALDatasetH *out) {
   *out = NULL;
   if (!path || !path[0]) return talus_fail(TALUS_ERR_ARGUMENT, "io", "no raster path given");
-  GDALDatasetH ds = GDALOpenEx(path, GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL, NULL);
+  GDALDatasetH ds =
+      GDALOpenEx(path, GDAL_OF_RASTER | GDAL_OF_READONLY | GDAL_OF_VERBOSE_ERROR, NULL, NULL, NULL);
   if (!ds) return open_failure(path);
   if (GDALGetRasterCount(ds) < 1) {
     GDALClose(ds);
@@ -88,8 +95,8 @@ talus_status talus_raster_check_size(const char *path, int nx, int ny, int64_t m
     return talus_fail(TALUS_ERR_DATA, "io", "'%s' has size %d x %d: nothing to read", path, nx, ny);
   if (cells > max_cells || (uint64_t)cells > SIZE_MAX / sizeof(float))
     return talus_fail(TALUS_ERR_DATA, "io",
-                      "'%s' is %d x %d = %lld cells, more than the limit of %lld cells", path,
-                      nx, ny, (long long)cells, (long long)max_cells);
+                      "'%s' is %d x %d = %lld cells, more than the limit of %lld cells", path, nx,
+                      ny, (long long)cells, (long long)max_cells);
   return TALUS_OK;
 }
 
@@ -214,11 +221,14 @@ static talus_status scan_band(const char *path, GDALRasterBandH band, int nx, in
   for (int y0 = 0; st == TALUS_OK && y0 < ny; y0 += rows) {
     int h = ny - y0 < rows ? ny - y0 : rows;
     if (GDALRasterIO(band, GF_Read, 0, y0, nx, h, v, nx, h, GDT_Float32, 0, 0) != CE_None ||
-        (!all_valid && GDALRasterIO(mask, GF_Read, 0, y0, nx, h, m, nx, h, GDT_Byte, 0, 0) != CE_None))
+        (!all_valid &&
+         GDALRasterIO(mask, GF_Read, 0, y0, nx, h, m, nx, h, GDT_Byte, 0, 0) != CE_None))
       st = talus_gdal_fail(TALUS_ERR_IO, "cannot read rows %d..%d of '%s'", y0, y0 + h - 1, path);
     for (size_t i = 0; st == TALUS_OK && i < (size_t)nx * (size_t)h; i++) {
-      if (!all_valid && m[i] == 0) s->nodata++;
-      else if (!isfinite(v[i])) s->nonfinite++;
+      if (!all_valid && m[i] == 0)
+        s->nodata++;
+      else if (!isfinite(v[i]))
+        s->nonfinite++;
       else {
         s->min = v[i] < s->min ? v[i] : s->min;
         s->max = v[i] > s->max ? v[i] : s->max;
@@ -233,8 +243,10 @@ static talus_status scan_band(const char *path, GDALRasterBandH band, int nx, in
 /* Prints the CRS, geotransform and metric cell size lines. */
 static void info_georef(FILE *to, const talus_georef *g, const talus_cellsize *c) {
   static const char *const kinds[] = {"", "projected", "geographic"};
-  if (c->crs_name[0]) fprintf(to, "crs:          %s, %s\n", c->crs_name, kinds[c->kind]);
-  else fprintf(to, "crs:          none\n");
+  if (c->crs_name[0])
+    fprintf(to, "crs:          %s, %s\n", c->crs_name, kinds[c->kind]);
+  else
+    fprintf(to, "crs:          none\n");
   if (!c->has_gt) {
     fprintf(to, "geotransform: none\ncell size:    1 m (assumed)\n");
     return;
@@ -248,7 +260,9 @@ static void info_georef(FILE *to, const talus_georef *g, const talus_cellsize *c
             c->cell, c->dx, c->dy, c->lat, c->utm_epsg);
   else if (c->dx != c->dy)
     fprintf(to, "cell size:    %.6g m (dx %.6g m, dy %.6g m)\n", c->cell, c->dx, c->dy);
-  else fprintf(to, "cell size:    %.6g m%s\n", c->cell, c->kind ? "" : " (no CRS: units assumed metres)");
+  else
+    fprintf(to, "cell size:    %.6g m%s\n", c->cell,
+            c->kind ? "" : " (no CRS: units assumed metres)");
 }
 
 /* Prints NoData and value statistics of band 1. */
@@ -256,11 +270,16 @@ static void info_stats(FILE *to, const talus_georef *g, const band_stats *s, int
   if (g->has_nodata)
     fprintf(to, "nodata:       %.10g (%lld cells, %.1f %%)\n", g->nodata, (long long)s->nodata,
             100.0 * (double)s->nodata / (double)cells);
-  else if (s->nodata) fprintf(to, "nodata:       mask band (%lld cells)\n", (long long)s->nodata);
-  else fprintf(to, "nodata:       none\n");
-  if (s->nonfinite) fprintf(to, "non-finite:   %lld cells (NaN/Inf, not NoData)\n", (long long)s->nonfinite);
-  if (s->min <= s->max) fprintf(to, "min / max:    %.10g / %.10g\n", s->min, s->max);
-  else fprintf(to, "min / max:    no valid cells\n");
+  else if (s->nodata)
+    fprintf(to, "nodata:       mask band (%lld cells)\n", (long long)s->nodata);
+  else
+    fprintf(to, "nodata:       none\n");
+  if (s->nonfinite)
+    fprintf(to, "non-finite:   %lld cells (NaN/Inf, not NoData)\n", (long long)s->nonfinite);
+  if (s->min <= s->max)
+    fprintf(to, "min / max:    %.10g / %.10g\n", s->min, s->max);
+  else
+    fprintf(to, "min / max:    no valid cells\n");
 }
 
 /* Prints band descriptions and TALUS_* metadata items. */

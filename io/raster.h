@@ -32,9 +32,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define TALUS_RASTER_WINDOW_ROWS 256
+#define TALUS_RASTER_WINDOW_ROWS       256
 #define TALUS_RASTER_DEFAULT_MAX_CELLS ((int64_t)1 << 30)
-#define TALUS_EARTH_RADIUS_M 6371008.8 /* mean Earth radius (IUGG) */
+#define TALUS_EARTH_RADIUS_M           6371008.8 /* mean Earth radius (IUGG) */
 
 /*
  * Georeferencing carried from input to outputs. gt is the GDAL geotransform;
@@ -55,10 +55,10 @@ void talus_georef_free(talus_georef *g);
 talus_status talus_georef_copy(talus_georef *dst, const talus_georef *src);
 
 typedef struct talus_dem_options {
-  int nodata_policy;  /* talus_nodata_policy (kernels/state.h) */
-  double cell_size;   /* > 0 overrides the raster's cell size [m], no warning */
-  double z_scale;     /* heights are multiplied by this; 0 means 1 */
-  int64_t max_cells;  /* refuse larger rasters; 0 = TALUS_RASTER_DEFAULT_MAX_CELLS */
+  int nodata_policy; /* talus_nodata_policy (kernels/state.h) */
+  double cell_size;  /* > 0 overrides the raster's cell size [m], no warning */
+  double z_scale;    /* heights are multiplied by this; 0 means 1 */
+  int64_t max_cells; /* refuse larger rasters; 0 = TALUS_RASTER_DEFAULT_MAX_CELLS */
 } talus_dem_options;
 
 /*
@@ -119,7 +119,7 @@ talus_status talus_geotiff_write(const char *path, int nx, int ny, int nbands,
                                  const talus_write_options *opt);
 
 #define TALUS_PREVIEW_DEFAULT_WIDTH 2048
-#define TALUS_PREVIEW_GAP 4 /* black pixels between the two panels */
+#define TALUS_PREVIEW_GAP           4 /* black pixels between the two panels */
 
 /*
  * Writes an 8-bit grey PNG: the hillshade of `before` on the left, of
@@ -191,7 +191,11 @@ talus_status talus_georef_from(GDALDatasetH ds, GDALRasterBandH band, talus_geor
 /* Reads a whole band as Float32 into dst (nx*ny), window by window. */
 talus_status talus_band_read(const char *path, GDALRasterBandH band, int nx, int ny, float *dst);
 
-typedef enum { TALUS_CRS_NONE = 0, TALUS_CRS_PROJECTED = 1, TALUS_CRS_GEOGRAPHIC = 2 } talus_crs_kind;
+typedef enum {
+  TALUS_CRS_NONE = 0,
+  TALUS_CRS_PROJECTED = 1,
+  TALUS_CRS_GEOGRAPHIC = 2
+} talus_crs_kind;
 
 /* Metric pixel size of a georef over nx × ny pixels. */
 typedef struct talus_cellsize {

@@ -64,7 +64,8 @@ static talus_status dem_load(const char *path, GDALDatasetH ds, const talus_dem_
                      masked ? d->nodata + off : NULL);
   }
   /* The mask band says 0 = invalid; talus says 1 = NoData. */
-  for (size_t i = 0; masked && i < n; i++) d->nodata[i] = d->nodata[i] == 0;
+  for (size_t i = 0; masked && i < n; i++)
+    d->nodata[i] = d->nodata[i] == 0;
   return st;
 }
 
@@ -75,15 +76,18 @@ static talus_status dem_classify(const char *path, talus_dem *d) {
   int64_t bad = 0, first = -1;
   d->nodata_cells = 0;
   for (size_t i = 0; i < n; i++) {
-    if (d->nodata[i]) d->nodata_cells++;
-    else if (!isfinite(d->height[i]) && bad++ == 0) first = (int64_t)i;
+    if (d->nodata[i])
+      d->nodata_cells++;
+    else if (!isfinite(d->height[i]) && bad++ == 0)
+      first = (int64_t)i;
   }
   if (bad)
-    return talus_fail(TALUS_ERR_DATA, "io",
-                      "'%s': %lld height%s NaN or infinite but not NoData (first at column %lld, "
-                      "row %lld); declare them NoData, e.g. gdal_translate -a_nodata nan in out.tif",
-                      path, (long long)bad, bad == 1 ? " is" : "s are", (long long)(first % d->nx),
-                      (long long)(first / d->nx));
+    return talus_fail(
+        TALUS_ERR_DATA, "io",
+        "'%s': %lld height%s NaN or infinite but not NoData (first at column %lld, "
+        "row %lld); declare them NoData, e.g. gdal_translate -a_nodata nan in out.tif",
+        path, (long long)bad, bad == 1 ? " is" : "s are", (long long)(first % d->nx),
+        (long long)(first / d->nx));
   if ((size_t)d->nodata_cells == n)
     return talus_fail(TALUS_ERR_DATA, "io", "'%s': all %lld cells are NoData", path,
                       (long long)d->nodata_cells);
@@ -125,8 +129,7 @@ static float known_mean(const talus_dem *d, const uint8_t *state, size_t i) {
 
 /* Appends the unfilled (state 1) 4-neighbours of cell i to list, marking
  * them queued (state 2). */
-static void queue_holes(const talus_dem *d, uint8_t *state, size_t i, int64_t *list,
-                        int64_t *len) {
+static void queue_holes(const talus_dem *d, uint8_t *state, size_t i, int64_t *list, int64_t *len) {
   int x = (int)(i % (size_t)d->nx), y = (int)(i / (size_t)d->nx);
   for (int dir = 0; dir < 4; dir++) {
     int xx = x + talus_dir_dx(dir), yy = y + talus_dir_dy(dir);
@@ -154,9 +157,12 @@ static talus_status dem_fill(talus_dem *d) {
     if (state[i] == 0) queue_holes(d, state, i, cur, &ncur);
   while (st == TALUS_OK && ncur > 0) {
     int64_t nnext = 0;
-    for (int64_t k = 0; k < ncur; k++) d->height[cur[k]] = known_mean(d, state, (size_t)cur[k]);
-    for (int64_t k = 0; k < ncur; k++) state[cur[k]] = 0;
-    for (int64_t k = 0; k < ncur; k++) queue_holes(d, state, (size_t)cur[k], next, &nnext);
+    for (int64_t k = 0; k < ncur; k++)
+      d->height[cur[k]] = known_mean(d, state, (size_t)cur[k]);
+    for (int64_t k = 0; k < ncur; k++)
+      state[cur[k]] = 0;
+    for (int64_t k = 0; k < ncur; k++)
+      queue_holes(d, state, (size_t)cur[k], next, &nnext);
     int64_t *t = cur;
     cur = next, next = t, ncur = nnext;
   }
@@ -168,18 +174,21 @@ static talus_status dem_fill(talus_dem *d) {
   return TALUS_OK;
 }
 
-/* Output name suggested for the UTM reprojection: in.tif -> in_utm.tif. */
+/* Output name suggested for the UTM reprojection, in the current directory
+ * (the input's may be read-only): dir/in.hgt -> in_utm.tif. */
 static void utm_name(const char *path, char *out, size_t size) {
-  const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
-  int stem = (dot && (!slash || dot > slash)) ? (int)(dot - path) : (int)strlen(path);
-  snprintf(out, size, "%.*s_utm.tif", stem, path);
+  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+  const char *dot = strrchr(base, '.');
+  int stem = dot && dot > base ? (int)(dot - base) : (int)strlen(base);
+  snprintf(out, size, "%.*s_utm.tif", stem, base);
 }
 
 /* Warns about anything approximate in the cell size derived for path. */
 static void warn_cellsize(const char *path, const talus_cellsize *c) {
   char out[1024];
   if (!c->has_gt) {
-    talus_warn("'%s' has no geotransform: assuming 1 m cells (set the cell size to override)", path);
+    talus_warn("'%s' has no geotransform: assuming 1 m cells (set the cell size to override)",
+               path);
   } else if (c->kind == TALUS_CRS_GEOGRAPHIC) {
     utm_name(path, out, sizeof out);
     talus_warn("'%s' has a geographic CRS (%s): at latitude %.4f its cells are %.2f m (x) by "
@@ -190,7 +199,8 @@ static void warn_cellsize(const char *path, const talus_cellsize *c) {
                path, out);
   } else if (c->kind == TALUS_CRS_NONE) {
     talus_warn("'%s' has no CRS: assuming its pixel size %.6g is in metres (set the cell size "
-               "to override)", path, c->cell);
+               "to override)",
+               path, c->cell);
   } else if (fabs(c->dx - c->dy) > 1e-6 * c->cell) {
     talus_warn("'%s' has non-square pixels (%.6g m x %.6g m): talus uses %.6g m (geometric mean)",
                path, c->dx, c->dy, c->cell);
@@ -201,8 +211,10 @@ static void warn_cellsize(const char *path, const talus_cellsize *c) {
 static talus_status dem_finish(const char *path, const talus_dem_options *o, talus_dem *d) {
   dem_scale(d, o->z_scale);
   talus_status st = TALUS_OK;
-  if (d->nodata_cells && o->nodata_policy == TALUS_NODATA_FILL) st = dem_fill(d);
-  else if (d->nodata_cells) dem_flatten_masked(d);
+  if (d->nodata_cells && o->nodata_policy == TALUS_NODATA_FILL)
+    st = dem_fill(d);
+  else if (d->nodata_cells)
+    dem_flatten_masked(d);
   if (st == TALUS_OK && d->nodata_cells == 0) {
     talus_free(d->nodata);
     d->nodata = NULL;
@@ -244,9 +256,9 @@ talus_status talus_dem_read(const char *path, const talus_dem_options *opt, talu
   st = talus_raster_open(path, &ds);
   if (st == TALUS_OK) st = dem_load(path, ds, &o, out);
   if (ds) GDALClose(ds);
-  talus_gdal_leave();
   if (st == TALUS_OK) st = dem_classify(path, out);
   if (st == TALUS_OK) st = dem_finish(path, &o, out);
+  talus_gdal_leave();
   if (st != TALUS_OK) talus_dem_free(out);
   return st;
 }

@@ -18,9 +18,12 @@
 static talus_status check_destination(const char *path) {
   const char *slash = strrchr(path, '/');
   char dir[4096];
-  if (!slash) snprintf(dir, sizeof dir, ".");
-  else if (slash == path) snprintf(dir, sizeof dir, "/");
-  else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else if (slash == path)
+    snprintf(dir, sizeof dir, "/");
+  else
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
   struct stat sb;
   if (stat(dir, &sb) != 0)
     return talus_fail(TALUS_ERR_IO, "io", "cannot write '%s': directory '%s': %s", path, dir,
@@ -55,9 +58,12 @@ static void partial_sidecar(const char *path, const char *partial, int ok) {
   snprintf(to, sizeof to, "%s.aux.xml", path);
   struct stat sb;
   int has = stat(from, &sb) == 0;
-  if (ok && has) rename(from, to);
-  else if (ok) unlink(to);
-  else if (has) unlink(from);
+  if (ok && has)
+    rename(from, to);
+  else if (ok)
+    unlink(to);
+  else if (has)
+    unlink(from);
 }
 
 talus_status talus_partial_end(const char *path, char *partial, int ok) {
@@ -113,37 +119,51 @@ static talus_status creation_options(const talus_write_options *opt, int nbands,
   return TALUS_OK;
 }
 
-/* Sets CRS, geotransform, NoData (every band), band descriptions and
- * dataset metadata on a freshly created dataset. */
-static talus_status set_descriptive(const char *path, GDALDatasetH ds, int nbands,
-                                    const char *const *names, const char *const *metadata,
-                                    const talus_georef *geo) {
-  int e = CE_None;
-  if (geo && geo->gt[1] != 0.0 && geo->gt[5] != 0.0) e |= GDALSetGeoTransform(ds, (double *)geo->gt);
-  if (geo && geo->wkt && geo->wkt[0]) e |= GDALSetProjection(ds, geo->wkt);
-  for (int b = 0; b < nbands; b++) {
-    GDALRasterBandH band = GDALGetRasterBand(ds, b + 1);
-    if (geo && geo->has_nodata) e |= GDALSetRasterNoDataValue(band, geo->nodata);
-    if (names && names[b]) GDALSetDescription(band, names[b]);
-  }
-  for (int i = 0; metadata && metadata[i]; i++) {
-    char *key = NULL;
-    const char *value = CPLParseNameValue(metadata[i], &key);
-    if (key && value) e |= GDALSetMetadataItem(ds, key, value, NULL);
-    CPLFree(key);
-    if (!key || !value)
-      return talus_fail(TALUS_ERR_ARGUMENT, "io", "metadata item '%s' is not KEY=VALUE", metadata[i]);
-  }
-  if (e != CE_None) return talus_gdal_fail(TALUS_ERR_IO, "cannot set georeferencing of '%s'", path);
+/* Sets geotransform, CRS and NoData (on every band) of a new dataset. */
+static talus_status set_georef(const char *path, GDALDatasetH ds, int nbands,
+                               const talus_georef *geo) {
+  if (!geo) return TALUS_OK;
+  if (geo->gt[1] != 0.0 && geo->gt[5] != 0.0 &&
+      GDALSetGeoTransform(ds, (double *)geo->gt) != CE_None)
+    return talus_gdal_fail(TALUS_ERR_IO, "cannot set the geotransform of '%s'", path);
+  if (geo->wkt && geo->wkt[0] && GDALSetProjection(ds, geo->wkt) != CE_None)
+    return talus_gdal_fail(TALUS_ERR_ARGUMENT, "cannot set the CRS of '%s' (not a valid WKT CRS)",
+                           path);
+  for (int b = 0; geo->has_nodata && b < nbands; b++)
+    if (GDALSetRasterNoDataValue(GDALGetRasterBand(ds, b + 1), geo->nodata) != CE_None)
+      return talus_gdal_fail(TALUS_ERR_IO, "cannot set the NoData value of '%s'", path);
   return TALUS_OK;
 }
 
-/* Writes the bands window by window, all bands of a window before the next,
- * so each row of tiles is complete when GDAL's cache flushes it. */
+/* Sets band descriptions and dataset metadata ("KEY=VALUE" items). */
+static talus_status set_names_meta(const char *path, GDALDatasetH ds, int nbands,
+                                   const char *const *names, const char *const *metadata) {
+  for (int b = 0; names && b < nbands; b++)
+    if (names[b]) GDALSetDescription(GDALGetRasterBand(ds, b + 1), names[b]);
+  for (int i = 0; metadata && metadata[i]; i++) {
+    char *key = NULL;
+    const char *value = CPLParseNameValue(metadata[i], &key);
+    int ok = key && key[0] && value;
+    CPLErr e = ok ? GDALSetMetadataItem(ds, key, value, NULL) : CE_None;
+    CPLFree(key);
+    if (!ok)
+      return talus_fail(TALUS_ERR_ARGUMENT, "io", "metadata item '%s' for '%s' is not KEY=VALUE",
+                        metadata[i], path);
+    if (e != CE_None) return talus_gdal_fail(TALUS_ERR_IO, "cannot set metadata of '%s'", path);
+  }
+  return TALUS_OK;
+}
+
+/* Writes the bands window by window, all bands of a window before the next.
+ * Windows are whole multiples of the block height, so every block is
+ * complete when GDAL's cache flushes it and none is compressed twice. */
 static talus_status write_bands(const char *path, GDALDatasetH ds, int nx, int ny, int nbands,
                                 const float *const *bands) {
-  for (int y0 = 0; y0 < ny; y0 += TALUS_RASTER_WINDOW_ROWS) {
-    int h = ny - y0 < TALUS_RASTER_WINDOW_ROWS ? ny - y0 : TALUS_RASTER_WINDOW_ROWS;
+  int bx = 0, by = 0;
+  GDALGetBlockSize(GDALGetRasterBand(ds, 1), &bx, &by);
+  int rows = by > 0 ? by * ((TALUS_RASTER_WINDOW_ROWS + by - 1) / by) : TALUS_RASTER_WINDOW_ROWS;
+  for (int y0 = 0; y0 < ny; y0 += rows) {
+    int h = ny - y0 < rows ? ny - y0 : rows;
     for (int b = 0; b < nbands; b++) {
       float *src = (float *)bands[b] + (size_t)y0 * (size_t)nx;
       if (GDALRasterIO(GDALGetRasterBand(ds, b + 1), GF_Write, 0, y0, nx, h, src, nx, h,
@@ -166,7 +186,8 @@ static talus_status write_file(const char *path, const char *partial, char **co,
   CPLErrorReset();
   GDALDatasetH ds = GDALCreate(drv, partial, nx, ny, nbands, GDT_Float32, co);
   if (!ds) return talus_gdal_fail(TALUS_ERR_IO, "cannot create '%s'", path);
-  talus_status st = set_descriptive(path, ds, nbands, names, metadata, geo);
+  talus_status st = set_georef(path, ds, nbands, geo);
+  if (st == TALUS_OK) st = set_names_meta(path, ds, nbands, names, metadata);
   if (st == TALUS_OK) st = write_bands(path, ds, nx, ny, nbands, bands);
   CPLErrorReset();
   GDALClose(ds); /* flushes; in GDAL 3.6 it reports failure only via CPLError */
@@ -183,7 +204,8 @@ static talus_status check_write_args(const char *path, int nx, int ny, int nband
     return talus_fail(TALUS_ERR_ARGUMENT, "io", "'%s': nothing to write (%d x %d, %d bands)", path,
                       nx, ny, nbands);
   for (int b = 0; b < nbands; b++)
-    if (!bands[b]) return talus_fail(TALUS_ERR_ARGUMENT, "io", "'%s': band %d is NULL", path, b + 1);
+    if (!bands[b])
+      return talus_fail(TALUS_ERR_ARGUMENT, "io", "'%s': band %d is NULL", path, b + 1);
   return TALUS_OK;
 }
 

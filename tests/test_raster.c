@@ -76,7 +76,8 @@ static void gdal_write(const char *path, GDALDataType type, int nx, int ny, cons
 static float *sample_heights(int nx, int ny, float nodata) {
   float *h = malloc((size_t)nx * ny * sizeof *h);
   for (int y = 0; y < ny; y++)
-    for (int x = 0; x < nx; x++) h[y * nx + x] = 500.0f + 3.25f * x - 1.5f * y + 0.125f * (x * y % 7);
+    for (int x = 0; x < nx; x++)
+      h[y * nx + x] = 500.0f + 3.25f * x - 1.5f * y + 0.125f * (x * y % 7);
   h[0] = h[5 * nx + 7] = h[ny * nx - 1] = nodata;
   return h;
 }
@@ -145,7 +146,8 @@ static void test_band_names_and_co(void) {
   int nx = 300, ny = 260; /* more than one tile and more than one read window */
   size_t n = (size_t)nx * ny;
   float *a = malloc(n * 4), *b = malloc(n * 4), *c = malloc(n * 4);
-  for (size_t i = 0; i < n; i++) a[i] = (float)i, b[i] = -(float)i * 0.5f, c[i] = (float)(i % 13);
+  for (size_t i = 0; i < n; i++)
+    a[i] = (float)i, b[i] = -(float)i * 0.5f, c[i] = (float)(i % 13);
   const float *bands[3] = {a, b, c};
   const char *names[3] = {"water", NULL, "sand"};
   const char *co[] = {"COMPRESS=DEFLATE", "BLOCKXSIZE=128", "BLOCKYSIZE=128", NULL};
@@ -190,7 +192,8 @@ static void test_bad_creation_options(void) {
 static void test_int16_input(void) {
   int nx = 23, ny = 300; /* more rows than one read window */
   double *v = malloc(sizeof *v * nx * ny), nd = -32768, gt[6] = {0, 10, 0, 0, 0, -10};
-  for (int i = 0; i < nx * ny; i++) v[i] = (i * 37) % 4001 - 500;
+  for (int i = 0; i < nx * ny; i++)
+    v[i] = (i * 37) % 4001 - 500;
   v[17] = nd;
   char *wkt = epsg_wkt(32633);
   gdal_write(tpath("i16.tif"), GDT_Int16, nx, ny, v, gt, wkt, &nd);
@@ -242,8 +245,10 @@ static void test_policies(void) {
   float lo = 2.0f, hi = 2.0f * (nx - 1) + 0.5f * (ny - 1); /* valid range of the ramp */
   int untouched = 1, bounded = 1, masked_min = 1;
   for (int i = 0; i < nx * ny; i++) {
-    if (!m.nodata[i]) untouched &= f.height[i] == m.height[i];
-    else bounded &= f.height[i] >= lo && f.height[i] <= hi && isfinite(f.height[i]);
+    if (!m.nodata[i])
+      untouched &= f.height[i] == m.height[i];
+    else
+      bounded &= f.height[i] >= lo && f.height[i] <= hi && isfinite(f.height[i]);
     if (m.nodata[i]) masked_min &= m.height[i] == lo && w.height[i] == lo;
   }
   CHECK(untouched, "fill changed valid cells");
@@ -251,7 +256,8 @@ static void test_policies(void) {
   CHECK(masked_min, "masked cells are not at the minimum valid height %g", lo);
   /* The left strip's cells each touch exactly one valid cell (x = 1). */
   int strip = 1;
-  for (int y = 0; y < ny; y++) strip &= f.height[y * nx] == m.height[y * nx + 1];
+  for (int y = 0; y < ny; y++)
+    strip &= f.height[y * nx] == m.height[y * nx + 1];
   CHECK(strip, "first fill ring must copy its single known neighbour");
   CHECK(memcmp(f.height, f2.height, sizeof(float) * nx * ny) == 0, "fill is not deterministic");
   talus_dem_free(&m), talus_dem_free(&w), talus_dem_free(&f), talus_dem_free(&f2);
@@ -260,14 +266,16 @@ static void test_policies(void) {
 static void test_fill_constant(void) {
   int nx = 24, ny = 16;
   double *v = malloc(sizeof *v * nx * ny), nd = -1.0;
-  for (int i = 0; i < nx * ny; i++) v[i] = (i % nx > 9 && i % nx < 13 && i / nx > 5) ? nd : 77.5;
+  for (int i = 0; i < nx * ny; i++)
+    v[i] = (i % nx > 9 && i % nx < 13 && i / nx > 5) ? nd : 77.5;
   gdal_write(tpath("flat.tif"), GDT_Float32, nx, ny, v, NULL, NULL, &nd);
   talus_dem d;
   talus_dem_options of = {TALUS_NODATA_FILL, 2.0, 1, 0};
   talus_status st = talus_dem_read(tpath("flat.tif"), &of, &d);
   CHECK(st == TALUS_OK, "flat read: %s", talus_last_error());
   int flat = st == TALUS_OK;
-  for (int i = 0; flat && i < nx * ny; i++) flat &= d.height[i] == 77.5f;
+  for (int i = 0; flat && i < nx * ny; i++)
+    flat &= d.height[i] == 77.5f;
   CHECK(flat, "filling a hole in a flat surface must give the same height");
   CHECK(st != TALUS_OK || d.cell_size == 2.0, "cell size override: %g", d.cell_size);
   talus_dem_free(&d);
@@ -277,14 +285,16 @@ static void test_fill_constant(void) {
 static void test_bad_data(void) {
   int nx = 8, ny = 6;
   double v[48], nd = 5.0;
-  for (int i = 0; i < 48; i++) v[i] = 5.0;
+  for (int i = 0; i < 48; i++)
+    v[i] = 5.0;
   gdal_write(tpath("allnd.tif"), GDT_Float32, nx, ny, v, NULL, NULL, &nd);
   talus_dem d;
   talus_status st = talus_dem_read(tpath("allnd.tif"), NULL, &d);
   CHECK(st == TALUS_ERR_DATA && strstr(talus_last_error(), "NoData"), "all NoData: %d %s", st,
         talus_last_error());
   CHECK(d.height == NULL && d.nodata == NULL, "failed read must leave an empty DEM");
-  for (int i = 0; i < 48; i++) v[i] = i;
+  for (int i = 0; i < 48; i++)
+    v[i] = i;
   v[2 * nx + 3] = NAN;
   v[4 * nx + 1] = NAN;
   gdal_write(tpath("nan.tif"), GDT_Float32, nx, ny, v, NULL, NULL, NULL);
@@ -358,6 +368,13 @@ static void test_unwritable(void) {
     chmod(tpath("ro"), 0700);
   }
   CHECK(!exists(tpath("no_such_dir")), "a directory was created");
+  /* A failure after the file was created must remove it too. */
+  talus_georef bad = {{0, 1, 0, 0, 0, -1}, "NOT A CRS", 0, 0};
+  st = talus_geotiff_write(tpath("badcrs.tif"), 2, 2, 1, bands, NULL, NULL, &bad, NULL);
+  CHECK(st == TALUS_ERR_ARGUMENT && strstr(talus_last_error(), "badcrs.tif"), "bad CRS: %d %s", st,
+        talus_last_error());
+  CHECK(!exists(tpath("badcrs.tif")) && !exists(tpath("badcrs.tif.partial")),
+        "bad CRS left a file");
 }
 
 /* Runs talus_dem_read with stderr captured into log (for the warnings). */
@@ -379,7 +396,8 @@ static talus_status read_logged(const char *p, talus_dem *d, char *log, size_t s
 static void test_geographic(void) {
   int nx = 100, ny = 100;
   double v[10000], px = 1.0 / 1200.0, gt[6] = {-72.0, px, 0, 45.0, 0, -px};
-  for (int i = 0; i < nx * ny; i++) v[i] = 100 + i % 17;
+  for (int i = 0; i < nx * ny; i++)
+    v[i] = 100 + i % 17;
   char *wkt = epsg_wkt(4326), log[4096];
   gdal_write(tpath("geo.tif"), GDT_Int16, nx, ny, v, gt, wkt, NULL);
   talus_dem d;
@@ -405,7 +423,8 @@ static void test_geographic(void) {
 
 static void test_projected_units(void) {
   double v[16], gt[6] = {1000, 100, 0, 5000, 0, -100};
-  for (int i = 0; i < 16; i++) v[i] = i;
+  for (int i = 0; i < 16; i++)
+    v[i] = i;
   char *ft = epsg_wkt(2227), *utm = epsg_wkt(32611), log[4096]; /* California zone 3, US feet */
   gdal_write(tpath("feet.tif"), GDT_Float32, 4, 4, v, gt, ft, NULL);
   talus_dem d;
@@ -438,7 +457,8 @@ static double mean_grey(GDALDatasetH ds, int x0, int x1, int h) {
   CPLErr e = GDALRasterIO(GDALGetRasterBand(ds, 1), GF_Read, x0, 0, x1 - x0, h, px, x1 - x0, h,
                           GDT_Byte, 0, 0);
   double s = e == CE_None ? 0 : -1e9;
-  for (int i = 0; i < (x1 - x0) * h; i++) s += px[i];
+  for (int i = 0; i < (x1 - x0) * h; i++)
+    s += px[i];
   free(px);
   return s / ((x1 - x0) * h);
 }
@@ -489,7 +509,8 @@ static void test_info(void) {
   rewind(f);
   text[fread(text, 1, sizeof text - 1, f)] = 0;
   fclose(f);
-  CHECK(strstr(text, "40 x 30") && strstr(text, "UTM zone 11N (EPSG:32611)") && strstr(text, "cell size:    30 m"),
+  CHECK(strstr(text, "40 x 30") && strstr(text, "UTM zone 11N (EPSG:32611)") &&
+            strstr(text, "cell size:    30 m"),
         "info header: %s", text);
   CHECK(strstr(text, "-9999 (3 cells") && strstr(text, "bedrock") && strstr(text, "TALUS_STEP=42"),
         "info nodata/bands/metadata: %s", text);
