@@ -29,8 +29,10 @@ typedef struct hz_hit {
 
 /*
  * Damage that neighbour column j (lying in direction d) deals in one step to
- * the bedrock [F, B] of the column being eroded. dmg <= 0 when the water
- * does not overlap the bedrock or flows away from it. sin β = sin(atan2(h,
+ * the bedrock [F, B] of the column being eroded; 0 without overlap. As in
+ * the reference, v' is divided by speed′ + ε (not by |v'|), so fast water
+ * flowing away gives a slightly negative value, which the strict maximum
+ * (starting at 0) discards. sin β = sin(atan2(h,
  * l_c)) is evaluated as 1/sqrt(1 + (l_c/h)²): the same value without atan2
  * and sin, whose results differ between math libraries (CPU vs GPU).
  */

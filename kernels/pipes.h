@@ -159,7 +159,8 @@ TALUS_HD static inline void k_pipes(const talus_tile *t, const talus_kctx *c, in
   (void)flows;
   size_t idx = talus_idx(t, x, y);
   if (talus_cell_masked(t, idx)) return;
-  for (int k = 0; k < t->count[idx]; k++) pipes_column(t, c, x, y, k);
+  for (int k = 0; k < t->count[idx]; k++)
+    pipes_column(t, c, x, y, k);
 }
 
 #endif /* TALUS_KERNELS_PIPES_H */

@@ -54,7 +54,8 @@ TALUS_HD static inline void k_rain(const talus_tile *t, const talus_kctx *c, int
     float wn = w + 2.0f * u * src->strength * P->dt;
     flows[TALUS_FLOW_SOURCE] += (double)wn - (double)w;
     w = wn;
-    for (int d = 0; d < 4; d++) t->f[talus_dcol(t, idx, top, d)] += src->flux[d] * P->dt;
+    for (int d = 0; d < 4; d++)
+      t->f[talus_dcol(t, idx, top, d)] += src->flux[d] * P->dt;
   }
   t->w[ci] = w;
 }

@@ -90,8 +90,8 @@ TALUS_HD static inline double transport_clamp(double v, double lo, double hi, do
 }
 
 /* New water depth of column ci after transport and evaporation. */
-TALUS_HD static inline float transport_water(const talus_tile *t, const talus_kparams *P,
-                                             size_t ci, double net, double *flows) {
+TALUS_HD static inline float transport_water(const talus_tile *t, const talus_kparams *P, size_t ci,
+                                             double net, double *flows) {
   double B = t->B[ci], s = t->s[ci], C = t->C[ci];
   double kdt = (double)P->dt / ((double)P->cell_size * (double)P->cell_size);
   double wv = (double)t->w[ci] - kdt * net;
@@ -180,7 +180,8 @@ TALUS_HD static inline void k_transport(const talus_tile *t, const talus_kctx *c
                                         double *flows) {
   size_t idx = talus_idx(t, x, y);
   if (talus_cell_masked(t, idx)) return;
-  for (int k = 0; k < t->count[idx]; k++) transport_column(t, c, x, y, k, flows);
+  for (int k = 0; k < t->count[idx]; k++)
+    transport_column(t, c, x, y, k, flows);
 }
 
 #endif /* TALUS_KERNELS_TRANSPORT_H */

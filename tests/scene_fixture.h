@@ -14,7 +14,7 @@
 
 /* Loads configs/<preset>.ini (NULL = defaults) and applies `sets`
  * ("key=value", NULL-terminated, may be NULL). Returns NULL on failure. */
-static talus_params *fixture_params(const char *preset, const char *const *sets) {
+static inline talus_params *fixture_params(const char *preset, const char *const *sets) {
   talus_params *p = NULL;
   if (talus_params_create(&p)) return NULL;
   if (preset) {
@@ -41,7 +41,7 @@ static talus_params *fixture_params(const char *preset, const char *const *sets)
 }
 
 /* A domain holding scene `scene` at n² cells with preset parameters. */
-static talus_domain *fixture_domain(const char *scene, int n, const char *preset,
+static inline talus_domain *fixture_domain(const char *scene, int n, const char *preset,
                                     const char *const *sets) {
   talus_params *p = fixture_params(preset, sets);
   if (!p) return NULL;
@@ -57,7 +57,7 @@ static talus_domain *fixture_domain(const char *scene, int n, const char *preset
 }
 
 /* 1 when every persistent field of every live column is bitwise equal. */
-static int fixture_same_state(const talus_domain *a, const talus_domain *b) {
+static inline int fixture_same_state(const talus_domain *a, const talus_domain *b) {
   const talus_tile *s = a->tile, *t = b->tile;
   if (s->buf.w != t->buf.w || s->buf.h != t->buf.h || a->ctx.step != b->ctx.step) return 0;
   for (int y = 0; y < s->buf.h; y++)

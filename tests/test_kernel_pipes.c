@@ -56,7 +56,8 @@ static void run_pipes(talus_tile *t, talus_kctx *c) {
   double flows[TALUS_FLOW_COUNT] = {0};
   talus_rect all = {0, 0, t->buf.w, t->buf.h};
   talus_cpu_stage(t, c, TALUS_STAGE_PIPES, all, flows);
-  for (int i = 0; i < TALUS_FLOW_COUNT; i++) CHECK(flows[i] == 0.0, "pipes books flow %d", i);
+  for (int i = 0; i < TALUS_FLOW_COUNT; i++)
+    CHECK(flows[i] == 0.0, "pipes books flow %d", i);
 }
 
 /* Two cells, 1 m of water on the left: f_R = dt·g·l_c·Δh; no flux uphill;
@@ -180,23 +181,28 @@ static void test_slippage(void) {
   set_col(t, 1, 1, 0, 0.0f, 2.0f, 0.0f, TALUS_TOP);
   run_pipes(t, &c);
   double dry = (2.0 - TAN30) / 8.0;
-  for (int d = 0; d < 4; d++) CHECK_CLOSE(SLIP(t, 1, 1, 0, d), dry, 1e-6, "dry slippage");
+  for (int d = 0; d < 4; d++)
+    CHECK_CLOSE(SLIP(t, 1, 1, 0, d), dry, 1e-6, "dry slippage");
   CHECK(SLIP(t, 0, 1, 0, TALUS_DIR_R) == 0.0f, "no slippage uphill");
   for (int y = 0; y < 3; y++)
-    for (int x = 0; x < 3; x++) set_col(t, x, y, 0, 0.0f, x == 1 && y == 1 ? 2.0f : 0.0f, 1.0f,
-                                        TALUS_TOP);
+    for (int x = 0; x < 3; x++)
+      set_col(t, x, y, 0, 0.0f, x == 1 && y == 1 ? 2.0f : 0.0f, 1.0f, TALUS_TOP);
   run_pipes(t, &c);
-  for (int d = 0; d < 4; d++) CHECK_CLOSE(SLIP(t, 1, 1, 0, d), 2.0 / 8.0, 1e-6, "wet: tan = 0");
+  for (int d = 0; d < 4; d++)
+    CHECK_CLOSE(SLIP(t, 1, 1, 0, d), 2.0 / 8.0, 1e-6, "wet: tan = 0");
   for (int y = 0; y < 3; y++)
-    for (int x = 0; x < 3; x++) set_col(t, x, y, 0, 0.0f, 0.0f, 0.0f, TALUS_TOP);
+    for (int x = 0; x < 3; x++)
+      set_col(t, x, y, 0, 0.0f, 0.0f, 0.0f, TALUS_TOP);
   set_col(t, 1, 1, 0, 10.0f, 0.1f, 0.0f, TALUS_TOP);
   run_pipes(t, &c);
   double sum = 0.0;
-  for (int d = 0; d < 4; d++) sum += SLIP(t, 1, 1, 0, d);
+  for (int d = 0; d < 4; d++)
+    sum += SLIP(t, 1, 1, 0, d);
   CHECK_CLOSE(sum, 0.1, 1e-6, "K_a: slippage limited to the sand held");
   c.P.enable_slippage = 0;
   run_pipes(t, &c);
-  for (int d = 0; d < 4; d++) CHECK(SLIP(t, 1, 1, 0, d) == 0.0f, "slippage disabled");
+  for (int d = 0; d < 4; d++)
+    CHECK(SLIP(t, 1, 1, 0, d) == 0.0f, "slippage disabled");
   talus_tile_free(t);
 }
 
@@ -208,7 +214,8 @@ static void test_tilt(void) {
   run_pipes(t, &c);
   CHECK(t->sina[talus_idx(t, 1, 1)] == 0.0f, "flat: sin α = 0");
   for (int y = 0; y < 3; y++)
-    for (int x = 0; x < 3; x++) set_col(t, x, y, 0, 0.5f * (float)x, 0.0f, 0.0f, TALUS_TOP);
+    for (int x = 0; x < 3; x++)
+      set_col(t, x, y, 0, 0.5f * (float)x, 0.0f, 0.0f, TALUS_TOP);
   run_pipes(t, &c);
   CHECK_CLOSE(t->sina[talus_idx(t, 1, 1)], 0.5 / sqrt(1.25), 1e-6, "sin α of slope 0.5");
   talus_tile_free(t);

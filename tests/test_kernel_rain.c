@@ -39,7 +39,8 @@ static double water_sum(const talus_tile *t) {
   for (int y = 0; y < t->buf.h; y++)
     for (int x = 0; x < t->buf.w; x++) {
       size_t idx = talus_idx(t, x, y);
-      for (int k = 0; k < t->count[idx]; k++) sum += t->w[talus_col(t, idx, k)];
+      for (int k = 0; k < t->count[idx]; k++)
+        sum += t->w[talus_col(t, idx, k)];
     }
   return sum;
 }
@@ -54,7 +55,8 @@ static void test_uniform(void) {
   float expect = 0.07f * 0.15f;
   int exact = 1;
   for (int y = 0; y < 16; y++)
-    for (int x = 0; x < 16; x++) exact &= t->w[talus_idx(t, x, y)] == expect;
+    for (int x = 0; x < 16; x++)
+      exact &= t->w[talus_idx(t, x, y)] == expect;
   CHECK(exact, "uniform rain adds exactly rain*dt everywhere");
   CHECK_CLOSE(flows[TALUS_FLOW_RAIN], 256.0 * expect, 1e-9, "RAIN booked");
   CHECK_CLOSE(flows[TALUS_FLOW_RAIN], water_sum(t), 1e-9, "RAIN equals the water added");
@@ -77,8 +79,7 @@ static void test_noise(void) {
       lo = w < lo ? w : lo;
       hi = w > hi ? w : hi;
     }
-  CHECK(lo >= 0.0 && hi < 2.0 * rdt * (1.0 + 1e-6), "noisy rain in [0, 2 rain dt): %g %g", lo,
-        hi);
+  CHECK(lo >= 0.0 && hi < 2.0 * rdt * (1.0 + 1e-6), "noisy rain in [0, 2 rain dt): %g %g", lo, hi);
   CHECK(hi - lo > rdt, "noise spreads the values: %g..%g", lo, hi);
   /* σ of the mean over 4096 cells is 0.577·rdt/64 ≈ 0.009·rdt; allow 5%. */
   CHECK_CLOSE(water_sum(t) / 4096.0, rdt, 0.05 * rdt, "mean rain rain*dt");
@@ -98,7 +99,8 @@ static void test_noise(void) {
   talus_tile *next = make_tile(0, 0, 64, 64, 1);
   run_rain(next, &c2, f2);
   int differ = 0;
-  for (int x = 0; x < 64; x++) differ += next->w[talus_idx(next, x, 0)] != t->w[talus_idx(t, x, 0)];
+  for (int x = 0; x < 64; x++)
+    differ += next->w[talus_idx(next, x, 0)] != t->w[talus_idx(t, x, 0)];
   CHECK(differ > 32, "another step draws other numbers (%d of 64 differ)", differ);
   talus_tile_free(t);
   talus_tile_free(sub);

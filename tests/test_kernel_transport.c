@@ -62,7 +62,8 @@ static double total(const talus_tile *t, const float *field) {
     for (int x = 0; x < t->buf.w; x++) {
       size_t idx = talus_idx(t, x, y);
       if (t->mask[idx]) continue;
-      for (int k = 0; k < t->count[idx]; k++) sum += field[talus_col(t, idx, k)];
+      for (int k = 0; k < t->count[idx]; k++)
+        sum += field[talus_col(t, idx, k)];
     }
   return sum;
 }
@@ -87,10 +88,12 @@ static void test_move(void) {
   CHECK_CLOSE(t->vx[col(t, 0, 0, 0)], 1.0, 1e-6, "v_x = (net_R - net_L) / 2 l_c^2");
   CHECK_CLOSE(t->vx[col(t, 1, 0, 0)], 1.0, 1e-6, "v_x of the receiver");
   CHECK(t->vy[col(t, 0, 0, 0)] == 0.0f, "v_y = 0");
-  for (int i = 0; i < TALUS_FLOW_COUNT; i++) CHECK(flows[i] == 0.0, "nothing booked: flow %d", i);
+  for (int i = 0; i < TALUS_FLOW_COUNT; i++)
+    CHECK(flows[i] == 0.0, "nothing booked: flow %d", i);
   /* Over-drawn sediment: K_r = 1 moves 0.3 of 0.025 held. */
   run(t, &c, TALUS_STAGE_PIPES, flows);
-  for (int d = 0; d < 4; d++) t->f[dcol(t, 1, 0, 0, d)] = 0.0f;
+  for (int d = 0; d < 4; d++)
+    t->f[dcol(t, 1, 0, 0, d)] = 0.0f;
   t->f[dcol(t, 0, 0, 0, TALUS_DIR_R)] = 1.0f;
   t->kr[col(t, 0, 0, 0)] = 1.0f;
   double r0 = total(t, t->r);
@@ -138,7 +141,8 @@ static void test_overfill(void) {
   set_col(t, 1, 0, 0, 0.5f, 0.0f, 2.0f, TALUS_TOP);
   run(t, &c, TALUS_STAGE_PIPES, flows);
   CHECK(t->pipe[dcol(t, 1, 0, 0, TALUS_DIR_L)] == 0, "pipe into the cave");
-  for (int d = 0; d < 4; d++) t->f[dcol(t, 1, 0, 0, d)] = 0.0f;
+  for (int d = 0; d < 4; d++)
+    t->f[dcol(t, 1, 0, 0, d)] = 0.0f;
   t->f[dcol(t, 1, 0, 0, TALUS_DIR_L)] = 4.0f;
   double w0 = total(t, t->w);
   run(t, &c, TALUS_STAGE_TRANSPORT, flows);
@@ -174,7 +178,8 @@ static void test_evaporation(void) {
   talus_kctx c = make_ctx(3, 1);
   c.P.evaporation = 0.09f;
   double flows[TALUS_FLOW_COUNT] = {0};
-  for (int x = 0; x < 3; x++) t->count[talus_idx(t, x, 0)] = 2;
+  for (int x = 0; x < 3; x++)
+    t->count[talus_idx(t, x, 0)] = 2;
   float ceil[3] = {2.0f, 1.05f, 1.0f};
   for (int x = 0; x < 3; x++) {
     set_col(t, x, 0, 0, 0.0f, 0.0f, 1.0f, ceil[x]);
@@ -208,7 +213,8 @@ static void test_petrify(void) {
   c.P.petrification = 1e-3f;
   memset(flows, 0, sizeof flows);
   for (int y = 0; y < 16; y++)
-    for (int x = 0; x < 16; x++) set_col(t, x, y, 0, 1000.0f, 0.01f, 0.0f, TALUS_TOP);
+    for (int x = 0; x < 16; x++)
+      set_col(t, x, y, 0, 1000.0f, 0.01f, 0.0f, TALUS_TOP);
   double B0 = total(t, t->B), s0 = total(t, t->s);
   int steps = 1000;
   for (c.step = 0; c.step < steps; c.step++) {

@@ -20,14 +20,16 @@ static talus_rect stage_region(const talus_tile *t, const talus_kctx *c, int use
   return r;
 }
 
-static talus_status advance_one(talus_tile *t, talus_kctx *c, int *used, talus_run_stats *stats) {
+static talus_status advance_one(talus_tile *t, talus_kctx *c, talus_rect book, int *used,
+                                talus_run_stats *stats) {
   talus_stage_id plan[4 * TALUS_STAGE_COUNT + 2 * 64];
   int n = talus_step_plan(&c->P, c->step, plan, (int)(sizeof plan / sizeof plan[0]));
   if (n < 0) return talus_fail(TALUS_ERR_INTERNAL, "tiler", "step plan too long");
   for (int i = 0; i < n; i++) {
     *used += talus_stage_def_of(plan[i])->radius;
     double t0 = talus_now();
-    talus_status st = talus_cpu_stage(t, c, plan[i], stage_region(t, c, *used), stats->flows);
+    talus_status st = talus_cpu_stage_booked(t, c, plan[i], stage_region(t, c, *used), book,
+                                             stats->flows);
     if (st) return st;
     stats->stage_seconds[plan[i]] += talus_now() - t0;
   }
@@ -39,8 +41,9 @@ talus_status talus_tiler_advance(talus_tile *t, talus_kctx *c, talus_rect core, 
                                  talus_run_stats *stats, talus_step_progress_fn progress,
                                  void *user) {
   int used = 0;
+  talus_rect book = {core.x0 - t->buf.x0, core.y0 - t->buf.y0, core.w, core.h};
   for (int64_t s = 0; s < steps; s++) {
-    talus_status st = advance_one(t, c, &used, stats);
+    talus_status st = advance_one(t, c, book, &used, stats);
     if (st) return st;
     stats->cell_steps += (int64_t)core.w * core.h;
     if (progress && !progress(s + 1, steps, user))

@@ -17,16 +17,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The loop is instantiated once per body so the compiler can inline it. */
+/* The loop is instantiated once per body so the compiler can inline it.
+ * Cells outside `book` add their flows to a scratch accumulator that is
+ * dropped, so only the booked cells reach the ledger. */
 #define CPU_STAGE_LOOP(body)                                                                    \
   _Pragma("omp parallel for schedule(static)") for (int j = 0; j < region.h; j++) {            \
-    double *acc = rows + (size_t)j * TALUS_FLOW_COUNT;                                          \
-    int y = region.y0 + j;                                                                      \
-    for (int x = region.x0; x < region.x0 + region.w; x++) body(t, c, x, y, acc);               \
+    double *acc = rows + (size_t)j * TALUS_FLOW_COUNT, junk[TALUS_FLOW_COUNT];                  \
+    int y = region.y0 + j, x = region.x0, x1 = region.x0 + region.w;                            \
+    int in_row = y >= book.y0 && y < book.y0 + book.h;                                          \
+    int b0 = in_row ? book.x0 : x1, b1 = in_row ? book.x0 + book.w : x1;                        \
+    for (; x < x1 && x < b0; x++) body(t, c, x, y, junk);                                       \
+    for (; x < x1 && x < b1; x++) body(t, c, x, y, acc);                                        \
+    for (; x < x1; x++) body(t, c, x, y, junk);                                                 \
   }
 
-talus_status talus_cpu_stage(talus_tile *t, const talus_kctx *c, talus_stage_id id,
-                             talus_rect region, double *flows) {
+talus_status talus_cpu_stage_booked(talus_tile *t, const talus_kctx *c, talus_stage_id id,
+                                    talus_rect region, talus_rect book, double *flows) {
   if (region.w <= 0 || region.h <= 0) return TALUS_OK;
   double *rows = calloc((size_t)region.h * TALUS_FLOW_COUNT, sizeof *rows);
   if (!rows) return talus_fail(TALUS_ERR_NOMEM, "cpu", "no memory for ledger rows");
@@ -49,4 +55,9 @@ talus_status talus_cpu_stage(talus_tile *t, const talus_kctx *c, talus_stage_id 
     for (int f = 0; f < TALUS_FLOW_COUNT; f++) flows[f] += rows[(size_t)j * TALUS_FLOW_COUNT + f];
   free(rows);
   return TALUS_OK;
+}
+
+talus_status talus_cpu_stage(talus_tile *t, const talus_kctx *c, talus_stage_id id,
+                             talus_rect region, double *flows) {
+  return talus_cpu_stage_booked(t, c, id, region, region, flows);
 }

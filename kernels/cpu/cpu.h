@@ -12,8 +12,12 @@
 #include "../stages.h"
 
 /* Runs stage `id` over the buffer-local rectangle `region` of tile t and
- * adds the stage's ledger flows (heights, m) to flows[TALUS_FLOW_COUNT].
- * Fails only on allocation failure. */
+ * adds the ledger flows (heights, m) of the cells inside the buffer-local
+ * rectangle `book` (the tile's core: halo cells are other tiles' to book)
+ * to flows[TALUS_FLOW_COUNT]. Fails only on allocation failure. */
+talus_status talus_cpu_stage_booked(talus_tile *t, const talus_kctx *c, talus_stage_id id,
+                                    talus_rect region, talus_rect book, double *flows);
+/* The same, booking every cell of the region (unit tests, whole domains). */
 talus_status talus_cpu_stage(talus_tile *t, const talus_kctx *c, talus_stage_id id,
                              talus_rect region, double *flows);
 

@@ -1,0 +1,42 @@
+/*
+ * halo.h — edge strips: cut a rectangle of a tile's persistent fields into a
+ * self-describing byte block, and paste a block into another tile's buffer
+ * (clipped to it). The kernels never see tiles; the tiler moves blocks
+ * between tiles through a store.
+ *
+ * Block layout (little-endian host order; blocks never leave one machine
+ * architecture): a header {magic, global rect x0 y0 w h, layers L, flags},
+ * then count[w*h] and mask[w*h] bytes padded to 4, then for each layer
+ * k < L the planes B s w C r D p fR fU fL fD (w*h floats each), then
+ * hardness (w*h floats) when flagged. L is the highest column count inside
+ * the rectangle ("only the layers in use"); slots at or above a cell's
+ * count are written as 0, so stale data never travels.
+ *
+ * The 8 strips of a core: parts 1..8 = R, U, L, D sides (width H, full core
+ * length) then RU, LU, LD, RD corners (H × H), clipped to the core.
+ */
+#ifndef TALUS_HALO_H
+#define TALUS_HALO_H
+
+#include "kernels/state.h"
+
+enum { TALUS_HALO_PARTS = 9 }; /* part 0 = core, 1..8 = strips */
+
+/* Cuts the global rectangle r (inside t->buf) into a new malloc'd block. */
+talus_status halo_block_cut(const talus_tile *t, talus_rect r, void **out, size_t *n);
+/* Pastes a block into t where it overlaps t->buf; fails if the block is
+ * malformed or holds more layers than t. */
+talus_status halo_block_paste(talus_tile *t, const void *data, size_t n);
+/* The global rectangle a block covers (for checks); 0 on malformed data. */
+int halo_block_rect(const void *data, size_t n, talus_rect *r);
+
+/* Strip `part` (1..8) of core c for halo width H, clipped to c. */
+talus_rect halo_strip_rect(talus_rect core, int H, int part);
+/* The strip part a tile at tile-offset (dx, dy) ∈ {-1,0,1}² (not both 0)
+ * from the publisher needs: the publisher's side facing it. */
+int halo_strip_facing(int dx, int dy);
+
+/* Intersection of two rectangles (w or h 0 when empty). */
+talus_rect talus_rect_intersect(talus_rect a, talus_rect b);
+
+#endif /* TALUS_HALO_H */
