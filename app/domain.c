@@ -53,6 +53,20 @@ static talus_status domain_params(talus_domain *d, double cell_size, const talus
   return st ? st : talus_kparams_derive(&d->ctx.P);
 }
 
+/* Fills the hardness plane (allocating it if the tile lacks one) with the
+ * configured constant, for the models that read it: the heightfield model
+ * always, the layered model when thermal erosion is on. A raster given
+ * later (TALUS_FIELD_HARDNESS) overwrites it. */
+static talus_status domain_init_hardness(talus_domain *d) {
+  talus_tile *t = d->tile;
+  const talus_kparams *P = &d->ctx.P;
+  if (P->model != TALUS_MODEL_HEIGHTFIELD && !P->enable_thermal) return TALUS_OK;
+  if (t->hard) return TALUS_OK;
+  talus_status st = talus_tile_ensure(t, &t->hard, 1, "hardness");
+  for (size_t i = 0; !st && i < t->plane; i++) t->hard[i] = P->hardness;
+  return st;
+}
+
 talus_status talus_domain_create(talus_domain **out, int nx, int ny, double cell_size,
                                  const float *bedrock, const uint8_t *nodata_mask,
                                  const talus_params *params) {
@@ -66,8 +80,8 @@ talus_status talus_domain_create(talus_domain **out, int nx, int ny, double cell
   d->ctx.ny = ny;
   st = domain_params(d, cell_size, params);
   if (!st)
-    st = talus_tile_create(&d->tile, (talus_rect){0, 0, nx, ny}, d->ctx.P.nz,
-                           d->ctx.P.model == TALUS_MODEL_HEIGHTFIELD);
+    st = talus_tile_create(&d->tile, (talus_rect){0, 0, nx, ny}, d->ctx.P.nz, 0);
+  if (!st) st = domain_init_hardness(d);
   if (!st) st = domain_load_heights(d, bedrock, nodata_mask);
   if (st) {
     talus_domain_free(d);
@@ -90,6 +104,7 @@ talus_status talus_domain_wrap(talus_tile *tile, double cell_size, const talus_p
   d->ctx.ny = tile->buf.h;
   talus_status st = domain_params(d, cell_size, p);
   if (!st) d->ctx.P.nz = tile->nz;
+  if (!st) st = domain_init_hardness(d);
   if (st) {
     talus_domain_free(d);
     return st;
@@ -112,6 +127,29 @@ static float *domain_layer_field(talus_tile *t, talus_field field) {
   }
 }
 
+/* Sets the per-cell input plane of HARDNESS (values in [0,1]) or RAIN
+ * (finite, >= 0 m/s; the plane is allocated on first use). */
+static talus_status domain_set_input(talus_domain *d, talus_field field, const float *values) {
+  talus_tile *t = d->tile;
+  int rain = field == TALUS_FIELD_RAIN;
+  if (!rain && !t->hard)
+    return talus_fail(TALUS_ERR_ARGUMENT, "domain",
+                      "a hardness map needs the heightfield model or thermal.enable");
+  if (rain && d->ctx.P.model != TALUS_MODEL_HEIGHTFIELD)
+    return talus_fail(TALUS_ERR_ARGUMENT, "domain", "a rain map needs the heightfield model");
+  talus_status st = rain ? talus_tile_ensure(t, &t->rain, 1, "rain map") : TALUS_OK;
+  float hi = rain ? INFINITY : 1.0f;
+  for (int y = 0; !st && y < t->buf.h; y++)
+    for (int x = 0; x < t->buf.w; x++) {
+      float v = values[(size_t)y * t->buf.w + x];
+      if (!(v >= 0.0f && v <= hi && isfinite(v)))
+        return talus_fail(TALUS_ERR_DATA, "domain", "%s %g at (%d, %d) outside [0, %s]",
+                          rain ? "rain rate" : "hardness", (double)v, x, y, rain ? "inf" : "1");
+      (rain ? t->rain : t->hard)[talus_idx(t, x, y)] = v;
+    }
+  return st;
+}
+
 talus_status talus_domain_set_field(talus_domain *d, talus_field field, int layer,
                                     const float *values) {
   if (!d || !values) return talus_fail(TALUS_ERR_ARGUMENT, "domain", "no domain or values");
@@ -119,15 +157,14 @@ talus_status talus_domain_set_field(talus_domain *d, talus_field field, int laye
     return talus_fail(TALUS_ERR_ARGUMENT, "domain", "fields can only be set before a run");
   talus_tile *t = d->tile;
   int nx = t->buf.w, ny = t->buf.h;
-  if (field == TALUS_FIELD_COLUMNS || field == TALUS_FIELD_HARDNESS) {
+  if (field == TALUS_FIELD_HARDNESS || field == TALUS_FIELD_RAIN)
+    return domain_set_input(d, field, values);
+  if (field == TALUS_FIELD_COLUMNS) {
     for (int y = 0; y < ny; y++)
       for (int x = 0; x < nx; x++) {
         float v = values[(size_t)y * nx + x];
         size_t idx = talus_idx(t, x, y);
-        if (field == TALUS_FIELD_HARDNESS) {
-          if (!t->hard) return talus_fail(TALUS_ERR_ARGUMENT, "domain", "no hardness field");
-          t->hard[idx] = v;
-        } else if (!(v >= 1.0f && v <= (float)t->nz)) {
+        if (!(v >= 1.0f && v <= (float)t->nz)) {
           return talus_fail(TALUS_ERR_DATA, "domain", "column count %g at (%d, %d) outside [1, %d]",
                             (double)v, x, y, t->nz);
         } else {
@@ -177,8 +214,22 @@ void talus_domain_volumes(const talus_domain *d, double out[TALUS_MAT_COUNT]) {
   for (int m = 0; m < TALUS_MAT_COUNT; m++) out[m] = v[m] * d->cell_area;
 }
 
+/* The heightfield model's terrain is the whole surface B + s of layer 0:
+ * sand a state or scene brought along is folded into it before the first
+ * run (the model has no sand; volumes are taken after the fold). */
+static void domain_fold_sand(talus_tile *t) {
+  for (int y = 0; y < t->buf.h; y++)
+    for (int x = 0; x < t->buf.w; x++) {
+      size_t idx = talus_idx(t, x, y);
+      if (t->s[idx] == 0.0f) continue;
+      t->B[idx] += t->s[idx];
+      t->s[idx] = 0.0f;
+    }
+}
+
 static void domain_start(talus_domain *d) {
   if (d->started) return;
+  if (d->ctx.P.model == TALUS_MODEL_HEIGHTFIELD) domain_fold_sand(d->tile);
   d->datum = domain_datum(d->tile);
   talus_domain_volumes(d, d->initial);
   d->started = 1;
@@ -216,6 +267,7 @@ static float domain_cell_value(const talus_tile *t, talus_field field, size_t id
   case TALUS_FIELD_WATER: return t->w[ct];
   case TALUS_FIELD_COLUMNS: return (float)t->count[idx];
   case TALUS_FIELD_HARDNESS: return t->hard ? t->hard[idx] : 0.0f;
+  case TALUS_FIELD_RAIN: return t->rain ? t->rain[idx] : NAN;
   case TALUS_FIELD_SAND:
     for (int k = 0; k <= top; k++) acc += t->s[talus_col(t, idx, k)];
     return acc;

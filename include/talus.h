@@ -120,7 +120,8 @@ typedef enum talus_field {
   TALUS_FIELD_LAYER_SEDIMENT = 9, /* per layer: r */
   TALUS_FIELD_LAYER_DAMAGE = 10,  /* per layer: D */
   TALUS_FIELD_LAYER_STABILITY = 11, /* per layer: p */
-  TALUS_FIELD_HARDNESS = 12  /* heightfield model: hardness */
+  TALUS_FIELD_HARDNESS = 12, /* hardness H in [0,1] (heightfield model or thermal on) */
+  TALUS_FIELD_RAIN = 13      /* heightfield model: rain rate map [m/s] (settable) */
 } talus_field;
 
 /* Creates a domain of nx × ny cells of cell_size metres from a bedrock

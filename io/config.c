@@ -64,8 +64,7 @@ typedef struct param_decl {
  * Defaults repeat talus_kparams_defaults (test_config checks they agree).
  * Lower bounds above 0 guard divisions (scales, ranges, thresholds);
  * fade starts stay below 1 because smoothstep(start, 1, x) needs start < 1.
- * The heightfield/thermal keys of the later model go in a [thermal] block
- * after [support]; TALUS_PARAM_MAX leaves room for them.
+ * [thermal] (both models) and [heightfield] follow [support].
  */
 static const param_decl table[] = {
     ENUM("simulation.model", model, "layered|heightfield", 2, 0,
@@ -148,6 +147,42 @@ static const param_decl table[] = {
          "distance stability travels per support cycle (sets the cycle length)"),
     INT("support.iterations", prop_iterations, 1, 1000, 5,
         "propagation iterations per step (two red-black half sweeps each)"),
+
+    BOOL("thermal.enable", enable_thermal, 0,
+         "thermal erosion: material steeper than the talus angle slides to lower neighbours "
+         "(8 pipes); layered model: top columns only, bedrock weathers into sand"),
+    REAL("thermal.talus_angle", thermal_talus_deg, 0, 89, 30, "deg",
+         "talus angle: slopes steeper than this shed material"),
+    REAL("thermal.rate", thermal_rate, 0, 1e3, 0.1, "1/s",
+         "K_t: share of half the excess over the talus slope moved per second (the step "
+         "fraction is capped at 2/9 so nothing oscillates)"),
+    REAL("thermal.hardness", hardness, 0, 1, 0.5, "",
+         "hardness H of cells without a --hardness raster (1 = unerodible); thermal and "
+         "heightfield dissolution run at 1 - H of their rate"),
+
+    BOOL("heightfield.hydraulic", hf_hydraulic, 1,
+         "heightfield model: run the water stages (false: thermal erosion only)"),
+    REAL("heightfield.rain_scale", hf_rain_scale, 0, 1e3, 1, "",
+         "K_r: scales water.rain or the --rain-map rate"),
+    REAL("heightfield.pipe_area", hf_pipe_area, 0, 1e12, 0, "m2",
+         "A: cross-section of a virtual pipe; 0 = cell_size^2"),
+    REAL("heightfield.pipe_length", hf_pipe_length, 0, 1e7, 0, "m",
+         "l: length of a virtual pipe; 0 = cell_size"),
+    REAL("heightfield.capacity", hf_capacity, 0, 1e3, 1, "s",
+         "K_c: sediment capacity per m/s of flow speed and unit slope sine"),
+    REAL("heightfield.dissolve", hf_dissolve, 0, 1e3, 0.5, "1/s",
+         "K_s: dissolving rate below capacity (times 1 - hardness)"),
+    REAL("heightfield.deposit", hf_deposit, 0, 1e3, 1, "1/s", "K_d: deposition rate above capacity"),
+    REAL("heightfield.max_depth", hf_max_depth, 1e-6, 1e6, 10, "m",
+         "l_max: water depth at which erosion has faded to zero (linear fade)"),
+    REAL("heightfield.min_tilt", hf_min_tilt, 0, 1, 0.01, "sin",
+         "floor of the slope factor of the capacity, so flat channels carry sediment"),
+    REAL("heightfield.min_hardness", hf_min_hardness, 0, 1, 0.1, "",
+         "R_min: deposited sediment softens the hardness down to this value"),
+    REAL("heightfield.softening", hf_softening, 0, 1e6, 5, "1/m",
+         "K_h: hardness lost per metre of deposition excess (times K_s, dt)"),
+    REAL("heightfield.evaporation", hf_evaporation, 0, 1e3, 0.015, "1/s",
+         "K_e: water lost per second as a fraction of the depth"),
 
     ENUM("input.nodata", nodata_policy, "outflow|wall|fill", 3, 0,
          "NoData cells: outflow (sinks), wall (reflecting) or fill (holes filled at load)"),
@@ -562,6 +597,11 @@ static talus_status check_consistency(const talus_kparams *k) {
     return talus_fail(TALUS_ERR_RANGE, "params",
                       "water.pipe_damping * simulation.dt = %g must be <= 1",
                       (double)k->pipe_damping * (double)k->dt);
+  /* Evaporation keeps d·(1 - K_e·dt); past 1 the factor would go negative. */
+  if ((double)k->hf_evaporation * (double)k->dt > 1.0)
+    return talus_fail(TALUS_ERR_RANGE, "params",
+                      "heightfield.evaporation * simulation.dt = %g must be <= 1",
+                      (double)k->hf_evaporation * (double)k->dt);
   return TALUS_OK;
 }
 

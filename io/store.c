@@ -44,28 +44,27 @@ struct talus_store {
   talus_store_kind kind;
   int ntiles, sync, level;
   char *dir, *run_id;
-  tile_slot *tiles;              /* guarded by stripe[tile % STRIPES] */
-  _Atomic int64_t *committed;    /* written under lock */
+  tile_slot *tiles;           /* guarded by stripe[tile % STRIPES] */
+  _Atomic int64_t *committed; /* written under lock */
   pthread_mutex_t stripe[STRIPES];
-  pthread_mutex_t lock;          /* commit, meta, manifest, journal */
+  pthread_mutex_t lock; /* commit, meta, manifest, journal */
   meta_kv *meta;
   int nmeta;
-  uint32_t epoch;                /* DISK: journal epoch of the manifest */
-  int journal_fd, dir_fd;        /* DISK: -1 when not open */
+  uint32_t epoch;         /* DISK: journal epoch of the manifest */
+  int journal_fd, dir_fd; /* DISK: -1 when not open */
   uint64_t journal_records;
   _Atomic uint64_t raw_written, bytes_written, raw_read, bytes_read, blobs_written, blobs_read;
-  _Atomic size_t held;           /* blob bytes + entry arrays */
+  _Atomic size_t held; /* blob bytes + entry arrays */
 };
 
 /* ---- keys and per-tile bookkeeping ---- */
 
 /* Checks that key lies in the store's ranges. */
 static talus_status key_check(const talus_store *s, talus_store_key k) {
-  if (k.tile < 0 || k.tile >= s->ntiles || k.step < 0 || k.part < 0 ||
-      k.part >= TALUS_STORE_PARTS)
+  if (k.tile < 0 || k.tile >= s->ntiles || k.step < 0 || k.part < 0 || k.part >= TALUS_STORE_PARTS)
     return talus_fail(TALUS_ERR_ARGUMENT, "store",
-                      "bad key: tile %d (of %d), part %d, step %" PRId64, k.tile, s->ntiles,
-                      k.part, k.step);
+                      "bad key: tile %d (of %d), part %d, step %" PRId64, k.tile, s->ntiles, k.part,
+                      k.step);
   return TALUS_OK;
 }
 
@@ -223,8 +222,10 @@ static void tb_printf(tbuf *b, const char *fmt, ...) {
     }
     size_t cap = 2 * b->cap + (size_t)(m > 0 ? m : 0) + 64;
     char *p = realloc(b->p, cap);
-    if (!p) b->bad = 1;
-    else b->p = p, b->cap = cap;
+    if (!p)
+      b->bad = 1;
+    else
+      b->p = p, b->cap = cap;
   }
   b->bad = 1;
 }
@@ -234,8 +235,8 @@ static void tb_printf(tbuf *b, const char *fmt, ...) {
 static talus_status manifest_write(talus_store *s) {
   tbuf b = {malloc(4096), 0, 4096, 0};
   b.bad = !b.p;
-  tb_printf(&b, "%srun_id %s\nntiles %d\nepoch %" PRIu32 "\n", MANIFEST_MAGIC, s->run_id,
-            s->ntiles, s->epoch);
+  tb_printf(&b, "%srun_id %s\nntiles %d\nepoch %" PRIu32 "\n", MANIFEST_MAGIC, s->run_id, s->ntiles,
+            s->epoch);
   for (int i = 0; i < s->nmeta; i++)
     tb_printf(&b, "meta %s %s\n", s->meta[i].key, s->meta[i].value);
   for (int t = 0; t < s->ntiles; t++) {
@@ -283,9 +284,10 @@ static int manifest_line(talus_store *s, char *line, char **run_id, int *ntiles)
     *sp = '\0';
     return meta_put(s, line + 5, sp + 1) == TALUS_OK ? 0 : -1;
   }
-  if (sscanf(line, "committed %d %" SCNd64, &t, &step) == 2 && t >= 0 && t < s->ntiles &&
-      step >= 0)
-    return atomic_store(&s->committed[t], step), 0;
+  if (sscanf(line, "committed %d %" SCNd64, &t, &step) == 2 && t >= 0 && step >= 0) {
+    if (t < s->ntiles) atomic_store(&s->committed[t], step); /* else: ntiles differs, refused */
+    return 0;
+  }
   return -1;
 }
 
@@ -364,8 +366,8 @@ static talus_status journal_replay(talus_store *s) {
   for (size_t i = 0; i < records && st == TALUS_OK; i++)
     if (!journal_apply(s, (unsigned char *)text + i * JOURNAL_RECORD) &&
         (i + 1 < records || n % JOURNAL_RECORD))
-      st = talus_fail(TALUS_ERR_FORMAT, "store", "journal %s is corrupt (record %zu of %zu)",
-                      path, i + 1, records);
+      st = talus_fail(TALUS_ERR_FORMAT, "store", "journal %s is corrupt (record %zu of %zu)", path,
+                      i + 1, records);
   free(text);
   return st;
 }
@@ -528,6 +530,10 @@ static talus_status disk_open(talus_store *s, const char *dir, int resume) {
     len--;
   if (len > 3800) return talus_fail(TALUS_ERR_ARGUMENT, "store", "store path too long: %s", dir);
   if (!(s->dir = strndup(dir, len))) return talus_fail(TALUS_ERR_NOMEM, "store", "out of memory");
+  struct stat sb;
+  if (resume && stat(s->dir, &sb) != 0)
+    return talus_fail(TALUS_ERR_IO, "store", "%s holds no talus store to resume (%s)", s->dir,
+                      strerror(errno));
   talus_status st = make_dirs(s->dir);
   if (st != TALUS_OK) return st;
   s->dir_fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -759,8 +765,7 @@ talus_status talus_store_commit(talus_store *s, int32_t tile, int64_t step) {
   if (s->kind == TALUS_STORE_DISK) st = journal_append(s, tile, step);
   if (st == TALUS_OK) atomic_store(&s->committed[tile], step);
   uint64_t limit = (uint64_t)s->ntiles > JOURNAL_COMPACT ? (uint64_t)s->ntiles : JOURNAL_COMPACT;
-  if (st == TALUS_OK && s->kind == TALUS_STORE_DISK && s->journal_records > limit)
-    st = compact(s);
+  if (st == TALUS_OK && s->kind == TALUS_STORE_DISK && s->journal_records > limit) st = compact(s);
   pthread_mutex_unlock(&s->lock);
   return st;
 }

@@ -45,11 +45,11 @@ uint32_t talus_crc32c(uint32_t crc, const void *data, size_t n) {
   const unsigned char *p = data;
   uint32_t c = ~crc;
   for (; n >= 8; n -= 8, p += 8) {
-    uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                       (uint32_t)p[3] << 24);
-    c = crc_table[7][lo & 0xFF] ^ crc_table[6][(lo >> 8) & 0xFF] ^
-        crc_table[5][(lo >> 16) & 0xFF] ^ crc_table[4][lo >> 24] ^ crc_table[3][p[4]] ^
-        crc_table[2][p[5]] ^ crc_table[1][p[6]] ^ crc_table[0][p[7]];
+    uint32_t lo =
+        c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+    c = crc_table[7][lo & 0xFF] ^ crc_table[6][(lo >> 8) & 0xFF] ^ crc_table[5][(lo >> 16) & 0xFF] ^
+        crc_table[4][lo >> 24] ^ crc_table[3][p[4]] ^ crc_table[2][p[5]] ^ crc_table[1][p[6]] ^
+        crc_table[0][p[7]];
   }
   while (n--)
     c = (c >> 8) ^ crc_table[0][(c ^ *p++) & 0xFF];
@@ -120,21 +120,30 @@ static const char *header_decode(const unsigned char *b, blob_header *h) {
 
 /* ---- the 4-byte lane shuffle of one chunk ---- */
 
-/* Writes the m bytes of src as 4 byte planes plus the m % 4 tail bytes. */
-static void shuffle4(unsigned char *dst, const unsigned char *src, size_t m) {
+/* Writes the m bytes of src as 4 byte planes plus the m % 4 tail bytes
+ * (one sequential pass over src feeding four sequential planes). */
+static void shuffle4(unsigned char *restrict dst, const unsigned char *restrict src, size_t m) {
   size_t lanes = m / 4;
-  for (size_t b = 0; b < 4; b++)
-    for (size_t i = 0; i < lanes; i++)
-      dst[b * lanes + i] = src[4 * i + b];
+  unsigned char *d0 = dst, *d1 = dst + lanes, *d2 = dst + 2 * lanes, *d3 = dst + 3 * lanes;
+  for (size_t i = 0; i < lanes; i++) {
+    d0[i] = src[4 * i];
+    d1[i] = src[4 * i + 1];
+    d2[i] = src[4 * i + 2];
+    d3[i] = src[4 * i + 3];
+  }
   memcpy(dst + 4 * lanes, src + 4 * lanes, m % 4);
 }
 
 /* Inverse of shuffle4. */
-static void unshuffle4(unsigned char *dst, const unsigned char *src, size_t m) {
+static void unshuffle4(unsigned char *restrict dst, const unsigned char *restrict src, size_t m) {
   size_t lanes = m / 4;
-  for (size_t b = 0; b < 4; b++)
-    for (size_t i = 0; i < lanes; i++)
-      dst[4 * i + b] = src[b * lanes + i];
+  const unsigned char *s0 = src, *s1 = src + lanes, *s2 = src + 2 * lanes, *s3 = src + 3 * lanes;
+  for (size_t i = 0; i < lanes; i++) {
+    dst[4 * i] = s0[i];
+    dst[4 * i + 1] = s1[i];
+    dst[4 * i + 2] = s2[i];
+    dst[4 * i + 3] = s3[i];
+  }
   memcpy(dst + 4 * lanes, src + 4 * lanes, m % 4);
 }
 
@@ -245,7 +254,8 @@ talus_status talus_blob_write(const char *path, talus_store_key key, const void 
   if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
     return talus_fail(TALUS_ERR_ARGUMENT, "store", "path too long: %s", path);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return talus_fail(TALUS_ERR_IO, "store", "cannot create %s: %s", tmp, strerror(errno));
+  if (fd < 0)
+    return talus_fail(TALUS_ERR_IO, "store", "cannot create %s: %s", tmp, strerror(errno));
   talus_status st = blob_write_fd(fd, tmp, key, data, n, elem4, level);
   struct stat sb;
   if (st == TALUS_OK && sync && fsync(fd) != 0)

@@ -16,6 +16,14 @@ static const talus_stage_def stage_table[TALUS_STAGE_COUNT] = {
     {TALUS_STAGE_SUPPORT_RED, "support_red", 1},
     {TALUS_STAGE_SUPPORT_BLACK, "support_black", 1},
     {TALUS_STAGE_COLLAPSE, "collapse", 0},
+    {TALUS_STAGE_THERMAL_OUT, "thermal_out", 1},
+    {TALUS_STAGE_THERMAL_IN, "thermal_in", 1},
+    {TALUS_STAGE_HF_RAIN, "hf_rain", 0},
+    {TALUS_STAGE_HF_FLUX, "hf_flux", 1},
+    {TALUS_STAGE_HF_WATER, "hf_water", 1},
+    {TALUS_STAGE_HF_ERODE, "hf_erode", 0},
+    {TALUS_STAGE_HF_ADVECT, "hf_advect", 1},
+    {TALUS_STAGE_HF_SETTLE, "hf_settle", 0},
 };
 
 const talus_stage_def *talus_stage_def_of(talus_stage_id id) {
@@ -29,7 +37,29 @@ static int plan_push(talus_stage_id *out, int n, int max, talus_stage_id id) {
   return n + 1;
 }
 
+/* The heightfield step in the order of Jákó & Tóth §2: rain, flow,
+ * thermal outflow, erosion/deposition (with evaporation: nothing between
+ * it and the end of the step reads water), sediment advection, thermal
+ * collection. */
+static int plan_heightfield(const talus_kparams *P, talus_stage_id *out, int max) {
+  int n = 0;
+  if (P->hf_hydraulic) {
+    n = plan_push(out, n, max, TALUS_STAGE_HF_RAIN);
+    n = plan_push(out, n, max, TALUS_STAGE_HF_FLUX);
+    n = plan_push(out, n, max, TALUS_STAGE_HF_WATER);
+  }
+  if (P->enable_thermal) n = plan_push(out, n, max, TALUS_STAGE_THERMAL_OUT);
+  if (P->hf_hydraulic) {
+    n = plan_push(out, n, max, TALUS_STAGE_HF_ERODE);
+    n = plan_push(out, n, max, TALUS_STAGE_HF_ADVECT);
+    n = plan_push(out, n, max, TALUS_STAGE_HF_SETTLE);
+  }
+  if (P->enable_thermal) n = plan_push(out, n, max, TALUS_STAGE_THERMAL_IN);
+  return n;
+}
+
 int talus_step_plan(const talus_kparams *P, int64_t step, talus_stage_id *out, int max) {
+  if (P->model == TALUS_MODEL_HEIGHTFIELD) return plan_heightfield(P, out, max);
   int n = 0;
   n = plan_push(out, n, max, TALUS_STAGE_RAIN);
   n = plan_push(out, n, max, TALUS_STAGE_PIPES);
@@ -39,6 +69,10 @@ int talus_step_plan(const talus_kparams *P, int64_t step, talus_stage_id *out, i
     n = plan_push(out, n, max, TALUS_STAGE_SPLIT);
   }
   n = plan_push(out, n, max, TALUS_STAGE_VERTICAL);
+  if (P->enable_thermal) {
+    n = plan_push(out, n, max, TALUS_STAGE_THERMAL_OUT);
+    n = plan_push(out, n, max, TALUS_STAGE_THERMAL_IN);
+  }
   if (P->enable_support && P->nz > 1) {
     int64_t phase = step % P->support_cycle;
     if (phase == 0) n = plan_push(out, n, max, TALUS_STAGE_SUPPORT_INIT);
@@ -49,6 +83,18 @@ int talus_step_plan(const talus_kparams *P, int64_t step, talus_stage_id *out, i
     if (phase == P->support_cycle - 1) n = plan_push(out, n, max, TALUS_STAGE_COLLAPSE);
   }
   return n;
+}
+
+talus_status talus_stage_scratch(talus_tile *t, talus_stage_id id) {
+  switch (id) {
+  case TALUS_STAGE_THERMAL_OUT:
+  case TALUS_STAGE_THERMAL_IN: return talus_tile_ensure(t, &t->thermal, 8, "thermal outflows");
+  case TALUS_STAGE_HF_WATER:
+  case TALUS_STAGE_HF_ERODE: return talus_tile_ensure(t, &t->hf_cap, 1, "transport capacity");
+  case TALUS_STAGE_HF_ADVECT:
+  case TALUS_STAGE_HF_SETTLE: return talus_tile_ensure(t, &t->hf_sed, 1, "advected sediment");
+  default: return TALUS_OK;
+  }
 }
 
 int talus_step_radius(const talus_kparams *P) {

@@ -29,6 +29,14 @@ typedef enum talus_stage_id {
   TALUS_STAGE_SUPPORT_RED,   /* propagation half-sweep, x+y odd (1) */
   TALUS_STAGE_SUPPORT_BLACK, /* propagation half-sweep, x+y even (1) */
   TALUS_STAGE_COLLAPSE,      /* collapse and merge at a cycle's last step (0) */
+  TALUS_STAGE_THERMAL_OUT,   /* thermal: outflows of the 8 pipes (1) */
+  TALUS_STAGE_THERMAL_IN,    /* thermal: collect inflows, pay outflows (1) */
+  TALUS_STAGE_HF_RAIN,       /* heightfield: rain (0) */
+  TALUS_STAGE_HF_FLUX,       /* heightfield: pipe fluxes with the K limiter (1) */
+  TALUS_STAGE_HF_WATER,      /* heightfield: water height, velocity, capacity (1) */
+  TALUS_STAGE_HF_ERODE,      /* heightfield: dissolve/deposit, softening, evaporation (0) */
+  TALUS_STAGE_HF_ADVECT,     /* heightfield: semi-Lagrangian sediment sample (1) */
+  TALUS_STAGE_HF_SETTLE,     /* heightfield: advected sediment becomes the state (0) */
   TALUS_STAGE_COUNT
 } talus_stage_id;
 
@@ -44,6 +52,10 @@ const talus_stage_def *talus_stage_def_of(talus_stage_id id);
 /* Writes the ordered stages of global step `step` into out[max]; returns
  * how many (or -1 if max is too small). */
 int talus_step_plan(const talus_kparams *P, int64_t step, talus_stage_id *out, int max);
+
+/* Allocates the scratch arrays stage `id` writes (t->thermal, t->hf_cap,
+ * t->hf_sed) if t lacks them; backends call it before running a stage. */
+talus_status talus_stage_scratch(talus_tile *t, talus_stage_id id);
 
 /* Dependency radius of one step: the largest sum of stage radii over the
  * steps of a support cycle (3 + 2P for the layered model with support). */

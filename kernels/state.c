@@ -55,6 +55,22 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->outflow_water = 0;
   p->outflow_slippage = 0;
   p->nodata_policy = TALUS_NODATA_OUTFLOW;
+  p->enable_thermal = 0;
+  p->thermal_talus_deg = 30.0f;
+  p->thermal_rate = 0.1f;
+  p->hardness = 0.5f;
+  p->hf_hydraulic = 1;
+  p->hf_rain_scale = 1.0f;
+  p->hf_pipe_area = 0.0f;
+  p->hf_pipe_length = 0.0f;
+  p->hf_capacity = 1.0f;
+  p->hf_dissolve = 0.5f;
+  p->hf_deposit = 1.0f;
+  p->hf_max_depth = 10.0f;
+  p->hf_min_tilt = 0.01f;
+  p->hf_min_hardness = 0.1f;
+  p->hf_softening = 5.0f;
+  p->hf_evaporation = 0.015f;
 }
 
 talus_status talus_kparams_derive(talus_kparams *p) {
@@ -69,6 +85,12 @@ talus_status talus_kparams_derive(talus_kparams *p) {
   p->tan_wet = tanf(p->talus_wet_deg * 0.017453292519943295f);
   /* A cycle lasts maxDist / (2 l_c P) steps: propagation covers 2P cells per
    * step, so stability can travel max_prop_distance within one cycle. */
+  p->thermal_tan = tanf(p->thermal_talus_deg * 0.017453292519943295f);
+  /* Pipe area and length 0 mean the cell: A = l_c², l = l_c (the layered
+   * model's pipes), so the flux gain is g·l_c. */
+  float area = p->hf_pipe_area > 0.0f ? p->hf_pipe_area : p->cell_size * p->cell_size;
+  float length = p->hf_pipe_length > 0.0f ? p->hf_pipe_length : p->cell_size;
+  p->hf_flux_gain = area * p->gravity / length;
   int P = p->prop_iterations > 0 ? p->prop_iterations : 1;
   double cycle = ceil((double)p->max_prop_distance / (2.0 * (double)p->cell_size * P));
   p->support_cycle = cycle < 1.0 ? 1 : (cycle > 1e6 ? 1000000 : (int)cycle);
@@ -100,6 +122,11 @@ static const struct {
     [TALUS_FLOW_COLLAPSE] = {"collapse", TALUS_MAT_BEDROCK, TALUS_MAT_SAND},
     [TALUS_FLOW_MERGE] = {"merge", TALUS_MAT_SAND, TALUS_MAT_BEDROCK},
     [TALUS_FLOW_THERMAL] = {"thermal", TALUS_MAT_BEDROCK, TALUS_MAT_SAND},
+    [TALUS_FLOW_HF_DISSOLVE] = {"hf_dissolve", TALUS_MAT_BEDROCK, TALUS_MAT_SEDIMENT},
+    [TALUS_FLOW_HF_DEPOSIT] = {"hf_deposit", TALUS_MAT_SEDIMENT, TALUS_MAT_BEDROCK},
+    [TALUS_FLOW_HF_SWELL] = {"hf_water_swell", TALUS_MAT_OUTSIDE, TALUS_MAT_WATER},
+    [TALUS_FLOW_HF_SHRINK] = {"hf_water_shrink", TALUS_MAT_WATER, TALUS_MAT_OUTSIDE},
+    [TALUS_FLOW_HF_ADVECTION] = {"hf_advection_net", TALUS_MAT_OUTSIDE, TALUS_MAT_SEDIMENT},
 };
 
 const char *talus_flow_info(int flow, int *from, int *to) {
@@ -156,11 +183,30 @@ talus_status talus_tile_create(talus_tile **out, talus_rect buf, int nz, int wit
   return TALUS_OK;
 }
 
+talus_status talus_tile_reset(talus_tile *t, talus_rect r) {
+  if (r.w <= 0 || r.h <= 0 || r.w > t->pitch || (size_t)r.h * (size_t)t->pitch > t->plane)
+    return talus_fail(TALUS_ERR_INTERNAL, "tile", "rectangle %dx%d does not fit the buffer", r.w,
+                      r.h);
+  t->buf = r;
+  size_t cells = (size_t)r.h * (size_t)t->pitch;
+  memset(t->count, 1, cells);
+  memset(t->mask, 0, cells);
+  for (int k = 0; k < t->nz; k++) {
+    float *planes[7] = {t->B, t->s, t->w, t->C, t->r, t->D, t->p};
+    for (int f = 0; f < 7; f++) memset(planes[f] + (size_t)k * t->plane, 0, cells * 4);
+    for (int d = 0; d < 4; d++) memset(t->f + ((size_t)k * 4 + d) * t->plane, 0, cells * 4);
+  }
+  for (size_t i = 0; i < cells; i++) t->C[i] = TALUS_TOP;
+  if (t->hard) memset(t->hard, 0, cells * 4);
+  return TALUS_OK;
+}
+
 void talus_tile_free(talus_tile *t) {
   if (!t) return;
-  void *parts[] = {t->count, t->mask, t->B,    t->s,  t->w,    t->C,  t->r,  t->D,      t->p,
-                   t->f,     t->pipe, t->slip, t->kr, t->sina, t->vx, t->vy, t->sig_lo, t->sig_hi,
-                   t->hard};
+  void *parts[] = {t->count, t->mask, t->B,    t->s,    t->w,       t->C,       t->r,
+                   t->D,     t->p,    t->f,    t->pipe, t->slip,    t->kr,      t->sina,
+                   t->vx,    t->vy,   t->sig_lo, t->sig_hi, t->hard, t->rain, t->thermal,
+                   t->hf_cap, t->hf_sed};
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) talus_free(parts[i]);
   talus_free(t);
 }
@@ -169,5 +215,12 @@ size_t talus_tile_bytes(const talus_tile *t) {
   if (!t) return 0;
   /* count + mask, 7 + 4 persistent floats, 4 pipes (int8), 4 + 6 scratch floats */
   size_t per_layer = (7 + 4 + 4 + 6) * 4 + 4;
-  return t->plane * (2 + (t->hard ? 4 : 0)) + t->plane * (size_t)t->nz * per_layer;
+  size_t extra = (t->hard ? 4 : 0) + (t->rain ? 4 : 0) + (t->thermal ? 32 : 0) +
+                 (t->hf_cap ? 4 : 0) + (t->hf_sed ? 4 : 0);
+  return t->plane * (2 + extra) + t->plane * (size_t)t->nz * per_layer;
+}
+
+talus_status talus_tile_ensure(talus_tile *t, float **field, int planes, const char *what) {
+  if (*field) return TALUS_OK;
+  return talus_alloc((void **)field, (size_t)planes * t->plane * sizeof(float), what);
 }

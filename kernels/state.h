@@ -109,9 +109,29 @@ typedef struct talus_kparams {
   int enable_border_support;
   int outflow_water, outflow_slippage; /* domain border modes: 1 outflow, 0 reflect */
   int nodata_policy;       /* talus_nodata_policy */
+  /* thermal erosion, both models (kernels/thermal.h) */
+  int enable_thermal;
+  float thermal_talus_deg; /* talus angle α [deg]: steeper material moves */
+  float thermal_rate;      /* K_t [1/s] */
+  float hardness;          /* default hardness H in [0,1] of cells without a raster */
+  /* heightfield model (kernels/heightfield.h; Mei et al. with Jákó's extensions) */
+  int hf_hydraulic;        /* 0: no water stages (thermal only) */
+  float hf_rain_scale;     /* K_r */
+  float hf_pipe_area;      /* A [m²]; 0 = l_c² */
+  float hf_pipe_length;    /* l [m]; 0 = l_c */
+  float hf_capacity;       /* K_c [s] */
+  float hf_dissolve;       /* K_s [1/s] */
+  float hf_deposit;        /* K_d [1/s] */
+  float hf_max_depth;      /* depth where l_max reaches 0 [m] */
+  float hf_min_tilt;       /* floor of the slope factor of the capacity [sin] */
+  float hf_min_hardness;   /* R_min: softening stops here */
+  float hf_softening;      /* K_h [1/m] */
+  float hf_evaporation;    /* K_e [1/s] */
   /* derived (talus_kparams_derive) */
   float tan_dry, tan_wet;
   int support_cycle;       /* steps per support cycle */
+  float thermal_tan;       /* tan α of the thermal talus angle */
+  float hf_flux_gain;      /* A·g/l [m³/s² per m of head] */
 } talus_kparams;
 
 /* Fills the defaults of the reference implementation (see io/config.c for
@@ -140,7 +160,8 @@ typedef struct talus_tile {
   uint8_t *mask;      /* [plane] 1 = NoData cell (never updated) */
   float *B, *s, *w, *C, *r, *D, *p; /* [nz*plane] */
   float *f;           /* [4*nz*plane] outflow flux [m³/s] */
-  float *hard;        /* [plane] hardness (heightfield model), else NULL */
+  float *hard;        /* [plane] hardness H in [0,1] (heightfield model, or thermal on), else NULL */
+  float *rain;        /* [plane] rain rate map [m/s] (heightfield model, optional), else NULL */
   /* scratch */
   int8_t *pipe;       /* [4*nz*plane] neighbour column per dir, -1 none, -2 outflow */
   float *slip;        /* [4*nz*plane] sand slippage per dir [m] */
@@ -148,14 +169,25 @@ typedef struct talus_tile {
   float *sina;        /* [nz*plane] tilt sin α */
   float *vx, *vy;     /* [nz*plane] velocity [m/s] */
   float *sig_lo, *sig_hi; /* [nz*plane] horizontal-erosion overlap σ of max damage */
+  /* scratch allocated by the first stage that needs it (talus_stage_scratch) */
+  float *thermal;     /* [8*plane] thermal outflow per direction (talus_dir8) [m] */
+  float *hf_cap;      /* [plane] heightfield transport capacity C [m] */
+  float *hf_sed;      /* [plane] heightfield advected sediment [m] */
 } talus_tile;
 
 /* Allocates a tile covering `buf` with nz layers; every cell starts with one
  * column of bedrock 0 and ceiling TALUS_TOP. with_hardness adds `hard`. */
 talus_status talus_tile_create(talus_tile **out, talus_rect buf, int nz, int with_hardness);
 void talus_tile_free(talus_tile *t);
+/* Re-targets a tile at global rectangle r, keeping its allocation (r must
+ * fit: r.w <= pitch, r.h * pitch <= plane) and resetting the persistent
+ * fields of every cell to one empty column (bedrock 0, ceiling TALUS_TOP). */
+talus_status talus_tile_reset(talus_tile *t, talus_rect r);
 /* Bytes held by a tile (for memory accounting). */
 size_t talus_tile_bytes(const talus_tile *t);
+/* Allocates *field (one of t's optional arrays: hard, rain, thermal, hf_*)
+ * as `planes` zeroed planes unless it is already there; the tile owns it. */
+talus_status talus_tile_ensure(talus_tile *t, float **field, int planes, const char *what);
 
 TALUS_HD static inline size_t talus_idx(const talus_tile *t, int x, int y) {
   return (size_t)y * (size_t)t->pitch + (size_t)x;
@@ -198,6 +230,11 @@ typedef enum talus_flow {
   TALUS_FLOW_COLLAPSE,          /* bedrock -> sand (collapsed column) */
   TALUS_FLOW_MERGE,             /* sand -> bedrock (too-close columns merged) */
   TALUS_FLOW_THERMAL,           /* bedrock -> sand (thermal weathering) */
+  TALUS_FLOW_HF_DISSOLVE,       /* bedrock -> sediment (heightfield eq. 9a/b) */
+  TALUS_FLOW_HF_DEPOSIT,        /* sediment -> bedrock (heightfield eq. 10a/b) */
+  TALUS_FLOW_HF_SWELL,          /* outside -> water (heightfield eq. 9c) */
+  TALUS_FLOW_HF_SHRINK,         /* water -> outside (heightfield eq. 10c) */
+  TALUS_FLOW_HF_ADVECTION,      /* outside -> sediment, signed: semi-Lagrangian net */
   TALUS_FLOW_COUNT
 } talus_flow;
 
@@ -236,6 +273,37 @@ TALUS_HD static inline talus_nb talus_nb_kind(const talus_tile *t, const talus_k
   if (t->mask && t->mask[talus_idx(t, x + talus_dir_dx(d), y + talus_dir_dy(d))])
     return c->P.nodata_policy == TALUS_NODATA_OUTFLOW ? TALUS_NB_OUTFLOW : TALUS_NB_REFLECT;
   return TALUS_NB_INSIDE;
+}
+
+/*
+ * What lies at buffer-local cell (x, y), which may be any cell near the one
+ * being updated (diagonals, semi-Lagrangian samples): off the domain it is
+ * the border mode of water (slippage = 0) or sand (1), on a NoData cell the
+ * nodata_policy, else INSIDE. Same buffer rule as talus_nb_kind.
+ */
+TALUS_HD static inline talus_nb talus_at_kind(const talus_tile *t, const talus_kctx *c, int x,
+                                              int y, int slippage) {
+  int gx = t->buf.x0 + x, gy = t->buf.y0 + y;
+  if (gx < 0 || gy < 0 || gx >= c->nx || gy >= c->ny) {
+    int out = slippage ? c->P.outflow_slippage : c->P.outflow_water;
+    return out ? TALUS_NB_OUTFLOW : TALUS_NB_REFLECT;
+  }
+  if (t->mask && t->mask[talus_idx(t, x, y)])
+    return c->P.nodata_policy == TALUS_NODATA_OUTFLOW ? TALUS_NB_OUTFLOW : TALUS_NB_REFLECT;
+  return TALUS_NB_INSIDE;
+}
+
+/* The 8 directions of the thermal pipes: 0..3 as talus_dir (R, U, L, D),
+ * then the diagonals 4 RU, 5 LU, 6 LD, 7 RD; opposite = talus_dir8_opp. */
+TALUS_HD static inline int talus_dir8_dx(int d) {
+  return d < 4 ? talus_dir_dx(d) : ((d == 4 || d == 7) ? 1 : -1);
+}
+TALUS_HD static inline int talus_dir8_dy(int d) { return d < 4 ? talus_dir_dy(d) : (d < 6 ? 1 : -1); }
+TALUS_HD static inline int talus_dir8_opp(int d) { return d < 4 ? (d + 2) & 3 : 4 + ((d - 2) & 3); }
+/* Kind of the neighbour in 8-direction d (diagonal-aware talus_nb_kind). */
+TALUS_HD static inline talus_nb talus_nb8_kind(const talus_tile *t, const talus_kctx *c, int x,
+                                               int y, int d, int slippage) {
+  return talus_at_kind(t, c, x + talus_dir8_dx(d), y + talus_dir8_dy(d), slippage);
 }
 
 /* True when the buffer-local cell is a NoData cell that no kernel updates. */

@@ -6,11 +6,13 @@
  */
 #include "cpu.h"
 
+#include "../heightfield.h"
 #include "../horizontal.h"
 #include "../pipes.h"
 #include "../rain.h"
 #include "../split.h"
 #include "../support.h"
+#include "../thermal.h"
 #include "../transport.h"
 #include "../vertical.h"
 
@@ -34,6 +36,8 @@
 talus_status talus_cpu_stage_booked(talus_tile *t, const talus_kctx *c, talus_stage_id id,
                                     talus_rect region, talus_rect book, double *flows) {
   if (region.w <= 0 || region.h <= 0) return TALUS_OK;
+  talus_status st = talus_stage_scratch(t, id);
+  if (st) return st;
   double *rows = calloc((size_t)region.h * TALUS_FLOW_COUNT, sizeof *rows);
   if (!rows) return talus_fail(TALUS_ERR_NOMEM, "cpu", "no memory for ledger rows");
   switch (id) {
@@ -47,6 +51,14 @@ talus_status talus_cpu_stage_booked(talus_tile *t, const talus_kctx *c, talus_st
   case TALUS_STAGE_SUPPORT_RED: CPU_STAGE_LOOP(k_support_red); break;
   case TALUS_STAGE_SUPPORT_BLACK: CPU_STAGE_LOOP(k_support_black); break;
   case TALUS_STAGE_COLLAPSE: CPU_STAGE_LOOP(k_collapse); break;
+  case TALUS_STAGE_THERMAL_OUT: CPU_STAGE_LOOP(k_thermal_out); break;
+  case TALUS_STAGE_THERMAL_IN: CPU_STAGE_LOOP(k_thermal_in); break;
+  case TALUS_STAGE_HF_RAIN: CPU_STAGE_LOOP(k_hf_rain); break;
+  case TALUS_STAGE_HF_FLUX: CPU_STAGE_LOOP(k_hf_flux); break;
+  case TALUS_STAGE_HF_WATER: CPU_STAGE_LOOP(k_hf_water); break;
+  case TALUS_STAGE_HF_ERODE: CPU_STAGE_LOOP(k_hf_erode); break;
+  case TALUS_STAGE_HF_ADVECT: CPU_STAGE_LOOP(k_hf_advect); break;
+  case TALUS_STAGE_HF_SETTLE: CPU_STAGE_LOOP(k_hf_settle); break;
   default:
     free(rows);
     return talus_fail(TALUS_ERR_INTERNAL, "cpu", "unknown stage %d", (int)id);

@@ -1,0 +1,285 @@
+/*
+ * heightfield.h — the heightfield model: Mei, Decaudin & Hu's virtual-pipe
+ * hydraulic erosion with the extensions of Jákó & Tóth (2011, §2), on one
+ * layer per cell: terrain b = B (layer 0 bedrock), water d = w, suspended
+ * sediment s = r, outflow flux f[R,U,L,D], velocity (vx, vy) and hardness H.
+ *
+ * Stages (radius), in the paper's order (kernels/stages.c):
+ *   hf_rain   (0) d1 = d + Δt·K_r·r(x,y)                            eq. 1
+ *   hf_flux   (1) f = max(0, f + Δt·A·g·Δh/l), times K              eqs. 2–4
+ *   hf_water  (1) d2 = d1 + ΔV/l_c², velocity, capacity C          eqs. 5–8
+ *   hf_erode  (0) dissolve/deposit, water correction, softening,
+ *                 evaporation                                 eqs. 9–11, 13
+ *   hf_advect (1) s = s1(x − v·Δt) sampled bilinearly              eq. 12
+ *   hf_settle (0) the sample becomes the state
+ * (thermal_out / thermal_in of kernels/thermal.h go between, when on.)
+ *
+ * Readings and deviations (see also thermal.h):
+ * - Eq. 3 reads K = max(1, …); the limiter is K = min(1, d1·l_c²/(Σf·Δt)).
+ * - Velocity (Mei et al.): u = ΔW_x/(l_c·d̄), d̄ = (d1 + d2)/2, 0 where d̄ = 0.
+ *   Because Σf_out·Δt ≤ d1·l_c² (K), |ΔW_x| ≤ ½(Σf_in + Σf_out) ≤
+ *   d̄·l_c²/Δt, so |u|·Δt ≤ l_c: the backtrace of eq. 12 never leaves the
+ *   8-neighbourhood, and clamping it to one cell (rounding only) makes the
+ *   advection's declared radius 1 exact for tiling.
+ * - Eq. 8: −N·V is taken as the sine of the terrain's slope along the flow,
+ *   |∇b·v̂|/√(1 + |∇b|²) (N the unit normal, V the flow direction): flow
+ *   straight downhill gets Mei's sin α, flow along a contour none. Its
+ *   magnitude is used (the sign depends on which way N points), with a
+ *   floor hf_min_tilt so flat channels still carry sediment.
+ *   l_max(d1) = clamp(1 − d1/hf_max_depth, 0, 1): erosion fades with depth.
+ * - Hardness H ∈ [0,1] slows dissolution by 1 − H (the paper multiplies by
+ *   R, which it calls hardness; here harder rock erodes less). Softening
+ *   (eq. 11) lowers H towards R_min where sediment is deposited, never
+ *   raises it.
+ * - Eqs. 9c/10c add the dissolved height to the water and take the
+ *   deposited height from it, so b + d is unchanged by erosion. Water is
+ *   created and destroyed by that: ledger flows HF_SWELL and HF_SHRINK. The
+ *   water taken never exceeds the water there.
+ * - The dissolved and deposited amounts are the exact float change of b
+ *   (ledger HF_DISSOLVE, HF_DEPOSIT), so sediment receives what the terrain
+ *   lost; amounts below half an ulp of b do not happen.
+ * - Semi-Lagrangian advection does not conserve mass: its net change of
+ *   the sediment (border outflow included) is the signed ledger flow
+ *   HF_ADVECTION, so the ledger still closes and shows the scheme's error.
+ * - Borders: reflecting walls carry no flux; an outflow border is a
+ *   virtual neighbour at the cell's terrain height with no water
+ *   (WATER_OUTFLOW). A backtrace sample beyond a wall reads the cell's own
+ *   sediment; beyond an outflow border, 0. NoData cells follow the policy.
+ */
+#ifndef TALUS_KERNELS_HEIGHTFIELD_H
+#define TALUS_KERNELS_HEIGHTFIELD_H
+#include "rain.h"
+#include "state.h"
+#include <math.h>
+
+/* Hardness H of the cell at idx. */
+TALUS_HD static inline float hf_hardness(const talus_tile *t, const talus_kparams *P, size_t idx) {
+  return t->hard ? t->hard[idx] : P->hardness;
+}
+
+/* Offset of neighbour d of a cell in the buffer. */
+TALUS_HD static inline ptrdiff_t hf_step(const talus_tile *t, int d) {
+  return (ptrdiff_t)talus_dir_dx(d) + (ptrdiff_t)talus_dir_dy(d) * t->pitch;
+}
+
+/* Rain on one cell this step [m] (eq. 1): Δt·K_r·r, r from the rain map or
+ * water.rain, modulated by the hash noise blend of water.rain_noise. */
+TALUS_HD static inline float hf_rain_amount(const talus_tile *t, const talus_kparams *P, size_t idx,
+                                            int gx, int gy, int64_t step) {
+  float rate = t->rain ? t->rain[idx] : P->rain;
+  if (!(rate > 0.0f)) return 0.0f;
+  float factor = 1.0f;
+  if (P->rain_noise > 0.0f) {
+    float u = talus_hash_unit(P->seed, gx, gy, (uint64_t)step, 0u);
+    factor = 1.0f - P->rain_noise + P->rain_noise * 2.0f * u;
+    if (factor < 0.0f) factor = 0.0f;
+  }
+  return P->dt * P->hf_rain_scale * rate * factor;
+}
+
+/* Stage hf_rain: rain and the water sources (as in the layered model). */
+TALUS_HD static inline void k_hf_rain(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                      double *flows) {
+  size_t idx = talus_idx(t, x, y);
+  if (talus_cell_masked(t, idx)) return;
+  const talus_kparams *P = &c->P;
+  int gx = t->buf.x0 + x, gy = t->buf.y0 + y;
+  float w = t->w[idx], wn = w + hf_rain_amount(t, P, idx, gx, gy, c->step);
+  flows[TALUS_FLOW_RAIN] += (double)wn - (double)w;
+  for (int i = 0; i < P->num_sources && i < TALUS_MAX_SOURCES; i++) {
+    const talus_source *src = &P->sources[i];
+    if (!rain_in_source(src, P->cell_size, gx, gy)) continue;
+    float u = talus_hash_unit(P->seed, gx, gy, (uint64_t)c->step, 1u + (uint32_t)i);
+    float ws = wn + 2.0f * u * src->strength * P->dt;
+    flows[TALUS_FLOW_SOURCE] += (double)ws - (double)wn;
+    wn = ws;
+    for (int d = 0; d < 4; d++) t->f[(size_t)d * t->plane + idx] += src->flux[d] * P->dt;
+  }
+  t->w[idx] = wn;
+}
+
+/* Stage hf_flux (eqs. 2–4): outflow fluxes [m³/s] from the head difference,
+ * scaled by K so one step never sends more than the cell's water. */
+TALUS_HD static inline void k_hf_flux(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                      double *flows) {
+  (void)flows;
+  size_t idx = talus_idx(t, x, y);
+  if (talus_cell_masked(t, idx)) return;
+  const talus_kparams *P = &c->P;
+  float d = t->w[idx], h = t->B[idx] + d, gain = P->dt * P->hf_flux_gain;
+  float f[4], sum = 0.0f;
+  for (int k = 0; k < 4; k++) {
+    talus_nb nb = talus_nb_kind(t, c, x, y, k, 0);
+    size_t n = (size_t)((ptrdiff_t)idx + hf_step(t, k));
+    float dh = nb == TALUS_NB_INSIDE ? h - (t->B[n] + t->w[n]) : d;
+    float fk = t->f[(size_t)k * t->plane + idx] + gain * dh;
+    f[k] = (nb != TALUS_NB_REFLECT && fk > 0.0f) ? fk : 0.0f;
+    sum += f[k];
+  }
+  float vol = d * P->cell_size * P->cell_size, sent = sum * P->dt;
+  float K = sent > vol ? vol / sent : 1.0f;
+  for (int k = 0; k < 4; k++) t->f[(size_t)k * t->plane + idx] = f[k] * K;
+}
+
+/* Transport capacity (eq. 8) of the cell with velocity (u, v) and water d1:
+ * K_c·|v|·max(sin of the slope along the flow, min_tilt)·l_max(d1). The
+ * gradient is central where both neighbours are terrain, one-sided at walls. */
+TALUS_HD static inline float hf_capacity(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                         float u, float v, float d1) {
+  const talus_kparams *P = &c->P;
+  size_t idx = talus_idx(t, x, y);
+  float b = t->B[idx], h[4], n[4];
+  for (int k = 0; k < 4; k++) {
+    int in = talus_nb_kind(t, c, x, y, k, 0) == TALUS_NB_INSIDE;
+    h[k] = in ? t->B[(size_t)((ptrdiff_t)idx + hf_step(t, k))] : b;
+    n[k] = in ? 1.0f : 0.0f;
+  }
+  float sx = (n[TALUS_DIR_R] + n[TALUS_DIR_L]) * P->cell_size;
+  float sy = (n[TALUS_DIR_U] + n[TALUS_DIR_D]) * P->cell_size;
+  float gx = sx > 0.0f ? (h[TALUS_DIR_R] - h[TALUS_DIR_L]) / sx : 0.0f;
+  float gy = sy > 0.0f ? (h[TALUS_DIR_U] - h[TALUS_DIR_D]) / sy : 0.0f;
+  float along = fabsf(gx * u + gy * v) / sqrtf(1.0f + gx * gx + gy * gy);
+  float floor_ = P->hf_min_tilt * sqrtf(u * u + v * v);
+  float lmax = d1 < P->hf_max_depth ? 1.0f - d1 / P->hf_max_depth : 0.0f;
+  return P->hf_capacity * (along > floor_ ? along : floor_) * lmax;
+}
+
+/* Stage hf_water (eqs. 5–8): new water height from the net flux, velocity
+ * from the through-flux, and the capacity for hf_erode. Books outflow
+ * across outflow borders and the rounding clamp d2 >= 0. */
+TALUS_HD static inline void k_hf_water(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                       double *flows) {
+  size_t idx = talus_idx(t, x, y);
+  if (talus_cell_masked(t, idx)) return;
+  const talus_kparams *P = &c->P;
+  float fo[4], fi[4], l = P->cell_size;
+  double net = 0.0, kdt = (double)P->dt / ((double)l * (double)l);
+  for (int k = 0; k < 4; k++) {
+    talus_nb nb = talus_nb_kind(t, c, x, y, k, 0);
+    size_t n = (size_t)((ptrdiff_t)idx + hf_step(t, k));
+    fo[k] = t->f[(size_t)k * t->plane + idx];
+    fi[k] = nb == TALUS_NB_INSIDE ? t->f[(size_t)((k + 2) & 3) * t->plane + n] : 0.0f;
+    if (nb == TALUS_NB_OUTFLOW) flows[TALUS_FLOW_WATER_OUTFLOW] += kdt * (double)fo[k];
+    net += (double)fi[k] - (double)fo[k];
+  }
+  float d1 = t->w[idx];
+  double d2 = (double)d1 + kdt * net;
+  if (d2 < 0.0) {
+    flows[TALUS_FLOW_WATER_OVERFILL] += d2; /* negative: water added by the clamp */
+    d2 = 0.0;
+  }
+  float w2 = (float)d2, dm = 0.5f * (d1 + w2);
+  float dwx = 0.5f * (fi[TALUS_DIR_L] - fo[TALUS_DIR_L] + fo[TALUS_DIR_R] - fi[TALUS_DIR_R]);
+  float dwy = 0.5f * (fi[TALUS_DIR_D] - fo[TALUS_DIR_D] + fo[TALUS_DIR_U] - fi[TALUS_DIR_U]);
+  float u = dm > 0.0f ? dwx / (l * dm) : 0.0f, v = dm > 0.0f ? dwy / (l * dm) : 0.0f;
+  t->w[idx] = w2;
+  t->vx[idx] = u;
+  t->vy[idx] = v;
+  t->hf_cap[idx] = hf_capacity(t, c, x, y, u, v, d1);
+}
+
+/* Dissolution (eqs. 9a–c): terrain into sediment at rate (1 − H)·K_s, the
+ * water rising by the same height. */
+TALUS_HD static inline void hf_dissolve(const talus_kparams *P, float H, float C, float *b,
+                                        float *s, float *d, double *flows) {
+  float soft = H < 1.0f ? 1.0f - H : 0.0f;
+  float X = P->dt * soft * P->hf_dissolve * (C - *s);
+  X = X < C - *s ? X : C - *s;
+  float bn = *b - X;
+  double moved = (double)*b - (double)bn;
+  float dn = (float)((double)*d + moved);
+  flows[TALUS_FLOW_HF_DISSOLVE] += moved;
+  flows[TALUS_FLOW_HF_SWELL] += (double)dn - (double)*d;
+  *b = bn;
+  *s = (float)((double)*s + moved);
+  *d = dn;
+}
+
+/* Deposition (eqs. 10a–c) at rate K_d, the water sinking by the deposited
+ * height (never below 0), and softening (eq. 11) of the cell's hardness. */
+TALUS_HD static inline void hf_deposit(const talus_tile *t, const talus_kparams *P, size_t idx,
+                                       float C, float *b, float *s, float *d, double *flows) {
+  float excess = *s - C, X = P->dt * P->hf_deposit * excess;
+  X = X < excess ? X : excess;
+  float bn = *b + X;
+  double moved = (double)bn - (double)*b;
+  if (moved > (double)*s) return; /* rounding of b would take more than is suspended */
+  double taken = moved < (double)*d ? moved : (double)*d;
+  flows[TALUS_FLOW_HF_DEPOSIT] += moved;
+  flows[TALUS_FLOW_HF_SHRINK] += taken;
+  *b = bn;
+  *s = (float)((double)*s - moved);
+  *d = (float)((double)*d - taken);
+  if (!t->hard) return;
+  float H = t->hard[idx];
+  if (H <= P->hf_min_hardness) return;
+  float Hn = H - P->dt * P->hf_softening * P->hf_dissolve * excess;
+  t->hard[idx] = Hn > P->hf_min_hardness ? Hn : P->hf_min_hardness;
+}
+
+/* Stage hf_erode: dissolve or deposit against the capacity, then
+ * evaporation d = d3·(1 − K_e·Δt) (eq. 13). */
+TALUS_HD static inline void k_hf_erode(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                       double *flows) {
+  size_t idx = talus_idx(t, x, y);
+  if (talus_cell_masked(t, idx)) return;
+  const talus_kparams *P = &c->P;
+  float C = t->hf_cap[idx], s = t->r[idx], b = t->B[idx], d = t->w[idx];
+  if (C > s)
+    hf_dissolve(P, hf_hardness(t, P, idx), C, &b, &s, &d, flows);
+  else if (s > C)
+    hf_deposit(t, P, idx, C, &b, &s, &d, flows);
+  float keep = 1.0f - P->hf_evaporation * P->dt;
+  float de = d * (keep > 0.0f ? keep : 0.0f);
+  flows[TALUS_FLOW_EVAPORATION] += (double)d - (double)de;
+  t->B[idx] = b;
+  t->r[idx] = s;
+  t->w[idx] = de;
+}
+
+/* Sediment at buffer-local cell (cx, cy) as a backtrace sample sees it:
+ * its value inside, own below a wall, 0 beyond an outflow border or sink. */
+TALUS_HD static inline float hf_sample(const talus_tile *t, const talus_kctx *c, int cx, int cy,
+                                       float own) {
+  talus_nb k = talus_at_kind(t, c, cx, cy, 0);
+  if (k == TALUS_NB_INSIDE) return t->r[talus_idx(t, cx, cy)];
+  return k == TALUS_NB_REFLECT ? own : 0.0f;
+}
+
+/* Splits the backtrace offset −u·Δt/l_c (clamped to one cell) into a
+ * whole-cell offset in {−1, 0} (or 0 with weight 1 at +1) and a weight. */
+TALUS_HD static inline int hf_split(float back, float *frac) {
+  back = back < -1.0f ? -1.0f : (back > 1.0f ? 1.0f : back);
+  int o = back < 0.0f ? -1 : 0;
+  *frac = back - (float)o;
+  return o;
+}
+
+/* Stage hf_advect (eq. 12): s(x) = s1(x − v·Δt), bilinear; the offsets are
+ * cell-relative, so the sample does not depend on where the tile lies. */
+TALUS_HD static inline void k_hf_advect(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                        double *flows) {
+  size_t idx = talus_idx(t, x, y);
+  if (talus_cell_masked(t, idx)) return;
+  const talus_kparams *P = &c->P;
+  float k = P->dt / P->cell_size, own = t->r[idx], fx, fy;
+  int ox = hf_split(-t->vx[idx] * k, &fx), oy = hf_split(-t->vy[idx] * k, &fy);
+  int x0 = x + ox, y0 = y + oy;
+  float s00 = hf_sample(t, c, x0, y0, own), s10 = hf_sample(t, c, x0 + 1, y0, own);
+  float s01 = hf_sample(t, c, x0, y0 + 1, own), s11 = hf_sample(t, c, x0 + 1, y0 + 1, own);
+  float lo = s00 + (s10 - s00) * fx, hi = s01 + (s11 - s01) * fx;
+  float s = lo + (hi - lo) * fy;
+  t->hf_sed[idx] = s;
+  flows[TALUS_FLOW_HF_ADVECTION] += (double)s - (double)own;
+}
+
+/* Stage hf_settle: the advected sediment becomes the cell's state. */
+TALUS_HD static inline void k_hf_settle(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                        double *flows) {
+  (void)c;
+  (void)flows;
+  size_t idx = talus_idx(t, x, y);
+  if (!talus_cell_masked(t, idx)) t->r[idx] = t->hf_sed[idx];
+}
+
+#endif /* TALUS_KERNELS_HEIGHTFIELD_H */

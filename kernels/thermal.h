@@ -1,0 +1,180 @@
+/*
+ * thermal.h — thermal erosion with 8 virtual pipes (Jákó & Tóth 2011, §2,
+ * eqs. 14–15), in two stages of radius 1 each, for both models:
+ *
+ *   thermal_out  every cell computes what it sends through each of its 8
+ *                pipes (talus_dir8 order; diagonals are √2·l_c long) and
+ *                stores it in t->thermal[d];
+ *   thermal_in   every cell pays its own outflows and collects what its
+ *                neighbours sent it (their pipe in the opposite direction).
+ *
+ * A cell never writes another cell, so the stages are parallel and
+ * deterministic, and what one cell pays is exactly what its receivers
+ * collect (each pipe value is one float read by both sides; sums are
+ * formed in double and rounded once per cell).
+ *
+ * The amount (per cell and step), with S the surface, S_i a neighbour's,
+ * d_i the pipe length and T = tan(talus angle):
+ *   e_i  = S − S_i − T·d_i           excess of pipe i over the talus slope
+ *   A    = { i : e_i > 0 }           the pipes that carry material
+ *   ΔS   = c · max_i e_i / 2         eq. 14 with H = the largest excess
+ *   ΔS_i = ΔS · e_i / Σ_A e_k        eq. 15, shares by excess
+ *   c    = min(K_t · Δt · (1 − H_c), 2/9), H_c the cell's hardness in [0,1]
+ * Deviations from the paper, and why:
+ * - H is the largest *excess over the talus slope*, not the largest height
+ *   difference: material at the talus angle stays put, so the talus angle
+ *   is the slope thermal erosion relaxes to. With the raw difference half
+ *   of it would move even from a slope just above talus, leaving ~T/2.
+ * - Shares are proportional to the excess e_i (the text writes b^i/Σb^k;
+ *   the height difference is meant). With excess shares no pipe moves more
+ *   than c·e_i/2, so no single pipe pushes its pair past the talus slope.
+ * - The paper's R multiplies the rate yet is called hardness; here the
+ *   stored hardness H slows erosion: the factor is 1 − H (H = 1 is
+ *   unerodible), so harder rock erodes less.
+ * - c ≤ 2/9 ("limited so nothing oscillates"): a cell receives from at most
+ *   8 senders, each sending at most c/2 of its largest excess, and sends c/2
+ *   of its own; for the steepest pair (k, j) the height difference drops by
+ *   at most (c/2)(1 + 8)·e_kj ≤ e_kj, so a pit filled from all sides can
+ *   rise to, but never past, its rim's talus slope (no pit-to-peak flip).
+ * Borders and NoData cells are walls for thermal erosion: no pipe leads
+ * off the domain or into a NoData cell, so no ledger flow is needed for
+ * borders and the heightfield's terrain is conserved to float rounding.
+ *
+ * Heightfield model: the surface is the terrain B; B pays and collects.
+ *
+ * Layered model: the surface is the top S = B + s of each cell's topmost
+ * column, and only topmost columns send or receive. Their ceiling is
+ * TALUS_TOP and the space above a top surface is open sky, so material
+ * moving from one top surface down to a lower one never passes a ceiling;
+ * a cave under an overhang (a lower column) is never entered, and material
+ * never leaves through one. A sender pays first with its loose sand (moved
+ * at the full rate, K_t·Δt), then the rest of the eq. 14 amount comes from
+ * its bedrock, slowed by (1 − H): that bedrock weathers into sand on its
+ * way out (ledger flow THERMAL, bedrock -> sand) and never cuts below the
+ * column's floor. Receivers get sand.
+ */
+#ifndef TALUS_KERNELS_THERMAL_H
+#define TALUS_KERNELS_THERMAL_H
+#include "state.h"
+
+/* The largest step fraction c (see above): 2 / (1 + 8 senders). */
+#define THERMAL_MAX_FRACTION (2.0f / 9.0f)
+
+/* The surface thermal erosion acts on at buffer index idx. */
+TALUS_HD static inline float thermal_surface(const talus_tile *t, const talus_kparams *P,
+                                             size_t idx) {
+  if (P->model == TALUS_MODEL_HEIGHTFIELD) return t->B[idx];
+  size_t ci = talus_col(t, idx, t->count[idx] - 1);
+  return t->B[ci] + t->s[ci];
+}
+
+/* Hardness H of the cell: the per-cell field when the tile has one. */
+TALUS_HD static inline float thermal_hardness(const talus_tile *t, const talus_kparams *P,
+                                              size_t idx) {
+  return t->hard ? t->hard[idx] : P->hardness;
+}
+
+/* The step fraction c for material of hardness h (0 for loose sand). */
+TALUS_HD static inline float thermal_fraction(const talus_kparams *P, float h) {
+  float c = P->thermal_rate * P->dt * (1.0f - h);
+  return c < 0.0f ? 0.0f : (c > THERMAL_MAX_FRACTION ? THERMAL_MAX_FRACTION : c);
+}
+
+/* Excess over the talus slope of each of the 8 pipes of cell (x, y) (0 for
+ * walls and pipes that carry nothing); returns the largest, sum in *esum. */
+TALUS_HD static inline float thermal_excess(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                            float e[8], float *esum) {
+  const talus_kparams *P = &c->P;
+  float S = thermal_surface(t, P, talus_idx(t, x, y));
+  float rise[2] = {P->thermal_tan * P->cell_size, P->thermal_tan * P->cell_size * 1.41421356f};
+  float emax = 0.0f, sum = 0.0f;
+  for (int d = 0; d < 8; d++) {
+    e[d] = 0.0f;
+    if (talus_nb8_kind(t, c, x, y, d, 0) != TALUS_NB_INSIDE) continue;
+    size_t n = talus_idx(t, x + talus_dir8_dx(d), y + talus_dir8_dy(d));
+    float ex = S - thermal_surface(t, P, n) - rise[d >> 2];
+    if (!(ex > 0.0f)) continue;
+    e[d] = ex;
+    sum += ex;
+    emax = ex > emax ? ex : emax;
+  }
+  *esum = sum;
+  return emax;
+}
+
+/* Material the cell sends this step (eq. 14): the heightfield's terrain at
+ * its hardness; in the layered model sand first, then weathering bedrock
+ * above the top column's floor. */
+TALUS_HD static inline float thermal_amount(const talus_tile *t, const talus_kparams *P, size_t idx,
+                                            float emax) {
+  float h = thermal_hardness(t, P, idx);
+  if (P->model == TALUS_MODEL_HEIGHTFIELD) return thermal_fraction(P, h) * emax * 0.5f;
+  int top = t->count[idx] - 1;
+  size_t ci = talus_col(t, idx, top);
+  float want = thermal_fraction(P, 0.0f) * emax * 0.5f, s = t->s[ci];
+  if (want <= s) return want;
+  float soft = h < 1.0f ? 1.0f - h : 0.0f;
+  float rock = (want - s) * soft;
+  float room = t->B[ci] - talus_floor(t, idx, top);
+  rock = rock < room ? rock : (room > 0.0f ? room : 0.0f);
+  return s + rock;
+}
+
+/* Stage thermal_out for cell (x, y): stores the 8 pipe outflows [m]. */
+TALUS_HD static inline void k_thermal_out(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                          double *flows) {
+  (void)flows;
+  size_t idx = talus_idx(t, x, y);
+  if (talus_cell_masked(t, idx)) return;
+  float e[8], esum = 0.0f;
+  float emax = thermal_excess(t, c, x, y, e, &esum);
+  float total = emax > 0.0f ? thermal_amount(t, &c->P, idx, emax) : 0.0f;
+  float scale = total > 0.0f ? total / esum : 0.0f;
+  for (int d = 0; d < 8; d++) t->thermal[(size_t)d * t->plane + idx] = e[d] * scale;
+}
+
+/* What cell (x, y) sends (out) and receives (in) this step [m]. */
+TALUS_HD static inline void thermal_gather(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                           double *out, double *in) {
+  size_t idx = talus_idx(t, x, y);
+  double o = 0.0, i = 0.0;
+  for (int d = 0; d < 8; d++) {
+    o += (double)t->thermal[(size_t)d * t->plane + idx];
+    if (talus_nb8_kind(t, c, x, y, d, 0) != TALUS_NB_INSIDE) continue;
+    size_t n = talus_idx(t, x + talus_dir8_dx(d), y + talus_dir8_dy(d));
+    i += (double)t->thermal[(size_t)talus_dir8_opp(d) * t->plane + n];
+  }
+  *out = o;
+  *in = i;
+}
+
+/* Layered collection on the top column: pay with sand, then bedrock (booked
+ * as weathered into sand, never below the floor); receive sand. */
+TALUS_HD static inline void thermal_in_layered(const talus_tile *t, size_t idx, double out,
+                                               double in, double *flows) {
+  int top = t->count[idx] - 1;
+  size_t ci = talus_col(t, idx, top);
+  double s = t->s[ci], B = t->B[ci], F = talus_floor(t, idx, top);
+  double from_sand = out < s ? out : s;
+  float Bn = (float)(B - (out - from_sand));
+  if ((double)Bn < F) Bn = (float)F;
+  flows[TALUS_FLOW_THERMAL] += B - (double)Bn;
+  t->B[ci] = Bn;
+  t->s[ci] = (float)(s - from_sand + in);
+}
+
+/* Stage thermal_in for cell (x, y): pays its outflows, collects inflows. */
+TALUS_HD static inline void k_thermal_in(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                         double *flows) {
+  size_t idx = talus_idx(t, x, y);
+  if (talus_cell_masked(t, idx)) return;
+  double out, in;
+  thermal_gather(t, c, x, y, &out, &in);
+  if (out == 0.0 && in == 0.0) return;
+  if (c->P.model == TALUS_MODEL_HEIGHTFIELD)
+    t->B[idx] = (float)((double)t->B[idx] - out + in);
+  else
+    thermal_in_layered(t, idx, out, in, flows);
+}
+
+#endif /* TALUS_KERNELS_THERMAL_H */

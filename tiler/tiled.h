@@ -1,0 +1,74 @@
+/*
+ * tiled.h — the generation scheduler: a domain as a grid of tiles kept in
+ * a store (memory or zstd files on disk), advanced K steps per generation.
+ *
+ * Generation at step s (k = min(K, steps left)):
+ *   for each tile p whose committed step is s:
+ *     buffer = core(p) grown by k·R (R = talus_step_radius), clipped to the
+ *              domain; paste core(p) at step s and, from every tile q whose
+ *              core meets the buffer, q's edge strip facing p at step s;
+ *     advance k steps, booking only core cells in the ledger;
+ *     put core(p), its 8 strips (width H = K·R) and its cumulative ledger
+ *     at step s+k; then commit s+k for p.
+ *   when every tile is at s+k, drop everything older than s+k.
+ * After k steps the core is exact because every stage shrinks the updated
+ * region by its radius on interior edges (tiler.c), and halo cells come
+ * from the neighbours' cores at the same step. Hence tiled == monolithic,
+ * bit for bit, for any core size and K.
+ *
+ * Crash safety: the step is part of every blob's name, so a tile's step-s
+ * core and strips survive until the whole generation is committed; a run
+ * killed anywhere resumes from the manifest and recomputes only tiles not
+ * yet committed, giving the bytes of an uninterrupted run.
+ *
+ * Concurrency: tiles of a generation are advanced one after another; each
+ * advance is parallel inside (OpenMP over rows).
+ */
+#ifndef TALUS_TILER_TILED_H
+#define TALUS_TILER_TILED_H
+
+#include "io/store.h"
+#include "tiler.h"
+
+/* Fills the persistent fields of global rectangle r of tile t (r lies
+ * inside t->buf, which was reset to empty columns) with the initial state. */
+typedef struct talus_tile_source {
+  talus_status (*fill)(void *user, talus_tile *t, talus_rect r);
+  void *user;
+} talus_tile_source;
+
+typedef struct talus_tiled talus_tiled;
+
+/* Plans a tile grid of `core`-sized cores (partial tiles at the far edges)
+ * over the domain of ctx, K steps per generation, over `store` (borrowed).
+ * ctx->step is the step the run starts from. */
+talus_status talus_tiled_create(talus_tiled **out, const talus_kctx *ctx, int core, int K,
+                                talus_store *store);
+void talus_tiled_free(talus_tiled *g);
+
+/* Builds every tile from src at the start step and commits it. */
+talus_status talus_tiled_load(talus_tiled *g, const talus_tile_source *src);
+/* Picks up a store left by a killed run: every tile must be committed at
+ * the generation's start or end. Sets the current step. */
+talus_status talus_tiled_resume(talus_tiled *g);
+
+/* Advances the whole domain to step `end`; progress (may be NULL) gets
+ * steps done within this call. Stats gain stage times and cell-steps of
+ * the work done now. */
+talus_status talus_tiled_run(talus_tiled *g, int64_t end, talus_run_stats *stats,
+                             talus_step_progress_fn progress, void *user);
+
+/* Pastes the committed core of tile `tile` into dst (reset to the core). */
+talus_status talus_tiled_read_core(talus_tiled *g, int tile, talus_tile *dst);
+
+/* Grid facts. */
+int talus_tiled_count(const talus_tiled *g);
+talus_rect talus_tiled_core(const talus_tiled *g, int tile);
+int talus_tiled_halo(const talus_tiled *g);        /* H = K·R */
+int64_t talus_tiled_step(const talus_tiled *g);    /* step all tiles are committed at */
+/* Ledger flows (heights, m) summed over all tiles, at their committed step. */
+void talus_tiled_flows(const talus_tiled *g, double flows[TALUS_FLOW_COUNT]);
+/* A tile buffer big enough for any core of the grid (for reading back). */
+talus_status talus_tiled_core_buffer(const talus_tiled *g, talus_tile **out);
+
+#endif /* TALUS_TILER_TILED_H */
