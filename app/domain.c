@@ -62,7 +62,7 @@ static talus_status domain_init_hardness(talus_domain *d) {
   const talus_kparams *P = &d->ctx.P;
   if (P->model != TALUS_MODEL_HEIGHTFIELD && !P->enable_thermal) return TALUS_OK;
   if (t->hard) return TALUS_OK;
-  talus_status st = talus_tile_ensure(t, &t->hard, 1, "hardness");
+  talus_status st = talus_tile_ensure(t, (void **)&t->hard, sizeof(float), "hardness");
   for (size_t i = 0; !st && i < t->plane; i++) t->hard[i] = P->hardness;
   return st;
 }
@@ -137,7 +137,7 @@ static talus_status domain_set_input(talus_domain *d, talus_field field, const f
                       "a hardness map needs the heightfield model or thermal.enable");
   if (rain && d->ctx.P.model != TALUS_MODEL_HEIGHTFIELD)
     return talus_fail(TALUS_ERR_ARGUMENT, "domain", "a rain map needs the heightfield model");
-  talus_status st = rain ? talus_tile_ensure(t, &t->rain, 1, "rain map") : TALUS_OK;
+  talus_status st = rain ? talus_tile_ensure(t, (void **)&t->rain, sizeof(float), "rain map") : TALUS_OK;
   float hi = rain ? INFINITY : 1.0f;
   for (int y = 0; !st && y < t->buf.h; y++)
     for (int x = 0; x < t->buf.w; x++) {

@@ -1,6 +1,7 @@
 /*
- * erode.c — `talus erode`: read a DEM or a talus state, run the layered
- * model for N steps, write the eroded surface, optional maps, the layered
+ * erode.c — `talus erode`: read a DEM or a talus state (and optional
+ * hardness and rain maps), run the configured model (layered or
+ * heightfield) for N steps, write the eroded surface, optional maps, the
  * state, a preview and a run report.
  *
  * Nothing is written until the run has finished: outputs are checked for
@@ -31,6 +32,9 @@ static void erode_usage(void) {
       "  --cell-size M          cell size in metres (overrides the raster)\n"
       "  --z-scale F            multiply input heights by F\n"
       "  --nodata POLICY        outflow (default), wall or fill\n"
+      "  --hardness FILE        per-cell hardness in [0,1] (band 1, resampled to the grid;\n"
+      "                         heightfield model or thermal.enable); default thermal.hardness\n"
+      "  --rain-map FILE        per-cell rain rate [m/s] (band 1, resampled; heightfield model)\n"
       "  -co NAME=VALUE         GeoTIFF creation option passed to GDAL; repeatable\n"
       "  --config KEY VALUE     GDAL configuration option\n"
       "  --threads N            CPU threads (default: all cores)\n"
@@ -65,6 +69,8 @@ static int erode_option(app_args *a, erode_opts *o) {
   if ((r = app_take(a, "--state", NULL, &v))) return r < 0 ? r : (o->state = v, 1);
   if ((r = app_take(a, "--preview", NULL, &v))) return r < 0 ? r : (o->preview = v, 1);
   if ((r = app_take(a, "--report", NULL, &v))) return r < 0 ? r : (o->report = v, 1);
+  if ((r = app_take(a, "--hardness", NULL, &v))) return r < 0 ? r : (o->hardness = v, 1);
+  if ((r = app_take(a, "--rain-map", NULL, &v))) return r < 0 ? r : (o->rain_map = v, 1);
   if (app_flag(a, "--maps", NULL)) return o->maps = 1;
   if (app_flag(a, "--no-preview", NULL)) return o->no_preview = 1;
   if (app_flag(a, "--quiet", "-q")) return o->quiet = 1;
@@ -189,6 +195,23 @@ static talus_status erode_load(const erode_opts *o, const talus_params *p, talus
   return st;
 }
 
+/* Applies the per-cell input maps (--hardness, --rain-map), each resampled
+ * onto the domain's grid. */
+static talus_status erode_maps(const erode_opts *o, talus_domain *d) {
+  const char *paths[2] = {o->hardness, o->rain_map};
+  const talus_field fields[2] = {TALUS_FIELD_HARDNESS, TALUS_FIELD_RAIN};
+  talus_status st = TALUS_OK;
+  for (int i = 0; i < 2 && !st; i++) {
+    if (!paths[i]) continue;
+    float *v = NULL;
+    st = talus_raster_read_resampled(paths[i], talus_domain_nx(d), talus_domain_ny(d), &v);
+    if (!st && (st = talus_domain_set_field(d, fields[i], 0, v)))
+      talus_fail_context(st, "%s", paths[i]);
+    talus_free(v);
+  }
+  return st;
+}
+
 talus_status talus_erode_app(int argc, char **argv) {
   talus_error_clear();
   erode_opts *o = calloc(1, sizeof *o);
@@ -205,6 +228,7 @@ talus_status talus_erode_app(int argc, char **argv) {
     st = erode_params(o, &p);
     if (!st) st = erode_check_outputs(o);
     if (!st) st = erode_load(o, p, &d, &geo);
+    if (!st) st = erode_maps(o, d);
     if (!st) st = erode_run_and_write(o, d, &geo, p);
   }
   talus_domain_free(d);

@@ -14,6 +14,7 @@
 /* Parsed `talus erode` options; strings point into argv. */
 typedef struct erode_opts {
   const char *input, *output, *state, *preview, *report;
+  const char *hardness, *rain_map; /* per-cell input maps (resampled to the grid), or NULL */
   const char *configs[ERODE_MAX_LIST];
   int nconfigs;
   const char *sets[ERODE_MAX_LIST];

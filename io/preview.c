@@ -1,7 +1,9 @@
 /*
  * preview.c — before/after hillshade PNG previews, written through GDAL's
- * PNG driver from a MEM dataset. Memory stays O(output + one row of
- * accumulators): shades are box-filtered into output rows as they are made.
+ * PNG driver from a MEM dataset. Downsampling is the preview accumulator's
+ * (raster_stream.c): heights are box-averaged first and shaded here at the
+ * preview's own resolution, so memory is O(preview) and a preview built
+ * from windows equals one built from whole arrays.
  */
 #define TALUS_RASTER_INTERNAL
 #include "io/raster.h"
@@ -47,30 +49,15 @@ static int shade_at(const shade_src *s, int x, int y) {
   return 1 + (int)lround(254.0 * dot);
 }
 
-/* Renders one panel (ow × oh) into img at column x0 (row stride w): each
- * output pixel is the mean shade of the valid cells of its f × f box, 0 if
- * the box has none. */
-static talus_status render_panel(const shade_src *s, int f, uint8_t *img, int w, int x0, int ow,
-                                 int oh) {
-  uint32_t *sum = calloc((size_t)ow, sizeof *sum), *cnt = calloc((size_t)ow, sizeof *cnt);
-  talus_status st =
-      (sum && cnt) ? TALUS_OK : talus_fail(TALUS_ERR_NOMEM, "io", "preview: no memory");
-  for (int oy = 0; st == TALUS_OK && oy < oh; oy++) {
-    memset(sum, 0, (size_t)ow * sizeof *sum);
-    memset(cnt, 0, (size_t)ow * sizeof *cnt);
-    for (int y = oy * f; y < (oy + 1) * f && y < s->ny; y++)
-      for (int x = 0; x < s->nx; x++) {
-        if (s->nodata && s->nodata[(size_t)y * (size_t)s->nx + (size_t)x]) continue;
-        sum[x / f] += (uint32_t)shade_at(s, x, y);
-        cnt[x / f]++;
-      }
-    uint8_t *row = img + (size_t)oy * (size_t)w + (size_t)x0;
-    for (int ox = 0; ox < ow; ox++)
-      row[ox] = cnt[ox] ? (uint8_t)((sum[ox] + cnt[ox] / 2) / cnt[ox]) : 0;
+/* Renders one panel into img at column x0 (row stride w). */
+static void render_panel(const shade_src *s, uint8_t *img, int w, int x0) {
+  for (int y = 0; y < s->ny; y++) {
+    uint8_t *row = img + (size_t)y * (size_t)w + (size_t)x0;
+    for (int x = 0; x < s->nx; x++) {
+      int masked = s->nodata && s->nodata[(size_t)y * (size_t)s->nx + (size_t)x];
+      row[x] = masked ? 0 : (uint8_t)shade_at(s, x, y);
+    }
   }
-  free(sum);
-  free(cnt);
-  return st;
 }
 
 /* Writes the 8-bit image through MEM → PNG CreateCopy into partial. */
@@ -95,50 +82,47 @@ static talus_status write_png(const char *path, const char *partial, uint8_t *im
   return st;
 }
 
-/* Smallest integer box size that fits both panels and the gap in max_width. */
-static int preview_factor(int nx, int max_width) {
-  int f = 1;
-  while (2 * ((nx + f - 1) / f) + TALUS_PREVIEW_GAP > max_width)
-    f++;
-  return f;
+/* Renders both panels into a fresh image (*img, malloc'd, w × ny). */
+static talus_status render(int nx, int ny, double cell, const float *const z[2],
+                           const uint8_t *const nodata[2], uint8_t **img, int *w) {
+  *w = 2 * nx + TALUS_PREVIEW_GAP;
+  if (!(*img = calloc((size_t)*w * (size_t)ny, 1)))
+    return talus_fail(TALUS_ERR_NOMEM, "io", "preview: cannot allocate %d x %d pixels", *w, ny);
+  double az = 315.0 * M_PI / 180.0, alt = 45.0 * M_PI / 180.0;
+  shade_src s = {nx, ny, cell, z[0], nodata[0], {sin(az) * cos(alt), cos(az) * cos(alt), sin(alt)}};
+  render_panel(&s, *img, *w, 0);
+  s.z = z[1];
+  s.nodata = nodata[1];
+  render_panel(&s, *img, *w, nx + TALUS_PREVIEW_GAP);
+  return TALUS_OK;
 }
 
-/* Renders both panels into a fresh image (*img, malloc'd, w × h). */
-static talus_status render(int nx, int ny, double cell, const float *before, const float *after,
-                           const uint8_t *nodata, int f, uint8_t **img, int *w, int *h) {
-  int ow = (nx + f - 1) / f, oh = (ny + f - 1) / f;
-  *w = 2 * ow + TALUS_PREVIEW_GAP;
-  *h = oh;
-  if (!(*img = calloc((size_t)*w * (size_t)oh, 1)))
-    return talus_fail(TALUS_ERR_NOMEM, "io", "preview: cannot allocate %d x %d pixels", *w, oh);
-  double az = 315.0 * M_PI / 180.0, alt = 45.0 * M_PI / 180.0;
-  shade_src s = {nx, ny, cell, before, nodata, {sin(az) * cos(alt), cos(az) * cos(alt), sin(alt)}};
-  talus_status st = render_panel(&s, f, *img, *w, 0, ow, oh);
-  s.z = after;
-  if (st == TALUS_OK) st = render_panel(&s, f, *img, *w, ow + TALUS_PREVIEW_GAP, ow, oh);
-  return st;
+talus_status talus_preview_render(const char *path, int nx, int ny, double cell_size,
+                                  const float *const z[2], const uint8_t *const nodata[2]) {
+  uint8_t *img = NULL;
+  char *partial = NULL;
+  int w = 0;
+  talus_gdal_enter();
+  talus_status st = talus_partial_begin(path, &partial);
+  if (st == TALUS_OK) st = render(nx, ny, cell_size, z, nodata, &img, &w);
+  if (st == TALUS_OK) st = write_png(path, partial, img, w, ny);
+  talus_status end = talus_partial_end(path, partial, st == TALUS_OK);
+  free(img);
+  talus_gdal_leave();
+  return st != TALUS_OK ? st : end;
 }
 
 talus_status talus_preview_png(const char *path, int nx, int ny, double cell_size,
                                const float *before, const float *after, const uint8_t *nodata,
                                int max_width) {
-  if (max_width <= 0) max_width = TALUS_PREVIEW_DEFAULT_WIDTH;
-  if (nx <= 0 || ny <= 0 || !before || !after || !(cell_size > 0.0) ||
-      max_width < 2 + TALUS_PREVIEW_GAP)
-    return talus_fail(TALUS_ERR_ARGUMENT, "io",
-                      "preview: bad arguments (%d x %d cells, cell size %g, max width %d)", nx, ny,
-                      cell_size, max_width);
-  uint8_t *img = NULL;
-  char *partial = NULL;
-  int w = 0, h = 0;
-  talus_gdal_enter();
-  talus_status st = talus_partial_begin(path, &partial);
-  if (st == TALUS_OK)
-    st = render(nx, ny, cell_size, before, after, nodata, preview_factor(nx, max_width), &img, &w,
-                &h);
-  if (st == TALUS_OK) st = write_png(path, partial, img, w, h);
-  talus_status end = talus_partial_end(path, partial, st == TALUS_OK);
-  free(img);
-  talus_gdal_leave();
-  return st != TALUS_OK ? st : end;
+  if (!before || !after)
+    return talus_fail(TALUS_ERR_ARGUMENT, "io", "preview: no %s heights",
+                      before ? "after" : "before");
+  talus_preview_acc *acc = NULL;
+  talus_status st = talus_preview_acc_open(nx, ny, cell_size, max_width, &acc);
+  if (st == TALUS_OK) st = talus_preview_acc_add(acc, 0, 0, 0, nx, ny, before, nodata);
+  if (st == TALUS_OK) st = talus_preview_acc_add(acc, 1, 0, 0, nx, ny, after, nodata);
+  if (st == TALUS_OK) st = talus_preview_acc_write(acc, path);
+  talus_preview_acc_free(acc);
+  return st;
 }

@@ -59,6 +59,10 @@ typedef struct talus_dem_options {
   double cell_size;  /* > 0 overrides the raster's cell size [m], no warning */
   double z_scale;    /* heights are multiplied by this; 0 means 1 */
   int64_t max_cells; /* refuse larger rasters; 0 = TALUS_RASTER_DEFAULT_MAX_CELLS */
+  /* talus_dem_reader only: with the FILL policy, maps of at most this many
+   * cells are held whole in memory (~5 bytes a cell + 16 a hole); 0 =
+   * TALUS_DEM_READER_FILL_CELLS. talus_dem_read ignores it. */
+  int64_t max_fill_cells;
 } talus_dem_options;
 
 /*
@@ -123,11 +127,13 @@ talus_status talus_geotiff_write(const char *path, int nx, int ny, int nbands,
 
 /*
  * Writes an 8-bit grey PNG: the hillshade of `before` on the left, of
- * `after` on the right (same sun: azimuth 315°, altitude 45°; slopes from
- * cell_size metres, z-factor 1; NoData black; shades 1..255), box-filtered
- * down by an integer factor so the width stays ≤ max_width (≤ 0 means
- * TALUS_PREVIEW_DEFAULT_WIDTH). nodata may be NULL. Same partial + rename
- * rule as talus_geotiff_write.
+ * `after` on the right (same sun: azimuth 315°, altitude 45°; z-factor 1;
+ * NoData black; shades 1..255). Heights are first box-averaged down by an
+ * integer factor f so the width stays ≤ max_width (≤ 0 means
+ * TALUS_PREVIEW_DEFAULT_WIDTH), and slopes taken on cells of f·cell_size
+ * metres: this is talus_preview_acc fed with the whole arrays, so a
+ * windowed preview gives the same image. nodata may be NULL. Same partial
+ * + rename rule as talus_geotiff_write.
  */
 talus_status talus_preview_png(const char *path, int nx, int ny, double cell_size,
                                const float *before, const float *after, const uint8_t *nodata,
@@ -165,6 +171,167 @@ int talus_bands_find(const talus_bands *b, const char *name);
  */
 talus_status talus_raster_info(const char *path, FILE *to);
 
+/*
+ * Reads band 1 of any GDAL raster resampled bilinearly onto nx × ny cells
+ * (the map is stretched over the grid: same extent assumed) into *out
+ * (talus_alloc'd, nx*ny floats, owned by the caller; talus_free). For the
+ * per-cell input maps of `talus erode` (--hardness, --rain-map). A NoData
+ * or non-finite value anywhere is TALUS_ERR_DATA naming the cell; an
+ * unreadable file TALUS_ERR_IO; not a raster TALUS_ERR_FORMAT.
+ */
+talus_status talus_raster_read_resampled(const char *path, int nx, int ny, float **out);
+
+/* =====================================================================
+ * Windowed I/O (io/raster_window.c, io/raster_stream.c): maps larger than
+ * memory. Inputs are read window by window and outputs written window by
+ * window, in any order; no call holds a whole map (except the bounded FILL
+ * fallback of the DEM reader). The whole-map functions above are thin
+ * wrappers over these, so both give the same values.
+ *
+ * - Windows are global rectangles (x0, y0, w, h) with 0 <= x0, x0 + w <= nx
+ *   (same for y), w, h >= 1; arrays are row-major w*h. A window outside
+ *   the raster is a TALUS_ERR_ARGUMENT.
+ * - GDAL block cache: opening a reader or a stream caps GDAL's block cache
+ *   at TALUS_GDAL_CACHE_BYTES (256 MiB), unless the user set GDAL_CACHEMAX
+ *   (environment or config option), in which case theirs stands. GDAL's
+ *   own default is 5 % of the RAM, which alone could exceed --mem-limit.
+ *   The cap is process-wide and only ever lowers the cache.
+ * - A reader or stream is used by one thread at a time (GDAL datasets are
+ *   not thread-safe); distinct readers/streams may be used concurrently.
+ * ===================================================================== */
+
+#define TALUS_GDAL_CACHE_BYTES      ((int64_t)256 << 20)
+#define TALUS_DEM_READER_FILL_CELLS ((int64_t)1 << 25)
+
+typedef struct talus_dem_reader talus_dem_reader;
+
+/*
+ * Opens band 1 of any GDAL raster for windowed reads. opt as for
+ * talus_dem_read (NULL = defaults). Size, cell size (with its warnings) and
+ * georef are those of talus_dem_read, and so are the errors: one streaming
+ * pass over row blocks at open (keeping only counts) finds NaN/Inf heights
+ * and all-NoData maps before any simulation, and the least valid height
+ * that masked cells take. Memory: one block of rows.
+ * NoData policies: OUTFLOW and WALL stream. FILL needs the whole map: a map
+ * of at most opt->max_fill_cells cells is read whole, filled and served
+ * from memory; a larger one is a TALUS_ERR_UNSUPPORTED when it has NoData
+ * cells (and streams as usual when it has none).
+ * *out is NULL on failure; close with talus_dem_reader_close.
+ */
+talus_status talus_dem_reader_open(const char *path, const talus_dem_options *opt,
+                                   talus_dem_reader **out);
+int talus_dem_reader_nx(const talus_dem_reader *r);
+int talus_dem_reader_ny(const talus_dem_reader *r);
+/* Cell size in metres (opt->cell_size, or derived from the georef). */
+double talus_dem_reader_cell_size(const talus_dem_reader *r);
+/* The source's CRS, geotransform and NoData value; borrowed from r. */
+const talus_georef *talus_dem_reader_georef(const talus_dem_reader *r);
+/* NoData cells served as masked (0 after FILL), and cells FILL filled. */
+int64_t talus_dem_reader_nodata_cells(const talus_dem_reader *r);
+int64_t talus_dem_reader_filled_cells(const talus_dem_reader *r);
+/*
+ * Reads window (x0, y0, w, h): heights z-scaled, NoData cells set to the
+ * least valid height (as talus_dem_read does), and the NoData mask (1 =
+ * NoData; all 0 after FILL). Both arrays (w*h) are required. Equal, value
+ * for value, to the same window of talus_dem_read's arrays.
+ */
+talus_status talus_dem_reader_read(talus_dem_reader *r, int x0, int y0, int w, int h, float *height,
+                                   uint8_t *nodata);
+/* Closes the file and frees r. NULL is a no-op. */
+void talus_dem_reader_close(talus_dem_reader *r);
+
+typedef struct talus_bands_reader talus_bands_reader;
+
+/*
+ * Opens every band of a raster (e.g. a talus state) for windowed reads as
+ * Float32. Refuses complex bands; no cell-count limit (nothing is read at
+ * open). *out is NULL on failure.
+ */
+talus_status talus_bands_reader_open(const char *path, talus_bands_reader **out);
+int talus_bands_reader_nx(const talus_bands_reader *r);
+int talus_bands_reader_ny(const talus_bands_reader *r);
+int talus_bands_reader_nbands(const talus_bands_reader *r);
+/* Description of band i (0-based; "" when none), NULL when out of range.
+ * Borrowed from r. */
+const char *talus_bands_reader_name(const talus_bands_reader *r, int band);
+/* Index of the band whose description is name, or -1. */
+int talus_bands_reader_find(const talus_bands_reader *r, const char *name);
+/* Value of metadata key (case-insensitive) or NULL; borrowed from r. */
+const char *talus_bands_reader_meta(const talus_bands_reader *r, const char *key);
+/* CRS, geotransform and NoData of band 1; borrowed from r. */
+const talus_georef *talus_bands_reader_georef(const talus_bands_reader *r);
+/* Reads window (x0, y0, w, h) of band (0-based) into out (w*h), raw values
+ * (NoData values are not touched). */
+talus_status talus_bands_reader_read(talus_bands_reader *r, int band, int x0, int y0, int w, int h,
+                                     float *out);
+/* Closes the file and frees r. NULL is a no-op. */
+void talus_bands_reader_close(talus_bands_reader *r);
+
+typedef struct talus_geotiff_stream talus_geotiff_stream;
+
+/*
+ * Creates "<path>.partial", a tiled GeoTIFF of nbands Float32 bands of
+ * nx × ny, with the creation options, band names, metadata and georef
+ * rules of talus_geotiff_write (which is a wrapper over this stream).
+ * An unwritable destination fails here, leaving nothing behind.
+ * Windows may then be written in any order and any size; GDAL's block
+ * cache gathers them. Pixel values never depend on the order. File bytes
+ * do: GDAL appends a block to the file when its cache flushes it, so block
+ * offsets follow the order of flushes, and a block flushed before it is
+ * complete (cache full) is later re-read, merged and appended again. The
+ * bytes are therefore a function of the sequence of writes and of what
+ * else used GDAL's cache meanwhile, not of the values alone. Windows
+ * aligned to the block size (talus_geotiff_stream_block_size), each block
+ * completed while cached, keep every block compressed once.
+ * Cells never written read back as 0 (or the NoData value when geo has
+ * one). *out is NULL on failure.
+ */
+talus_status talus_geotiff_stream_open(const char *path, int nx, int ny, int nbands,
+                                       const char *const *band_names, const char *const *metadata,
+                                       const talus_georef *geo, const talus_write_options *opt,
+                                       talus_geotiff_stream **out);
+/* Block size of the file (from the creation options). */
+void talus_geotiff_stream_block_size(const talus_geotiff_stream *s, int *bx, int *by);
+/* Writes window (x0, y0, w, h) of band (0-based) from data (w*h, row-major). */
+talus_status talus_geotiff_stream_write(talus_geotiff_stream *s, int band, int x0, int y0, int w,
+                                        int h, const float *data);
+/* Same, with rows `pitch` floats apart in data (pitch >= w), e.g. a plane
+ * of a tile buffer. */
+talus_status talus_geotiff_stream_write_pitched(talus_geotiff_stream *s, int band, int x0, int y0,
+                                                int w, int h, const float *data, size_t pitch);
+/* Flushes and closes the file, checks GDAL's errors and renames the
+ * partial file to path. After any failed write the commit fails and
+ * removes the partial file. Frees s in every case; NULL is an error. */
+talus_status talus_geotiff_stream_commit(talus_geotiff_stream *s);
+/* Closes and removes the partial file; frees s. NULL is a no-op. */
+void talus_geotiff_stream_abort(talus_geotiff_stream *s);
+
+typedef struct talus_preview_acc talus_preview_acc;
+
+/*
+ * Accumulates the before/after preview of an nx × ny map from windows.
+ * Heights are box-averaged into f × f boxes, f the smallest integer that
+ * fits both panels and the gap in max_width (≤ 0: the default), and the
+ * hillshade is computed on the averaged maps with cells of f·cell_size
+ * (talus_preview_png works the same way; it is this accumulator fed with
+ * the whole arrays). Sums are exact (fixed point, 2^-16 m, heights clamped
+ * to ±2^20 m), so the image does not depend on the order of windows.
+ * Memory: about 24 bytes per preview pixel. A box with no valid cell is
+ * NoData (black). f above 8192 is a TALUS_ERR_RANGE.
+ */
+talus_status talus_preview_acc_open(int nx, int ny, double cell_size, int max_width,
+                                    talus_preview_acc **out);
+/* Adds window (x0, y0, w, h) of panel `which` (0 before, 1 after): heights
+ * (w*h) and NoData mask (w*h, 1 = NoData, may be NULL). Non-finite heights
+ * count as NoData. Each cell should be added once per panel. */
+talus_status talus_preview_acc_add(talus_preview_acc *acc, int which, int x0, int y0, int w, int h,
+                                   const float *heights, const uint8_t *nodata);
+/* Renders both panels and writes the PNG (partial + rename). acc is kept. */
+talus_status talus_preview_acc_write(const talus_preview_acc *acc, const char *path);
+/* Frees acc. NULL is a no-op. */
+void talus_preview_acc_free(talus_preview_acc *acc);
+/* ====================== end of windowed I/O ========================== */
+
 /* ---------------------------------------------------------------------
  * Module-internal (io/raster*.c and io/preview.c define
  * TALUS_RASTER_INTERNAL before including this header).
@@ -188,8 +355,41 @@ talus_status talus_raster_open(const char *path, GDALDatasetH *out);
 talus_status talus_raster_check_size(const char *path, int nx, int ny, int64_t max_cells);
 /* Fills g from the dataset and band (NULL band: no NoData). */
 talus_status talus_georef_from(GDALDatasetH ds, GDALRasterBandH band, talus_georef *g);
-/* Reads a whole band as Float32 into dst (nx*ny), window by window. */
-talus_status talus_band_read(const char *path, GDALRasterBandH band, int nx, int ny, float *dst);
+/* TALUS_ERR_ARGUMENT naming `what` unless window (x0, y0, w, h) is non-empty
+ * and inside nx × ny. */
+talus_status talus_window_check(const char *what, int nx, int ny, int x0, int y0, int w, int h);
+/* Reads window (x0, y0, w, h) of band as `type` (Float32 or Byte) into dst
+ * (rows `pitch` cells apart), at most TALUS_RASTER_WINDOW_ROWS rows per
+ * RasterIO call. */
+talus_status talus_band_window(const char *path, GDALRasterBandH band, GDALDataType type, int x0,
+                               int y0, int w, int h, void *dst, size_t pitch);
+/* Refuses complex band b (1-based) of path: a height has no imaginary part. */
+talus_status talus_band_check_real(const char *path, GDALRasterBandH band, int b);
+/* Caps GDAL's block cache (see "Windowed I/O"); idempotent. */
+void talus_gdal_cache_cap(void);
+/* Validates the caller's DEM options into o, defaults filled in. */
+talus_status talus_dem_options_check(const talus_dem_options *opt, talus_dem_options *o);
+
+/* A DEM reader that loads the whole map into memory whatever its size and
+ * policy (talus_dem_read). */
+talus_status talus_dem_reader_open_whole(const char *path, const talus_dem_options *opt,
+                                         talus_dem_reader **out);
+/* Moves an in-memory reader's map and georef into *out (as talus_dem_read
+ * fills it); r must still be closed. */
+talus_status talus_dem_reader_take(talus_dem_reader *r, talus_dem *out);
+/* Moves size, names, metadata and georef of r into *out (band stays NULL). */
+void talus_bands_reader_take(talus_bands_reader *r, talus_bands *out);
+
+/* Creates the GTiff dataset at partial (path in messages) with talus's
+ * creation options over opt's, georef, band names and metadata. */
+talus_status talus_gtiff_create(const char *path, const char *partial, int nx, int ny, int nbands,
+                                const char *const *names, const char *const *metadata,
+                                const talus_georef *geo, const talus_write_options *opt,
+                                GDALDatasetH *out);
+/* Renders the two nx × ny hillshade panels (no downsampling; nodata[i]
+ * may be NULL) and writes the PNG at path (partial + rename). */
+talus_status talus_preview_render(const char *path, int nx, int ny, double cell_size,
+                                  const float *const z[2], const uint8_t *const nodata[2]);
 
 typedef enum {
   TALUS_CRS_NONE = 0,

@@ -154,45 +154,50 @@ static talus_status set_names_meta(const char *path, GDALDatasetH ds, int nbands
   return TALUS_OK;
 }
 
-/* Writes the bands window by window, all bands of a window before the next.
- * Windows are whole multiples of the block height, so every block is
- * complete when GDAL's cache flushes it and none is compressed twice. */
-static talus_status write_bands(const char *path, GDALDatasetH ds, int nx, int ny, int nbands,
-                                const float *const *bands) {
-  int bx = 0, by = 0;
-  GDALGetBlockSize(GDALGetRasterBand(ds, 1), &bx, &by);
-  int rows = by > 0 ? by * ((TALUS_RASTER_WINDOW_ROWS + by - 1) / by) : TALUS_RASTER_WINDOW_ROWS;
-  for (int y0 = 0; y0 < ny; y0 += rows) {
-    int h = ny - y0 < rows ? ny - y0 : rows;
-    for (int b = 0; b < nbands; b++) {
-      float *src = (float *)bands[b] + (size_t)y0 * (size_t)nx;
-      if (GDALRasterIO(GDALGetRasterBand(ds, b + 1), GF_Write, 0, y0, nx, h, src, nx, h,
-                       GDT_Float32, 0, 0) != CE_None)
-        return talus_gdal_fail(TALUS_ERR_IO, "cannot write rows %d..%d of band %d to '%s'", y0,
-                               y0 + h - 1, b + 1, path);
-    }
-  }
-  return TALUS_OK;
-}
-
-/* Creates, fills and closes the GeoTIFF at partial (named path in messages). */
-static talus_status write_file(const char *path, const char *partial, char **co, int nx, int ny,
-                               int nbands, const float *const *bands, const char *const *names,
-                               const char *const *metadata, const talus_georef *geo) {
+/* Creates the empty dataset at partial after validating the options. */
+static talus_status gtiff_new(const char *path, const char *partial, char **co, int nx, int ny,
+                              int nbands, GDALDatasetH *out) {
   GDALDriverH drv = GDALGetDriverByName("GTiff");
   if (!drv) return talus_fail(TALUS_ERR_UNSUPPORTED, "io", "GDAL has no GTiff driver");
   if (!GDALValidateCreationOptions(drv, (CSLConstList)co))
     return talus_gdal_fail(TALUS_ERR_ARGUMENT, "invalid GeoTIFF creation options for '%s'", path);
   CPLErrorReset();
-  GDALDatasetH ds = GDALCreate(drv, partial, nx, ny, nbands, GDT_Float32, co);
-  if (!ds) return talus_gdal_fail(TALUS_ERR_IO, "cannot create '%s'", path);
-  talus_status st = set_georef(path, ds, nbands, geo);
+  *out = GDALCreate(drv, partial, nx, ny, nbands, GDT_Float32, co);
+  if (!*out) return talus_gdal_fail(TALUS_ERR_IO, "cannot create '%s'", path);
+  return TALUS_OK;
+}
+
+talus_status talus_gtiff_create(const char *path, const char *partial, int nx, int ny, int nbands,
+                                const char *const *names, const char *const *metadata,
+                                const talus_georef *geo, const talus_write_options *opt,
+                                GDALDatasetH *out) {
+  *out = NULL;
+  char **co = NULL;
+  GDALDatasetH ds = NULL;
+  talus_status st = creation_options(opt, nbands, &co);
+  if (st == TALUS_OK) st = gtiff_new(path, partial, co, nx, ny, nbands, &ds);
+  if (st == TALUS_OK) st = set_georef(path, ds, nbands, geo);
   if (st == TALUS_OK) st = set_names_meta(path, ds, nbands, names, metadata);
-  if (st == TALUS_OK) st = write_bands(path, ds, nx, ny, nbands, bands);
-  CPLErrorReset();
-  GDALClose(ds); /* flushes; in GDAL 3.6 it reports failure only via CPLError */
-  if (st == TALUS_OK && CPLGetLastErrorType() >= CE_Failure)
-    st = talus_gdal_fail(TALUS_ERR_IO, "cannot finish writing '%s'", path);
+  CSLDestroy(co);
+  if (st != TALUS_OK && ds) GDALClose(ds);
+  if (st == TALUS_OK) *out = ds;
+  return st;
+}
+
+/* Writes the bands window by window, all bands of a window before the next.
+ * Windows are whole multiples of the block height, so every block is
+ * complete when GDAL's cache flushes it and none is compressed twice. */
+static talus_status write_bands(talus_geotiff_stream *s, int nx, int ny, int nbands,
+                                const float *const *bands) {
+  int bx = 0, by = 0;
+  talus_geotiff_stream_block_size(s, &bx, &by);
+  int rows = by > 0 ? by * ((TALUS_RASTER_WINDOW_ROWS + by - 1) / by) : TALUS_RASTER_WINDOW_ROWS;
+  talus_status st = TALUS_OK;
+  for (int y0 = 0; st == TALUS_OK && y0 < ny; y0 += rows) {
+    int h = ny - y0 < rows ? ny - y0 : rows;
+    for (int b = 0; st == TALUS_OK && b < nbands; b++)
+      st = talus_geotiff_stream_write(s, b, 0, y0, nx, h, bands[b] + (size_t)y0 * (size_t)nx);
+  }
   return st;
 }
 
@@ -214,15 +219,13 @@ talus_status talus_geotiff_write(const char *path, int nx, int ny, int nbands,
                                  const char *const *metadata, const talus_georef *geo,
                                  const talus_write_options *opt) {
   talus_status st = check_write_args(path, nx, ny, nbands, bands);
-  if (st != TALUS_OK) return st;
-  char **co = NULL, *partial = NULL;
-  talus_gdal_enter();
-  st = creation_options(opt, nbands, &co);
-  if (st == TALUS_OK) st = talus_partial_begin(path, &partial);
+  talus_geotiff_stream *s = NULL;
   if (st == TALUS_OK)
-    st = write_file(path, partial, co, nx, ny, nbands, bands, band_names, metadata, geo);
-  talus_status end = talus_partial_end(path, partial, st == TALUS_OK);
-  CSLDestroy(co);
-  talus_gdal_leave();
-  return st != TALUS_OK ? st : end;
+    st = talus_geotiff_stream_open(path, nx, ny, nbands, band_names, metadata, geo, opt, &s);
+  if (st == TALUS_OK) st = write_bands(s, nx, ny, nbands, bands);
+  if (st != TALUS_OK) {
+    talus_geotiff_stream_abort(s);
+    return st;
+  }
+  return talus_geotiff_stream_commit(s);
 }

@@ -222,25 +222,24 @@ static void cols_store(talus_tile *t, size_t idx, const cell_cols *o) {
   }
 }
 
-/* Samples the scene at every cell centre. Cells are independent, so rows
- * run in parallel with a result independent of the thread count. */
-static void scene_fill(const scene_def *d, const scene_ctx *c, talus_tile *t, int n) {
+/* Samples the scene at the centre of every cell of global rectangle r of
+ * t. Cells are independent, so rows run in parallel with a result
+ * independent of the thread count and of how the map is cut into windows. */
+static void scene_sample(const scene_def *d, const scene_ctx *c, talus_tile *t, talus_rect r) {
 #pragma omp parallel for schedule(static)
-  for (int y = 0; y < n; y++) {
-    for (int x = 0; x < n; x++) {
+  for (int y = r.y0; y < r.y0 + r.h; y++) {
+    for (int x = r.x0; x < r.x0 + r.w; x++) {
       cell_cols o = {0};
       d->fn(c, ((double)x + 0.5) * c->l, ((double)y + 0.5) * c->l, &o);
       cols_merge_closed(&o);
-      cols_store(t, talus_idx(t, x, y), &o);
+      cols_store(t, talus_idx(t, x - t->buf.x0, y - t->buf.y0), &o);
     }
   }
 }
 
-talus_status talus_scene_build(const char *name, int n, int nz, uint32_t seed, talus_tile **out,
-                               double *cell_size) {
-  if (!out) return talus_fail(TALUS_ERR_ARGUMENT, "scenes", "no output tile");
-  *out = NULL;
-  const scene_def *d = scene_find(name);
+/* Looks up scene `name` and checks the map size n. */
+static talus_status scene_check(const char *name, int n, const scene_def **out) {
+  const scene_def *d = *out = scene_find(name);
   if (!d)
     return talus_fail(TALUS_ERR_ARGUMENT, "scenes",
                       "unknown scene '%s' (bridges, chasm-rain, chasm-source, arches, cave, "
@@ -249,15 +248,54 @@ talus_status talus_scene_build(const char *name, int n, int nz, uint32_t seed, t
   if (n < 1 || n > 1 << 20)
     return talus_fail(TALUS_ERR_RANGE, "scenes", "scene %s: size %d outside 1..%d", d->name, n,
                       1 << 20);
+  return TALUS_OK;
+}
+
+/* Whether rectangle r is non-empty and lies inside rectangle b. */
+static int rect_inside(talus_rect r, talus_rect b) {
+  return r.w > 0 && r.h > 0 && r.x0 >= b.x0 && r.y0 >= b.y0 &&
+         (int64_t)r.x0 + r.w <= (int64_t)b.x0 + b.w && (int64_t)r.y0 + r.h <= (int64_t)b.y0 + b.h;
+}
+
+talus_status talus_scene_fill(const char *name, int n, uint32_t seed, talus_tile *t, talus_rect r,
+                              double *cell_size) {
+  const scene_def *d = NULL;
+  talus_status st = scene_check(name, n, &d);
+  if (st != TALUS_OK) return st;
+  if (!t) return talus_fail(TALUS_ERR_ARGUMENT, "scenes", "scene %s: no tile", d->name);
+  if (t->nz < d->min_nz || t->nz > TALUS_NZ_MAX)
+    return talus_fail(TALUS_ERR_RANGE, "scenes", "scene %s: %d layers outside %d..%d", d->name,
+                      t->nz, d->min_nz, TALUS_NZ_MAX);
+  if (!rect_inside(r, t->buf) || !rect_inside(r, (talus_rect){0, 0, n, n}))
+    return talus_fail(TALUS_ERR_ARGUMENT, "scenes",
+                      "scene %s: window at (%d, %d) of %d x %d is outside the tile or the %d x %d "
+                      "map",
+                      d->name, r.x0, r.y0, r.w, r.h, n, n);
+  scene_ctx c = {d->metre_cells ? 1.0 : SCENE_WIDTH / n, seed};
+  scene_sample(d, &c, t, r);
+  if (cell_size) *cell_size = c.l;
+  return TALUS_OK;
+}
+
+talus_status talus_scene_build(const char *name, int n, int nz, uint32_t seed, talus_tile **out,
+                               double *cell_size) {
+  if (!out) return talus_fail(TALUS_ERR_ARGUMENT, "scenes", "no output tile");
+  *out = NULL;
+  const scene_def *d = NULL;
+  talus_status st = scene_check(name, n, &d);
+  if (st != TALUS_OK) return st;
   if (nz < d->min_nz || nz > TALUS_NZ_MAX)
     return talus_fail(TALUS_ERR_RANGE, "scenes", "scene %s: %d layers outside %d..%d", d->name, nz,
                       d->min_nz, TALUS_NZ_MAX);
-  scene_ctx c = {d->metre_cells ? 1.0 : SCENE_WIDTH / n, seed};
   talus_tile *t = NULL;
-  talus_status st = talus_tile_create(&t, (talus_rect){0, 0, n, n}, nz, 0);
+  talus_rect all = {0, 0, n, n};
+  st = talus_tile_create(&t, all, nz, 0);
   if (st) return talus_fail_context(st, "scene %s", d->name);
-  scene_fill(d, &c, t, n);
+  st = talus_scene_fill(name, n, seed, t, all, cell_size);
+  if (st != TALUS_OK) {
+    talus_tile_free(t);
+    return st;
+  }
   *out = t;
-  if (cell_size) *cell_size = c.l;
   return TALUS_OK;
 }

@@ -55,6 +55,19 @@ talus_status talus_scene_build(const char *name, int n, int nz, uint32_t seed, t
                                double *cell_size);
 
 /*
+ * Fills global rectangle r of scene `name` (n × n cells) into tile t: r
+ * lies inside t->buf and the map, and its cells were reset to one empty
+ * column (talus_tile_reset / talus_tile_create); cells outside r are not
+ * touched. A window gives exactly the cells of the whole-scene build (which
+ * is this call over the whole map), so a tiled load equals a monolithic
+ * one. *cell_size (may be NULL) receives l_c. Errors as talus_scene_build,
+ * with t->nz for nz; TALUS_ERR_ARGUMENT for a NULL tile or r outside the
+ * tile or the map.
+ */
+talus_status talus_scene_fill(const char *name, int n, uint32_t seed, talus_tile *t, talus_rect r,
+                              double *cell_size);
+
+/*
  * Fractional Brownian motion of value noise at (x, y): `octaves` octaves,
  * the first at `frequency` (lattice spacing 1/frequency), each next one at
  * twice the frequency and half the amplitude, normalised by the sum of the

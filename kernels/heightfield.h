@@ -62,6 +62,61 @@ TALUS_HD static inline ptrdiff_t hf_step(const talus_tile *t, int d) {
   return (ptrdiff_t)talus_dir_dx(d) + (ptrdiff_t)talus_dir_dy(d) * t->pitch;
 }
 
+/* True when global cell (gx, gy) lies at least r cells inside the domain:
+ * then only NoData cells can make a neighbour within r anything but INSIDE. */
+TALUS_HD static inline int hf_interior(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                       int r) {
+  int gx = t->buf.x0 + x, gy = t->buf.y0 + y;
+  return gx >= r && gy >= r && gx < c->nx - r && gy < c->ny - r;
+}
+
+/* The 4 neighbours of a cell as the water stages see them. Where there is
+ * no live cell the index is the cell's own, so every read stays in the
+ * buffer and the formulas below need no branches: a head difference to
+ * oneself is 0, a flux read from oneself is scaled by in = 0. */
+typedef struct hf_nb4 {
+  size_t n[4];   /* neighbour index, or the cell's own where it is no live cell */
+  float in[4];   /* 1 where the neighbour is a live cell */
+  float open[4]; /* 1 where a pipe exists: live cell or outflow */
+  int outflow;   /* some direction is an outflow border or sink */
+} hf_nb4;
+
+/* Classifies the 4 neighbours of cell (x, y) (talus_nb_kind for water); a
+ * cell away from the domain border reads only the NoData mask. */
+TALUS_HD static inline hf_nb4 hf_neighbours(const talus_tile *t, const talus_kctx *c, int x,
+                                            int y) {
+  hf_nb4 q;
+  size_t idx = talus_idx(t, x, y);
+  int interior = hf_interior(t, c, x, y, 1);
+  talus_nb nd = c->P.nodata_policy == TALUS_NODATA_OUTFLOW ? TALUS_NB_OUTFLOW : TALUS_NB_REFLECT;
+  q.outflow = 0;
+  for (int d = 0; d < 4; d++) {
+    size_t n = (size_t)((ptrdiff_t)idx + hf_step(t, d));
+    talus_nb k = interior ? ((t->mask && t->mask[n]) ? nd : TALUS_NB_INSIDE)
+                          : talus_nb_kind(t, c, x, y, d, 0);
+    q.n[d] = k == TALUS_NB_INSIDE ? n : idx;
+    q.in[d] = k == TALUS_NB_INSIDE ? 1.0f : 0.0f;
+    q.open[d] = k == TALUS_NB_REFLECT ? 0.0f : 1.0f;
+    q.outflow |= k == TALUS_NB_OUTFLOW;
+  }
+  return q;
+}
+
+/* The 4 neighbours from the cell's live flags (talus_nb8_live): the common
+ * case, all four live, needs no classification. */
+TALUS_HD static inline hf_nb4 hf_nb4_of(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                        unsigned live) {
+  if ((live & 15u) != 15u) return hf_neighbours(t, c, x, y);
+  hf_nb4 q;
+  size_t idx = talus_idx(t, x, y);
+  for (int d = 0; d < 4; d++) {
+    q.n[d] = (size_t)((ptrdiff_t)idx + hf_step(t, d));
+    q.in[d] = q.open[d] = 1.0f;
+  }
+  q.outflow = 0;
+  return q;
+}
+
 /* Rain on one cell this step [m] (eq. 1): Δt·K_r·r, r from the rain map or
  * water.rain, modulated by the hash noise blend of water.rain_noise. */
 TALUS_HD static inline float hf_rain_amount(const talus_tile *t, const talus_kparams *P, size_t idx,
@@ -99,7 +154,10 @@ TALUS_HD static inline void k_hf_rain(const talus_tile *t, const talus_kctx *c, 
 }
 
 /* Stage hf_flux (eqs. 2–4): outflow fluxes [m³/s] from the head difference,
- * scaled by K so one step never sends more than the cell's water. */
+ * scaled by K so one step never sends more than the cell's water. An
+ * outflow border's virtual neighbour has the cell's terrain and no water,
+ * so its head difference is the depth d. As the step's first stage with
+ * neighbours it records the cell's live flags (t->nb8) for the later ones. */
 TALUS_HD static inline void k_hf_flux(const talus_tile *t, const talus_kctx *c, int x, int y,
                                       double *flows) {
   (void)flows;
@@ -108,40 +166,36 @@ TALUS_HD static inline void k_hf_flux(const talus_tile *t, const talus_kctx *c, 
   const talus_kparams *P = &c->P;
   float d = t->w[idx], h = t->B[idx] + d, gain = P->dt * P->hf_flux_gain;
   float f[4], sum = 0.0f;
+  unsigned live = talus_nb8_live(t, c, x, y);
+  t->nb8[idx] = (uint8_t)live;
+  hf_nb4 q = hf_nb4_of(t, c, x, y, live);
   for (int k = 0; k < 4; k++) {
-    talus_nb nb = talus_nb_kind(t, c, x, y, k, 0);
-    size_t n = (size_t)((ptrdiff_t)idx + hf_step(t, k));
-    float dh = nb == TALUS_NB_INSIDE ? h - (t->B[n] + t->w[n]) : d;
+    size_t n = q.n[k];
+    float dh = h - (t->B[n] + t->w[n]) + (1.0f - q.in[k]) * d;
     float fk = t->f[(size_t)k * t->plane + idx] + gain * dh;
-    f[k] = (nb != TALUS_NB_REFLECT && fk > 0.0f) ? fk : 0.0f;
+    f[k] = (fk > 0.0f ? fk : 0.0f) * q.open[k]; /* max, then mask: selects, not branches */
     sum += f[k];
   }
+  /* K = min(1, vol/sent); with no water every f is 0 and K does not matter. */
   float vol = d * P->cell_size * P->cell_size, sent = sum * P->dt;
-  float K = sent > vol ? vol / sent : 1.0f;
+  float K = vol > 0.0f ? vol / (sent > vol ? sent : vol) : 0.0f;
   for (int k = 0; k < 4; k++) t->f[(size_t)k * t->plane + idx] = f[k] * K;
 }
 
 /* Transport capacity (eq. 8) of the cell with velocity (u, v) and water d1:
  * K_c·|v|·max(sin of the slope along the flow, min_tilt)·l_max(d1). The
  * gradient is central where both neighbours are terrain, one-sided at walls. */
-TALUS_HD static inline float hf_capacity(const talus_tile *t, const talus_kctx *c, int x, int y,
-                                         float u, float v, float d1) {
-  const talus_kparams *P = &c->P;
-  size_t idx = talus_idx(t, x, y);
-  float b = t->B[idx], h[4], n[4];
-  for (int k = 0; k < 4; k++) {
-    int in = talus_nb_kind(t, c, x, y, k, 0) == TALUS_NB_INSIDE;
-    h[k] = in ? t->B[(size_t)((ptrdiff_t)idx + hf_step(t, k))] : b;
-    n[k] = in ? 1.0f : 0.0f;
-  }
-  float sx = (n[TALUS_DIR_R] + n[TALUS_DIR_L]) * P->cell_size;
-  float sy = (n[TALUS_DIR_U] + n[TALUS_DIR_D]) * P->cell_size;
-  float gx = sx > 0.0f ? (h[TALUS_DIR_R] - h[TALUS_DIR_L]) / sx : 0.0f;
-  float gy = sy > 0.0f ? (h[TALUS_DIR_U] - h[TALUS_DIR_D]) / sy : 0.0f;
+TALUS_HD static inline float hf_capacity(const talus_tile *t, const talus_kparams *P,
+                                         const hf_nb4 *q, float u, float v, float d1) {
+  float sx = (q->in[TALUS_DIR_R] + q->in[TALUS_DIR_L]) * P->cell_size;
+  float sy = (q->in[TALUS_DIR_U] + q->in[TALUS_DIR_D]) * P->cell_size;
+  float hx = t->B[q->n[TALUS_DIR_R]] - t->B[q->n[TALUS_DIR_L]];
+  float hy = t->B[q->n[TALUS_DIR_U]] - t->B[q->n[TALUS_DIR_D]];
+  float gx = sx > 0.0f ? hx / sx : 0.0f, gy = sy > 0.0f ? hy / sy : 0.0f;
   float along = fabsf(gx * u + gy * v) / sqrtf(1.0f + gx * gx + gy * gy);
   float floor_ = P->hf_min_tilt * sqrtf(u * u + v * v);
-  float lmax = d1 < P->hf_max_depth ? 1.0f - d1 / P->hf_max_depth : 0.0f;
-  return P->hf_capacity * (along > floor_ ? along : floor_) * lmax;
+  float lmax = 1.0f - d1 / P->hf_max_depth;
+  return P->hf_capacity * (along > floor_ ? along : floor_) * (lmax > 0.0f ? lmax : 0.0f);
 }
 
 /* Stage hf_water (eqs. 5–8): new water height from the net flux, velocity
@@ -154,14 +208,15 @@ TALUS_HD static inline void k_hf_water(const talus_tile *t, const talus_kctx *c,
   const talus_kparams *P = &c->P;
   float fo[4], fi[4], l = P->cell_size;
   double net = 0.0, kdt = (double)P->dt / ((double)l * (double)l);
+  hf_nb4 q = hf_nb4_of(t, c, x, y, t->nb8[idx]);
   for (int k = 0; k < 4; k++) {
-    talus_nb nb = talus_nb_kind(t, c, x, y, k, 0);
-    size_t n = (size_t)((ptrdiff_t)idx + hf_step(t, k));
     fo[k] = t->f[(size_t)k * t->plane + idx];
-    fi[k] = nb == TALUS_NB_INSIDE ? t->f[(size_t)((k + 2) & 3) * t->plane + n] : 0.0f;
-    if (nb == TALUS_NB_OUTFLOW) flows[TALUS_FLOW_WATER_OUTFLOW] += kdt * (double)fo[k];
+    fi[k] = t->f[(size_t)((k + 2) & 3) * t->plane + q.n[k]] * q.in[k];
     net += (double)fi[k] - (double)fo[k];
   }
+  if (q.outflow)
+    for (int k = 0; k < 4; k++)
+      if (q.open[k] > q.in[k]) flows[TALUS_FLOW_WATER_OUTFLOW] += kdt * (double)fo[k];
   float d1 = t->w[idx];
   double d2 = (double)d1 + kdt * net;
   if (d2 < 0.0) {
@@ -171,11 +226,11 @@ TALUS_HD static inline void k_hf_water(const talus_tile *t, const talus_kctx *c,
   float w2 = (float)d2, dm = 0.5f * (d1 + w2);
   float dwx = 0.5f * (fi[TALUS_DIR_L] - fo[TALUS_DIR_L] + fo[TALUS_DIR_R] - fi[TALUS_DIR_R]);
   float dwy = 0.5f * (fi[TALUS_DIR_D] - fo[TALUS_DIR_D] + fo[TALUS_DIR_U] - fi[TALUS_DIR_U]);
-  float u = dm > 0.0f ? dwx / (l * dm) : 0.0f, v = dm > 0.0f ? dwy / (l * dm) : 0.0f;
+  float inv = dm > 0.0f ? 1.0f / (l * dm) : 0.0f, u = dwx * inv, v = dwy * inv;
   t->w[idx] = w2;
   t->vx[idx] = u;
   t->vy[idx] = v;
-  t->hf_cap[idx] = hf_capacity(t, c, x, y, u, v, d1);
+  t->hf_cap[idx] = hf_capacity(t, P, &q, u, v, d1);
 }
 
 /* Dissolution (eqs. 9a–c): terrain into sediment at rate (1 − H)·K_s, the
@@ -265,8 +320,14 @@ TALUS_HD static inline void k_hf_advect(const talus_tile *t, const talus_kctx *c
   float k = P->dt / P->cell_size, own = t->r[idx], fx, fy;
   int ox = hf_split(-t->vx[idx] * k, &fx), oy = hf_split(-t->vy[idx] * k, &fy);
   int x0 = x + ox, y0 = y + oy;
-  float s00 = hf_sample(t, c, x0, y0, own), s10 = hf_sample(t, c, x0 + 1, y0, own);
-  float s01 = hf_sample(t, c, x0, y0 + 1, own), s11 = hf_sample(t, c, x0 + 1, y0 + 1, own);
+  float s00, s10, s01, s11;
+  if (t->nb8[idx] == 0xFFu) { /* the 3×3 block around the cell is live */
+    const float *r = t->r + talus_idx(t, x0, y0);
+    s00 = r[0], s10 = r[1], s01 = r[t->pitch], s11 = r[t->pitch + 1];
+  } else {
+    s00 = hf_sample(t, c, x0, y0, own), s10 = hf_sample(t, c, x0 + 1, y0, own);
+    s01 = hf_sample(t, c, x0, y0 + 1, own), s11 = hf_sample(t, c, x0 + 1, y0 + 1, own);
+  }
   float lo = s00 + (s10 - s00) * fx, hi = s01 + (s11 - s01) * fx;
   float s = lo + (hi - lo) * fy;
   t->hf_sed[idx] = s;

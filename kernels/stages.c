@@ -86,15 +86,27 @@ int talus_step_plan(const talus_kparams *P, int64_t step, talus_stage_id *out, i
 }
 
 talus_status talus_stage_scratch(talus_tile *t, talus_stage_id id) {
+  talus_status st = TALUS_OK;
   switch (id) {
   case TALUS_STAGE_THERMAL_OUT:
-  case TALUS_STAGE_THERMAL_IN: return talus_tile_ensure(t, &t->thermal, 8, "thermal outflows");
+  case TALUS_STAGE_THERMAL_IN:
+    st = talus_tile_ensure(t, (void **)&t->thermal, 8 * sizeof(float), "thermal outflows");
+    break;
   case TALUS_STAGE_HF_WATER:
-  case TALUS_STAGE_HF_ERODE: return talus_tile_ensure(t, &t->hf_cap, 1, "transport capacity");
+  case TALUS_STAGE_HF_ERODE:
+    st = talus_tile_ensure(t, (void **)&t->hf_cap, sizeof(float), "transport capacity");
+    break;
   case TALUS_STAGE_HF_ADVECT:
-  case TALUS_STAGE_HF_SETTLE: return talus_tile_ensure(t, &t->hf_sed, 1, "advected sediment");
-  default: return TALUS_OK;
+  case TALUS_STAGE_HF_SETTLE:
+    st = talus_tile_ensure(t, (void **)&t->hf_sed, sizeof(float), "advected sediment");
+    break;
+  default: break;
   }
+  int live = id == TALUS_STAGE_HF_FLUX || id == TALUS_STAGE_HF_WATER ||
+             id == TALUS_STAGE_HF_ADVECT || id == TALUS_STAGE_THERMAL_OUT ||
+             id == TALUS_STAGE_THERMAL_IN;
+  if (!st && live) st = talus_tile_ensure(t, (void **)&t->nb8, 1, "neighbour flags");
+  return st;
 }
 
 int talus_step_radius(const talus_kparams *P) {

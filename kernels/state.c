@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <stdlib.h>
 
 void talus_kparams_defaults(talus_kparams *p) {
   memset(p, 0, sizeof *p);
@@ -63,9 +64,9 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->hf_rain_scale = 1.0f;
   p->hf_pipe_area = 0.0f;
   p->hf_pipe_length = 0.0f;
-  p->hf_capacity = 1.0f;
-  p->hf_dissolve = 0.5f;
-  p->hf_deposit = 1.0f;
+  p->hf_capacity = 0.05f;
+  p->hf_dissolve = 0.1f;
+  p->hf_deposit = 0.5f;
   p->hf_max_depth = 10.0f;
   p->hf_min_tilt = 0.01f;
   p->hf_min_hardness = 0.1f;
@@ -206,7 +207,7 @@ void talus_tile_free(talus_tile *t) {
   void *parts[] = {t->count, t->mask, t->B,    t->s,    t->w,       t->C,       t->r,
                    t->D,     t->p,    t->f,    t->pipe, t->slip,    t->kr,      t->sina,
                    t->vx,    t->vy,   t->sig_lo, t->sig_hi, t->hard, t->rain, t->thermal,
-                   t->hf_cap, t->hf_sed};
+                   t->hf_cap, t->hf_sed, t->nb8};
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) talus_free(parts[i]);
   talus_free(t);
 }
@@ -216,11 +217,11 @@ size_t talus_tile_bytes(const talus_tile *t) {
   /* count + mask, 7 + 4 persistent floats, 4 pipes (int8), 4 + 6 scratch floats */
   size_t per_layer = (7 + 4 + 4 + 6) * 4 + 4;
   size_t extra = (t->hard ? 4 : 0) + (t->rain ? 4 : 0) + (t->thermal ? 32 : 0) +
-                 (t->hf_cap ? 4 : 0) + (t->hf_sed ? 4 : 0);
+                 (t->hf_cap ? 4 : 0) + (t->hf_sed ? 4 : 0) + (t->nb8 ? 1 : 0);
   return t->plane * (2 + extra) + t->plane * (size_t)t->nz * per_layer;
 }
 
-talus_status talus_tile_ensure(talus_tile *t, float **field, int planes, const char *what) {
+talus_status talus_tile_ensure(talus_tile *t, void **field, size_t cell_bytes, const char *what) {
   if (*field) return TALUS_OK;
-  return talus_alloc((void **)field, (size_t)planes * t->plane * sizeof(float), what);
+  return talus_alloc(field, cell_bytes * t->plane, what);
 }

@@ -173,6 +173,7 @@ typedef struct talus_tile {
   float *thermal;     /* [8*plane] thermal outflow per direction (talus_dir8) [m] */
   float *hf_cap;      /* [plane] heightfield transport capacity C [m] */
   float *hf_sed;      /* [plane] heightfield advected sediment [m] */
+  uint8_t *nb8;       /* [plane] talus_nb8_live of the cell, by the step's first stage needing it */
 } talus_tile;
 
 /* Allocates a tile covering `buf` with nz layers; every cell starts with one
@@ -185,9 +186,10 @@ void talus_tile_free(talus_tile *t);
 talus_status talus_tile_reset(talus_tile *t, talus_rect r);
 /* Bytes held by a tile (for memory accounting). */
 size_t talus_tile_bytes(const talus_tile *t);
-/* Allocates *field (one of t's optional arrays: hard, rain, thermal, hf_*)
- * as `planes` zeroed planes unless it is already there; the tile owns it. */
-talus_status talus_tile_ensure(talus_tile *t, float **field, int planes, const char *what);
+/* Allocates *field (one of t's optional arrays: hard, rain, thermal, hf_*,
+ * nb8) as cell_bytes zeroed bytes per cell of the plane unless it is
+ * already there; the tile owns it. */
+talus_status talus_tile_ensure(talus_tile *t, void **field, size_t cell_bytes, const char *what);
 
 TALUS_HD static inline size_t talus_idx(const talus_tile *t, int x, int y) {
   return (size_t)y * (size_t)t->pitch + (size_t)x;
@@ -304,6 +306,29 @@ TALUS_HD static inline int talus_dir8_opp(int d) { return d < 4 ? (d + 2) & 3 : 
 TALUS_HD static inline talus_nb talus_nb8_kind(const talus_tile *t, const talus_kctx *c, int x,
                                                int y, int d, int slippage) {
   return talus_at_kind(t, c, x + talus_dir8_dx(d), y + talus_dir8_dy(d), slippage);
+}
+
+/*
+ * Bit d (talus_dir8 order) set when neighbour d of buffer-local cell (x, y)
+ * is a live cell (talus_nb8_kind(..., 0) == INSIDE). Away from the domain
+ * border only the NoData mask decides, so stages that need the 8 kinds
+ * compute this byte once per step (t->nb8) and later stages branch on it.
+ */
+TALUS_HD static inline unsigned talus_nb8_live(const talus_tile *t, const talus_kctx *c, int x,
+                                               int y) {
+  int gx = t->buf.x0 + x, gy = t->buf.y0 + y;
+  unsigned bits = 0;
+  if (gx > 0 && gy > 0 && gx < c->nx - 1 && gy < c->ny - 1) {
+    if (!t->mask) return 0xFFu;
+    const uint8_t *m = t->mask + talus_idx(t, x, y);
+    ptrdiff_t p = t->pitch;
+    bits = (unsigned)!m[1] | (unsigned)!m[p] << 1 | (unsigned)!m[-1] << 2 | (unsigned)!m[-p] << 3 |
+           (unsigned)!m[p + 1] << 4 | (unsigned)!m[p - 1] << 5 | (unsigned)!m[-p - 1] << 6 |
+           (unsigned)!m[1 - p] << 7;
+    return bits;
+  }
+  for (int d = 0; d < 8; d++) bits |= (unsigned)(talus_nb8_kind(t, c, x, y, d, 0) == TALUS_NB_INSIDE) << d;
+  return bits;
 }
 
 /* True when the buffer-local cell is a NoData cell that no kernel updates. */

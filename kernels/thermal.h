@@ -80,18 +80,36 @@ TALUS_HD static inline float thermal_fraction(const talus_kparams *P, float h) {
   return c < 0.0f ? 0.0f : (c > THERMAL_MAX_FRACTION ? THERMAL_MAX_FRACTION : c);
 }
 
-/* Excess over the talus slope of each of the 8 pipes of cell (x, y) (0 for
- * walls and pipes that carry nothing); returns the largest, sum in *esum. */
+/* Offset of 8-direction neighbour d in the buffer. */
+TALUS_HD static inline ptrdiff_t thermal_step(const talus_tile *t, int d) {
+  return (ptrdiff_t)talus_dir8_dx(d) + (ptrdiff_t)talus_dir8_dy(d) * t->pitch;
+}
+
+/* The cell's live flags (talus_nb8_live) for thermal_out: the heightfield's
+ * flux stage already stored them this step; otherwise computed and stored
+ * here for thermal_in. */
+TALUS_HD static inline unsigned thermal_live(const talus_tile *t, const talus_kctx *c, int x, int y) {
+  size_t idx = talus_idx(t, x, y);
+  if (c->P.model == TALUS_MODEL_HEIGHTFIELD && c->P.hf_hydraulic) return t->nb8[idx];
+  unsigned live = talus_nb8_live(t, c, x, y);
+  t->nb8[idx] = (uint8_t)live;
+  return live;
+}
+
+/* Excess over the talus slope of each of the 8 pipes of cell (x, y) with
+ * live flags `live` (0 for walls and pipes that carry nothing); returns the
+ * largest, the sum in *esum. */
 TALUS_HD static inline float thermal_excess(const talus_tile *t, const talus_kctx *c, int x, int y,
-                                            float e[8], float *esum) {
+                                            unsigned live, float e[8], float *esum) {
   const talus_kparams *P = &c->P;
-  float S = thermal_surface(t, P, talus_idx(t, x, y));
+  size_t idx = talus_idx(t, x, y);
+  float S = thermal_surface(t, P, idx);
   float rise[2] = {P->thermal_tan * P->cell_size, P->thermal_tan * P->cell_size * 1.41421356f};
   float emax = 0.0f, sum = 0.0f;
   for (int d = 0; d < 8; d++) {
     e[d] = 0.0f;
-    if (talus_nb8_kind(t, c, x, y, d, 0) != TALUS_NB_INSIDE) continue;
-    size_t n = talus_idx(t, x + talus_dir8_dx(d), y + talus_dir8_dy(d));
+    if (!(live >> d & 1u)) continue;
+    size_t n = (size_t)((ptrdiff_t)idx + thermal_step(t, d));
     float ex = S - thermal_surface(t, P, n) - rise[d >> 2];
     if (!(ex > 0.0f)) continue;
     e[d] = ex;
@@ -120,14 +138,15 @@ TALUS_HD static inline float thermal_amount(const talus_tile *t, const talus_kpa
   return s + rock;
 }
 
-/* Stage thermal_out for cell (x, y): stores the 8 pipe outflows [m]. */
+/* Stage thermal_out for cell (x, y): stores the 8 pipe outflows [m] (and
+ * the live flags thermal_in reads). */
 TALUS_HD static inline void k_thermal_out(const talus_tile *t, const talus_kctx *c, int x, int y,
                                           double *flows) {
   (void)flows;
   size_t idx = talus_idx(t, x, y);
   if (talus_cell_masked(t, idx)) return;
   float e[8], esum = 0.0f;
-  float emax = thermal_excess(t, c, x, y, e, &esum);
+  float emax = thermal_excess(t, c, x, y, thermal_live(t, c, x, y), e, &esum);
   float total = emax > 0.0f ? thermal_amount(t, &c->P, idx, emax) : 0.0f;
   float scale = total > 0.0f ? total / esum : 0.0f;
   for (int d = 0; d < 8; d++) t->thermal[(size_t)d * t->plane + idx] = e[d] * scale;
@@ -137,11 +156,12 @@ TALUS_HD static inline void k_thermal_out(const talus_tile *t, const talus_kctx 
 TALUS_HD static inline void thermal_gather(const talus_tile *t, const talus_kctx *c, int x, int y,
                                            double *out, double *in) {
   size_t idx = talus_idx(t, x, y);
+  unsigned live = t->nb8[idx];
   double o = 0.0, i = 0.0;
   for (int d = 0; d < 8; d++) {
     o += (double)t->thermal[(size_t)d * t->plane + idx];
-    if (talus_nb8_kind(t, c, x, y, d, 0) != TALUS_NB_INSIDE) continue;
-    size_t n = talus_idx(t, x + talus_dir8_dx(d), y + talus_dir8_dy(d));
+    if (!(live >> d & 1u)) continue;
+    size_t n = (size_t)((ptrdiff_t)idx + thermal_step(t, d));
     i += (double)t->thermal[(size_t)talus_dir8_opp(d) * t->plane + n];
   }
   *out = o;

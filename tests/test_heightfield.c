@@ -1,0 +1,292 @@
+/*
+ * test_heightfield — the heightfield model (kernels/heightfield.h): water is
+ * conserved with reflecting borders; a lake at rest stays at rest; rain on
+ * a tilted plane cuts channels (roughness across the slope grows); harder
+ * material erodes less under the same rain; the ledger closes with thermal
+ * erosion on; 1 and 2 threads give identical bytes; and a tiled run gives
+ * the bytes of a monolithic one (the declared radii are exact).
+ */
+#include "check.h"
+#include "scene_fixture.h"
+#include "tiled_fixture.h"
+
+#include <math.h>
+#include <omp.h>
+
+/* A heightfield domain of nx × ny cells of `cell` metres over heights h. */
+static talus_domain *make_domain(int nx, int ny, double cell, const float *h,
+                                 const char *const *sets) {
+  talus_params *p = fixture_params(NULL, sets);
+  talus_domain *d = NULL;
+  if (p && talus_params_set(p, "simulation.model", "heightfield"))
+    fprintf(stderr, "model: %s\n", talus_last_error());
+  if (p && talus_domain_create(&d, nx, ny, cell, h, NULL, p))
+    fprintf(stderr, "domain: %s\n", talus_last_error());
+  talus_params_free(p);
+  return d;
+}
+
+/* Small hash noise in [-amp, amp] for cell (x, y). */
+static float jitter(int x, int y, float amp) {
+  return amp * (2.0f * talus_hash_unit(7u, x, y, 0, 9u) - 1.0f);
+}
+
+/* A plane falling along +x by `slope` per metre, with jitter. */
+static float *plane_heights(int nx, int ny, double cell, double slope, float amp) {
+  float *h = malloc((size_t)nx * ny * sizeof *h);
+  for (int y = 0; y < ny; y++)
+    for (int x = 0; x < nx; x++)
+      h[(size_t)y * nx + x] = (float)(slope * (nx - x) * cell) + jitter(x, y, amp);
+  return h;
+}
+
+/* Rolling hills: smooth bumps of about `amp` metres. */
+static float *hill_heights(int nx, int ny, float amp) {
+  float *h = malloc((size_t)nx * ny * sizeof *h);
+  for (int y = 0; y < ny; y++)
+    for (int x = 0; x < nx; x++)
+      h[(size_t)y * nx + x] =
+          amp * (float)(sin(0.21 * x) * cos(0.17 * y) + 0.5 * sin(0.05 * (x + 2 * y))) +
+          jitter(x, y, 0.05f * amp);
+  return h;
+}
+
+static double field_sum(const talus_domain *d, talus_field f) {
+  int n = talus_domain_nx(d) * talus_domain_ny(d);
+  float *v = malloc((size_t)n * sizeof *v);
+  talus_domain_read(d, f, 0, v);
+  double s = 0.0;
+  for (int i = 0; i < n; i++) s += v[i];
+  free(v);
+  return s;
+}
+
+/* Reflecting borders, no rain, no evaporation, no erosion: the water
+ * volume stays to float rounding while it sloshes over rolling hills. */
+static void test_water_conserved(void) {
+  const int n = 64;
+  static const char *const sets[] = {"water.rain=0",         "heightfield.evaporation=0",
+                                     "heightfield.capacity=0", "thermal.enable=false",
+                                     "water.outflow_border=false", "simulation.dt=0.05", NULL};
+  float *h = hill_heights(n, n, 3.0f);
+  talus_domain *d = make_domain(n, n, 1.0, h, sets);
+  CHECK(d != NULL, "domain");
+  if (!d) return free(h);
+  float *w = malloc((size_t)n * n * sizeof *w);
+  for (int i = 0; i < n * n; i++) w[i] = 0.5f + 0.25f * (float)(i % 7);
+  talus_domain_set_field(d, TALUS_FIELD_LAYER_WATER, 0, w);
+  double w0 = field_sum(d, TALUS_FIELD_WATER);
+  talus_domain_run(d, 1000, NULL, NULL);
+  double w1 = field_sum(d, TALUS_FIELD_WATER);
+  printf("water: %.9g -> %.9g (relative %.3g)\n", w0, w1, (w1 - w0) / w0);
+  CHECK(fabs(w1 - w0) <= 1e-6 * w0, "water changed from %.9g to %.9g", w0, w1);
+  float *v = malloc((size_t)n * n * sizeof *v);
+  double moved = 0.0;
+  for (int i = 0; i < n * n; i++) moved += fabsf(d->tile->vx[talus_idx(d->tile, i % n, i / n)]);
+  CHECK(moved > 0.0, "the water moved");
+  free(v);
+  free(w);
+  free(h);
+  talus_domain_free(d);
+}
+
+/* A bowl filled to a flat level: after 1000 steps the water is still flat
+ * and still, and the terrain is untouched. */
+static void test_lake_at_rest(void) {
+  const int n = 48;
+  static const char *const sets[] = {"water.rain=0", "heightfield.evaporation=0",
+                                     "thermal.enable=false", "simulation.dt=0.05", NULL};
+  float *h = malloc((size_t)n * n * sizeof *h), *w = malloc((size_t)n * n * sizeof *w);
+  const float level = 10.37f; /* B + (level - B) is not always level in float: rounding noise */
+  for (int y = 0; y < n; y++)
+    for (int x = 0; x < n; x++) {
+      double r = hypot(x - 23.7, y - 24.3);
+      size_t i = (size_t)y * n + x;
+      h[i] = (float)(0.012 * r * r + 0.731) + jitter(x, y, 0.3f);
+      w[i] = h[i] < level ? level - h[i] : 0.0f;
+    }
+  talus_domain *d = make_domain(n, n, 1.0, h, sets);
+  CHECK(d != NULL, "lake domain");
+  if (!d) return free(h), free(w);
+  talus_domain_set_field(d, TALUS_FIELD_LAYER_WATER, 0, w);
+  talus_domain_run(d, 1000, NULL, NULL);
+  const talus_tile *t = d->tile;
+  double vmax = 0.0, lmin = INFINITY, lmax = -INFINITY, bmax = 0.0;
+  for (int y = 0; y < n; y++)
+    for (int x = 0; x < n; x++) {
+      size_t i = talus_idx(t, x, y);
+      vmax = fmax(vmax, hypot(t->vx[i], t->vy[i]));
+      bmax = fmax(bmax, fabs(t->B[i] - h[(size_t)y * n + x]));
+      if (w[(size_t)y * n + x] > 0.5f) {
+        lmin = fmin(lmin, t->B[i] + t->w[i]);
+        lmax = fmax(lmax, t->B[i] + t->w[i]);
+      }
+    }
+  printf("lake: max speed %.3g m/s, level spread %.3g m, terrain change %.3g m\n", vmax,
+         lmax - lmin, bmax);
+  CHECK(vmax < 1e-3, "the lake moves at %.3g m/s", vmax);
+  CHECK(lmax - lmin < 1e-4, "the lake's level spread %.3g m", lmax - lmin);
+  CHECK(bmax < 1e-4, "the terrain under the lake changed by %.3g m", bmax);
+  free(h);
+  free(w);
+  talus_domain_free(d);
+}
+
+/* Roughness across the slope: mean over columns x (along the fall line)
+ * of the standard deviation of the terrain along y. */
+static double cross_roughness(const talus_domain *d, int x0, int x1) {
+  const talus_tile *t = d->tile;
+  double acc = 0.0;
+  for (int x = x0; x < x1; x++) {
+    double s = 0.0, s2 = 0.0;
+    for (int y = 0; y < t->buf.h; y++) {
+      double v = t->B[talus_idx(t, x, y)];
+      s += v, s2 += v * v;
+    }
+    double m = s / t->buf.h;
+    acc += sqrt(fmax(s2 / t->buf.h - m * m, 0.0));
+  }
+  return acc / (x1 - x0);
+}
+
+static const char *const plane_rain[] = {
+    "water.rain=0.02",       "water.rain_noise=1",        "water.outflow_border=true",
+    "simulation.dt=0.05",    "thermal.enable=false",      "heightfield.capacity=0.2",
+    "heightfield.dissolve=0.5", "heightfield.softening=0", NULL};
+
+/* Rain on a tilted plane with centimetre jitter cuts channels down the
+ * slope: the roughness across the slope grows several times. */
+static void test_channels(void) {
+  const int nx = 96, ny = 64;
+  float *h = plane_heights(nx, ny, 1.0, 0.1, 0.01f);
+  talus_domain *d = make_domain(nx, ny, 1.0, h, plane_rain);
+  CHECK(d != NULL, "plane domain");
+  if (!d) return free(h);
+  double r0 = cross_roughness(d, 8, nx - 8);
+  talus_domain_run(d, 1500, NULL, NULL);
+  double r1 = cross_roughness(d, 8, nx - 8);
+  printf("channels: roughness across the slope %.4g -> %.4g m, dissolved %.4g m3\n", r0, r1,
+         talus_domain_flow(d, TALUS_FLOW_HF_DISSOLVE));
+  CHECK(r1 > 5.0 * r0, "roughness grew only from %.4g to %.4g", r0, r1);
+  free(h);
+  talus_domain_free(d);
+}
+
+/* Two halves of a tilted plane (split along the fall line, so both see the
+ * same slope and rain), hardness 0.2 and 0.8: the harder half loses less. */
+static void test_hardness(void) {
+  const int nx = 96, ny = 64;
+  float *h = plane_heights(nx, ny, 1.0, 0.1, 0.01f), *H = malloc((size_t)nx * ny * sizeof *H);
+  for (int y = 0; y < ny; y++)
+    for (int x = 0; x < nx; x++) H[(size_t)y * nx + x] = y < ny / 2 ? 0.2f : 0.8f;
+  talus_domain *d = make_domain(nx, ny, 1.0, h, plane_rain);
+  CHECK(d && talus_domain_set_field(d, TALUS_FIELD_HARDNESS, 0, H) == TALUS_OK, "hardness set");
+  if (!d) return free(h), free(H);
+  talus_domain_run(d, 800, NULL, NULL);
+  double lost[2] = {0.0, 0.0};
+  const talus_tile *t = d->tile;
+  for (int y = 2; y < ny - 2; y++) /* away from the reflecting-free rims */
+    for (int x = 8; x < nx - 8; x++) {
+      float b = t->B[talus_idx(t, x, y)], b0 = h[(size_t)y * nx + x];
+      if (y != ny / 2 - 1 && y != ny / 2) lost[y >= ny / 2] += fmax(b0 - b, 0.0);
+    }
+  printf("hardness: soft half lost %.4g m3, hard half %.4g m3\n", lost[0], lost[1]);
+  CHECK(lost[1] > 0.0 && lost[0] > 2.0 * lost[1], "soft %.4g vs hard %.4g", lost[0], lost[1]);
+  free(h);
+  free(H);
+  talus_domain_free(d);
+}
+
+static const char *const full_run[] = {
+    "water.rain=0.02",        "water.rain_noise=1",   "water.outflow_border=true",
+    "simulation.dt=0.05",     "thermal.enable=true",  "thermal.talus_angle=25",
+    "thermal.rate=2",         "heightfield.capacity=0.2", "heightfield.dissolve=0.5",
+    "source1.strength=0.5",   "source1.radius=4",     "source1.x=20", "source1.y=30", NULL};
+
+/* With thermal on, rain, a source, erosion and outflow borders the ledger
+ * closes: every material's residual is float rounding. */
+static void test_ledger(void) {
+  const int n = 64;
+  float *h = hill_heights(n, n, 6.0f);
+  talus_domain *d = make_domain(n, n, 1.0, h, full_run);
+  CHECK(d != NULL, "ledger domain");
+  if (!d) return free(h);
+  talus_domain_run(d, 1500, NULL, NULL);
+  talus_ledger_summary L;
+  talus_domain_ledger(d, &L);
+  double rain = talus_domain_flow(d, TALUS_FLOW_RAIN) + talus_domain_flow(d, TALUS_FLOW_SOURCE);
+  double dis = talus_domain_flow(d, TALUS_FLOW_HF_DISSOLVE);
+  printf("ledger: rain %.5g, dissolved %.5g, deposited %.5g, advection net %.3g, outflow %.4g;"
+         " residuals %.3g %.3g %.3g %.3g m3\n",
+         rain, dis, talus_domain_flow(d, TALUS_FLOW_HF_DEPOSIT),
+         talus_domain_flow(d, TALUS_FLOW_HF_ADVECTION),
+         talus_domain_flow(d, TALUS_FLOW_WATER_OUTFLOW), L.residual[0], L.residual[1],
+         L.residual[2], L.residual[3]);
+  CHECK(rain > 0.0 && dis > 0.0, "rain fell and dissolved terrain");
+  CHECK(fabs(L.residual[TALUS_MAT_WATER]) <= 1e-5 * rain, "water residual %.3g",
+        L.residual[TALUS_MAT_WATER]);
+  CHECK(fabs(L.residual[TALUS_MAT_SEDIMENT]) <= 1e-5 * dis, "sediment residual %.3g",
+        L.residual[TALUS_MAT_SEDIMENT]);
+  CHECK(fabs(L.residual[TALUS_MAT_BEDROCK]) <= 1e-6 * L.initial[TALUS_MAT_BEDROCK] + 1e-5 * dis,
+        "terrain residual %.3g", L.residual[TALUS_MAT_BEDROCK]);
+  CHECK(L.current[TALUS_MAT_SAND] == 0.0, "the heightfield holds no sand");
+  free(h);
+  talus_domain_free(d);
+}
+
+/* 1 vs 2 threads: identical bytes of every field, hardness included. */
+static void test_threads(void) {
+  const int n = 80;
+  float *h = hill_heights(n, n, 6.0f);
+  talus_domain *r[2];
+  for (int i = 0; i < 2; i++) {
+    omp_set_num_threads(i + 1);
+    r[i] = make_domain(n, n, 1.0, h, full_run);
+    if (r[i]) talus_domain_run(r[i], 300, NULL, NULL);
+  }
+  int same = r[0] && r[1] && fixture_same_state(r[0], r[1]);
+  same = same && !memcmp(r[0]->tile->hard, r[1]->tile->hard, r[0]->tile->plane * sizeof(float));
+  CHECK(same, "1 and 2 threads differ");
+  CHECK(r[0] && talus_domain_flow(r[0], TALUS_FLOW_HF_DISSOLVE) > 0.0, "the runs eroded");
+  talus_domain_free(r[0]);
+  talus_domain_free(r[1]);
+  free(h);
+  omp_set_num_threads(2);
+}
+
+/* Tiled (cores of 37 and 64, K = 1 and 3 steps per generation) equals
+ * monolithic, bit for bit, with thermal, rain noise, a source and outflow
+ * borders: the declared radii (advection's included) cover every read. */
+static void test_tiled(void) {
+  const int nx = 150, ny = 110, steps = 12;
+  float *h = hill_heights(nx, ny, 6.0f);
+  talus_domain *d = make_domain(nx, ny, 1.0, h, full_run);
+  CHECK(d != NULL, "tiled domain");
+  if (!d) return free(h);
+  talus_domain_run(d, 40, NULL, NULL); /* wet and eroding before the comparison */
+  talus_tile *init = fixture_clone(d->tile);
+  talus_kctx ctx = d->ctx;
+  talus_domain_run(d, steps, NULL, NULL);
+  static const int cases[][2] = {{37, 1}, {64, 3}};
+  for (int i = 0; init && i < 2; i++) {
+    long diff = fixture_tiled_diff(init, d->tile, &ctx, cases[i][0], cases[i][1],
+                                   ctx.step + steps, TALUS_STORE_MEMORY, NULL, NULL);
+    CHECK(diff == 0, "core %d, K %d: %ld values differ from the monolithic run", cases[i][0],
+          cases[i][1], diff);
+  }
+  CHECK(init != NULL, "clone");
+  talus_tile_free(init);
+  free(h);
+  talus_domain_free(d);
+}
+
+int main(void) {
+  test_water_conserved();
+  test_lake_at_rest();
+  test_channels();
+  test_hardness();
+  test_ledger();
+  test_threads();
+  test_tiled();
+  return check_report("test_heightfield");
+}

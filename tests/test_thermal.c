@@ -1,0 +1,286 @@
+/*
+ * test_thermal — the 8-pipe thermal erosion of kernels/thermal.h in both
+ * models: a steep cone relaxes to the talus angle (no slope steeper than
+ * talus + tolerance) while its volume is conserved and its potential energy
+ * never rises (nothing oscillates); a pit filled from all 8 sides never
+ * turns into a peak; hardness 1 stops it; in the layered model bedrock
+ * weathers into sand (booked), the ledger closes, and nothing moves into
+ * or out of the space under an overhang; 1 and 2 threads give equal bytes.
+ */
+#include "check.h"
+#include "scene_fixture.h"
+
+#include <math.h>
+#include <omp.h>
+
+#define TAN30 0.57735026918962576
+
+/* A domain of n² cells of `cell` metres over heights h (copied). */
+static talus_domain *make_domain(int n, double cell, const float *h, const char *const *sets) {
+  talus_params *p = fixture_params(NULL, sets);
+  talus_domain *d = NULL;
+  if (p && talus_domain_create(&d, n, n, cell, h, NULL, p))
+    fprintf(stderr, "domain: %s\n", talus_last_error());
+  talus_params_free(p);
+  return d;
+}
+
+/* Heights of a cone of `slope` (rise per metre) and height top, centred. */
+static float *cone_heights(int n, double cell, double top, double slope) {
+  float *h = malloc((size_t)n * n * sizeof *h);
+  double c = 0.5 * (n - 1);
+  for (int y = 0; y < n; y++)
+    for (int x = 0; x < n; x++) {
+      double r = hypot(x - c, y - c) * cell, v = top - slope * r;
+      h[(size_t)y * n + x] = (float)(v > 0.0 ? v : 0.0);
+    }
+  return h;
+}
+
+/* The surface (top S) of the domain, n² floats. */
+static float *surface(const talus_domain *d) {
+  int n = talus_domain_nx(d);
+  float *s = malloc((size_t)n * n * sizeof *s);
+  talus_domain_read(d, TALUS_FIELD_SURFACE, 0, s);
+  return s;
+}
+
+/* Steepest descent between 8-neighbours of a surface [rise per metre]. */
+static double max_slope(const float *s, int n, double cell) {
+  double worst = 0.0;
+  for (int y = 0; y < n; y++)
+    for (int x = 0; x < n; x++)
+      for (int dy = -1; dy <= 1; dy++)
+        for (int dx = -1; dx <= 1; dx++) {
+          int u = x + dx, v = y + dy;
+          if ((!dx && !dy) || u < 0 || v < 0 || u >= n || v >= n) continue;
+          double g = (s[(size_t)y * n + x] - s[(size_t)v * n + u]) / (cell * hypot(dx, dy));
+          worst = g > worst ? g : worst;
+        }
+  return worst;
+}
+
+static double sum_of(const float *s, int n, int squares) {
+  double a = 0.0;
+  for (size_t i = 0; i < (size_t)n * n; i++) a += squares ? (double)s[i] * s[i] : s[i];
+  return a;
+}
+
+static const char *const hf_thermal[] = {
+    "simulation.model=heightfield", "heightfield.hydraulic=false", "thermal.enable=true",
+    "thermal.talus_angle=30",       "thermal.rate=100",            "thermal.hardness=0",
+    "simulation.dt=0.1",            NULL};
+
+/* Heightfield: a 56° cone relaxes to 30°, its volume stays (to rounding,
+ * bounded by half an ulp of the tallest cell per cell and step) and its
+ * potential energy falls every step. */
+static void test_cone_heightfield(void) {
+  const int n = 48, steps = 4000;
+  float *h = cone_heights(n, 1.0, 40.0, 1.5);
+  talus_domain *d = make_domain(n, 1.0, h, hf_thermal);
+  CHECK(d != NULL, "cone domain");
+  if (!d) return free(h);
+  CHECK(max_slope(h, n, 1.0) > 1.4, "the cone starts steep");
+  double vol0 = sum_of(h, n, 0), e_prev = sum_of(h, n, 1);
+  int rises = 0;
+  for (int s = 0; s < steps; s++) {
+    talus_domain_run(d, 1, NULL, NULL);
+    if (s % 10) continue;
+    float *b = surface(d);
+    double e = sum_of(b, n, 1);
+    rises += e > e_prev * (1.0 + 1e-12);
+    e_prev = e;
+    free(b);
+  }
+  float *b = surface(d);
+  double slope = max_slope(b, n, 1.0), vol = sum_of(b, n, 0);
+  double bound = (double)n * n * steps * 0.5 * (nextafterf(40.0f, INFINITY) - 40.0f);
+  printf("heightfield cone: max slope %.4f (tan 30 = %.4f), volume change %.3g (bound %.3g)\n",
+         slope, TAN30, vol - vol0, bound);
+  CHECK(slope <= TAN30 + 0.02, "max slope %.4f above talus %.4f + 0.02", slope, TAN30);
+  CHECK(slope >= TAN30 - 0.1, "relaxed to %.4f, far below talus: material overshot", slope);
+  CHECK(fabs(vol - vol0) <= bound, "volume changed by %.3g (rounding bound %.3g)", vol - vol0,
+        bound);
+  CHECK(rises == 0, "potential energy rose %d times", rises);
+  talus_ledger_summary L;
+  talus_domain_ledger(d, &L);
+  CHECK(fabs(L.total_residual) <= bound, "ledger residual %.3g", L.total_residual);
+  free(b);
+  free(h);
+  talus_domain_free(d);
+}
+
+/* A pit 10 m deep in a plane, filled from its 8 neighbours at the capped
+ * rate: it rises but never above its rim (no pit-to-peak oscillation). */
+static void test_pit(void) {
+  const int n = 16;
+  float *h = calloc((size_t)n * n, sizeof *h);
+  size_t pit = (size_t)(n / 2) * n + n / 2;
+  h[pit] = -10.0f;
+  talus_domain *d = make_domain(n, 1.0, h, hf_thermal);
+  CHECK(d != NULL, "pit domain");
+  if (!d) return free(h);
+  int flips = 0;
+  float first = 0.0f;
+  for (int s = 0; s < 100; s++) {
+    talus_domain_run(d, 1, NULL, NULL);
+    float *b = surface(d);
+    float rim = INFINITY;
+    for (int dy = -1; dy <= 1; dy++)
+      for (int dx = -1; dx <= 1; dx++)
+        if (dx || dy) rim = fminf(rim, b[pit + (ptrdiff_t)dy * n + dx]);
+    flips += b[pit] > rim;
+    if (!s) first = b[pit];
+    free(b);
+  }
+  CHECK(flips == 0, "the pit rose above its rim in %d steps", flips);
+  CHECK(first > -5.0f, "the pit filled (%.3f after one step)", (double)first);
+  free(h);
+  talus_domain_free(d);
+}
+
+/* Hardness 1 is unerodible: nothing moves. */
+static void test_hardness_stops(void) {
+  const int n = 24;
+  float *h = cone_heights(n, 1.0, 20.0, 1.5);
+  static const char *const sets[] = {"simulation.model=heightfield", "heightfield.hydraulic=false",
+                                     "thermal.enable=true", "thermal.rate=100",
+                                     "thermal.hardness=1", NULL};
+  talus_domain *d = make_domain(n, 1.0, h, sets);
+  CHECK(d && talus_domain_run(d, 50, NULL, NULL) == TALUS_OK, "hard cone ran");
+  float *b = d ? surface(d) : NULL;
+  CHECK(b && !memcmp(b, h, (size_t)n * n * sizeof *h), "hardness 1 moved material");
+  free(b);
+  free(h);
+  talus_domain_free(d);
+}
+
+static const char *const layered_thermal[] = {
+    "simulation.layers=2",    "water.rain=0",          "water.evaporation=0",
+    "sand.slippage=false",    "sand.petrification=0",  "erosion.enable=false",
+    "horizontal.enable=false", "support.enable=false", "thermal.enable=true",
+    "thermal.talus_angle=30", "thermal.rate=100",      "thermal.hardness=0.5",
+    "simulation.dt=0.1",      NULL};
+
+/* Layered: a bedrock cone weathers into sand; the surface relaxes to the
+ * talus angle; the bedrock lost is the booked THERMAL flow; the ledger
+ * closes. */
+static void test_cone_layered(void) {
+  const int n = 40, steps = 1500;
+  float *h = cone_heights(n, 1.0, 30.0, 1.5);
+  talus_domain *d = make_domain(n, 1.0, h, layered_thermal);
+  CHECK(d != NULL, "layered cone domain");
+  if (!d) return free(h);
+  talus_status st = talus_domain_run(d, steps, NULL, NULL);
+  CHECK(st == TALUS_OK, "run: %s", talus_last_error());
+  float *b = surface(d), *sand = malloc((size_t)n * n * sizeof *sand);
+  talus_domain_read(d, TALUS_FIELD_SAND, 0, sand);
+  double slope = max_slope(b, n, 1.0), sand_total = sum_of(sand, n, 0);
+  talus_ledger_summary L;
+  talus_domain_ledger(d, &L);
+  double weathered = talus_domain_flow(d, TALUS_FLOW_THERMAL);
+  printf("layered cone: max slope %.4f, weathered %.4g m3, sand %.4g m3, residual %.3g m3\n", slope,
+         weathered, sand_total, L.total_residual);
+  CHECK(slope <= TAN30 + 0.02, "layered max slope %.4f above talus", slope);
+  CHECK(weathered > 1.0, "bedrock weathered into sand (%.3g m3)", weathered);
+  CHECK_CLOSE(sand_total, weathered, 1e-4 * weathered, "sand equals the weathered bedrock");
+  CHECK_CLOSE(L.initial[TALUS_MAT_BEDROCK] - L.current[TALUS_MAT_BEDROCK], weathered,
+              1e-4 * weathered, "bedrock lost equals the THERMAL flow");
+  for (int m = 0; m < TALUS_MAT_COUNT; m++)
+    CHECK(fabs(L.residual[m]) <= 1e-5 * weathered, "material %d residual %.3g m3", m,
+          L.residual[m]);
+  free(sand);
+  free(b);
+  free(h);
+  talus_domain_free(d);
+}
+
+/* Layered: a deck (two-column cells: ground at 0 under a ceiling at 5, the
+ * deck's bedrock up to 8) next to a 20 m tower. Thermal erosion sheds the
+ * tower onto the deck and the deck's edges onto the open ground, but the
+ * space under the deck is never touched and the deck never cuts below its
+ * floor. */
+static void test_overhang_untouched(void) {
+  const int n = 24;
+  float *h = calloc((size_t)n * n, sizeof *h), *cnt = malloc((size_t)n * n * sizeof *cnt);
+  float *ceil = malloc((size_t)n * n * sizeof *ceil), *top = malloc((size_t)n * n * sizeof *top);
+  for (int y = 0; y < n; y++)
+    for (int x = 0; x < n; x++) {
+      size_t i = (size_t)y * n + x;
+      int deck = x >= 6 && x < 14 && y >= 4 && y < 20, tower = x >= 14 && x < 18 && y >= 8 && y < 16;
+      cnt[i] = deck ? 2.0f : 1.0f;
+      ceil[i] = deck ? 5.0f : TALUS_TOP;
+      top[i] = deck ? 8.0f : 0.0f;
+      h[i] = tower ? 20.0f : 0.0f;
+    }
+  talus_domain *d = make_domain(n, 1.0, h, layered_thermal);
+  CHECK(d != NULL, "deck domain");
+  if (d) {
+    talus_domain_set_field(d, TALUS_FIELD_COLUMNS, 0, cnt);
+    talus_domain_set_field(d, TALUS_FIELD_CEILING, 0, ceil);
+    talus_domain_set_field(d, TALUS_FIELD_BEDROCK, 1, top);
+  }
+  talus_tile *t = d ? d->tile : NULL;
+  CHECK(d && talus_domain_run(d, 400, NULL, NULL) == TALUS_OK, "deck run");
+  int touched = 0, below = 0, decks_fed = 0;
+  for (int y = 0; t && y < n; y++)
+    for (int x = 0; x < n; x++) {
+      size_t i = talus_idx(t, x, y);
+      if (t->count[i] != 2) continue;
+      touched += t->B[i] != 0.0f || t->s[i] != 0.0f || t->w[i] != 0.0f || t->C[i] != 5.0f;
+      below += t->B[talus_col(t, i, 1)] < 5.0f;
+      decks_fed += t->s[talus_col(t, i, 1)] > 0.0f;
+    }
+  float ground = t ? t->s[talus_idx(t, 3, 12)] + t->s[talus_idx(t, 5, 12)] : 0.0f;
+  CHECK(touched == 0, "%d cells under the deck changed", touched);
+  CHECK(below == 0, "%d deck cells cut below their floor", below);
+  CHECK(decks_fed > 0, "the tower shed sand onto the deck");
+  CHECK(ground > 0.0f, "the deck's edge shed sand onto the open ground");
+  talus_ledger_summary L;
+  if (d) talus_domain_ledger(d, &L);
+  double moved = d ? talus_domain_flow(d, TALUS_FLOW_THERMAL) : 0.0;
+  printf("deck: weathered %.6g m3, ledger residual %.6g m3\n", moved, d ? L.total_residual : 0.0);
+  CHECK(d && fabs(L.total_residual) <= 1e-5 * moved, "deck ledger residual %.3g",
+        d ? L.total_residual : 0.0);
+  free(h), free(cnt), free(ceil), free(top);
+  talus_domain_free(d);
+}
+
+/* 1 and 2 threads give the same bytes, in both models with thermal on. */
+static void test_threads(void) {
+  static const char *const layered[] = {"thermal.enable=true", "thermal.rate=1", NULL};
+  talus_domain *r[2];
+  for (int i = 0; i < 2; i++) {
+    omp_set_num_threads(i + 1);
+    r[i] = fixture_domain("rivers-rain", 64, "rivers-rain", layered);
+    if (r[i]) talus_domain_run(r[i], 60, NULL, NULL);
+  }
+  CHECK(r[0] && r[1] && fixture_same_state(r[0], r[1]), "layered + thermal: 1 and 2 threads differ");
+  CHECK(r[0] && talus_domain_flow(r[0], TALUS_FLOW_THERMAL) > 0.0, "layered thermal weathered");
+  talus_domain_free(r[0]);
+  talus_domain_free(r[1]);
+  const int n = 64;
+  float *h = cone_heights(n, 1.0, 60.0, 2.0);
+  for (int i = 0; i < 2; i++) {
+    omp_set_num_threads(i + 1);
+    r[i] = make_domain(n, 1.0, h, hf_thermal);
+    if (r[i]) talus_domain_run(r[i], 60, NULL, NULL);
+  }
+  CHECK(r[0] && r[1] && fixture_same_state(r[0], r[1]) &&
+            !memcmp(r[0]->tile->hard, r[1]->tile->hard, r[0]->tile->plane * sizeof(float)),
+        "heightfield thermal: 1 and 2 threads differ");
+  talus_domain_free(r[0]);
+  talus_domain_free(r[1]);
+  free(h);
+  omp_set_num_threads(2);
+}
+
+int main(void) {
+  test_cone_heightfield();
+  test_pit();
+  test_hardness_stops();
+  test_cone_layered();
+  test_overhang_untouched();
+  test_threads();
+  return check_report("test_thermal");
+}
