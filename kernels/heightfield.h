@@ -102,21 +102,6 @@ TALUS_HD static inline hf_nb4 hf_neighbours(const talus_tile *t, const talus_kct
   return q;
 }
 
-/* The 4 neighbours from the cell's live flags (talus_nb8_live): the common
- * case, all four live, needs no classification. */
-TALUS_HD static inline hf_nb4 hf_nb4_of(const talus_tile *t, const talus_kctx *c, int x, int y,
-                                        unsigned live) {
-  if ((live & 15u) != 15u) return hf_neighbours(t, c, x, y);
-  hf_nb4 q;
-  size_t idx = talus_idx(t, x, y);
-  for (int d = 0; d < 4; d++) {
-    q.n[d] = (size_t)((ptrdiff_t)idx + hf_step(t, d));
-    q.in[d] = q.open[d] = 1.0f;
-  }
-  q.outflow = 0;
-  return q;
-}
-
 /* Rain on one cell this step [m] (eq. 1): Δt·K_r·r, r from the rain map or
  * water.rain, modulated by the hash noise blend of water.rain_noise. */
 TALUS_HD static inline float hf_rain_amount(const talus_tile *t, const talus_kparams *P, size_t idx,
@@ -133,8 +118,8 @@ TALUS_HD static inline float hf_rain_amount(const talus_tile *t, const talus_kpa
 }
 
 /* Stage hf_rain: rain and the water sources (as in the layered model). */
-TALUS_HD static inline void k_hf_rain(const talus_tile *t, const talus_kctx *c, int x, int y,
-                                      double *flows) {
+TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_rain(const talus_tile *t, const talus_kctx *c,
+                                                         int x, int y, double *flows) {
   size_t idx = talus_idx(t, x, y);
   if (talus_cell_masked(t, idx)) return;
   const talus_kparams *P = &c->P;
@@ -148,75 +133,111 @@ TALUS_HD static inline void k_hf_rain(const talus_tile *t, const talus_kctx *c, 
     float ws = wn + 2.0f * u * src->strength * P->dt;
     flows[TALUS_FLOW_SOURCE] += (double)ws - (double)wn;
     wn = ws;
-    for (int d = 0; d < 4; d++) t->f[(size_t)d * t->plane + idx] += src->flux[d] * P->dt;
+    for (int d = 0; d < 4; d++)
+      t->f[(size_t)d * t->plane + idx] += src->flux[d] * P->dt;
   }
   t->w[idx] = wn;
 }
 
+/* New flux [m³/s] through one pipe before K: the old flux accelerated by
+ * the head difference to the neighbour at n. in = 0 marks an outflow
+ * border, whose virtual neighbour (n is the cell itself) has the cell's
+ * terrain and no water, so the head difference is the depth d. */
+TALUS_HD static inline float hf_pipe(const talus_tile *t, float f_old, float h, float d, float gain,
+                                     size_t n, float in) {
+  float fk = f_old + gain * (h - (t->B[n] + t->w[n]) + (1.0f - in) * d);
+  return fk > 0.0f ? fk : 0.0f;
+}
+
 /* Stage hf_flux (eqs. 2–4): outflow fluxes [m³/s] from the head difference,
- * scaled by K so one step never sends more than the cell's water. An
- * outflow border's virtual neighbour has the cell's terrain and no water,
- * so its head difference is the depth d. As the step's first stage with
- * neighbours it records the cell's live flags (t->nb8) for the later ones. */
-TALUS_HD static inline void k_hf_flux(const talus_tile *t, const talus_kctx *c, int x, int y,
-                                      double *flows) {
+ * scaled by K so one step never sends more than the cell's water. As the
+ * step's first stage with neighbours it records the cell's live flags
+ * (t->nb8) for the later ones; all four neighbours live is the fast path. */
+TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_flux(const talus_tile *t, const talus_kctx *c,
+                                                         int x, int y, double *flows) {
   (void)flows;
   size_t idx = talus_idx(t, x, y);
   if (talus_cell_masked(t, idx)) return;
   const talus_kparams *P = &c->P;
-  float d = t->w[idx], h = t->B[idx] + d, gain = P->dt * P->hf_flux_gain;
-  float f[4], sum = 0.0f;
+  float d = t->w[idx], h = t->B[idx] + d, gain = P->dt * P->hf_flux_gain, f[4];
   unsigned live = talus_nb8_live(t, c, x, y);
-  t->nb8[idx] = (uint8_t)live;
-  hf_nb4 q = hf_nb4_of(t, c, x, y, live);
-  for (int k = 0; k < 4; k++) {
-    size_t n = q.n[k];
-    float dh = h - (t->B[n] + t->w[n]) + (1.0f - q.in[k]) * d;
-    float fk = t->f[(size_t)k * t->plane + idx] + gain * dh;
-    f[k] = (fk > 0.0f ? fk : 0.0f) * q.open[k]; /* max, then mask: selects, not branches */
-    sum += f[k];
+  t->nb8[idx] = (uint16_t)live;
+  if ((live & 15u) == 15u) { /* hf_pipe with in = 1, spelled out for the compiler */
+    const float *B = t->B, *w = t->w, *F = t->f;
+    for (int k = 0; k < 4; k++) {
+      size_t n = (size_t)((ptrdiff_t)idx + hf_step(t, k));
+      float fk = F[(size_t)k * t->plane + idx] + gain * (h - (B[n] + w[n]));
+      f[k] = fk > 0.0f ? fk : 0.0f;
+    }
+  } else {
+    hf_nb4 q = hf_neighbours(t, c, x, y);
+    for (int k = 0; k < 4; k++)
+      f[k] = hf_pipe(t, t->f[(size_t)k * t->plane + idx], h, d, gain, q.n[k], q.in[k]) * q.open[k];
   }
   /* K = min(1, vol/sent); with no water every f is 0 and K does not matter. */
-  float vol = d * P->cell_size * P->cell_size, sent = sum * P->dt;
+  float vol = d * P->cell_size * P->cell_size, sent = ((f[0] + f[1]) + (f[2] + f[3])) * P->dt;
   float K = vol > 0.0f ? vol / (sent > vol ? sent : vol) : 0.0f;
-  for (int k = 0; k < 4; k++) t->f[(size_t)k * t->plane + idx] = f[k] * K;
+  for (int k = 0; k < 4; k++)
+    t->f[(size_t)k * t->plane + idx] = f[k] * K;
 }
 
-/* Transport capacity (eq. 8) of the cell with velocity (u, v) and water d1:
- * K_c·|v|·max(sin of the slope along the flow, min_tilt)·l_max(d1). The
- * gradient is central where both neighbours are terrain, one-sided at walls. */
-TALUS_HD static inline float hf_capacity(const talus_tile *t, const talus_kparams *P,
-                                         const hf_nb4 *q, float u, float v, float d1) {
-  float sx = (q->in[TALUS_DIR_R] + q->in[TALUS_DIR_L]) * P->cell_size;
-  float sy = (q->in[TALUS_DIR_U] + q->in[TALUS_DIR_D]) * P->cell_size;
-  float hx = t->B[q->n[TALUS_DIR_R]] - t->B[q->n[TALUS_DIR_L]];
-  float hy = t->B[q->n[TALUS_DIR_U]] - t->B[q->n[TALUS_DIR_D]];
-  float gx = sx > 0.0f ? hx / sx : 0.0f, gy = sy > 0.0f ? hy / sy : 0.0f;
+/* Transport capacity (eq. 8) of a cell with velocity (u, v), water d1 and
+ * terrain gradient (gx, gy): K_c·|v|·max(sin of the slope along the flow,
+ * min_tilt)·l_max(d1). */
+TALUS_HD static inline float hf_capacity(const talus_kparams *P, float gx, float gy, float u,
+                                         float v, float d1) {
   float along = fabsf(gx * u + gy * v) / sqrtf(1.0f + gx * gx + gy * gy);
   float floor_ = P->hf_min_tilt * sqrtf(u * u + v * v);
-  float lmax = 1.0f - d1 / P->hf_max_depth;
+  float lmax = 1.0f - d1 * P->hf_inv_depth;
   return P->hf_capacity * (along > floor_ ? along : floor_) * (lmax > 0.0f ? lmax : 0.0f);
 }
 
+/* Inflows fi[R,U,L,D] of a cell [m³/s] and its terrain gradient: central
+ * differences, one-sided where a neighbour is no live cell. The slow path
+ * of hf_water; books outflow across outflow borders. */
+TALUS_HD static inline void hf_border_inflow(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                             float fi[4], float g[2], double *flows) {
+  size_t idx = talus_idx(t, x, y);
+  hf_nb4 q = hf_neighbours(t, c, x, y);
+  double kdt = (double)c->P.dt / ((double)c->P.cell_size * (double)c->P.cell_size);
+  for (int k = 0; k < 4; k++) {
+    fi[k] = t->f[(size_t)((k + 2) & 3) * t->plane + q.n[k]] * q.in[k];
+    if (q.open[k] > q.in[k])
+      flows[TALUS_FLOW_WATER_OUTFLOW] += kdt * (double)t->f[(size_t)k * t->plane + idx];
+  }
+  float sx = (q.in[TALUS_DIR_R] + q.in[TALUS_DIR_L]) * c->P.cell_size;
+  float sy = (q.in[TALUS_DIR_U] + q.in[TALUS_DIR_D]) * c->P.cell_size;
+  float hx = t->B[q.n[TALUS_DIR_R]] - t->B[q.n[TALUS_DIR_L]];
+  float hy = t->B[q.n[TALUS_DIR_U]] - t->B[q.n[TALUS_DIR_D]];
+  g[0] = sx > 0.0f ? hx * (1.0f / sx) : 0.0f;
+  g[1] = sy > 0.0f ? hy * (1.0f / sy) : 0.0f;
+}
+
 /* Stage hf_water (eqs. 5–8): new water height from the net flux, velocity
- * from the through-flux, and the capacity for hf_erode. Books outflow
- * across outflow borders and the rounding clamp d2 >= 0. */
-TALUS_HD static inline void k_hf_water(const talus_tile *t, const talus_kctx *c, int x, int y,
-                                       double *flows) {
+ * from the through-flux, and the capacity for hf_erode. Books the rounding
+ * clamp d2 >= 0 (and border outflow on the slow path). */
+TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_water(const talus_tile *t, const talus_kctx *c,
+                                                          int x, int y, double *flows) {
   size_t idx = talus_idx(t, x, y);
   if (talus_cell_masked(t, idx)) return;
   const talus_kparams *P = &c->P;
-  float fo[4], fi[4], l = P->cell_size;
-  double net = 0.0, kdt = (double)P->dt / ((double)l * (double)l);
-  hf_nb4 q = hf_nb4_of(t, c, x, y, t->nb8[idx]);
-  for (int k = 0; k < 4; k++) {
+  float fo[4], fi[4], g[2], l = P->cell_size;
+  for (int k = 0; k < 4; k++)
     fo[k] = t->f[(size_t)k * t->plane + idx];
-    fi[k] = t->f[(size_t)((k + 2) & 3) * t->plane + q.n[k]] * q.in[k];
-    net += (double)fi[k] - (double)fo[k];
-  }
-  if (q.outflow)
+  if ((t->nb8[idx] & 15u) == 15u) {
+    ptrdiff_t p = t->pitch;
     for (int k = 0; k < 4; k++)
-      if (q.open[k] > q.in[k]) flows[TALUS_FLOW_WATER_OUTFLOW] += kdt * (double)fo[k];
+      fi[k] = t->f[(size_t)((k + 2) & 3) * t->plane + (size_t)((ptrdiff_t)idx + hf_step(t, k))];
+    float inv2l = 1.0f / (2.0f * l); /* the slow path's 1/sx, bitwise */
+    g[0] = (t->B[idx + 1] - t->B[idx - 1]) * inv2l;
+    g[1] = (t->B[(size_t)((ptrdiff_t)idx + p)] - t->B[(size_t)((ptrdiff_t)idx - p)]) * inv2l;
+  } else {
+    hf_border_inflow(t, c, x, y, fi, g, flows);
+  }
+  /* Sums as fixed trees: short dependency chains, the same rounding everywhere. */
+  double kdt = (double)P->dt / ((double)l * (double)l);
+  double net = (((double)fi[0] + (double)fi[1]) + ((double)fi[2] + (double)fi[3])) -
+               (((double)fo[0] + (double)fo[1]) + ((double)fo[2] + (double)fo[3]));
   float d1 = t->w[idx];
   double d2 = (double)d1 + kdt * net;
   if (d2 < 0.0) {
@@ -230,7 +251,7 @@ TALUS_HD static inline void k_hf_water(const talus_tile *t, const talus_kctx *c,
   t->w[idx] = w2;
   t->vx[idx] = u;
   t->vy[idx] = v;
-  t->hf_cap[idx] = hf_capacity(t, P, &q, u, v, d1);
+  t->hf_cap[idx] = hf_capacity(P, g[0], g[1], u, v, d1);
 }
 
 /* Dissolution (eqs. 9a–c): terrain into sediment at rate (1 − H)·K_s, the
@@ -274,8 +295,8 @@ TALUS_HD static inline void hf_deposit(const talus_tile *t, const talus_kparams 
 
 /* Stage hf_erode: dissolve or deposit against the capacity, then
  * evaporation d = d3·(1 − K_e·Δt) (eq. 13). */
-TALUS_HD static inline void k_hf_erode(const talus_tile *t, const talus_kctx *c, int x, int y,
-                                       double *flows) {
+TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_erode(const talus_tile *t, const talus_kctx *c,
+                                                          int x, int y, double *flows) {
   size_t idx = talus_idx(t, x, y);
   if (talus_cell_masked(t, idx)) return;
   const talus_kparams *P = &c->P;
@@ -312,8 +333,8 @@ TALUS_HD static inline int hf_split(float back, float *frac) {
 
 /* Stage hf_advect (eq. 12): s(x) = s1(x − v·Δt), bilinear; the offsets are
  * cell-relative, so the sample does not depend on where the tile lies. */
-TALUS_HD static inline void k_hf_advect(const talus_tile *t, const talus_kctx *c, int x, int y,
-                                        double *flows) {
+TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_advect(const talus_tile *t, const talus_kctx *c,
+                                                           int x, int y, double *flows) {
   size_t idx = talus_idx(t, x, y);
   if (talus_cell_masked(t, idx)) return;
   const talus_kparams *P = &c->P;
@@ -335,8 +356,8 @@ TALUS_HD static inline void k_hf_advect(const talus_tile *t, const talus_kctx *c
 }
 
 /* Stage hf_settle: the advected sediment becomes the cell's state. */
-TALUS_HD static inline void k_hf_settle(const talus_tile *t, const talus_kctx *c, int x, int y,
-                                        double *flows) {
+TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_settle(const talus_tile *t, const talus_kctx *c,
+                                                           int x, int y, double *flows) {
   (void)c;
   (void)flows;
   size_t idx = talus_idx(t, x, y);

@@ -105,7 +105,7 @@ talus_status talus_stage_scratch(talus_tile *t, talus_stage_id id) {
   int live = id == TALUS_STAGE_HF_FLUX || id == TALUS_STAGE_HF_WATER ||
              id == TALUS_STAGE_HF_ADVECT || id == TALUS_STAGE_THERMAL_OUT ||
              id == TALUS_STAGE_THERMAL_IN;
-  if (!st && live) st = talus_tile_ensure(t, (void **)&t->nb8, 1, "neighbour flags");
+  if (!st && live) st = talus_tile_ensure(t, (void **)&t->nb8, sizeof *t->nb8, "neighbour flags");
   return st;
 }
 

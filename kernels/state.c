@@ -92,6 +92,7 @@ talus_status talus_kparams_derive(talus_kparams *p) {
   float area = p->hf_pipe_area > 0.0f ? p->hf_pipe_area : p->cell_size * p->cell_size;
   float length = p->hf_pipe_length > 0.0f ? p->hf_pipe_length : p->cell_size;
   p->hf_flux_gain = area * p->gravity / length;
+  p->hf_inv_depth = p->hf_max_depth > 0.0f ? 1.0f / p->hf_max_depth : 0.0f;
   int P = p->prop_iterations > 0 ? p->prop_iterations : 1;
   double cycle = ceil((double)p->max_prop_distance / (2.0 * (double)p->cell_size * P));
   p->support_cycle = cycle < 1.0 ? 1 : (cycle > 1e6 ? 1000000 : (int)cycle);
@@ -217,7 +218,7 @@ size_t talus_tile_bytes(const talus_tile *t) {
   /* count + mask, 7 + 4 persistent floats, 4 pipes (int8), 4 + 6 scratch floats */
   size_t per_layer = (7 + 4 + 4 + 6) * 4 + 4;
   size_t extra = (t->hard ? 4 : 0) + (t->rain ? 4 : 0) + (t->thermal ? 32 : 0) +
-                 (t->hf_cap ? 4 : 0) + (t->hf_sed ? 4 : 0) + (t->nb8 ? 1 : 0);
+                 (t->hf_cap ? 4 : 0) + (t->hf_sed ? 4 : 0) + (t->nb8 ? 2 : 0);
   return t->plane * (2 + extra) + t->plane * (size_t)t->nz * per_layer;
 }
 

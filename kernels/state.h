@@ -32,6 +32,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Stage kernels the CPU backend's row loop must inline: GCC otherwise
+ * calls the larger ones per cell (the loop instantiates each body three
+ * times), which keeps nothing in registers across cells. */
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#define TALUS_FORCE_INLINE __attribute__((always_inline))
+#else
+#define TALUS_FORCE_INLINE
+#endif
+
 #define TALUS_NZ_MAX 16
 #define TALUS_TOP FLT_MAX
 #define TALUS_BOTTOM (-FLT_MAX)
@@ -132,6 +141,7 @@ typedef struct talus_kparams {
   int support_cycle;       /* steps per support cycle */
   float thermal_tan;       /* tan α of the thermal talus angle */
   float hf_flux_gain;      /* A·g/l [m³/s² per m of head] */
+  float hf_inv_depth;      /* 1 / hf_max_depth [1/m] */
 } talus_kparams;
 
 /* Fills the defaults of the reference implementation (see io/config.c for
@@ -170,10 +180,11 @@ typedef struct talus_tile {
   float *vx, *vy;     /* [nz*plane] velocity [m/s] */
   float *sig_lo, *sig_hi; /* [nz*plane] horizontal-erosion overlap σ of max damage */
   /* scratch allocated by the first stage that needs it (talus_stage_scratch) */
-  float *thermal;     /* [8*plane] thermal outflow per direction (talus_dir8) [m] */
+  float *thermal;     /* [8*plane] thermal outflow [m], thermal[8*idx + d] (d: talus_dir8) */
   float *hf_cap;      /* [plane] heightfield transport capacity C [m] */
   float *hf_sed;      /* [plane] heightfield advected sediment [m] */
-  uint8_t *nb8;       /* [plane] talus_nb8_live of the cell, by the step's first stage needing it */
+  uint16_t *nb8;      /* [plane] talus_nb8_live of the cell, by the step's first stage needing it
+                       * (16-bit: a char store would alias every field for the compiler) */
 } talus_tile;
 
 /* Allocates a tile covering `buf` with nz layers; every cell starts with one
@@ -312,7 +323,7 @@ TALUS_HD static inline talus_nb talus_nb8_kind(const talus_tile *t, const talus_
  * Bit d (talus_dir8 order) set when neighbour d of buffer-local cell (x, y)
  * is a live cell (talus_nb8_kind(..., 0) == INSIDE). Away from the domain
  * border only the NoData mask decides, so stages that need the 8 kinds
- * compute this byte once per step (t->nb8) and later stages branch on it.
+ * compute these bits once per step (t->nb8) and later stages branch on it.
  */
 TALUS_HD static inline unsigned talus_nb8_live(const talus_tile *t, const talus_kctx *c, int x,
                                                int y) {

@@ -4,7 +4,8 @@
  *
  *   thermal_out  every cell computes what it sends through each of its 8
  *                pipes (talus_dir8 order; diagonals are √2·l_c long) and
- *                stores it in t->thermal[d];
+ *                stores it in t->thermal[8·idx + d] (the 8 pipes of a cell
+ *                side by side: thermal_in reads 3 short runs, not 8 planes);
  *   thermal_in   every cell pays its own outflows and collects what its
  *                neighbours sent it (their pipe in the opposite direction).
  *
@@ -88,12 +89,22 @@ TALUS_HD static inline ptrdiff_t thermal_step(const talus_tile *t, int d) {
 /* The cell's live flags (talus_nb8_live) for thermal_out: the heightfield's
  * flux stage already stored them this step; otherwise computed and stored
  * here for thermal_in. */
-TALUS_HD static inline unsigned thermal_live(const talus_tile *t, const talus_kctx *c, int x, int y) {
+TALUS_HD static inline unsigned thermal_live(const talus_tile *t, const talus_kctx *c, int x,
+                                             int y) {
   size_t idx = talus_idx(t, x, y);
   if (c->P.model == TALUS_MODEL_HEIGHTFIELD && c->P.hf_hydraulic) return t->nb8[idx];
   unsigned live = talus_nb8_live(t, c, x, y);
-  t->nb8[idx] = (uint8_t)live;
+  t->nb8[idx] = (uint16_t)live;
   return live;
+}
+
+/* Sum of 8 values as a fixed tree: the same rounding everywhere, and a
+ * dependency chain of 3 additions instead of 8. */
+TALUS_HD static inline float thermal_sum8f(const float v[8]) {
+  return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+}
+TALUS_HD static inline double thermal_sum8(const double v[8]) {
+  return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
 }
 
 /* Excess over the talus slope of each of the 8 pipes of cell (x, y) with
@@ -105,18 +116,17 @@ TALUS_HD static inline float thermal_excess(const talus_tile *t, const talus_kct
   size_t idx = talus_idx(t, x, y);
   float S = thermal_surface(t, P, idx);
   float rise[2] = {P->thermal_tan * P->cell_size, P->thermal_tan * P->cell_size * 1.41421356f};
-  float emax = 0.0f, sum = 0.0f;
+  float emax = 0.0f;
   for (int d = 0; d < 8; d++) {
     e[d] = 0.0f;
     if (!(live >> d & 1u)) continue;
-    size_t n = (size_t)((ptrdiff_t)idx + thermal_step(t, d));
-    float ex = S - thermal_surface(t, P, n) - rise[d >> 2];
+    float ex =
+        S - thermal_surface(t, P, (size_t)((ptrdiff_t)idx + thermal_step(t, d))) - rise[d >> 2];
     if (!(ex > 0.0f)) continue;
     e[d] = ex;
-    sum += ex;
     emax = ex > emax ? ex : emax;
   }
-  *esum = sum;
+  *esum = thermal_sum8f(e);
   return emax;
 }
 
@@ -140,8 +150,8 @@ TALUS_HD static inline float thermal_amount(const talus_tile *t, const talus_kpa
 
 /* Stage thermal_out for cell (x, y): stores the 8 pipe outflows [m] (and
  * the live flags thermal_in reads). */
-TALUS_HD static inline void k_thermal_out(const talus_tile *t, const talus_kctx *c, int x, int y,
-                                          double *flows) {
+TALUS_HD static inline TALUS_FORCE_INLINE void
+k_thermal_out(const talus_tile *t, const talus_kctx *c, int x, int y, double *flows) {
   (void)flows;
   size_t idx = talus_idx(t, x, y);
   if (talus_cell_masked(t, idx)) return;
@@ -149,23 +159,25 @@ TALUS_HD static inline void k_thermal_out(const talus_tile *t, const talus_kctx 
   float emax = thermal_excess(t, c, x, y, thermal_live(t, c, x, y), e, &esum);
   float total = emax > 0.0f ? thermal_amount(t, &c->P, idx, emax) : 0.0f;
   float scale = total > 0.0f ? total / esum : 0.0f;
-  for (int d = 0; d < 8; d++) t->thermal[(size_t)d * t->plane + idx] = e[d] * scale;
+  for (int d = 0; d < 8; d++)
+    t->thermal[8 * idx + (size_t)d] = e[d] * scale;
 }
 
 /* What cell (x, y) sends (out) and receives (in) this step [m]. */
 TALUS_HD static inline void thermal_gather(const talus_tile *t, const talus_kctx *c, int x, int y,
                                            double *out, double *in) {
+  (void)c;
   size_t idx = talus_idx(t, x, y);
   unsigned live = t->nb8[idx];
-  double o = 0.0, i = 0.0;
+  double o[8], i[8];
   for (int d = 0; d < 8; d++) {
-    o += (double)t->thermal[(size_t)d * t->plane + idx];
-    if (!(live >> d & 1u)) continue;
-    size_t n = (size_t)((ptrdiff_t)idx + thermal_step(t, d));
-    i += (double)t->thermal[(size_t)talus_dir8_opp(d) * t->plane + n];
+    int on = (int)(live >> d & 1u);
+    size_t n = on ? (size_t)((ptrdiff_t)idx + thermal_step(t, d)) : idx;
+    o[d] = (double)t->thermal[8 * idx + (size_t)d];
+    i[d] = on ? (double)t->thermal[8 * n + (size_t)talus_dir8_opp(d)] : 0.0;
   }
-  *out = o;
-  *in = i;
+  *out = thermal_sum8(o);
+  *in = thermal_sum8(i);
 }
 
 /* Layered collection on the top column: pay with sand, then bedrock (booked
@@ -184,8 +196,8 @@ TALUS_HD static inline void thermal_in_layered(const talus_tile *t, size_t idx, 
 }
 
 /* Stage thermal_in for cell (x, y): pays its outflows, collects inflows. */
-TALUS_HD static inline void k_thermal_in(const talus_tile *t, const talus_kctx *c, int x, int y,
-                                         double *flows) {
+TALUS_HD static inline TALUS_FORCE_INLINE void
+k_thermal_in(const talus_tile *t, const talus_kctx *c, int x, int y, double *flows) {
   size_t idx = talus_idx(t, x, y);
   if (talus_cell_masked(t, idx)) return;
   double out, in;
