@@ -49,6 +49,7 @@
 #ifndef TALUS_KERNELS_HEIGHTFIELD_H
 #define TALUS_KERNELS_HEIGHTFIELD_H
 #include "rain.h"
+#include "select.h"
 #include "state.h"
 #include <math.h>
 
@@ -145,8 +146,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_rain(const talus_tile *t, co
  * terrain and no water, so the head difference is the depth d. */
 TALUS_HD static inline float hf_pipe(const talus_tile *t, float f_old, float h, float d, float gain,
                                      size_t n, float in) {
-  float fk = f_old + gain * (h - (t->B[n] + t->w[n]) + (1.0f - in) * d);
-  return fk > 0.0f ? fk : 0.0f;
+  return talus_pos(f_old + gain * (h - (t->B[n] + t->w[n]) + (1.0f - in) * d));
 }
 
 /* Stage hf_flux (eqs. 2–4): outflow fluxes [m³/s] from the head difference,
@@ -166,8 +166,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_flux(const talus_tile *t, co
     const float *B = t->B, *w = t->w, *F = t->f;
     for (int k = 0; k < 4; k++) {
       size_t n = (size_t)((ptrdiff_t)idx + hf_step(t, k));
-      float fk = F[(size_t)k * t->plane + idx] + gain * (h - (B[n] + w[n]));
-      f[k] = fk > 0.0f ? fk : 0.0f;
+      f[k] = talus_pos(F[(size_t)k * t->plane + idx] + gain * (h - (B[n] + w[n])));
     }
   } else {
     hf_nb4 q = hf_neighbours(t, c, x, y);
@@ -176,7 +175,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_flux(const talus_tile *t, co
   }
   /* K = min(1, vol/sent); with no water every f is 0 and K does not matter. */
   float vol = d * P->cell_size * P->cell_size, sent = ((f[0] + f[1]) + (f[2] + f[3])) * P->dt;
-  float K = vol > 0.0f ? vol / (sent > vol ? sent : vol) : 0.0f;
+  float K = vol > 0.0f ? vol / talus_gtf(sent, vol) : 0.0f;
   for (int k = 0; k < 4; k++)
     t->f[(size_t)k * t->plane + idx] = f[k] * K;
 }
@@ -189,7 +188,7 @@ TALUS_HD static inline float hf_capacity(const talus_kparams *P, float gx, float
   float along = fabsf(gx * u + gy * v) / sqrtf(1.0f + gx * gx + gy * gy);
   float floor_ = P->hf_min_tilt * sqrtf(u * u + v * v);
   float lmax = 1.0f - d1 * P->hf_inv_depth;
-  return P->hf_capacity * (along > floor_ ? along : floor_) * (lmax > 0.0f ? lmax : 0.0f);
+  return P->hf_capacity * talus_gtf(along, floor_) * talus_pos(lmax);
 }
 
 /* Inflows fi[R,U,L,D] of a cell [m³/s] and its terrain gradient: central

@@ -56,6 +56,7 @@
  */
 #ifndef TALUS_KERNELS_THERMAL_H
 #define TALUS_KERNELS_THERMAL_H
+#include "select.h"
 #include "state.h"
 
 /* The largest step fraction c (see above): 2 / (1 + 8 senders). */
@@ -81,10 +82,17 @@ TALUS_HD static inline float thermal_fraction(const talus_kparams *P, float h) {
   return c < 0.0f ? 0.0f : (c > THERMAL_MAX_FRACTION ? THERMAL_MAX_FRACTION : c);
 }
 
-/* Offset of 8-direction neighbour d in the buffer. */
+/* Offset of 8-direction neighbour d in the buffer: talus_dir8_dx/dy + 1 of
+ * each direction packed two bits apiece, so the 8-pipe loops, which the
+ * compiler does not unroll, need no per-direction branches. */
 TALUS_HD static inline ptrdiff_t thermal_step(const talus_tile *t, int d) {
-  return (ptrdiff_t)talus_dir8_dx(d) + (ptrdiff_t)talus_dir8_dy(d) * t->pitch;
+  int dx = (int)((0x8246u >> (2 * d)) & 3u) - 1, dy = (int)((0x0A19u >> (2 * d)) & 3u) - 1;
+  return (ptrdiff_t)dx + (ptrdiff_t)dy * t->pitch;
 }
+
+/* talus_dir8_opp without branches: a straight pipe's opposite is straight,
+ * a diagonal's diagonal, two steps round either way. */
+TALUS_HD static inline int thermal_opp(int d) { return (d & 4) | ((d + 2) & 3); }
 
 /* The cell's live flags (talus_nb8_live) for thermal_out: the heightfield's
  * flux stage already stored them this step; otherwise computed and stored
@@ -122,9 +130,8 @@ TALUS_HD static inline float thermal_excess(const talus_tile *t, const talus_kct
     if (!(live >> d & 1u)) continue;
     float ex =
         S - thermal_surface(t, P, (size_t)((ptrdiff_t)idx + thermal_step(t, d))) - rise[d >> 2];
-    if (!(ex > 0.0f)) continue;
-    e[d] = ex;
-    emax = ex > emax ? ex : emax;
+    e[d] = talus_pos(ex); /* branch-free: the sign of an excess is random */
+    emax = talus_gtf(e[d], emax);
   }
   *esum = thermal_sum8f(e);
   return emax;
@@ -174,7 +181,7 @@ TALUS_HD static inline void thermal_gather(const talus_tile *t, const talus_kctx
     int on = (int)(live >> d & 1u);
     size_t n = on ? (size_t)((ptrdiff_t)idx + thermal_step(t, d)) : idx;
     o[d] = (double)t->thermal[8 * idx + (size_t)d];
-    i[d] = on ? (double)t->thermal[8 * n + (size_t)talus_dir8_opp(d)] : 0.0;
+    i[d] = on ? (double)t->thermal[8 * n + (size_t)thermal_opp(d)] : 0.0;
   }
   *out = thermal_sum8(o);
   *in = thermal_sum8(i);

@@ -1,0 +1,268 @@
+/*
+ * bench.c — talus_bench: fixed workloads for a fixed number of steps, timed
+ * per stage, with this machine's STREAM-like bandwidth measured in the same
+ * run; prints JSON (benchmarks/README.md describes the fields).
+ *
+ * Each workload gets one domain per thread count, built from the same scene
+ * and preset; they are advanced in lock-step (repeat r runs steps
+ * [W + r·S, W + (r+1)·S) on 1 thread, then on 2, ...), so every timing of a
+ * repeat covers the same state (results never depend on the thread count)
+ * and thread counts are measured back to back, under the same load.
+ */
+#include "app/app.h"
+#include "bench.h"
+#include "io/scenes.h"
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef TALUS_BENCH_CONFIGS
+#define TALUS_BENCH_CONFIGS "configs"
+#endif
+
+#define BENCH_MAX_SAMPLES 4096
+
+static const char *const hf_only[] = {"thermal.enable=false", NULL};
+
+/* Heightfield workloads on the fBm `noise` scene (1 m cells, the terrain
+ * heightfield-default.ini is made for); layered ones on the paper's scenes
+ * with their presets (256 m wide, cell size 256/n). */
+const bench_workload bench_workloads[] = {
+    {"heightfield", "noise", "heightfield-default", hf_only},
+    {"heightfield_thermal", "noise", "heightfield-default", NULL},
+    {"rivers_rain", "rivers-rain", "rivers-rain", NULL},
+    {"chasm_source", "chasm-source", "chasm-source", NULL},
+};
+const int bench_workload_count = (int)(sizeof bench_workloads / sizeof bench_workloads[0]);
+
+static void bench_usage(void) {
+  printf("usage: talus_bench [options] > result.json\n"
+         "Runs fixed erosion workloads and prints JSON timings with a bandwidth roofline.\n"
+         "  --workloads LIST   comma-separated, default all:");
+  for (int i = 0; i < bench_workload_count; i++) printf(" %s", bench_workloads[i].name);
+  printf("\n  --size N           N x N cells (default 2048)\n"
+         "  --steps S          timed steps per repeat (default 50)\n"
+         "  --warmup W         untimed steps first (default 10)\n"
+         "  --repeat R         repeats (default 3)\n"
+         "  --threads LIST     thread counts, run back to back (default 1,2)\n"
+         "  --stream-mib M     MiB per STREAM array (default 256)\n"
+         "  --seed S           scene seed (default 7)\n"
+         "  --configs DIR      preset directory (default the source tree's configs/)\n"
+         "  -o FILE            write the JSON to FILE instead of stdout\n");
+}
+
+static talus_status parse_workloads(const char *list, bench_opts *o) {
+  memset(o->use, 0, sizeof o->use);
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", list);
+  for (char *s = strtok(buf, ","); s; s = strtok(NULL, ",")) {
+    int found = 0;
+    for (int i = 0; i < bench_workload_count; i++)
+      if (!strcmp(s, bench_workloads[i].name) || !strcmp(s, "all")) o->use[i] = found = 1;
+    if (!found) return talus_fail(TALUS_ERR_ARGUMENT, "bench", "unknown workload '%s'", s);
+  }
+  return TALUS_OK;
+}
+
+static talus_status parse_threads(const char *list, bench_opts *o) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", list);
+  o->nthreads = 0;
+  for (char *s = strtok(buf, ","); s; s = strtok(NULL, ",")) {
+    int64_t n;
+    if (o->nthreads >= BENCH_MAX_THREADS || app_int("--threads", s, 1, 1024, &n))
+      return talus_fail(TALUS_ERR_ARGUMENT, "bench", "bad --threads list '%s'", list);
+    o->threads[o->nthreads++] = (int)n;
+  }
+  return TALUS_OK;
+}
+
+/* Consumes one option; returns 1 if taken, 0 if unknown, -1 on error. */
+static int bench_option(app_args *a, bench_opts *o) {
+  const char *v = NULL;
+  int r;
+  struct {
+    const char *name;
+    int64_t *dst, lo, hi;
+  } ints[] = {{"--size", &o->size, 8, 65536},       {"--steps", &o->steps, 1, 1 << 30},
+              {"--warmup", &o->warmup, 0, 1 << 30}, {"--repeat", &o->repeat, 1, 1000},
+              {"--seed", &o->seed, 0, 4294967295ll}};
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+    if ((r = app_take(a, ints[i].name, NULL, &v)))
+      return r < 0 || app_int(ints[i].name, v, ints[i].lo, ints[i].hi, ints[i].dst) ? -1 : 1;
+  if ((r = app_take(a, "--workloads", NULL, &v))) return r < 0 || parse_workloads(v, o) ? -1 : 1;
+  if ((r = app_take(a, "--threads", NULL, &v))) return r < 0 || parse_threads(v, o) ? -1 : 1;
+  if ((r = app_take(a, "--stream-mib", NULL, &v)))
+    return r < 0 || app_real("--stream-mib", v, 1, 65536, &o->stream_mib) ? -1 : 1;
+  if ((r = app_take(a, "--configs", NULL, &v))) return r < 0 ? -1 : (o->configs = v, 1);
+  if ((r = app_take(a, "--output", "-o", &v))) return r < 0 ? -1 : (o->output = v, 1);
+  return 0;
+}
+
+static talus_status bench_parse(int argc, char **argv, bench_opts *o, int *help) {
+  app_args a = {argc, argv, 0};
+  o->size = 2048, o->steps = 50, o->warmup = 10, o->repeat = 3, o->seed = 7;
+  o->stream_mib = 256.0;
+  o->configs = TALUS_BENCH_CONFIGS;
+  o->threads[0] = 1, o->threads[1] = 2, o->nthreads = 2;
+  for (int i = 0; i < bench_workload_count; i++) o->use[i] = 1;
+  while (a.i < argc) {
+    if (!strcmp(argv[a.i], "--help") || !strcmp(argv[a.i], "-h")) return (*help = 1), TALUS_OK;
+    int r = bench_option(&a, o);
+    if (r < 0) return TALUS_ERR_ARGUMENT;
+    if (!r)
+      return talus_fail(TALUS_ERR_ARGUMENT, "bench", "unknown argument '%s' (see --help)",
+                        argv[a.i]);
+  }
+  return TALUS_OK;
+}
+
+/* Builds workload w at n² cells: its preset, its scene at the preset's
+ * layer count. */
+static talus_status bench_domain(const bench_opts *o, const bench_workload *w, talus_domain **d) {
+  talus_params *p = NULL;
+  talus_tile *t = NULL;
+  talus_kparams k;
+  double cell = 0.0;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s.ini", o->configs, w->preset);
+  talus_status st = talus_params_create(&p);
+  if (!st) st = talus_params_load(p, path);
+  for (const char *const *s = w->sets; !st && s && *s; s++) {
+    char key[256];
+    const char *eq = strchr(*s, '=');
+    snprintf(key, sizeof key, "%.*s", (int)(eq - *s), *s);
+    st = talus_params_set(p, key, eq + 1);
+  }
+  if (!st) st = talus_params_to_kparams(p, &k);
+  if (!st) st = talus_scene_build(w->scene, (int)o->size, k.nz, (uint32_t)o->seed, &t, &cell);
+  if (!st) st = talus_domain_wrap(t, cell, p, d);
+  talus_params_free(p);
+  return st;
+}
+
+/* Mean column count over live cells. */
+static double bench_mean_columns(const talus_tile *t) {
+  double sum = 0.0, n = 0.0;
+  for (int y = 0; y < t->buf.h; y++)
+    for (int x = 0; x < t->buf.w; x++) {
+      size_t i = talus_idx(t, x, y);
+      if (t->mask && t->mask[i]) continue;
+      sum += t->count[i], n += 1.0;
+    }
+  return n > 0.0 ? sum / n : 0.0;
+}
+
+/* Invocations per step of each stage over steps [first, first + steps). */
+static void bench_stage_calls(const talus_kparams *P, int64_t first, int64_t steps,
+                              double calls[TALUS_STAGE_COUNT]) {
+  talus_stage_id plan[4 * TALUS_STAGE_COUNT + 2 * 64];
+  memset(calls, 0, sizeof(double) * TALUS_STAGE_COUNT);
+  for (int64_t s = first; s < first + steps; s++) {
+    int n = talus_step_plan(P, s, plan, (int)(sizeof plan / sizeof plan[0]));
+    for (int i = 0; i < n; i++) calls[plan[i]] += 1.0 / (double)steps;
+  }
+}
+
+/* CPU time of the whole process [s]: over wall time × threads it shows
+ * how much of the machine the run actually got (others share it). */
+static double bench_cpu_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Times one repeat of domain d at `threads` threads into a new sample. */
+static talus_status bench_time(bench_run *b, talus_domain *d, int w, int threads, int repeat) {
+  if (b->nsamples >= BENCH_MAX_SAMPLES)
+    return talus_fail(TALUS_ERR_ARGUMENT, "bench", "too many samples");
+  bench_sample *s = &b->samples[b->nsamples];
+  memset(s, 0, sizeof *s);
+  double before[TALUS_STAGE_COUNT];
+  for (int i = 0; i < TALUS_STAGE_COUNT; i++) before[i] = talus_domain_stage_seconds(d, i);
+  omp_set_num_threads(threads);
+  s->first_step = talus_domain_step(d);
+  double t0 = talus_now(), c0 = bench_cpu_seconds();
+  talus_status st = talus_domain_run(d, b->o.steps, NULL, NULL);
+  s->seconds = talus_now() - t0;
+  s->cpu_seconds = bench_cpu_seconds() - c0;
+  if (st) return st;
+  s->workload = w, s->threads = threads, s->repeat = repeat, s->steps = b->o.steps;
+  s->cells = (int64_t)talus_domain_nx(d) * talus_domain_ny(d);
+  s->layers = talus_domain_layers(d), s->model = d->ctx.P.model;
+  s->mean_columns = bench_mean_columns(d->tile);
+  bench_stage_calls(&d->ctx.P, s->first_step, s->steps, s->stage_calls);
+  for (int i = 0; i < TALUS_STAGE_COUNT; i++) {
+    s->stage_s[i] = talus_domain_stage_seconds(d, i) - before[i];
+    s->stage_bytes[i] = bench_stage_bytes(d->tile, &d->ctx.P, (talus_stage_id)i, s->mean_columns);
+  }
+  b->nsamples++;
+  fprintf(stderr, "talus_bench: %-20s %d thr, repeat %d: %8.2f ms/step, %7.2f Mcell-steps/s, cpu %.2f\n",
+          bench_workloads[w].name, threads, repeat, 1e3 * s->seconds / (double)s->steps,
+          (double)s->cells * (double)s->steps / s->seconds / 1e6,
+          s->cpu_seconds / (s->seconds * threads));
+  return TALUS_OK;
+}
+
+/* Runs workload w: one domain per thread count, warmed up, then the
+ * repeats with the thread counts back to back. */
+static talus_status bench_workload_run(bench_run *b, int w) {
+  talus_domain *d[BENCH_MAX_THREADS] = {0};
+  talus_status st = TALUS_OK;
+  for (int i = 0; !st && i < b->o.nthreads; i++) {
+    st = bench_domain(&b->o, &bench_workloads[w], &d[i]);
+    omp_set_num_threads(b->o.threads[i]);
+    if (!st) st = talus_domain_run(d[i], b->o.warmup, NULL, NULL);
+  }
+  for (int r = 0; !st && r < b->o.repeat; r++)
+    for (int i = 0; !st && i < b->o.nthreads; i++) st = bench_time(b, d[i], w, b->o.threads[i], r);
+  for (int i = 0; i < b->o.nthreads; i++) talus_domain_free(d[i]);
+  if (st) talus_fail_context(st, "workload %s", bench_workloads[w].name);
+  return st;
+}
+
+static talus_status bench_streams(bench_run *b, int when) {
+  talus_status st = TALUS_OK;
+  for (int i = 0; !st && i < b->o.nthreads; i++)
+    st = bench_stream_measure(b->o.threads[i], b->o.stream_mib, 5, &b->stream[when][i]);
+  return st;
+}
+
+double bench_triad(const bench_run *b, int threads) {
+  double best = 0.0;
+  for (int when = 0; when < 2; when++)
+    for (int i = 0; i < b->o.nthreads; i++)
+      if (b->stream[when][i].threads == threads && b->stream[when][i].triad_gbs > best)
+        best = b->stream[when][i].triad_gbs;
+  return best;
+}
+
+int main(int argc, char **argv) {
+  bench_run *b = calloc(1, sizeof *b);
+  int help = 0;
+  talus_status st = b ? bench_parse(argc - 1, argv + 1, &b->o, &help) : TALUS_ERR_NOMEM;
+  if (!st && help) bench_usage();
+  if (!st && !help) {
+    time_t now = time(NULL);
+    strftime(b->date, sizeof b->date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    getloadavg(b->load[0], 3);
+    b->samples = calloc(BENCH_MAX_SAMPLES, sizeof *b->samples);
+    st = b->samples ? bench_streams(b, 0) : TALUS_ERR_NOMEM;
+    for (int w = 0; !st && w < bench_workload_count; w++)
+      if (b->o.use[w]) st = bench_workload_run(b, w);
+    if (!st) st = bench_streams(b, 1);
+    getloadavg(b->load[1], 3);
+  }
+  if (!st && !help) {
+    FILE *f = b->o.output ? fopen(b->o.output, "w") : stdout;
+    if (!f) st = talus_fail(TALUS_ERR_IO, "bench", "cannot write '%s'", b->o.output);
+    if (f) bench_json(f, b);
+    if (f && f != stdout && fclose(f)) st = talus_fail(TALUS_ERR_IO, "bench", "write failed");
+  }
+  if (st) fprintf(stderr, "talus_bench: error: %s\n", talus_last_error());
+  if (b) free(b->samples);
+  free(b);
+  return st ? 1 : 0;
+}

@@ -1,0 +1,82 @@
+/*
+ * bench.h — private to talus_bench (benchmarks/): the workloads, the
+ * STREAM-like bandwidth probe and the per-stage memory traffic model.
+ */
+#ifndef TALUS_BENCH_H
+#define TALUS_BENCH_H
+
+#include "app/domain.h"
+
+/* A fixed workload: a scene from io/scenes.c, a preset from configs/, and
+ * overrides on top ("section.key=value", NULL-terminated). */
+typedef struct bench_workload {
+  const char *name;
+  const char *scene;
+  const char *preset;
+  const char *const *sets;
+} bench_workload;
+
+/* The workload table (bench.c) and its length. */
+extern const bench_workload bench_workloads[];
+extern const int bench_workload_count;
+
+/* STREAM-like bandwidth [GB/s, 1e9 bytes] with `threads` OpenMP threads
+ * over three arrays of array_mib MiB of doubles; best of `reps` passes.
+ * Bytes are counted as STREAM counts them (2 arrays for copy, 3 for triad;
+ * write-allocate traffic not counted), the convention of the traffic model
+ * below, so their ratio is a fraction of the roofline. */
+typedef struct bench_stream {
+  int threads;
+  double array_mib;
+  double copy_gbs, triad_gbs, read_gbs;
+} bench_stream;
+talus_status bench_stream_measure(int threads, double array_mib, int reps, bench_stream *out);
+
+/*
+ * Bytes stage `id` moves per cell-step under a compulsory-traffic model:
+ * every array element the stage reads or writes counts once (reads of
+ * neighbours' values are assumed to hit cache, as they do for row-ordered
+ * loops), per-column arrays once per existing column (mean_columns), and
+ * optional planes (hardness, rain map, NoData mask) only when the tile has
+ * them. It is a lower bound on DRAM traffic: cache misses beyond it show as
+ * a lower roofline fraction, not as more bytes.
+ */
+double bench_stage_bytes(const talus_tile *t, const talus_kparams *P, talus_stage_id id,
+                         double mean_columns);
+
+#define BENCH_MAX_THREADS 8
+
+typedef struct bench_opts {
+  int use[16];  /* workloads selected */
+  int64_t size, steps, warmup, repeat, seed;
+  int threads[BENCH_MAX_THREADS], nthreads;
+  double stream_mib;
+  const char *output, *configs;
+} bench_opts;
+
+/* One timed run: a workload at a thread count over one repeat's steps. */
+typedef struct bench_sample {
+  int workload, threads, repeat, layers, model;
+  int64_t cells, steps, first_step;
+  double seconds, cpu_seconds, mean_columns;
+  double stage_s[TALUS_STAGE_COUNT];
+  double stage_calls[TALUS_STAGE_COUNT]; /* invocations per step */
+  double stage_bytes[TALUS_STAGE_COUNT]; /* per invocation per cell */
+} bench_sample;
+
+typedef struct bench_run {
+  bench_opts o;
+  bench_stream stream[2][BENCH_MAX_THREADS]; /* at start and at end */
+  bench_sample *samples;
+  int nsamples;
+  double load[2][3]; /* load averages at start and end */
+  char date[64];
+} bench_run;
+
+/* The better of the start and end triad bandwidth at `threads` [GB/s]. */
+double bench_triad(const bench_run *b, int threads);
+
+/* Writes the run as JSON (bench_json.c). */
+void bench_json(FILE *f, const bench_run *b);
+
+#endif /* TALUS_BENCH_H */
