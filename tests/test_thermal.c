@@ -5,7 +5,8 @@
  * never rises (nothing oscillates); a pit filled from all 8 sides never
  * turns into a peak; hardness 1 stops it; in the layered model bedrock
  * weathers into sand (booked), the ledger closes, and nothing moves into
- * or out of the space under an overhang; 1 and 2 threads give equal bytes.
+ * or out of the space under an overhang; the ledger closes with thermal on
+ * top of the full layered model; 1 and 2 threads give equal bytes.
  */
 #include "check.h"
 #include "scene_fixture.h"
@@ -246,6 +247,36 @@ static void test_overhang_untouched(void) {
   talus_domain_free(d);
 }
 
+/* Layered model with every process on (rivers-rain: rain, erosion, sand
+ * slippage, horizontal erosion, support) and thermal erosion added: the
+ * ledger still closes, per material, while thermal erosion weathers
+ * bedrock. The cone test above closes it with thermal alone; this one
+ * checks that thermal's bookings compose with the hydraulic ones. */
+static void test_ledger_layered_full(void) {
+  static const char *const sets[] = {"thermal.enable=true", "thermal.rate=1",
+                                     "thermal.talus_angle=20", NULL};
+  talus_domain *d = fixture_domain("rivers-rain", 96, "rivers-rain", sets);
+  CHECK(d != NULL, "rivers-rain + thermal domain");
+  if (!d) return;
+  CHECK(talus_domain_run(d, 400, NULL, NULL) == TALUS_OK, "run: %s", talus_last_error());
+  talus_ledger_summary L;
+  talus_domain_ledger(d, &L);
+  double material = 0.0, rain = talus_domain_flow(d, TALUS_FLOW_RAIN);
+  double weathered = talus_domain_flow(d, TALUS_FLOW_THERMAL);
+  for (int m = 0; m < TALUS_MAT_COUNT; m++) material += L.initial[m];
+  printf("layered full + thermal: rain %.5g, weathered %.5g, dissolved %.5g m3; residual %.3g "
+         "(water %.3g) of material %.5g m3\n",
+         rain, weathered, talus_domain_flow(d, TALUS_FLOW_DISSOLVE), L.total_residual,
+         L.residual[TALUS_MAT_WATER], material);
+  CHECK(rain > 0.0 && weathered > 0.0, "rain fell and thermal erosion weathered bedrock");
+  CHECK(talus_domain_flow(d, TALUS_FLOW_DISSOLVE) > 0.0, "hydraulic erosion ran");
+  for (int m = 0; m < TALUS_MAT_COUNT; m++)
+    CHECK(fabs(L.residual[m]) <= 1e-5 * material, "material %d residual %.3g", m, L.residual[m]);
+  CHECK(fabs(L.residual[TALUS_MAT_WATER]) <= 1e-3 * rain, "water residual %.3g vs rain %.3g",
+        L.residual[TALUS_MAT_WATER], rain);
+  talus_domain_free(d);
+}
+
 /* 1 and 2 threads give the same bytes, in both models with thermal on. */
 static void test_threads(void) {
   static const char *const layered[] = {"thermal.enable=true", "thermal.rate=1", NULL};
@@ -281,6 +312,7 @@ int main(void) {
   test_hardness_stops();
   test_cone_layered();
   test_overhang_untouched();
+  test_ledger_layered_full();
   test_threads();
   return check_report("test_thermal");
 }
