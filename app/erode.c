@@ -38,7 +38,40 @@ static void erode_usage(void) {
       "  -co NAME=VALUE         GeoTIFF creation option passed to GDAL; repeatable\n"
       "  --config KEY VALUE     GDAL configuration option\n"
       "  --threads N            CPU threads (default: all cores)\n"
-      "  -q, --quiet            no progress bar or summary\n");
+      "  -q, --quiet            no progress bar or summary\n"
+      "Large maps (tiled runs; output bytes equal those of a run in one piece):\n"
+      "  --mem-limit SIZE       memory the run may use, e.g. 512M, 4G (default: 3/4 of the\n"
+      "                         RAM); a map that does not fit in one piece runs tiled, on disk\n"
+      "                         when its tiles do not fit in memory either\n"
+      "  --tile N               run in tiles of N x N cells (default when tiled: the largest\n"
+      "                         multiple of 256 up to 2048 that fits the limit)\n"
+      "  --steps-per-exchange K steps between halo exchanges (default: tile / (16 R), 1..8,\n"
+      "                         R the step radius): halo K*R; larger K means more redundant\n"
+      "                         halo work, fewer exchanges and less store I/O\n"
+      "  --store DIR            keep tiles zstd-compressed in DIR (default when tiles do not\n"
+      "                         fit in memory: <out>.store); removed after a successful run\n"
+      "  --resume               continue a killed run from its --store DIR (same input,\n"
+      "                         parameters, --steps, --tile and --steps-per-exchange)\n");
+}
+
+/* The tiling options (erode_tiled.c); returns <0 on error, 0 if unknown. */
+static int erode_tile_option(app_args *a, erode_opts *o) {
+  const char *v = NULL;
+  int64_t n = 0;
+  int r;
+  if ((r = app_take(a, "--tile", NULL, &v))) {
+    if (r < 0 || app_int("--tile", v, 8, 1 << 20, &n)) return -1;
+    return o->tile = (int)n, 1;
+  }
+  if ((r = app_take(a, "--steps-per-exchange", NULL, &v))) {
+    if (r < 0 || app_int("--steps-per-exchange", v, 1, 4096, &n)) return -1;
+    return o->steps_per_exchange = (int)n, 1;
+  }
+  if ((r = app_take(a, "--mem-limit", NULL, &v)))
+    return r < 0 || erode_parse_size("--mem-limit", v, &o->mem_limit) ? -1 : 1;
+  if ((r = app_take(a, "--store", NULL, &v))) return r < 0 ? r : (o->store_dir = v, 1);
+  if (app_flag(a, "--resume", NULL)) return o->resume = 1;
+  return 0;
 }
 
 /* Consumes one option at a->i into o; returns <0 on error, 0 if unknown. */
@@ -66,6 +99,7 @@ static int erode_option(app_args *a, erode_opts *o) {
     o->threads = (int)n;
     return 1;
   }
+  if ((r = erode_tile_option(a, o))) return r;
   if ((r = app_take(a, "--state", NULL, &v))) return r < 0 ? r : (o->state = v, 1);
   if ((r = app_take(a, "--preview", NULL, &v))) return r < 0 ? r : (o->preview = v, 1);
   if ((r = app_take(a, "--report", NULL, &v))) return r < 0 ? r : (o->report = v, 1);
@@ -130,6 +164,9 @@ static talus_status erode_parse(int argc, char **argv, erode_opts *o, int *help)
   }
   if (!o->input) return talus_fail(TALUS_ERR_ARGUMENT, "args", "no input raster given");
   if (!o->output) return talus_fail(TALUS_ERR_ARGUMENT, "args", "no output given (-o FILE.tif)");
+  if (o->resume && !o->store_dir)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                      "--resume needs --store DIR: the store of the run to continue");
   return TALUS_OK;
 }
 
@@ -227,9 +264,12 @@ talus_status talus_erode_app(int argc, char **argv) {
     if (o->threads) omp_set_num_threads(o->threads);
     st = erode_params(o, &p);
     if (!st) st = erode_check_outputs(o);
-    if (!st) st = erode_load(o, p, &d, &geo);
-    if (!st) st = erode_maps(o, d);
-    if (!st) st = erode_run_and_write(o, d, &geo, p);
+    int tiled = 0;
+    if (!st) st = erode_use_tiles(o, p, &tiled);
+    if (!st && tiled) st = erode_tiled(o, p);
+    if (!st && !tiled) st = erode_load(o, p, &d, &geo);
+    if (!st && !tiled) st = erode_maps(o, d);
+    if (!st && !tiled) st = erode_run_and_write(o, d, &geo, p);
   }
   talus_domain_free(d);
   talus_georef_free(&geo);

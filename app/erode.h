@@ -23,6 +23,11 @@ typedef struct erode_opts {
   int nco;
   int64_t steps;
   int maps, no_preview, quiet, threads;
+  /* tiling and the store (erode_tiled.c); 0 / NULL = automatic */
+  int tile, steps_per_exchange;
+  const char *store_dir;
+  int resume;
+  int64_t mem_limit; /* bytes */
   char preview_buf[4096];
   char keybuf[ERODE_KEY_OPTS][512]; /* "--cell-size 30" as "input.cell_size=30" */
   int nkeys;
@@ -32,5 +37,40 @@ typedef struct erode_opts {
  * requested output. */
 talus_status erode_run_and_write(erode_opts *o, talus_domain *d, const talus_georef *geo,
                                  const talus_params *p);
+
+/* The output files (erode_write.c): cells are added by rectangles, rows
+ * of blocks are written as soon as every row below y_end was added. */
+typedef struct erode_writer erode_writer;
+/* Opens the surface, --maps and --state files and the preview of an nx × ny
+ * map; the state holds L layers (the highest column count) of nz, at
+ * global step `step`. max_rows: the most rows one batch of adds spans
+ * before erode_writer_rows_done. */
+talus_status erode_writer_open(erode_writer **out, const erode_opts *o, const talus_georef *geo,
+                               int nx, int ny, double cell, int nz, int L, int64_t step,
+                               int max_rows);
+/* Rows of one GeoTIFF block (the unit rows are written in). */
+int erode_writer_block_rows(const erode_writer *w);
+/* Adds the cells of global rectangle r: the final state from t (r inside
+ * t->buf) and the initial surface `before` (r.w*r.h, row-major). */
+talus_status erode_writer_add(erode_writer *w, const talus_tile *t, talus_rect r,
+                              const float *before);
+/* Every row below y_end was added: writes the whole block rows it completes. */
+talus_status erode_writer_rows_done(erode_writer *w, int y_end);
+/* Commits every file (all rows must have been written) and writes the
+ * preview; frees w. */
+talus_status erode_writer_commit(erode_writer *w);
+/* Removes every partial file; frees w. NULL is a no-op. */
+void erode_writer_abort(erode_writer *w);
+
+/* Sets *tiled when the run must be tiled: asked for (--tile, --store, ...)
+ * or the input does not fit the memory limit in one piece. */
+talus_status erode_use_tiles(const erode_opts *o, const talus_params *p, int *tiled);
+/* The tiled run (erode_tiled.c): input read window by window into tiles in
+ * a store (memory, or disk when it does not fit o->mem_limit), run, outputs
+ * written tile by tile. */
+talus_status erode_tiled(erode_opts *o, const talus_params *p);
+/* Parses "512M", "4G", "1.5T", "1000000" (bytes; K, M, G, T are powers of
+ * 1024) for option opt. */
+talus_status erode_parse_size(const char *opt, const char *text, int64_t *out);
 
 #endif /* TALUS_APP_ERODE_H */

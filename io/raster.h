@@ -299,6 +299,11 @@ talus_status talus_geotiff_stream_write(talus_geotiff_stream *s, int band, int x
  * of a tile buffer. */
 talus_status talus_geotiff_stream_write_pitched(talus_geotiff_stream *s, int band, int x0, int y0,
                                                 int w, int h, const float *data, size_t pitch);
+/* Writes every block GDAL holds for the file now. A writer that writes
+ * whole rows of blocks and flushes after each gets file bytes that depend
+ * only on the values and the row size, not on the order of its windows nor
+ * on what else used GDAL's cache. */
+talus_status talus_geotiff_stream_flush(talus_geotiff_stream *s);
 /* Flushes and closes the file, checks GDAL's errors and renames the
  * partial file to path. After any failed write the commit fails and
  * removes the partial file. Frees s in every case; NULL is an error. */

@@ -89,6 +89,20 @@ talus_status talus_geotiff_stream_write(talus_geotiff_stream *s, int band, int x
   return talus_geotiff_stream_write_pitched(s, band, x0, y0, w, h, data, (size_t)(w > 0 ? w : 0));
 }
 
+talus_status talus_geotiff_stream_flush(talus_geotiff_stream *s) {
+  if (!s || !s->ds) return talus_fail(TALUS_ERR_ARGUMENT, "io", "geotiff stream flush: NULL stream");
+  talus_gdal_enter();
+  talus_status st = TALUS_OK;
+  CPLErrorReset();
+  GDALFlushCache(s->ds);
+  if (CPLGetLastErrorType() >= CE_Failure) {
+    s->failed = 1;
+    st = talus_gdal_fail(TALUS_ERR_IO, "cannot write blocks of '%s'", s->path);
+  }
+  talus_gdal_leave();
+  return st;
+}
+
 /* Closes the dataset (flushing the cache); whether GDAL reported a failure. */
 static int stream_close(talus_geotiff_stream *s) {
   if (!s->ds) return 0;

@@ -42,8 +42,9 @@ static talus_status tiled_alloc_buffer(const talus_tiled *g, int grow, talus_til
   int w = g->core + 2 * grow, h = g->core + 2 * grow;
   if (w > g->ctx.nx) w = g->ctx.nx;
   if (h > g->ctx.ny) h = g->ctx.ny;
+  /* Hardness is persistent wherever a stage reads it (thermal.h). */
   return talus_tile_create(out, (talus_rect){0, 0, w, h}, g->ctx.P.nz,
-                           g->ctx.P.model == TALUS_MODEL_HEIGHTFIELD);
+                           g->ctx.P.model == TALUS_MODEL_HEIGHTFIELD || g->ctx.P.enable_thermal);
 }
 
 talus_status talus_tiled_create(talus_tiled **out, const talus_kctx *ctx, int core, int K,
@@ -80,6 +81,16 @@ void talus_tiled_free(talus_tiled *g) {
   talus_tile_free(g->buf);
   free(g->flows);
   free(g);
+}
+
+void talus_tiled_trim(talus_tiled *g) {
+  talus_tile_free(g->buf);
+  g->buf = NULL;
+}
+
+/* The advance buffer, reallocated after a trim. */
+static talus_status tiled_buffer(talus_tiled *g) {
+  return g->buf ? TALUS_OK : tiled_alloc_buffer(g, g->H, &g->buf);
 }
 
 talus_status talus_tiled_core_buffer(const talus_tiled *g, talus_tile **out) {
@@ -120,6 +131,8 @@ static talus_status tiled_paste(talus_tiled *g, talus_store_key key, talus_tile 
 
 talus_status talus_tiled_load(talus_tiled *g, const talus_tile_source *src) {
   memset(g->flows, 0, (size_t)g->ntiles * TALUS_FLOW_COUNT * sizeof *g->flows);
+  talus_status bst = tiled_buffer(g);
+  if (bst) return bst;
   for (int p = 0; p < g->ntiles; p++) {
     talus_rect c = talus_tiled_core(g, p);
     talus_status st = talus_tile_reset(g->buf, c);
@@ -197,6 +210,8 @@ static talus_status tiled_generation(talus_tiled *g, int64_t start, int64_t end,
 talus_status talus_tiled_run(talus_tiled *g, int64_t end, talus_run_stats *stats,
                              talus_step_progress_fn progress, void *user) {
   int64_t start = g->step;
+  talus_status bst = g->step < end ? tiled_buffer(g) : TALUS_OK;
+  if (bst) return bst;
   while (g->step < end) {
     talus_status st = tiled_generation(g, start, end, stats, progress, user);
     if (st) return st;

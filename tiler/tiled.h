@@ -68,6 +68,9 @@ int talus_tiled_halo(const talus_tiled *g);        /* H = K·R */
 int64_t talus_tiled_step(const talus_tiled *g);    /* step all tiles are committed at */
 /* Ledger flows (heights, m) summed over all tiles, at their committed step. */
 void talus_tiled_flows(const talus_tiled *g, double flows[TALUS_FLOW_COUNT]);
+/* Frees the advance buffer (core + halo, the largest allocation) while
+ * the grid is only read back; load and run allocate it again. */
+void talus_tiled_trim(talus_tiled *g);
 /* A tile buffer big enough for any core of the grid (for reading back). */
 talus_status talus_tiled_core_buffer(const talus_tiled *g, talus_tile **out);
 

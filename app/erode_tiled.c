@@ -1,0 +1,497 @@
+/*
+ * erode_tiled.c — the tiled path of `talus erode`: the input is read window
+ * by window into tiles kept in a store (tiler/tiled.h), the tiles advance
+ * K steps per generation, and the outputs are written tile by tile. Nothing
+ * ever holds the whole map, so peak memory follows the tile size, not the
+ * map size.
+ *
+ * Choices (all overridable):
+ * - Monolithic or tiled: a map runs as one piece in memory when its
+ *   estimated footprint fits --mem-limit (default: 3/4 of the RAM) and no
+ *   tiling option was given; tiled otherwise.
+ * - Store: memory when every tile fits the limit besides the working
+ *   buffers, else disk (--store DIR, or <output>.store when not given).
+ * - Core size: the largest multiple of 256 (the output block, so a tile row
+ *   writes whole block rows) up to 2048 whose working set fits the limit;
+ *   small maps get cores of about a quarter of the map.
+ * - K (steps per exchange): halo H = K·R (R the step radius). A generation
+ *   recomputes a ring of width up to H around every core (redundant work
+ *   ~ 4H/core) but exchanges and stores tiles once per K steps. K =
+ *   core / (16 R), between 1 and 8, keeps the ring under ~1/16 of the core
+ *   (about 12 % extra work at the first step of a generation, less later)
+ *   while dividing store traffic by K.
+ */
+#include "erode_tiled.h"
+#include "report.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TILED_MAX_CORE  2048
+#define TILED_SLACK     ((int64_t)160 << 20) /* heap, libraries, bookkeeping */
+#define TILED_MAX_CELLS ((int64_t)1 << 36)   /* 262144² cells: tile counts stay small */
+
+typedef struct tiled_run {
+  erode_opts *o;
+  erode_source *src;
+  talus_store *store;
+  talus_tiled *g;
+  int core, K, disk, hard;
+  char dir[4200]; /* the disk store's directory */
+  int64_t end;
+  erode_volumes v0, v1;
+  talus_run_stats stats;
+  report_run rr;
+  report_facts facts;
+} tiled_run;
+
+talus_status erode_parse_size(const char *opt, const char *text, int64_t *out) {
+  char *end = NULL;
+  double v = strtod(text, &end);
+  double unit = 1.0;
+  if (end && *end) {
+    const char *units = "KMGT";
+    const char *u = strchr(units, end[0] & ~0x20);
+    if (u && (!end[1] || ((end[1] == 'B' || end[1] == 'b') && !end[2])))
+      unit = pow(1024.0, (double)(u - units + 1));
+    else
+      unit = 0.0;
+  }
+  if (end == text || !(unit > 0.0) || !(v * unit >= 1 << 20) || v * unit > 9e18)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                      "%s expects a size of at least 1M such as 512M or 4G, got '%s'", opt, text);
+  *out = (int64_t)(v * unit);
+  return TALUS_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * Memory estimates and the plan
+ * ------------------------------------------------------------------- */
+
+static int64_t default_limit(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  return pages > 0 && size > 0 ? (int64_t)pages * size / 4 * 3 : (int64_t)4 << 30;
+}
+
+static int64_t run_limit(const erode_opts *o) {
+  return o->mem_limit ? o->mem_limit : default_limit();
+}
+
+/* Bytes a cell costs in a tile with scratch (talus_tile_create), and in a
+ * tile of persistent fields only or a store blob. */
+static int64_t cell_bytes_full(const talus_kparams *P) {
+  return 56 + 88 * (int64_t)P->nz;
+}
+static int64_t cell_bytes_kept(const talus_kparams *P) {
+  return 6 + 44 * (int64_t)P->nz;
+}
+
+/* Output bands a row buffer holds: surface, maps, state. */
+static int64_t output_bands(const erode_opts *o, const talus_kparams *P) {
+  return 1 + (o->maps ? 5 : 0) + (o->state ? 2 + 11 * (int64_t)P->nz : 0);
+}
+
+/* Peak bytes of a tiled run with cores of c and halo H, besides the store. */
+static int64_t tiled_bytes(const erode_opts *o, const talus_kparams *P, int nx, int ny, int c,
+                           int H) {
+  int64_t bw = c + 2 * H < nx ? c + 2 * H : nx, bh = c + 2 * H < ny ? c + 2 * H : ny;
+  int64_t run = bw * bh * cell_bytes_full(P);
+  int64_t out = ((int64_t)c * c + (int64_t)c * 256) * cell_bytes_kept(P) +
+                output_bands(o, P) * (c + 256) * (int64_t)nx * 4;
+  int64_t io = TALUS_GDAL_CACHE_BYTES + TALUS_STORE_CALL_BYTES * omp_get_max_threads();
+  return (run > out ? run : out) + io + TILED_SLACK;
+}
+
+/* Peak bytes of a monolithic run: the domain, the initial surface and the
+ * input as read (a DEM's heights and mask; a state's bands). */
+static int64_t mono_bytes(const erode_opts *o, const talus_kparams *P, int nx, int ny, int state) {
+  int64_t input = state ? 4 * (2 + 11 * (int64_t)P->nz) : 5;
+  int64_t cells = (int64_t)nx * ny;
+  return cells * (cell_bytes_full(P) + 4 + input) + output_bands(o, P) * 256 * (int64_t)nx * 4 +
+         TALUS_GDAL_CACHE_BYTES + TILED_SLACK;
+}
+
+static int auto_K(int core, int R) {
+  int K = R > 0 ? core / (16 * R) : 8;
+  return K < 1 ? 1 : (K > 8 ? 8 : K);
+}
+
+/* Core size and K: the user's, else the largest that fits the limit. */
+static talus_status tiled_plan_core(tiled_run *t, int64_t limit) {
+  const talus_kparams *P = &t->src->ctx.P;
+  int nx = t->src->nx, ny = t->src->ny, R = talus_step_radius(P), big = nx > ny ? nx : ny;
+  if (t->o->tile) {
+    t->core = t->o->tile;
+    t->K = t->o->steps_per_exchange ? t->o->steps_per_exchange : auto_K(t->core, R);
+  } else {
+    int c = TILED_MAX_CORE;
+    while (c > 256 &&
+           (c / 2 >= big ||
+            tiled_bytes(t->o, P, nx, ny, c,
+                        (t->o->steps_per_exchange ? t->o->steps_per_exchange : auto_K(c, R)) * R) >
+                limit))
+      c -= 256;
+    if (c == 256 && big < 1024) c = big < 128 ? big : (big + 3) / 4;
+    t->core = c;
+    t->K = t->o->steps_per_exchange ? t->o->steps_per_exchange : auto_K(c, R);
+  }
+  int64_t need = tiled_bytes(t->o, P, nx, ny, t->core, t->K * R);
+  if (t->o->mem_limit && need > limit)
+    return talus_fail(TALUS_ERR_ARGUMENT, "erode",
+                      "tiles of %d cells with %d steps per exchange (halo %d) need about %.2f GiB, "
+                      "more than --mem-limit %.2f GiB: use a smaller --tile or a larger limit",
+                      t->core, t->K, t->K * R, need / 1073741824.0, limit / 1073741824.0);
+  return TALUS_OK;
+}
+
+/* Memory store when every tile fits besides the working set, else disk. */
+static void tiled_plan_store(tiled_run *t, int64_t limit) {
+  const talus_kparams *P = &t->src->ctx.P;
+  int nx = t->src->nx, ny = t->src->ny, R = talus_step_radius(P);
+  int64_t kept = (int64_t)nx * ny * cell_bytes_kept(P) * 5 / 4; /* cores and strips */
+  t->disk =
+      t->o->store_dir != NULL || kept + tiled_bytes(t->o, P, nx, ny, t->core, t->K * R) > limit;
+  if (t->o->store_dir)
+    snprintf(t->dir, sizeof t->dir, "%s", t->o->store_dir);
+  else if (t->disk)
+    app_derived_path(t->dir, sizeof t->dir, t->o->output, ".store");
+}
+
+talus_status erode_use_tiles(const erode_opts *o, const talus_params *p, int *tiled) {
+  *tiled = 0;
+  talus_bands_reader *r = NULL;
+  talus_kparams P;
+  talus_status st = talus_params_to_kparams(p, &P);
+  if (!st) st = talus_bands_reader_open(o->input, &r);
+  if (st) return st;
+  int nx = talus_bands_reader_nx(r), ny = talus_bands_reader_ny(r);
+  int state = talus_bands_reader_meta(r, "TALUS_STATE") != NULL;
+  const char *layers = talus_bands_reader_meta(r, "TALUS_LAYERS");
+  if (state && layers) P.nz = atoi(layers) > 0 ? atoi(layers) : P.nz;
+  int64_t need = mono_bytes(o, &P, nx, ny, state);
+  talus_bands_reader_close(r);
+  if ((int64_t)nx * ny > TILED_MAX_CELLS)
+    return talus_fail(TALUS_ERR_DATA, "erode",
+                      "'%s' is %d x %d cells, too large: at most %lld cells", o->input, nx, ny,
+                      (long long)TILED_MAX_CELLS);
+  *tiled = o->tile || o->steps_per_exchange || o->store_dir || o->resume;
+  if (!*tiled && need > run_limit(o)) {
+    *tiled = 1;
+    talus_info("%d x %d cells need about %.1f GiB in one piece, more than the %.1f GiB limit: "
+               "running tiled",
+               nx, ny, need / 1073741824.0, run_limit(o) / 1073741824.0);
+  }
+  return TALUS_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * The store and the start of the run
+ * ------------------------------------------------------------------- */
+
+/* Identifies the run: input file, grid, tiling, steps and parameters, so
+ * a store is only ever resumed by the run that wrote it. */
+static talus_status tiled_run_id(const tiled_run *t, const talus_params *p, char *id, size_t n) {
+  char *json = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&json, &len);
+  if (!f) return talus_fail(TALUS_ERR_NOMEM, "erode", "no memory for the run id");
+  talus_params_write_json(p, f, 0);
+  fclose(f);
+  uint32_t crc = talus_crc32c(0, json, len);
+  free(json);
+  struct stat sb;
+  memset(&sb, 0, sizeof sb);
+  stat(t->o->input, &sb);
+  char real[4096];
+  if (!realpath(t->o->input, real)) snprintf(real, sizeof real, "%s", t->o->input);
+  snprintf(id, n,
+           "talus-erode-1 %dx%d nz=%d core=%d K=%d steps=%lld..%lld params=%08x "
+           "input=%lld:%lld:%.900s",
+           t->src->nx, t->src->ny, t->src->ctx.P.nz, t->core, t->K, (long long)t->src->step,
+           (long long)t->end, (unsigned)crc, (long long)sb.st_size, (long long)sb.st_mtime, real);
+  return TALUS_OK;
+}
+
+static talus_status tiled_open_store(tiled_run *t, const talus_params *p) {
+  int ntx = (t->src->nx + t->core - 1) / t->core, nty = (t->src->ny + t->core - 1) / t->core;
+  char id[TALUS_STORE_RUN_ID_MAX];
+  talus_status st = tiled_run_id(t, p, id, sizeof id);
+  if (!st)
+    st = talus_store_open(&t->store, t->disk ? TALUS_STORE_DISK : TALUS_STORE_MEMORY,
+                          t->disk ? t->dir : NULL, id, ntx * nty, t->o->resume);
+  if (st && t->o->resume)
+    talus_fail_context(st,
+                       "cannot resume from --store %s (it must hold a run of the same "
+                       "input, parameters, --steps, --tile and --steps-per-exchange)",
+                       t->dir);
+  return st;
+}
+
+/* Fills a tile from the input and books its initial volumes. */
+static talus_status tiled_fill(void *user, talus_tile *tile, talus_rect r) {
+  tiled_run *t = user;
+  talus_status st = erode_source_fill(t->src, tile, r);
+  if (!st) erode_volumes_add(tile, r, &t->v0);
+  return st;
+}
+
+static talus_status tiled_save_volumes(tiled_run *t) {
+  const erode_volumes *v = &t->v0;
+  char text[512];
+  snprintf(text, sizeof text, "%a %a %a %a %a %lld %a", v->m[0], v->m[1], v->m[2], v->m[3],
+           v->bedrock0, (long long)v->live, v->lowest);
+  return talus_store_set_meta(t->store, "initial_volumes", text);
+}
+
+static int tiled_load_volumes(tiled_run *t) {
+  const char *text = talus_store_get_meta(t->store, "initial_volumes");
+  erode_volumes *v = &t->v0;
+  long long live = 0;
+  if (!text || sscanf(text, "%la %la %la %la %la %lld %la", &v->m[0], &v->m[1], &v->m[2], &v->m[3],
+                      &v->bedrock0, &live, &v->lowest) != 7)
+    return 0;
+  v->live = live;
+  return 1;
+}
+
+/* Every tile committed and the initial volumes recorded: a run got past
+ * its load. */
+static int tiled_loaded(tiled_run *t) {
+  for (int i = 0; i < talus_tiled_count(t->g); i++)
+    if (talus_store_committed(t->store, i) < 0) return 0;
+  return tiled_load_volumes(t);
+}
+
+/* Builds every tile from the input, or picks up a killed run's store. */
+static talus_status tiled_start(tiled_run *t) {
+  if (t->o->resume && tiled_loaded(t)) return talus_tiled_resume(t->g);
+  memset(&t->v0, 0, sizeof t->v0);
+  t->v0.lowest = INFINITY;
+  talus_tile_source src = {tiled_fill, t};
+  talus_status st = talus_tiled_load(t->g, &src);
+  return st ? st : tiled_save_volumes(t);
+}
+
+static int tiled_progress(int64_t done, int64_t total, void *user) {
+  return app_progress_cb(total > 0 ? (double)done / (double)total : 1.0, NULL, user);
+}
+
+static talus_status tiled_advance(tiled_run *t) {
+  app_progress bar;
+  int64_t todo = t->end - talus_tiled_step(t->g);
+  app_progress_begin(&bar, "eroding", todo, t->o->quiet);
+  double t0 = talus_now();
+  talus_status st = talus_tiled_run(t->g, t->end, &t->stats, tiled_progress, &bar);
+  t->rr.seconds = talus_now() - t0;
+  app_progress_end(&bar);
+  return st;
+}
+
+/* ---------------------------------------------------------------------
+ * Outputs, tile row by tile row
+ * ------------------------------------------------------------------- */
+
+/* A tile of persistent fields only (what the store holds): reading back
+ * needs no scratch, which would double the footprint. */
+static talus_status tiled_light_tile(const tiled_run *t, int w, int h, talus_tile **out) {
+  talus_tile *tl = NULL;
+  int nz = t->src->ctx.P.nz;
+  talus_status st = talus_alloc((void **)&tl, sizeof *tl, "tile header");
+  if (st) return st;
+  memset(tl, 0, sizeof *tl);
+  tl->buf = (talus_rect){0, 0, w, h};
+  tl->pitch = (w + 15) & ~15;
+  tl->nz = nz;
+  tl->plane = (size_t)tl->pitch * h;
+  size_t P = tl->plane, n = P * nz * 4;
+  void **f[] = {(void **)&tl->B, (void **)&tl->s, (void **)&tl->w, (void **)&tl->C,
+                (void **)&tl->r, (void **)&tl->D, (void **)&tl->p};
+  st = talus_alloc((void **)&tl->count, P, "column counts");
+  if (!st) st = talus_alloc((void **)&tl->mask, P, "NoData mask");
+  for (size_t i = 0; i < 7 && !st; i++)
+    st = talus_alloc(f[i], n, "tile field");
+  if (!st) st = talus_alloc((void **)&tl->f, 4 * n, "tile fluxes");
+  if (!st && t->hard) st = talus_alloc((void **)&tl->hard, P * 4, "hardness");
+  if (st) {
+    talus_tile_free(tl);
+    return st;
+  }
+  *out = tl;
+  return TALUS_OK;
+}
+
+/* Highest column count over the committed cores (the state's layers). */
+static talus_status tiled_layers(tiled_run *t, talus_tile *core, int *L) {
+  *L = 1;
+  for (int i = 0; i < talus_tiled_count(t->g); i++) {
+    talus_status st = talus_tiled_read_core(t->g, i, core);
+    if (st) return st;
+    for (int y = 0; y < core->buf.h; y++)
+      for (int x = 0; x < core->buf.w; x++)
+        if (core->count[talus_idx(core, x, y)] > *L) *L = core->count[talus_idx(core, x, y)];
+  }
+  return TALUS_OK;
+}
+
+/* The initial surface of rectangle r, re-read from the input into tile b. */
+static talus_status tiled_before(tiled_run *t, talus_tile *b, talus_rect r, float *out) {
+  talus_status st = talus_tile_reset(b, r);
+  if (!st) st = erode_source_fill(t->src, b, r);
+  for (int y = 0; y < r.h && !st; y++)
+    for (int x = 0; x < r.w; x++) {
+      size_t idx = talus_idx(b, x, y), ct = talus_col(b, idx, b->count[idx] - 1);
+      out[(size_t)y * r.w + x] = b->B[ct] + b->s[ct];
+    }
+  return st;
+}
+
+/* Adds tile `tile`'s core (in core) to the outputs, a block row at a time. */
+static talus_status tiled_output_tile(tiled_run *t, erode_writer *w, talus_tile *core,
+                                      talus_tile *b, float *before, int tile) {
+  talus_rect c = talus_tiled_core(t->g, tile);
+  int bh = erode_writer_block_rows(w);
+  talus_status st = talus_tiled_read_core(t->g, tile, core);
+  if (!st) erode_volumes_add(core, c, &t->v1);
+  for (int y0 = c.y0; y0 < c.y0 + c.h && !st; y0 += bh) {
+    talus_rect r = {c.x0, y0, c.w, c.y0 + c.h - y0 < bh ? c.y0 + c.h - y0 : bh};
+    st = tiled_before(t, b, r, before);
+    if (!st) st = erode_writer_add(w, core, r, before);
+  }
+  return st;
+}
+
+static talus_status tiled_output_rows(tiled_run *t, erode_writer *w, talus_tile *core) {
+  int bh = erode_writer_block_rows(w), ntiles = talus_tiled_count(t->g);
+  talus_tile *b = NULL;
+  float *before = NULL;
+  talus_status st = tiled_light_tile(t, t->core, bh, &b);
+  if (!st) st = talus_alloc((void **)&before, (size_t)t->core * bh * 4, "initial surface");
+  memset(&t->v1, 0, sizeof t->v1);
+  t->v1.lowest = INFINITY;
+  for (int i = 0; i < ntiles && !st; i++) {
+    st = tiled_output_tile(t, w, core, b, before, i);
+    talus_rect c = talus_tiled_core(t->g, i);
+    if (!st && c.x0 + c.w == t->src->nx) st = erode_writer_rows_done(w, c.y0 + c.h);
+  }
+  talus_free(before);
+  talus_tile_free(b);
+  return st;
+}
+
+static talus_status tiled_output(tiled_run *t) {
+  talus_tiled_trim(t->g);
+  talus_tile *core = NULL;
+  erode_writer *w = NULL;
+  int L = 1;
+  talus_status st = tiled_light_tile(t, t->core, t->core, &core);
+  if (!st && t->o->state) st = tiled_layers(t, core, &L);
+  if (!st)
+    st = erode_writer_open(&w, t->o, &t->src->geo, t->src->nx, t->src->ny,
+                           (double)t->src->ctx.P.cell_size, t->src->ctx.P.nz, L, t->end, t->core);
+  if (!st) st = tiled_output_rows(t, w, core);
+  if (!st) {
+    st = erode_writer_commit(w);
+  } else {
+    erode_writer_abort(w);
+  }
+  talus_tile_free(core);
+  return st;
+}
+
+/* ---------------------------------------------------------------------
+ * The run
+ * ------------------------------------------------------------------- */
+
+static void tiled_facts(tiled_run *t) {
+  report_facts *f = &t->facts;
+  const talus_kparams *P = &t->src->ctx.P;
+  double area = (double)P->cell_size * (double)P->cell_size, heights[TALUS_FLOW_COUNT];
+  memset(f, 0, sizeof *f);
+  f->nx = t->src->nx, f->ny = t->src->ny, f->layers = P->nz, f->cell_size = (double)P->cell_size;
+  memcpy(f->stage_seconds, t->stats.stage_seconds, sizeof f->stage_seconds);
+  talus_tiled_flows(t->g, heights);
+  for (int i = 0; i < TALUS_FLOW_COUNT; i++)
+    f->flows[i] = heights[i] * area;
+  double datum = isfinite(t->v0.lowest) ? t->v0.lowest : 0.0;
+  erode_volumes_of(&t->v0, datum, area, f->ledger.initial);
+  erode_volumes_of(&t->v1, datum, area, f->ledger.current);
+  report_close_ledger(f);
+  talus_store_stats ss;
+  talus_store_get_stats(t->store, &ss);
+  f->tiling = (report_tiling){t->disk ? "disk" : "memory",
+                              t->disk ? t->dir : NULL,
+                              talus_tiled_count(t->g),
+                              t->core,
+                              talus_tiled_halo(t->g),
+                              t->K,
+                              t->o->resume,
+                              ss.raw_written,
+                              ss.bytes_written,
+                              ss.raw_read,
+                              ss.bytes_read};
+}
+
+static talus_status tiled_check_options(const erode_opts *o) {
+  if (o->hardness || o->rain_map)
+    return talus_fail(TALUS_ERR_UNSUPPORTED, "erode",
+                      "%s is not supported by tiled runs yet; run in one piece (no --tile, "
+                      "--store or --steps-per-exchange, and a --mem-limit the map fits)",
+                      o->hardness ? "--hardness" : "--rain-map");
+  return TALUS_OK;
+}
+
+static talus_status tiled_prepare(tiled_run *t, const talus_params *p) {
+  int64_t limit = run_limit(t->o);
+  talus_status st = tiled_check_options(t->o);
+  if (!st) st = erode_source_open(&t->src, t->o->input, p);
+  if (st) return st;
+  t->end = t->src->step + t->o->steps;
+  t->hard = t->src->ctx.P.model == TALUS_MODEL_HEIGHTFIELD || t->src->ctx.P.enable_thermal;
+  st = tiled_plan_core(t, limit);
+  if (st) return st;
+  tiled_plan_store(t, limit);
+  st = tiled_open_store(t, t->src->params);
+  if (!st) st = talus_tiled_create(&t->g, &t->src->ctx, t->core, t->K, t->store);
+  if (!st && !t->o->quiet)
+    talus_info("%d tiles of %d cells, halo %d, %d steps per exchange, %s store%s%s",
+               talus_tiled_count(t->g), t->core, talus_tiled_halo(t->g), t->K,
+               t->disk ? "disk" : "memory", t->disk ? " in " : "", t->disk ? t->dir : "");
+  return st;
+}
+
+static talus_status tiled_finish(tiled_run *t, const talus_params *p) {
+  tiled_facts(t);
+  talus_status st = TALUS_OK;
+  if (t->o->report) st = report_write(t->o->report, &t->rr, &t->facts, p);
+  if (!st && !t->o->quiet) report_print_summary(stderr, &t->rr, &t->facts);
+  return st;
+}
+
+talus_status erode_tiled(erode_opts *o, const talus_params *p) {
+  tiled_run t;
+  memset(&t, 0, sizeof t);
+  t.o = o;
+  talus_status st = tiled_prepare(&t, p);
+  if (!st) {
+    t.rr = (report_run){o->input, o->output, o->steps, t.src->step, 0, omp_get_max_threads()};
+    st = tiled_start(&t);
+  }
+  if (!st) st = tiled_advance(&t);
+  if (!st) st = tiled_output(&t);
+  if (!st) st = tiled_finish(&t, t.src->params);
+  talus_tiled_free(t.g);
+  if (!st && t.store) {
+    st = talus_store_destroy(t.store);
+  } else if (t.store) {
+    talus_store_close(t.store);
+    if (t.disk && st != TALUS_ERR_FORMAT)
+      talus_fail_context(st, "the store in %s is kept: continue with --store %s --resume", t.dir,
+                         t.dir);
+  }
+  erode_source_close(t.src);
+  return st;
+}

@@ -1,0 +1,294 @@
+/*
+ * erode_write.c — the output files of `talus erode` (surface, --maps,
+ * --state, preview), written a row of GeoTIFF blocks at a time from cells
+ * handed in by rectangles: the whole map of a monolithic run or one tile
+ * core after another of a tiled run. Rows of blocks are written whole and
+ * flushed at once, so the file bytes depend on the values only (see
+ * talus_geotiff_stream_flush): a tiled run writes the bytes of a
+ * monolithic one. Memory: max_rows + one block row of every band, never
+ * the whole map.
+ */
+#include "erode.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STATE_FIELDS 11
+static const char *const state_field_names[STATE_FIELDS] = {
+    "bedrock",   "sand",   "water",  "ceiling", "sediment", "damage",
+    "stability", "flux_r", "flux_u", "flux_l",  "flux_d"};
+
+enum { MAP_WATER, MAP_SAND, MAP_SEDIMENT, MAP_COLUMNS, MAP_EROSION, MAP_COUNT };
+static const struct {
+  const char *suffix, *name;
+} map_files[MAP_COUNT] = {{"_water.tif", "water depth [m]"},
+                          {"_sand.tif", "sand thickness [m]"},
+                          {"_sediment.tif", "suspended sediment [m]"},
+                          {"_columns.tif", "column count"},
+                          {"_erosion.tif", "net deposition (+) / erosion (-) [m]"}};
+
+struct erode_writer {
+  const erode_opts *o;
+  int has_nodata;
+  float nodata;
+  int nx, ny, L, bh;                          /* map, state layers, block rows */
+  int cap, base;                              /* ring rows held, first global row held */
+  int nbands;                                 /* 1 + maps + state bands */
+  float **ring;                               /* [nbands][cap * nx] */
+  talus_geotiff_stream *files[2 + MAP_COUNT]; /* surface, maps, state */
+  int nfiles;
+  int file_of[2 + MAP_COUNT]; /* first ring band of each file */
+  int bands_of[2 + MAP_COUNT];
+  talus_preview_acc *preview;
+  uint8_t *nd;  /* a rectangle's NoData mask, for the preview */
+  float *after; /* a rectangle's surface, for the preview */
+  size_t rect_cells;
+};
+
+/* Plane of state field f of layer k in tile t. */
+static const float *state_plane(const talus_tile *t, int f, int k) {
+  const float *planes[7] = {t->B, t->s, t->w, t->C, t->r, t->D, t->p};
+  if (f < 7) return planes[f] + (size_t)k * t->plane;
+  return t->f + ((size_t)k * 4 + (size_t)(f - 7)) * t->plane;
+}
+
+static talus_status writer_add_file(erode_writer *w, const char *path, int nbands,
+                                    const char *const *names, const char *const *meta,
+                                    const talus_georef *geo, const talus_write_options *wo) {
+  int i = w->nfiles;
+  talus_status st =
+      talus_geotiff_stream_open(path, w->nx, w->ny, nbands, names, meta, geo, wo, &w->files[i]);
+  if (st) return st;
+  w->file_of[i] = i ? w->file_of[i - 1] + w->bands_of[i - 1] : 0;
+  w->bands_of[i] = nbands;
+  w->nfiles++;
+  return TALUS_OK;
+}
+
+/* The state file: surface, columns, then 11 fields of each layer k < L. */
+static talus_status writer_open_state(erode_writer *w, const talus_georef *geo,
+                                      const talus_write_options *wo, int nz, double cell,
+                                      int64_t step) {
+  int nb = 2 + w->L * STATE_FIELDS;
+  char(*buf)[32] = calloc((size_t)nb, sizeof *buf);
+  const char **names = calloc((size_t)nb + 1, sizeof *names);
+  talus_status st =
+      (buf && names) ? TALUS_OK : talus_fail(TALUS_ERR_NOMEM, "erode", "no memory for bands");
+  if (!st) {
+    names[0] = "surface";
+    names[1] = "columns";
+    for (int k = 0; k < w->L; k++)
+      for (int f = 0; f < STATE_FIELDS; f++) {
+        int b = 2 + k * STATE_FIELDS + f;
+        snprintf(buf[b], 32, "layer%d.%s", k, state_field_names[f]);
+        names[b] = buf[b];
+      }
+    char md[5][64];
+    snprintf(md[0], 64, "TALUS_STATE=1");
+    snprintf(md[1], 64, "TALUS_STATE_VERSION=1");
+    snprintf(md[2], 64, "TALUS_LAYERS=%d", nz);
+    snprintf(md[3], 64, "TALUS_STEP=%lld", (long long)step);
+    snprintf(md[4], 64, "TALUS_CELL_SIZE=%.17g", cell);
+    const char *meta[] = {md[0], md[1], md[2], md[3], md[4], NULL};
+    st = writer_add_file(w, w->o->state, nb, names, meta, geo, wo);
+  }
+  free(buf);
+  free(names);
+  return st;
+}
+
+static talus_status writer_open_files(erode_writer *w, const talus_georef *geo, int nz, double cell,
+                                      int64_t step) {
+  talus_write_options wo = {.creation_options = w->o->co};
+  const char *name[1] = {"eroded surface [m]"};
+  talus_status st = writer_add_file(w, w->o->output, 1, name, NULL, geo, &wo);
+  char path[4200];
+  for (int m = 0; m < MAP_COUNT && !st && w->o->maps; m++) {
+    app_derived_path(path, sizeof path, w->o->output, map_files[m].suffix);
+    name[0] = map_files[m].name;
+    st = writer_add_file(w, path, 1, name, NULL, geo, &wo);
+  }
+  if (!st && w->o->state) st = writer_open_state(w, geo, &wo, nz, cell, step);
+  int bx = 0;
+  if (!st) talus_geotiff_stream_block_size(w->files[0], &bx, &w->bh);
+  if (!st && w->bh < 1) w->bh = 256;
+  return st;
+}
+
+static talus_status writer_alloc(erode_writer *w, int max_rows, double cell) {
+  w->nbands = 0;
+  for (int i = 0; i < w->nfiles; i++)
+    w->nbands += w->bands_of[i];
+  w->cap = max_rows + w->bh;
+  w->ring = calloc((size_t)w->nbands, sizeof *w->ring);
+  if (!w->ring) return talus_fail(TALUS_ERR_NOMEM, "erode", "no memory for output rows");
+  for (int b = 0; b < w->nbands; b++) {
+    talus_status st =
+        talus_alloc((void **)&w->ring[b], (size_t)w->cap * w->nx * sizeof(float), "output rows");
+    if (st) return st;
+  }
+  if (!w->o->preview || w->o->no_preview) return TALUS_OK;
+  return talus_preview_acc_open(w->nx, w->ny, cell, 2048, &w->preview);
+}
+
+talus_status erode_writer_open(erode_writer **out, const erode_opts *o, const talus_georef *geo,
+                               int nx, int ny, double cell, int nz, int L, int64_t step,
+                               int max_rows) {
+  erode_writer *w = calloc(1, sizeof *w);
+  *out = NULL;
+  if (!w) return talus_fail(TALUS_ERR_NOMEM, "erode", "no memory for the outputs");
+  w->o = o;
+  w->nx = nx, w->ny = ny, w->L = L;
+  w->has_nodata = geo && geo->has_nodata;
+  w->nodata = w->has_nodata ? (float)geo->nodata : 0.0f;
+  talus_status st = writer_open_files(w, geo, nz, cell, step);
+  if (!st) st = writer_alloc(w, max_rows, cell);
+  if (st) {
+    erode_writer_abort(w);
+    return st;
+  }
+  *out = w;
+  return TALUS_OK;
+}
+
+int erode_writer_block_rows(const erode_writer *w) {
+  return w->bh;
+}
+
+/* Whole-cell outputs of the cell at idx: surface, then the maps. */
+static void writer_cell(const erode_writer *w, const talus_tile *t, size_t idx, float before,
+                        float v[1 + MAP_COUNT]) {
+  int top = t->count[idx] - 1;
+  size_t ct = talus_col(t, idx, top);
+  float sand = 0.0f, sed = 0.0f;
+  for (int k = 0; k <= top; k++) {
+    sand += t->s[talus_col(t, idx, k)];
+    sed += t->r[talus_col(t, idx, k)];
+  }
+  v[0] = t->B[ct] + t->s[ct];
+  v[1 + MAP_WATER] = t->w[ct];
+  v[1 + MAP_SAND] = sand;
+  v[1 + MAP_SEDIMENT] = sed;
+  v[1 + MAP_COLUMNS] = (float)t->count[idx];
+  v[1 + MAP_EROSION] = v[0] - before;
+  if (t->mask[idx] && w->has_nodata)
+    for (int i = 0; i < 1 + MAP_COUNT; i++)
+      v[i] = w->nodata;
+}
+
+/* State bands of the cell at idx from ring band b0 on, at ring offset off. */
+static void writer_state_cell(const erode_writer *w, const talus_tile *t, size_t idx, float surface,
+                              int b0, size_t off) {
+  w->ring[b0][off] = surface;
+  w->ring[b0 + 1][off] = (float)t->count[idx];
+  for (int k = 0; k < w->L; k++)
+    for (int f = 0; f < STATE_FIELDS; f++)
+      w->ring[b0 + 2 + k * STATE_FIELDS + f][off] =
+          k < t->count[idx] ? state_plane(t, f, k)[idx] : NAN;
+}
+
+static talus_status writer_preview(erode_writer *w, talus_rect r, const float *before) {
+  if (!w->preview) return TALUS_OK;
+  talus_status st = talus_preview_acc_add(w->preview, 0, r.x0, r.y0, r.w, r.h, before, w->nd);
+  if (!st) st = talus_preview_acc_add(w->preview, 1, r.x0, r.y0, r.w, r.h, w->after, w->nd);
+  return st;
+}
+
+static talus_status writer_rect_scratch(erode_writer *w, size_t cells) {
+  if (cells <= w->rect_cells) return TALUS_OK;
+  talus_free(w->nd);
+  talus_free(w->after);
+  w->nd = NULL, w->after = NULL, w->rect_cells = 0;
+  talus_status st = talus_alloc((void **)&w->nd, cells, "preview mask");
+  if (!st) st = talus_alloc((void **)&w->after, cells * sizeof(float), "preview rows");
+  if (!st) w->rect_cells = cells;
+  return st;
+}
+
+talus_status erode_writer_add(erode_writer *w, const talus_tile *t, talus_rect r,
+                              const float *before) {
+  if (r.y0 < w->base || r.y0 + r.h > w->base + w->cap)
+    return talus_fail(TALUS_ERR_INTERNAL, "erode", "rows %d..%d outside the output window %d..%d",
+                      r.y0, r.y0 + r.h, w->base, w->base + w->cap);
+  talus_status st = writer_rect_scratch(w, (size_t)r.w * r.h);
+  int nmaps = w->o->maps ? MAP_COUNT : 0, sb = 1 + nmaps;
+  for (int y = 0; y < r.h && !st; y++)
+    for (int x = 0; x < r.w; x++) {
+      size_t idx = talus_idx(t, r.x0 + x - t->buf.x0, r.y0 + y - t->buf.y0);
+      size_t i = (size_t)y * r.w + x, off = (size_t)(r.y0 + y - w->base) * w->nx + r.x0 + x;
+      float v[1 + MAP_COUNT];
+      writer_cell(w, t, idx, before[i], v);
+      for (int b = 0; b < 1 + nmaps; b++)
+        w->ring[b][off] = v[b];
+      if (w->o->state) writer_state_cell(w, t, idx, v[0], sb, off);
+      w->nd[i] = t->mask[idx];
+      w->after[i] = v[0];
+    }
+  return st ? st : writer_preview(w, r, before);
+}
+
+/* Writes ring rows [y0, y0+h) of every band and flushes every file. */
+static talus_status writer_block_row(erode_writer *w, int y0, int h) {
+  talus_status st = TALUS_OK;
+  size_t off = (size_t)(y0 - w->base) * w->nx;
+  for (int f = 0; f < w->nfiles && !st; f++)
+    for (int b = 0; b < w->bands_of[f] && !st; b++)
+      st = talus_geotiff_stream_write(w->files[f], b, 0, y0, w->nx, h,
+                                      w->ring[w->file_of[f] + b] + off);
+  for (int f = 0; f < w->nfiles && !st; f++)
+    st = talus_geotiff_stream_flush(w->files[f]);
+  return st;
+}
+
+talus_status erode_writer_rows_done(erode_writer *w, int y_end) {
+  int y = w->base;
+  talus_status st = TALUS_OK;
+  while (!st && y < w->ny) {
+    int h = w->ny - y < w->bh ? w->ny - y : w->bh;
+    if (y + h > y_end) break;
+    st = writer_block_row(w, y, h);
+    y += h;
+  }
+  if (st || y == w->base) return st;
+  size_t keep = (size_t)(w->base + w->cap - y) * w->nx, drop = (size_t)(y - w->base) * w->nx;
+  for (int b = 0; b < w->nbands; b++)
+    memmove(w->ring[b], w->ring[b] + drop, keep * sizeof(float));
+  w->base = y;
+  return TALUS_OK;
+}
+
+static void writer_free(erode_writer *w) {
+  for (int b = 0; w->ring && b < w->nbands; b++)
+    talus_free(w->ring[b]);
+  free(w->ring);
+  talus_preview_acc_free(w->preview);
+  talus_free(w->nd);
+  talus_free(w->after);
+  free(w);
+}
+
+talus_status erode_writer_commit(erode_writer *w) {
+  talus_status st = w->base == w->ny
+                        ? TALUS_OK
+                        : talus_fail(TALUS_ERR_INTERNAL, "erode", "only %d of %d rows were written",
+                                     w->base, w->ny);
+  for (int f = 0; f < w->nfiles; f++) {
+    if (st) {
+      talus_geotiff_stream_abort(w->files[f]);
+      continue;
+    }
+    st = talus_geotiff_stream_commit(w->files[f]);
+  }
+  w->nfiles = 0;
+  if (!st && w->preview) st = talus_preview_acc_write(w->preview, w->o->preview);
+  writer_free(w);
+  return st;
+}
+
+void erode_writer_abort(erode_writer *w) {
+  if (!w) return;
+  for (int f = 0; f < w->nfiles; f++)
+    talus_geotiff_stream_abort(w->files[f]);
+  writer_free(w);
+}

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# A tiled run on a disk store killed with SIGKILL at random points and
+# continued with --resume writes the bytes of an uninterrupted run; a
+# corrupted tile file is caught by its checksum (clear error, non-zero
+# exit, no output); bad tiling options and a store of another run are
+# refused with a message naming the problem.
+set -u
+T=${TALUS_BIN:?TALUS_BIN not set}
+SRC=${TALUS_SOURCE_DIR:?TALUS_SOURCE_DIR not set}
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+pass=0 fail=0
+check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAILED: $1" >&2; fi; }
+
+"$T" generate chasm-source -o "$W/c300.tif" --size 300 --layers 8
+gdal_translate -q -srcwin 0 50 300 200 "$W/c300.tif" "$W/init.tif"
+A=(-c "$SRC/configs/chasm-source.ini" --set water.rain=0.01 --set support.iterations=2
+   --steps 12 --tile 64 --steps-per-exchange 2 -q --no-preview --maps)
+"$T" erode "$W/init.tif" -o "$W/ref.tif" -c "$SRC/configs/chasm-source.ini" --set water.rain=0.01 \
+  --set support.iterations=2 --steps 12 -q --no-preview --maps
+
+# The run's length on this machine now, to aim the kills inside it.
+t0=$(date +%s%N)
+"$T" erode "$W/init.tif" -o "$W/timed.tif" "${A[@]}" --store "$W/timed_store"
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "the tiled run equals the one-piece run" 'cmp -s "$W/ref.tif" "$W/timed.tif"'
+
+# kill_at MS ARGS...: runs talus in the background, SIGKILLs it after MS ms;
+# prints "killed" when it was still running.
+kill_at() {
+  local ms=$1
+  shift
+  "$T" erode "$W/init.tif" -o "$W/out.tif" "${A[@]}" --store "$W/store" "$@" 2>>"$W/kills.log" &
+  local pid=$!
+  sleep "$(awk "BEGIN {print $ms / 1000}")"
+  if kill -9 $pid 2>/dev/null; then echo killed; fi
+  wait $pid 2>/dev/null
+}
+
+RANDOM=$$
+kills=0 resume=()
+for i in 1 2 3; do
+  at=$(( ms / 10 + RANDOM % (ms / 2 + 1) ))
+  r=$(kill_at $at "${resume[@]}")
+  echo "kill $i after $at ms of a ${ms} ms run: ${r:-finished first}"
+  if [ "$r" = killed ]; then kills=$((kills + 1)); else break; fi
+  resume=(--resume)
+done
+check "at least one run was killed mid-way ($kills)" '[ $kills -ge 1 ]'
+if [ ! -e "$W/out.tif" ]; then
+  "$T" erode "$W/init.tif" -o "$W/out.tif" "${A[@]}" --store "$W/store" --resume --report "$W/resumed.json"
+  check "the resumed run reports it resumed" 'grep -q "\"resumed\": true" "$W/resumed.json"'
+fi
+for s in '' _water _sand _sediment _columns _erosion; do
+  check "killed and resumed: out$s.tif == uninterrupted" 'cmp -s "$W/ref$s.tif" "$W/out$s.tif"'
+done
+check "the store is removed after the resumed run succeeds" '[ ! -e "$W/store" ]'
+
+# A corrupted tile file: caught by its checksum, never used.
+r=$(kill_at $((ms / 2)))
+if [ "$r" = killed ]; then
+  for f in "$W"/store/t*_p0.tzst; do
+    printf '\xff' | dd of="$f" bs=1 seek=$(( $(stat -c %s "$f") / 2 )) conv=notrunc status=none
+  done
+  "$T" erode "$W/init.tif" -o "$W/bad.tif" "${A[@]}" --store "$W/store" --resume 2>"$W/bad.err"
+  rc=$?
+  check "a corrupt tile file fails the run (exit $rc)" '[ $rc -ne 0 ]'
+  check "the error names the corrupt file and the checksum" \
+    'grep -q "corrupt" "$W/bad.err" && grep -qi "crc\|checksum" "$W/bad.err"'
+  check "no output is written from a corrupt store" '[ ! -e "$W/bad.tif" ]'
+  "$T" erode "$W/init.tif" -o "$W/x.tif" "${A[@]}" --steps 13 --store "$W/store" --resume 2>"$W/other.err"
+  check "a store of another run (--steps differs) is refused" \
+    '[ $? -ne 0 ] && grep -q "another run" "$W/other.err"'
+else
+  echo "corruption case skipped: the run finished before the kill" >&2
+fi
+
+# Bad values get a message naming the option.
+bad() { "$T" erode "$W/init.tif" -o "$W/y.tif" -q "$@" 2>"$W/e.err" && return 1; grep -q -- "$1" "$W/e.err"; }
+check "--tile 0 is refused" 'bad --tile 0'
+check "--steps-per-exchange 0 is refused" 'bad --steps-per-exchange 0'
+check "--mem-limit 4Q is refused" 'bad --mem-limit 4Q'
+check "--resume without --store is refused" 'bad --resume && grep -q -- "--store" "$W/e.err"'
+check "a too small --mem-limit for the tile is refused" 'bad --mem-limit 100M --tile 64'
+
+echo "cli_tiles_resume: $pass passed, $fail failed"
+[ $fail -eq 0 ]
