@@ -149,6 +149,34 @@ TALUS_HD static inline float hf_pipe(const talus_tile *t, float f_old, float h, 
   return talus_pos(f_old + gain * (h - (t->B[n] + t->w[n]) + (1.0f - in) * d));
 }
 
+/* K = min(1, vol/sent) applied to the new fluxes f of the cell at idx and
+ * stored; with no water every f is 0 and K does not matter. */
+TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_store(const talus_tile *t,
+                                                             const talus_kparams *P, size_t idx,
+                                                             float d, const float f[4]) {
+  float vol = d * P->cell_size * P->cell_size, sent = ((f[0] + f[1]) + (f[2] + f[3])) * P->dt;
+  float K = vol > 0.0f ? vol / (sent > vol ? sent : vol) : 0.0f;
+  for (int k = 0; k < 4; k++)
+    t->f[(size_t)k * t->plane + idx] = f[k] * K;
+}
+
+/* hf_flux of a cell whose 4 neighbours are live cells (hf_pipe with in = 1,
+ * spelled out): no classification and no branches, so the CPU backend runs
+ * it over whole rows of interior cells as one vector loop. The selects are
+ * plain ternaries, which a vector loop turns into blends; the live flags
+ * are the caller's to store. */
+TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_live(const talus_tile *t,
+                                                            const talus_kparams *P, size_t idx) {
+  const float *B = t->B, *w = t->w, *F = t->f;
+  float d = w[idx], h = B[idx] + d, gain = P->dt * P->hf_flux_gain, f[4];
+  for (int k = 0; k < 4; k++) {
+    size_t n = (size_t)((ptrdiff_t)idx + hf_step(t, k));
+    float fk = F[(size_t)k * t->plane + idx] + gain * (h - (B[n] + w[n]));
+    f[k] = fk > 0.0f ? fk : 0.0f;
+  }
+  hf_flux_store(t, P, idx, d, f);
+}
+
 /* Stage hf_flux (eqs. 2–4): outflow fluxes [m³/s] from the head difference,
  * scaled by K so one step never sends more than the cell's water. As the
  * step's first stage with neighbours it records the cell's live flags
@@ -159,25 +187,17 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_flux(const talus_tile *t, co
   size_t idx = talus_idx(t, x, y);
   if (talus_cell_masked(t, idx)) return;
   const talus_kparams *P = &c->P;
-  float d = t->w[idx], h = t->B[idx] + d, gain = P->dt * P->hf_flux_gain, f[4];
   unsigned live = talus_nb8_live(t, c, x, y);
   t->nb8[idx] = (uint16_t)live;
-  if ((live & 15u) == 15u) { /* hf_pipe with in = 1, spelled out for the compiler */
-    const float *B = t->B, *w = t->w, *F = t->f;
-    for (int k = 0; k < 4; k++) {
-      size_t n = (size_t)((ptrdiff_t)idx + hf_step(t, k));
-      f[k] = talus_pos(F[(size_t)k * t->plane + idx] + gain * (h - (B[n] + w[n])));
-    }
-  } else {
-    hf_nb4 q = hf_neighbours(t, c, x, y);
-    for (int k = 0; k < 4; k++)
-      f[k] = hf_pipe(t, t->f[(size_t)k * t->plane + idx], h, d, gain, q.n[k], q.in[k]) * q.open[k];
+  if ((live & 15u) == 15u) {
+    hf_flux_live(t, P, idx);
+    return;
   }
-  /* K = min(1, vol/sent); with no water every f is 0 and K does not matter. */
-  float vol = d * P->cell_size * P->cell_size, sent = ((f[0] + f[1]) + (f[2] + f[3])) * P->dt;
-  float K = vol > 0.0f ? vol / talus_gtf(sent, vol) : 0.0f;
+  float d = t->w[idx], h = t->B[idx] + d, gain = P->dt * P->hf_flux_gain, f[4];
+  hf_nb4 q = hf_neighbours(t, c, x, y);
   for (int k = 0; k < 4; k++)
-    t->f[(size_t)k * t->plane + idx] = f[k] * K;
+    f[k] = hf_pipe(t, t->f[(size_t)k * t->plane + idx], h, d, gain, q.n[k], q.in[k]) * q.open[k];
+  hf_flux_store(t, P, idx, d, f);
 }
 
 /* Transport capacity (eq. 8) of a cell with velocity (u, v), water d1 and
@@ -188,7 +208,7 @@ TALUS_HD static inline float hf_capacity(const talus_kparams *P, float gx, float
   float along = fabsf(gx * u + gy * v) / sqrtf(1.0f + gx * gx + gy * gy);
   float floor_ = P->hf_min_tilt * sqrtf(u * u + v * v);
   float lmax = 1.0f - d1 * P->hf_inv_depth;
-  return P->hf_capacity * talus_gtf(along, floor_) * talus_pos(lmax);
+  return P->hf_capacity * (along > floor_ ? along : floor_) * (lmax > 0.0f ? lmax : 0.0f);
 }
 
 /* Inflows fi[R,U,L,D] of a cell [m³/s] and its terrain gradient: central
@@ -212,6 +232,54 @@ TALUS_HD static inline void hf_border_inflow(const talus_tile *t, const talus_kc
   g[1] = sy > 0.0f ? hy * (1.0f / sy) : 0.0f;
 }
 
+/* hf_water from the cell's outflows fo, inflows fi and terrain gradient g:
+ * new water, velocity and capacity. Returns the water the rounding clamp
+ * d2 >= 0 added as a negative height (WATER_OVERFILL), else 0. */
+TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_finish(const talus_tile *t,
+                                                                 const talus_kparams *P, size_t idx,
+                                                                 const float fo[4],
+                                                                 const float fi[4],
+                                                                 const float g[2]) {
+  /* Sums as fixed trees: short dependency chains, the same rounding everywhere. */
+  float l = P->cell_size;
+  double kdt = (double)P->dt / ((double)l * (double)l);
+  double net = (((double)fi[0] + (double)fi[1]) + ((double)fi[2] + (double)fi[3])) -
+               (((double)fo[0] + (double)fo[1]) + ((double)fo[2] + (double)fo[3]));
+  float d1 = t->w[idx];
+  double d2 = (double)d1 + kdt * net, clamp = d2 < 0.0 ? d2 : 0.0;
+  float w2 = (float)(d2 < 0.0 ? 0.0 : d2), dm = 0.5f * (d1 + w2);
+  float dwx = 0.5f * (fi[TALUS_DIR_L] - fo[TALUS_DIR_L] + fo[TALUS_DIR_R] - fi[TALUS_DIR_R]);
+  float dwy = 0.5f * (fi[TALUS_DIR_D] - fo[TALUS_DIR_D] + fo[TALUS_DIR_U] - fi[TALUS_DIR_U]);
+  /* The division runs whatever dm is (a vector loop cannot skip it for
+   * some lanes), its result is kept only where dm > 0. */
+  float inv = 1.0f / (l * (dm > 0.0f ? dm : 1.0f));
+  inv = dm > 0.0f ? inv : 0.0f;
+  float u = dwx * inv, v = dwy * inv;
+  t->w[idx] = w2;
+  t->vx[idx] = u;
+  t->vy[idx] = v;
+  t->hf_cap[idx] = hf_capacity(P, g[0], g[1], u, v, d1);
+  return clamp;
+}
+
+/* hf_water of a cell whose 4 neighbours are live cells: central
+ * differences, no classification and no branches, so the CPU backend runs
+ * whole rows of interior cells as one vector loop. Returns the clamp of
+ * hf_water_finish for the caller to book. */
+TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_live(const talus_tile *t,
+                                                               const talus_kparams *P, size_t idx) {
+  float fo[4], fi[4], g[2];
+  ptrdiff_t p = t->pitch;
+  for (int k = 0; k < 4; k++) {
+    fo[k] = t->f[(size_t)k * t->plane + idx];
+    fi[k] = t->f[(size_t)((k + 2) & 3) * t->plane + (size_t)((ptrdiff_t)idx + hf_step(t, k))];
+  }
+  float inv2l = 1.0f / (2.0f * P->cell_size); /* the slow path's 1/sx, bitwise */
+  g[0] = (t->B[idx + 1] - t->B[idx - 1]) * inv2l;
+  g[1] = (t->B[(size_t)((ptrdiff_t)idx + p)] - t->B[(size_t)((ptrdiff_t)idx - p)]) * inv2l;
+  return hf_water_finish(t, P, idx, fo, fi, g);
+}
+
 /* Stage hf_water (eqs. 5–8): new water height from the net flux, velocity
  * from the through-flux, and the capacity for hf_erode. Books the rounding
  * clamp d2 >= 0 (and border outflow on the slow path). */
@@ -219,38 +287,17 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_water(const talus_tile *t, c
                                                           int x, int y, double *flows) {
   size_t idx = talus_idx(t, x, y);
   if (talus_cell_masked(t, idx)) return;
-  const talus_kparams *P = &c->P;
-  float fo[4], fi[4], g[2], l = P->cell_size;
-  for (int k = 0; k < 4; k++)
-    fo[k] = t->f[(size_t)k * t->plane + idx];
+  double clamp;
   if ((t->nb8[idx] & 15u) == 15u) {
-    ptrdiff_t p = t->pitch;
-    for (int k = 0; k < 4; k++)
-      fi[k] = t->f[(size_t)((k + 2) & 3) * t->plane + (size_t)((ptrdiff_t)idx + hf_step(t, k))];
-    float inv2l = 1.0f / (2.0f * l); /* the slow path's 1/sx, bitwise */
-    g[0] = (t->B[idx + 1] - t->B[idx - 1]) * inv2l;
-    g[1] = (t->B[(size_t)((ptrdiff_t)idx + p)] - t->B[(size_t)((ptrdiff_t)idx - p)]) * inv2l;
+    clamp = hf_water_live(t, &c->P, idx);
   } else {
+    float fo[4], fi[4], g[2];
+    for (int k = 0; k < 4; k++)
+      fo[k] = t->f[(size_t)k * t->plane + idx];
     hf_border_inflow(t, c, x, y, fi, g, flows);
+    clamp = hf_water_finish(t, &c->P, idx, fo, fi, g);
   }
-  /* Sums as fixed trees: short dependency chains, the same rounding everywhere. */
-  double kdt = (double)P->dt / ((double)l * (double)l);
-  double net = (((double)fi[0] + (double)fi[1]) + ((double)fi[2] + (double)fi[3])) -
-               (((double)fo[0] + (double)fo[1]) + ((double)fo[2] + (double)fo[3]));
-  float d1 = t->w[idx];
-  double d2 = (double)d1 + kdt * net;
-  if (d2 < 0.0) {
-    flows[TALUS_FLOW_WATER_OVERFILL] += d2; /* negative: water added by the clamp */
-    d2 = 0.0;
-  }
-  float w2 = (float)d2, dm = 0.5f * (d1 + w2);
-  float dwx = 0.5f * (fi[TALUS_DIR_L] - fo[TALUS_DIR_L] + fo[TALUS_DIR_R] - fi[TALUS_DIR_R]);
-  float dwy = 0.5f * (fi[TALUS_DIR_D] - fo[TALUS_DIR_D] + fo[TALUS_DIR_U] - fi[TALUS_DIR_U]);
-  float inv = dm > 0.0f ? 1.0f / (l * dm) : 0.0f, u = dwx * inv, v = dwy * inv;
-  t->w[idx] = w2;
-  t->vx[idx] = u;
-  t->vy[idx] = v;
-  t->hf_cap[idx] = hf_capacity(P, g[0], g[1], u, v, d1);
+  if (clamp < 0.0) flows[TALUS_FLOW_WATER_OVERFILL] += clamp; /* water added by the clamp */
 }
 
 /* Dissolution (eqs. 9a–c): terrain into sediment at rate (1 − H)·K_s, the

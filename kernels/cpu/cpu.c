@@ -56,6 +56,70 @@
     CPU_FTZ_LEAVE                                                                               \
   }
 
+/* The cells [*xa, *xb) of row y within [x0, x1) whose 8 neighbours are all
+ * live cells (inside the domain, no NoData cell within one cell): there a
+ * stage's interior fast path needs no classification. Empty when the row
+ * or a row next to it holds a NoData cell there. */
+static void cpu_live_run(const talus_tile *t, const talus_kctx *c, int y, int x0, int x1, int *xa,
+                         int *xb) {
+  int gy = t->buf.y0 + y, lo = 1 - t->buf.x0, hi = c->nx - 1 - t->buf.x0;
+  int a = x0 > lo ? x0 : lo, b = x1 < hi ? x1 : hi;
+  *xa = *xb = x1;
+  if (gy < 1 || gy >= c->ny - 1 || a >= b) return;
+  if (t->mask) {
+    unsigned any = 0;
+    for (int dy = -1; dy <= 1; dy++) {
+      const uint8_t *m = t->mask + talus_idx(t, a - 1, y + dy);
+      for (int i = 0; i < b - a + 2; i++) any |= m[i];
+    }
+    if (any) return;
+  }
+  *xa = a, *xb = b;
+}
+
+/* hf_flux and hf_water on a cell of a live run (cpu_live_run: all 8
+ * neighbours live); each returns the height its stage books. */
+static inline TALUS_FORCE_INLINE double cpu_hf_flux_live(const talus_tile *t,
+                                                         const talus_kctx *c, int x, int y) {
+  size_t idx = talus_idx(t, x, y);
+  t->nb8[idx] = 0xFFu;
+  hf_flux_live(t, &c->P, idx);
+  return 0.0;
+}
+static inline TALUS_FORCE_INLINE double cpu_hf_water_live(const talus_tile *t,
+                                                          const talus_kctx *c, int x, int y) {
+  return hf_water_live(t, &c->P, talus_idx(t, x, y));
+}
+
+/* CPU_STAGE_LOOP for a stage with a branch-free interior body `live` that
+ * returns the one flow it books (`flow`, 0 when none): each row's live run
+ * is one `omp simd` loop (cells are independent: a stage writes only its
+ * own cell) writing the flows to `lane`, which are then added in x order
+ * between the cells before and after the run, exactly as the scalar loop
+ * adds them (zeros, which the body would not add, are skipped). Vector
+ * lanes compute what the scalar body computes (no contraction, no
+ * reassociation), so results do not change. */
+#define CPU_STAGE_LOOP_LIVE(body, live, flow)                                                   \
+  _Pragma("omp parallel") {                                                                     \
+    CPU_FTZ_ENTER                                                                               \
+    double *lane = malloc(sizeof(double) * (size_t)region.w);                                   \
+    _Pragma("omp for schedule(static)") for (int j = 0; j < region.h; j++) {                   \
+      double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                               \
+      int y = region.y0 + j, x = region.x0, x1 = region.x0 + region.w, xa = x1, xb = x1;        \
+      int in_row = y >= book.y0 && y < book.y0 + book.h;                                        \
+      int b0 = in_row ? book.x0 : x1, b1 = in_row ? book.x0 + book.w : x1;                      \
+      if (lane) cpu_live_run(t, c, y, x, x1, &xa, &xb);                                         \
+      for (; x < xa; x++) body(t, c, x, y, (x >= b0 && x < b1) ? acc : junk);                   \
+      _Pragma("omp simd") for (int xv = xa; xv < xb; xv++) lane[xv - xa] = live(t, c, xv, y);  \
+      for (; x < xb; x++)                                                                       \
+        if (x >= b0 && x < b1 && lane[x - xa] != 0.0) acc[flow] += lane[x - xa];                \
+      for (; x < x1; x++) body(t, c, x, y, (x >= b0 && x < b1) ? acc : junk);                   \
+      memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);                             \
+    }                                                                                           \
+    free(lane);                                                                                 \
+    CPU_FTZ_LEAVE                                                                               \
+  }
+
 talus_status talus_cpu_stage_booked(talus_tile *t, const talus_kctx *c, talus_stage_id id,
                                     talus_rect region, talus_rect book, double *flows) {
   if (region.w <= 0 || region.h <= 0) return TALUS_OK;
@@ -77,8 +141,12 @@ talus_status talus_cpu_stage_booked(talus_tile *t, const talus_kctx *c, talus_st
   case TALUS_STAGE_THERMAL_OUT: CPU_STAGE_LOOP(k_thermal_out); break;
   case TALUS_STAGE_THERMAL_IN: CPU_STAGE_LOOP(k_thermal_in); break;
   case TALUS_STAGE_HF_RAIN: CPU_STAGE_LOOP(k_hf_rain); break;
-  case TALUS_STAGE_HF_FLUX: CPU_STAGE_LOOP(k_hf_flux); break;
-  case TALUS_STAGE_HF_WATER: CPU_STAGE_LOOP(k_hf_water); break;
+  case TALUS_STAGE_HF_FLUX:
+    CPU_STAGE_LOOP_LIVE(k_hf_flux, cpu_hf_flux_live, TALUS_FLOW_RAIN);
+    break;
+  case TALUS_STAGE_HF_WATER:
+    CPU_STAGE_LOOP_LIVE(k_hf_water, cpu_hf_water_live, TALUS_FLOW_WATER_OVERFILL);
+    break;
   case TALUS_STAGE_HF_ERODE: CPU_STAGE_LOOP(k_hf_erode); break;
   case TALUS_STAGE_HF_ADVECT: CPU_STAGE_LOOP(k_hf_advect); break;
   case TALUS_STAGE_HF_SETTLE: CPU_STAGE_LOOP(k_hf_settle); break;
