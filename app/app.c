@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int app_take(app_args *a, const char *name, const char *alias, const char **value) {
@@ -84,11 +85,12 @@ static void progress_draw(app_progress *p, double complete) {
   double eta = rate > 0 ? ((double)p->total - done) / rate : 0.0;
   int width = 30, fill = (int)(complete * width);
   char bar[64];
-  for (int i = 0; i < width; i++) bar[i] = i < fill ? '=' : (i == fill ? '>' : ' ');
+  for (int i = 0; i < width; i++)
+    bar[i] = i < fill ? '=' : (i == fill ? '>' : ' ');
   bar[width] = '\0';
-  fprintf(stderr, "\r%s [%s] %3.0f%% %lld/%lld steps  %.1f steps/s  ETA %d:%02d:%02d ",
-          p->label, bar, 100.0 * complete, (long long)done, (long long)p->total, rate,
-          (int)(eta / 3600), (int)fmod(eta / 60, 60), (int)fmod(eta, 60));
+  fprintf(stderr, "\r%s [%s] %3.0f%% %lld/%lld steps  %.1f steps/s  ETA %d:%02d:%02d ", p->label,
+          bar, 100.0 * complete, (long long)done, (long long)p->total, rate, (int)(eta / 3600),
+          (int)fmod(eta / 60, 60), (int)fmod(eta, 60));
   fflush(stderr);
 }
 
@@ -109,24 +111,59 @@ void app_progress_end(app_progress *p) {
   signal(SIGINT, SIG_DFL);
 }
 
-talus_status app_check_writable(const char *path) {
-  char dir[PATH_MAX];
+/* Writes the directory part of path ("." when none, "/" for the root) into
+ * dir[PATH_MAX]; returns the file name part, or NULL when too long. */
+static const char *app_split_dir(const char *path, char *dir) {
   const char *slash = strrchr(path, '/');
   if (!slash) {
     strcpy(dir, ".");
-  } else {
-    size_t n = (size_t)(slash - path);
-    if (n >= sizeof dir) return talus_fail(TALUS_ERR_IO, "output", "path too long: %s", path);
-    memcpy(dir, path, n);
-    dir[n ? n : 1] = '\0';
-    if (!n) dir[0] = '/';
+    return path;
   }
+  size_t n = (size_t)(slash - path);
+  if (n >= PATH_MAX) return NULL;
+  memcpy(dir, path, n);
+  dir[n ? n : 1] = '\0';
+  if (!n) dir[0] = '/';
+  return slash + 1;
+}
+
+talus_status app_check_writable(const char *path) {
+  char dir[PATH_MAX];
+  struct stat sb;
+  if (!app_split_dir(path, dir))
+    return talus_fail(TALUS_ERR_IO, "output", "path too long: %s", path);
   if (access(dir, W_OK | X_OK) != 0)
     return talus_fail(TALUS_ERR_IO, "output", "cannot write '%s': directory '%s': %s", path, dir,
                       strerror(errno));
+  /* rename() cannot replace a directory: fail now, not after the run. */
+  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+    return talus_fail(TALUS_ERR_IO, "output", "cannot write '%s': it is a directory", path);
   if (access(path, F_OK) == 0 && access(path, W_OK) != 0)
     return talus_fail(TALUS_ERR_IO, "output", "cannot write '%s': %s", path, strerror(errno));
   return TALUS_OK;
+}
+
+/* The absolute path of `path` with its directory resolved (the file need
+ * not exist), into out[PATH_MAX]; the text as given when unresolvable. */
+static void app_canonical(const char *path, char *out) {
+  char dir[PATH_MAX], real[PATH_MAX];
+  if (realpath(path, out)) return;
+  const char *base = app_split_dir(path, dir);
+  size_t lr = base && realpath(dir, real) ? strlen(real) : PATH_MAX, lb = base ? strlen(base) : 0;
+  if (lr + lb + 2 <= PATH_MAX) {
+    memcpy(out, real, lr);
+    out[lr] = '/';
+    memcpy(out + lr + 1, base, lb + 1);
+  } else {
+    snprintf(out, PATH_MAX, "%s", path);
+  }
+}
+
+int app_same_path(const char *a, const char *b) {
+  char ca[PATH_MAX], cb[PATH_MAX];
+  app_canonical(a, ca);
+  app_canonical(b, cb);
+  return !strcmp(ca, cb);
 }
 
 void app_derived_path(char *out, size_t size, const char *path, const char *suffix) {

@@ -32,9 +32,9 @@ talus_status app_real(const char *opt, const char *text, double lo, double hi, d
  * stderr is not a terminal or quiet is set. SIGINT cancels the run. */
 typedef struct app_progress {
   int enabled;
-  int64_t total;      /* steps of the run */
-  double start;       /* talus_now() at start */
-  double last_draw;   /* throttle redraws to ~10/s */
+  int64_t total;    /* steps of the run */
+  double start;     /* talus_now() at start */
+  double last_draw; /* throttle redraws to ~10/s */
   const char *label;
 } app_progress;
 void app_progress_begin(app_progress *p, const char *label, int64_t total, int quiet);
@@ -42,8 +42,11 @@ int app_progress_cb(double complete, const char *message, void *user); /* talus_
 void app_progress_end(app_progress *p);
 
 /* Fails with TALUS_ERR_IO unless `path` can be created: its directory
- * exists and is writable. Nothing is created. */
+ * exists and is writable, and it is not a directory. Nothing is created. */
 talus_status app_check_writable(const char *path);
+/* 1 when a and b name the same file ("out.tif" and "./out.tif", or a
+ * symlink and its target); neither needs to exist. */
+int app_same_path(const char *a, const char *b);
 /* Writes "<path without .tif/.tiff><suffix>" into out[size]. */
 void app_derived_path(char *out, size_t size, const char *path, const char *suffix);
 

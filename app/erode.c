@@ -7,7 +7,8 @@
  * Nothing is written until the run has finished: outputs are checked for
  * writability first (so a bad path fails in a second, not after an hour),
  * then each file is written to a temporary name and renamed by io/. A
- * cancelled or failed run leaves no output behind.
+ * cancelled or failed run leaves no output behind: a failure after some
+ * files were renamed into place (say, the report) removes those too.
  */
 #include "erode.h"
 
@@ -15,6 +16,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void erode_usage(void) {
   printf(
@@ -186,22 +188,53 @@ static talus_status erode_params(const erode_opts *o, talus_params **out) {
   return st;
 }
 
-/* Every path we will write must be writable before the run starts. */
-static talus_status erode_check_outputs(erode_opts *o) {
+/* The files a run writes, and what lay at each path before the run: a
+ * failed run removes exactly the files it wrote (each was renamed into
+ * place, so it has a new inode) and never one it did not touch. */
+typedef struct erode_outputs {
+  int n;
+  char path[ERODE_MAX_OUTPUTS][ERODE_PATH_MAX];
+  dev_t dev[ERODE_MAX_OUTPUTS];
+  ino_t ino[ERODE_MAX_OUTPUTS];
+} erode_outputs;
+
+/* Every path we will write must be writable, and distinct from the input
+ * and from each other (else one output would silently replace another),
+ * before the run starts. */
+static talus_status erode_check_outputs(erode_opts *o, erode_outputs *w) {
   if (!o->no_preview && !o->preview) {
     app_derived_path(o->preview_buf, sizeof o->preview_buf, o->output, "_preview.png");
     o->preview = o->preview_buf;
   }
-  const char *paths[] = {o->output, o->state, o->no_preview ? NULL : o->preview, o->report};
-  for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
-    if (!paths[i]) continue;
-    if (!strcmp(paths[i], o->input))
+  int n = erode_output_paths(o, w->path);
+  for (int i = 0; i < n; i++) {
+    if (app_same_path(w->path[i], o->input))
       return talus_fail(TALUS_ERR_ARGUMENT, "output", "output '%s' would overwrite the input",
-                        paths[i]);
-    talus_status st = app_check_writable(paths[i]);
+                        w->path[i]);
+    for (int j = 0; j < i; j++)
+      if (app_same_path(w->path[i], w->path[j]))
+        return talus_fail(TALUS_ERR_ARGUMENT, "output", "'%s' and '%s' are the same file",
+                          w->path[j], w->path[i]);
+    talus_status st = app_check_writable(w->path[i]);
     if (st) return st;
   }
+  for (w->n = 0; w->n < n; w->n++) {
+    struct stat sb;
+    int there = stat(w->path[w->n], &sb) == 0;
+    w->dev[w->n] = there ? sb.st_dev : 0;
+    w->ino[w->n] = there ? sb.st_ino : 0;
+  }
   return TALUS_OK;
+}
+
+/* After a failure: removes the outputs this run wrote before it failed. */
+static void erode_remove_written(const erode_outputs *w) {
+  for (int i = 0; i < w->n; i++) {
+    struct stat sb;
+    if (stat(w->path[i], &sb) == 0 && S_ISREG(sb.st_mode) &&
+        (sb.st_dev != w->dev[i] || sb.st_ino != w->ino[i]))
+      remove(w->path[i]);
+  }
 }
 
 /* Reads the input into a new domain: a talus state, or a DEM. */
@@ -252,18 +285,19 @@ static talus_status erode_maps(const erode_opts *o, talus_domain *d) {
 talus_status talus_erode_app(int argc, char **argv) {
   talus_error_clear();
   erode_opts *o = calloc(1, sizeof *o);
+  erode_outputs *w = calloc(1, sizeof *w);
   talus_params *p = NULL;
   talus_domain *d = NULL;
   talus_georef geo = {0};
   int help = 0;
-  talus_status st = o ? TALUS_OK : talus_fail(TALUS_ERR_NOMEM, "erode", "no memory");
+  talus_status st = o && w ? TALUS_OK : talus_fail(TALUS_ERR_NOMEM, "erode", "no memory");
   if (!st) st = erode_parse(argc, argv, o, &help);
   if (!st && help) erode_usage();
   if (!st && !help) {
     if (o->quiet) talus_log_set_level(0);
     if (o->threads) omp_set_num_threads(o->threads);
     st = erode_params(o, &p);
-    if (!st) st = erode_check_outputs(o);
+    if (!st) st = erode_check_outputs(o, w);
     int tiled = 0;
     if (!st) st = erode_use_tiles(o, p, &tiled);
     if (!st && tiled) st = erode_tiled(o, p);
@@ -271,9 +305,11 @@ talus_status talus_erode_app(int argc, char **argv) {
     if (!st && !tiled) st = erode_maps(o, d);
     if (!st && !tiled) st = erode_run_and_write(o, d, &geo, p);
   }
+  if (st && w) erode_remove_written(w);
   talus_domain_free(d);
   talus_georef_free(&geo);
   talus_params_free(p);
+  free(w);
   free(o);
   return st;
 }

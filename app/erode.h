@@ -38,6 +38,14 @@ typedef struct erode_opts {
 talus_status erode_run_and_write(erode_opts *o, talus_domain *d, const talus_georef *geo,
                                  const talus_params *p);
 
+#define ERODE_MAX_OUTPUTS 10
+#define ERODE_PATH_MAX    4200
+/* Writes every path a run writes into paths (erode_write.c): the surface,
+ * the --maps, the state, the preview and the report; returns the count.
+ * The checks before the run and the cleanup after a failed write both walk
+ * this one list. */
+int erode_output_paths(const erode_opts *o, char paths[][ERODE_PATH_MAX]);
+
 /* The output files (erode_write.c): cells are added by rectangles, rows
  * of blocks are written as soon as every row below y_end was added. */
 typedef struct erode_writer erode_writer;

@@ -28,6 +28,17 @@ static const struct {
                           {"_columns.tif", "column count"},
                           {"_erosion.tif", "net deposition (+) / erosion (-) [m]"}};
 
+int erode_output_paths(const erode_opts *o, char paths[][ERODE_PATH_MAX]) {
+  int n = 0;
+  snprintf(paths[n++], ERODE_PATH_MAX, "%s", o->output);
+  for (int m = 0; o->maps && m < MAP_COUNT; m++)
+    app_derived_path(paths[n++], ERODE_PATH_MAX, o->output, map_files[m].suffix);
+  const char *more[] = {o->state, o->no_preview ? NULL : o->preview, o->report};
+  for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+    if (more[i]) snprintf(paths[n++], ERODE_PATH_MAX, "%s", more[i]);
+  return n;
+}
+
 struct erode_writer {
   const erode_opts *o;
   int has_nodata;

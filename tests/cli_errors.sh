@@ -13,7 +13,8 @@ expect_fail() {
   local name=$1 pattern=$2
   shift 3
   local err rc
-  err=$("$T" "$@" 2>&1 >/dev/null)
+  # Bad input must be refused at once, not after a long run: a hang fails.
+  err=$(timeout 60 "$T" "$@" 2>&1 >/dev/null)
   rc=$?
   local left
   left=$(find "$W" -maxdepth 2 -name 'out*' | head -1)
@@ -41,20 +42,31 @@ cat > "$W/zero.vrt" <<VRT
   <VRTRasterBand dataType="Float32" band="1"/>
 </VRTDataset>
 VRT
+mkdir "$W/repdir"
+# Every output a run can write, so that "nothing left behind" covers them all.
+ALL=(--maps --state "$W/out_state.tif" --report "$W/out_report.json")
 printf '[water]\nrian = 0.1\n' > "$W/unknown.ini"
 printf '[water]\nrain = -5\n' > "$W/range.ini"
 
-expect_fail "missing file" "no such file|cannot open|does not exist" -- erode "$W/nope.tif" -o "$W/out.tif" --steps 1 -q
-expect_fail "not a raster" "not a (recognised|recognized|supported)? ?raster|not recognized|format" -- erode "$W/text.tif" -o "$W/out.tif" --steps 1 -q
-expect_fail "absurd size" "too large|absurd|cells" -- erode "$W/huge.vrt" -o "$W/out.tif" --steps 1 -q
-expect_fail "zero size" "empty|0 x 0|0x0|size|invalid|cannot open" -- erode "$W/zero.vrt" -o "$W/out.tif" --steps 1 -q
-expect_fail "all nodata" "nodata" -- erode "$W/allnodata.tif" -o "$W/out.tif" --steps 1 -q
-expect_fail "nan heights" "nan|not a number|finite" -- erode "$W/nan.tif" -o "$W/out.tif" --steps 1 -q
+expect_fail "missing file" "no such file|cannot open|does not exist" -- erode "$W/nope.tif" -o "$W/out.tif" --steps 1 -q "${ALL[@]}"
+expect_fail "not a raster" "not a (recognised|recognized|supported)? ?raster|not recognized|format" -- erode "$W/text.tif" -o "$W/out.tif" --steps 1 -q "${ALL[@]}"
+expect_fail "absurd size" "too large|absurd|cells" -- erode "$W/huge.vrt" -o "$W/out.tif" --steps 1 -q "${ALL[@]}"
+expect_fail "zero size" "0 x 0|raster size" -- erode "$W/zero.vrt" -o "$W/out.tif" --steps 1 -q "${ALL[@]}"
+expect_fail "all nodata" "nodata" -- erode "$W/allnodata.tif" -o "$W/out.tif" --steps 1 -q "${ALL[@]}"
+expect_fail "nan heights" "nan|not a number|finite" -- erode "$W/nan.tif" -o "$W/out.tif" --steps 1 -q "${ALL[@]}"
 expect_fail "unknown key" "did you mean.*water.rain" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q -c "$W/unknown.ini"
 expect_fail "unknown --set key" "did you mean" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q --set water.rian=1
 expect_fail "out of range key" "water.rain.*\[" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q -c "$W/range.ini"
 expect_fail "missing config" "no such file|cannot open|cannot read" -- erode "$W/good.tif" -o "$W/out.tif" -q -c "$W/none.ini"
 expect_fail "unwritable output" "cannot write|directory" -- erode "$W/good.tif" -o "$W/nodir/out.tif" --steps 1 -q
+expect_fail "report path is a directory" "directory" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q "${ALL[@]}" --report "$W/repdir"
+expect_fail "state overwrites the surface" "same file" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q --state "$W/out.tif"
+expect_fail "preview overwrites the surface" "same file" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q --preview "$W/./out.tif"
+expect_fail "state overwrites a map" "same file" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q --maps --state "$W/out_water.tif"
+expect_fail "output overwrites the input" "overwrite the input" -- erode "$W/good.tif" -o "$W/./good.tif" --steps 1 -q
+# /proc passes the pre-run check as root but refuses new files: the report
+# fails after the surface and maps were written, and they must go too.
+expect_fail "write fails after the run" "cannot write" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q --maps --state "$W/out_state.tif" --report /proc/out_report.json
 expect_fail "bad steps" "steps" -- erode "$W/good.tif" -o "$W/out.tif" --steps -3 -q
 expect_fail "unknown option" "unknown option" -- erode "$W/good.tif" -o "$W/out.tif" --stepz 3
 expect_fail "bad -co" "creation option|FOO" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q -co FOO=BAR

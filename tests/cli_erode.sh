@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# `talus erode` end to end on a generated scene, as a user runs it: every
+# command answers --help; `talus generate` makes a 256 m wide scene in a
+# local metric CRS whatever the size; --maps, --state, --preview and
+# --report write every promised file, georeferenced like the input, ZSTD
+# with the floating-point predictor; the maps hold what they say (depths and
+# thicknesses >= 0, whole column counts >= 1, erosion = after - before);
+# the report carries parameters, steps, stage times, speed, memory and a
+# closed ledger; the progress bar shows steps/s and ETA on a terminal only;
+# SIGINT cancels with a non-zero exit and writes nothing.
+set -u
+T=${TALUS_BIN:?TALUS_BIN not set}
+SRC=${TALUS_SOURCE_DIR:?TALUS_SOURCE_DIR not set}
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+pass=0 fail=0
+check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAILED: $1" >&2; fi; }
+
+for c in erode generate params info; do
+  check "$c --help" '"$T" $c --help | grep -q "usage: talus $c"'
+done
+
+# georef FILE: size, geotransform and CRS (WKT) as gdalinfo reports them.
+georef() {
+  gdalinfo -json "$1" 2>/dev/null | python3 -c 'import json, sys
+j = json.load(sys.stdin)
+print(j["size"], j["geoTransform"], j["coordinateSystem"]["wkt"])'
+}
+
+# A scene is 256 m wide at any size: the pixel size is 256 / N metres.
+for n in 32 64; do
+  "$T" generate rivers-rain -o "$W/s$n.tif" --size $n --seed 3
+  px=$(gdalinfo -json "$W/s$n.tif" 2>/dev/null | tr -d ' \n' | grep -oE '"geoTransform":\[[^]]*\]')
+  check "generate --size $n: 256 m wide" '[ "$px" = "\"geoTransform\":[0.0,$((256 / n)).0,0.0,256.0,0.0,-$((256 / n)).0]" ]'
+done
+check "generate: local metric CRS" 'georef "$W/s64.tif" | grep -q "LENGTHUNIT\[\"metre\",1"'
+
+# One run with every output.
+"$T" erode "$W/s64.tif" -o "$W/out.tif" -c "$SRC/configs/rivers-rain.ini" --steps 100 --maps \
+  --state "$W/state.tif" --report "$W/run.json" 2>"$W/summary.txt"
+check "erode exits 0" '[ $? -eq 0 ]'
+files="out.tif out_water.tif out_sand.tif out_sediment.tif out_erosion.tif out_columns.tif state.tif"
+for f in $files out_preview.png run.json; do
+  check "$f written" '[ -s "$W/$f" ]'
+done
+
+want=$(georef "$W/s64.tif")
+for f in $files; do
+  check "$f georeferenced like the input" '[ "$(georef "$W/$f")" = "$want" ]'
+  check "$f: ZSTD, predictor 3, tiled" \
+    'gdalinfo "$W/$f" 2>/dev/null | grep -q COMPRESSION=ZSTD && gdalinfo "$W/$f" 2>/dev/null | grep -q PREDICTOR=3 &&
+     gdalinfo "$W/$f" 2>/dev/null | grep -qE "Block=([0-9]+)x\1 "'
+done
+
+# values FILE: one value per cell, row-major.
+values() { gdal_translate -q -b 1 -of XYZ "$1" /vsistdout/ | awk '{print $3}'; }
+min_max() { values "$1" | awk 'NR==1{lo=$1;hi=$1} {if($1<lo)lo=$1; if($1>hi)hi=$1} END{print lo, hi}'; }
+for m in water sand sediment; do
+  read -r lo hi <<<"$(min_max "$W/out_$m.tif")"
+  check "$m >= 0 (min $lo)" 'awk -v v="$lo" "BEGIN{exit !(v >= 0)}"'
+done
+read -r lo hi <<<"$(min_max "$W/out_water.tif")"
+check "rain left water somewhere (max $hi)" 'awk -v v="$hi" "BEGIN{exit !(v > 0)}"'
+check "column counts are whole numbers >= 1" \
+  '[ "$(values "$W/out_columns.tif" | awk "\$1 < 1 || \$1 != int(\$1)" | wc -l)" -eq 0 ]'
+paste <(values "$W/out.tif") <(values "$W/s64.tif") <(values "$W/out_erosion.tif") >"$W/e.txt"
+check "erosion map = eroded - initial surface" \
+  '[ "$(awk "{d = \$1 - \$2 - \$3; if (d < 0) d = -d; if (d > 1e-4) bad++} END {print bad + 0}" "$W/e.txt")" -eq 0 ]'
+check "the terrain changed" '[ "$(awk "\$3 != 0" "$W/e.txt" | wc -l)" -gt 0 ]'
+
+check "preview: before | after side by side" \
+  'gdalinfo "$W/out_preview.png" 2>/dev/null | grep -qE "Size is (1[3-9][0-9]|[2-9][0-9][0-9]), 64$"'
+check "report: parameters, steps, stage times, speed, memory, closed ledger" 'python3 - "$W/run.json" <<EOF
+import json, sys
+r = json.load(open(sys.argv[1]))
+L = r["ledger"]
+ok = (r["steps"] == 100 and r["parameters"]["water.rain"] > 0 and r["mcell_steps_per_s"] > 0
+      and r["peak_rss_bytes"] > 0 and r["stage_seconds"]["pipes"] > 0
+      and min(r["stage_seconds"].values()) >= 0
+      and abs(L["residual_relative_to_material"]) < 1e-6 and L["flows"]["rain"] > 0)
+sys.exit(0 if ok else 1)
+EOF'
+
+# Progress: the summary (and no bar) when stderr is a file; the bar on a
+# terminal; nothing at all with -q.
+check "summary prints the ledger" 'grep -q "mass ledger" "$W/summary.txt" && grep -q "100 steps of 64 x 64" "$W/summary.txt"'
+check "no progress bar when not a terminal" '! grep -q "ETA" "$W/summary.txt"'
+run_tty() { script -qec "$1" /dev/null; }
+R="$T erode $W/s64.tif -o $W/tty.tif -c $SRC/configs/rivers-rain.ini --steps 30 --no-preview"
+check "progress bar on a terminal" 'run_tty "$R" | grep -q "steps/s  ETA"'
+check "-q is silent on a terminal" '[ -z "$(run_tty "$R -q" | tr -d "\r\n ")" ]'
+
+# SIGINT cancels at a step boundary: non-zero exit, no output at all.
+"$T" erode "$W/s64.tif" -o "$W/int.tif" --steps 100000000 --maps --report "$W/int.json" \
+  2>"$W/int.err" &
+pid=$!
+for _ in $(seq 100); do
+  sleep 0.2
+  kill -INT $pid 2>/dev/null || break
+done
+wait $pid
+rc=$?
+check "SIGINT: non-zero exit ($rc)" '[ $rc -ne 0 ] && [ $rc -lt 128 ]'
+check "SIGINT: says cancelled" 'grep -qi "cancel" "$W/int.err"'
+check "SIGINT: nothing written" '[ -z "$(find "$W" -name "int*" ! -name int.err)" ]'
+
+echo "cli_erode: $pass passed, $fail failed"
+[ $fail -eq 0 ]
