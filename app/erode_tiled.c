@@ -152,7 +152,8 @@ static talus_status tiled_plan_core(tiled_run *t, int64_t limit) {
 static void tiled_plan_store(tiled_run *t, int64_t limit) {
   const talus_kparams *P = &t->src->ctx.P;
   int nx = t->src->nx, ny = t->src->ny, R = talus_step_radius(P);
-  int64_t kept = (int64_t)nx * ny * cell_bytes_kept(P) * 5 / 4; /* cores and strips */
+  /* Cores and strips of two steps while a generation is open. */
+  int64_t kept = (int64_t)nx * ny * cell_bytes_kept(P) * 2;
   t->disk =
       t->o->store_dir != NULL || kept + tiled_bytes(t->o, P, nx, ny, t->core, t->K * R) > limit;
   if (t->o->store_dir)
@@ -169,7 +170,8 @@ talus_status erode_use_tiles(const erode_opts *o, const talus_params *p, int *ti
   if (!st) st = talus_bands_reader_open(o->input, &r);
   if (st) return st;
   int nx = talus_bands_reader_nx(r), ny = talus_bands_reader_ny(r);
-  int state = talus_bands_reader_meta(r, "TALUS_STATE") != NULL;
+  const char *flag = talus_bands_reader_meta(r, "TALUS_STATE");
+  int state = flag && !strcmp(flag, "1"); /* as app_state_probe */
   const char *layers = talus_bands_reader_meta(r, "TALUS_LAYERS");
   if (state && layers) P.nz = atoi(layers) > 0 ? atoi(layers) : P.nz;
   int64_t need = mono_bytes(o, &P, nx, ny, state);
