@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The automatic choice of `talus erode`: a map that does not fit --mem-limit
+# in one piece runs tiled, on disk when its tiles do not fit in memory
+# either, stays under the limit (peak RSS), removes its store, and writes
+# the bytes of a run in one piece; without a limit it runs in one piece.
+set -u
+T=${TALUS_BIN:?TALUS_BIN not set}
+SRC=${TALUS_SOURCE_DIR:?TALUS_SOURCE_DIR not set}
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+pass=0 fail=0
+check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAILED: $1" >&2; fi; }
+tiling() { python3 -c "import json; print(json.load(open('$1'))['tiling']['$2'])"; }
+
+# 1500 x 1500 cells, 4 layers (dem-default): ~1.4 GiB in one piece by
+# talus's estimate, ~0.9 GiB tiled.
+"$T" generate noise -o "$W/noise.tif" --size 1500 --layers 1
+gdal_translate -q -b 1 -mo TALUS_STATE=0 "$W/noise.tif" "$W/dem.tif"
+A=(-c "$SRC/configs/dem-default.ini" --cell-size 30 --steps 2 --no-preview --maps)
+
+"$T" erode "$W/dem.tif" -o "$W/one.tif" "${A[@]}" -q --report "$W/one.json"
+check "no limit: the map runs in one piece" '[ "$(tiling "$W/one.json" store)" = none ]'
+
+TIME=()
+[ -x /usr/bin/time ] && TIME=(/usr/bin/time -f "%M" -o "$W/rss")
+"${TIME[@]}" "$T" erode "$W/dem.tif" -o "$W/auto.tif" "${A[@]}" --mem-limit 1G \
+  --report "$W/auto.json" 2>"$W/auto.err"
+check "--mem-limit 1G: the run says why it is tiled" 'grep -q "running tiled" "$W/auto.err"'
+check "--mem-limit 1G: tiled on disk" '[ "$(tiling "$W/auto.json" store)" = disk ]'
+check "--mem-limit 1G: several tiles" '[ "$(tiling "$W/auto.json" tiles)" -gt 1 ]'
+check "--mem-limit 1G: the default store is removed after success" '[ ! -e "$W/auto.store" ]'
+for s in '' _water _sand _sediment _columns _erosion; do
+  check "--mem-limit 1G: auto$s.tif == one piece" 'cmp -s "$W/one$s.tif" "$W/auto$s.tif"'
+done
+if [ -s "$W/rss" ]; then
+  rss=$(tail -1 "$W/rss")
+  echo "peak RSS tiled: $rss kB"
+  check "--mem-limit 1G: peak RSS $rss kB <= 1 GiB" '[ "$rss" -le 1048576 ]'
+fi
+
+echo "cli_tiles_auto: $pass passed, $fail failed"
+[ $fail -eq 0 ]
