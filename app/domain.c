@@ -9,6 +9,7 @@
 #include "domain.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -347,8 +348,28 @@ double talus_domain_stage_seconds(const talus_domain *d, int stage) {
   return d->stats.stage_seconds[stage];
 }
 
+int talus_device_built(talus_device device) {
+  return device != TALUS_DEVICE_CUDA || talus_cuda_built();
+}
+
+talus_status talus_domain_set_device(talus_domain *d, talus_device device, char *name,
+                                     size_t len) {
+  if (device != TALUS_DEVICE_CPU) {
+    talus_status st = talus_cuda_init(name, len);
+    if (!st) {
+      d->ctx.backend = TALUS_BACKEND_CUDA;
+      return TALUS_OK;
+    }
+    if (device == TALUS_DEVICE_CUDA) return st;
+  }
+  d->ctx.backend = TALUS_BACKEND_CPU;
+  if (name && len) snprintf(name, len, "cpu");
+  return TALUS_OK;
+}
+
 void talus_domain_free(talus_domain *d) {
   if (!d) return;
+  if (d->ctx.backend == TALUS_BACKEND_CUDA) talus_cuda_release();
   talus_tile_free(d->tile);
   free(d);
 }

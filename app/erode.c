@@ -40,6 +40,8 @@ static void erode_usage(void) {
       "  -co NAME=VALUE         GeoTIFF creation option passed to GDAL; repeatable\n"
       "  --config KEY VALUE     GDAL configuration option\n"
       "  --threads N            CPU threads (default: all cores)\n"
+      "  --device D             auto (default: the GPU if there is one, else the CPU), cpu or\n"
+      "                         cuda (fail without a GPU); one GPU per MPI rank\n"
       "  -q, --quiet            no progress bar or summary\n"
       "Large maps (tiled runs; output bytes equal those of a run in one piece):\n"
       "  --mem-limit SIZE       memory the run may use, e.g. 512M, 4G (default: 3/4 of the\n"
@@ -54,6 +56,40 @@ static void erode_usage(void) {
       "                         fit in memory: <out>.store); removed after a successful run\n"
       "  --resume               continue a killed run from its --store DIR (same input,\n"
       "                         parameters, --steps, --tile and --steps-per-exchange)\n");
+}
+
+/* Parses the value of --device; returns 1, or -1 with the error recorded. */
+static int erode_device_option(const char *v, erode_opts *o) {
+  static const char *const names[] = {"auto", "cpu", "cuda"};
+  for (int i = 0; i < 3; i++)
+    if (!strcmp(v, names[i])) return o->device = (talus_device)i, 1;
+  talus_fail(TALUS_ERR_ARGUMENT, "args", "--device must be auto, cpu or cuda, not '%s'", v);
+  return -1;
+}
+
+talus_status erode_pick_backend(const erode_opts *o, int32_t *backend) {
+  char name[256];
+  *backend = TALUS_BACKEND_CPU;
+  if (o->device == TALUS_DEVICE_CPU) return TALUS_OK;
+  talus_status st = talus_cuda_init(name, sizeof name);
+  if (!st) {
+    *backend = TALUS_BACKEND_CUDA;
+    talus_info("running on %s", name);
+  } else if (o->device == TALUS_DEVICE_AUTO) {
+    if (talus_cuda_built()) talus_info("--device auto: %s; running on the CPU", talus_last_error());
+    talus_error_clear();
+    st = TALUS_OK;
+  }
+  return st;
+}
+
+/* Moves d to the backend --device asks for. */
+static talus_status erode_device(const erode_opts *o, talus_domain *d) {
+  int32_t backend;
+  talus_status st = erode_pick_backend(o, &backend);
+  if (st) return st;
+  talus_device dev = backend == TALUS_BACKEND_CUDA ? TALUS_DEVICE_CUDA : TALUS_DEVICE_CPU;
+  return talus_domain_set_device(d, dev, NULL, 0);
 }
 
 /* The tiling options (erode_tiled.c); returns <0 on error, 0 if unknown. */
@@ -101,6 +137,7 @@ static int erode_option(app_args *a, erode_opts *o) {
     o->threads = (int)n;
     return 1;
   }
+  if ((r = app_take(a, "--device", NULL, &v))) return r < 0 ? r : erode_device_option(v, o);
   if ((r = erode_tile_option(a, o))) return r;
   if ((r = app_take(a, "--state", NULL, &v))) return r < 0 ? r : (o->state = v, 1);
   if ((r = app_take(a, "--preview", NULL, &v))) return r < 0 ? r : (o->preview = v, 1);
@@ -303,6 +340,7 @@ talus_status talus_erode_app(int argc, char **argv) {
     if (!st && tiled) st = erode_tiled(o, p);
     if (!st && !tiled) st = erode_load(o, p, &d, &geo);
     if (!st && !tiled) st = erode_maps(o, d);
+    if (!st && !tiled) st = erode_device(o, d);
     if (!st && !tiled) st = erode_run_and_write(o, d, &geo, p);
   }
   if (st && w) erode_remove_written(w);

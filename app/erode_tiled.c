@@ -450,6 +450,7 @@ static talus_status tiled_prepare(tiled_run *t, const talus_params *p) {
   int64_t limit = run_limit(t->o);
   talus_status st = tiled_check_options(t->o);
   if (!st) st = erode_source_open(&t->src, t->o->input, p);
+  if (!st) st = erode_pick_backend(t->o, &t->src->ctx.backend);
   if (st) return st;
   t->end = t->src->step + t->o->steps;
   t->hard = t->src->ctx.P.model == TALUS_MODEL_HEIGHTFIELD || t->src->ctx.P.enable_thermal;
@@ -486,6 +487,7 @@ talus_status erode_tiled(erode_opts *o, const talus_params *p) {
   if (!st) st = tiled_output(&t);
   if (!st) st = tiled_finish(&t, t.src->params);
   talus_tiled_free(t.g);
+  if (t.src && t.src->ctx.backend == TALUS_BACKEND_CUDA) talus_cuda_release();
   if (!st && t.store) {
     st = talus_store_destroy(t.store);
   } else if (t.store) {

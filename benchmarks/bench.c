@@ -22,8 +22,6 @@
 #define TALUS_BENCH_CONFIGS "configs"
 #endif
 
-#define BENCH_MAX_SAMPLES 4096
-
 static const char *const hf_only[] = {"thermal.enable=false", NULL};
 
 /* Heightfield workloads on the fBm `noise` scene (1 m cells, the terrain
@@ -50,6 +48,11 @@ static void bench_usage(void) {
          "  --stream-mib M     MiB per STREAM array (default 256)\n"
          "  --seed S           scene seed (default 7)\n"
          "  --configs DIR      preset directory (default the source tree's configs/)\n"
+         "  --set KEY=VALUE    parameter override for every workload; repeatable\n"
+         "  --device D         cpu (default) or cuda\n"
+         "  --tile N           advance tiled with N x N cores (default: in one piece)\n"
+         "  --steps-per-exchange K  steps per generation of a tiled run (default 1)\n"
+         "  --store S          memory (default) or a directory: the tiled run's store\n"
          "  -o FILE            write the JSON to FILE instead of stdout\n");
 }
 
@@ -97,6 +100,21 @@ static int bench_option(app_args *a, bench_opts *o) {
   if ((r = app_take(a, "--stream-mib", NULL, &v)))
     return r < 0 || app_real("--stream-mib", v, 1, 65536, &o->stream_mib) ? -1 : 1;
   if ((r = app_take(a, "--configs", NULL, &v))) return r < 0 ? -1 : (o->configs = v, 1);
+  if ((r = app_take(a, "--set", NULL, &v))) {
+    if (r < 0 || o->nsets >= BENCH_MAX_SETS || !strchr(v, '='))
+      return talus_fail(TALUS_ERR_ARGUMENT, "bench", "bad or too many --set '%s'", v ? v : ""), -1;
+    return o->sets[o->nsets++] = v, 1;
+  }
+  if ((r = app_take(a, "--device", NULL, &v))) {
+    if (r < 0 || (strcmp(v, "cpu") && strcmp(v, "cuda")))
+      return talus_fail(TALUS_ERR_ARGUMENT, "bench", "--device must be cpu or cuda"), -1;
+    return o->device = strcmp(v, "cpu") ? TALUS_DEVICE_CUDA : TALUS_DEVICE_CPU, 1;
+  }
+  if ((r = app_take(a, "--tile", NULL, &v)))
+    return r < 0 || app_int("--tile", v, 8, 65536, &o->tile) ? -1 : 1;
+  if ((r = app_take(a, "--steps-per-exchange", NULL, &v)))
+    return r < 0 || app_int("--steps-per-exchange", v, 1, 64, &o->K) ? -1 : 1;
+  if ((r = app_take(a, "--store", NULL, &v))) return r < 0 ? -1 : (o->store = v, 1);
   if ((r = app_take(a, "--output", "-o", &v))) return r < 0 ? -1 : (o->output = v, 1);
   return 0;
 }
@@ -106,6 +124,7 @@ static talus_status bench_parse(int argc, char **argv, bench_opts *o, int *help)
   o->size = 2048, o->steps = 50, o->warmup = 10, o->repeat = 3, o->seed = 7;
   o->stream_mib = 256.0;
   o->configs = TALUS_BENCH_CONFIGS;
+  o->device = TALUS_DEVICE_CPU, o->K = 1;
   o->threads[0] = 1, o->threads[1] = 2, o->nthreads = 2;
   for (int i = 0; i < bench_workload_count; i++) o->use[i] = 1;
   while (a.i < argc) {
@@ -119,9 +138,22 @@ static talus_status bench_parse(int argc, char **argv, bench_opts *o, int *help)
   return TALUS_OK;
 }
 
+/* Applies "section.key=value" overrides to p. */
+static talus_status bench_sets(talus_params *p, const char *const *sets, int n) {
+  talus_status st = TALUS_OK;
+  for (int i = 0; !st && i < n && sets[i]; i++) {
+    char key[256];
+    const char *eq = strchr(sets[i], '=');
+    snprintf(key, sizeof key, "%.*s", (int)(eq - sets[i]), sets[i]);
+    st = talus_params_set(p, key, eq + 1);
+  }
+  return st;
+}
+
 /* Builds workload w at n² cells: its preset, its scene at the preset's
- * layer count. */
-static talus_status bench_domain(const bench_opts *o, const bench_workload *w, talus_domain **d) {
+ * layer count, on --device (whose name goes to device_name). */
+static talus_status bench_domain(const bench_opts *o, const bench_workload *w, talus_domain **d,
+                                 char *device_name, size_t len) {
   talus_params *p = NULL;
   talus_tile *t = NULL;
   talus_kparams k;
@@ -130,15 +162,12 @@ static talus_status bench_domain(const bench_opts *o, const bench_workload *w, t
   snprintf(path, sizeof path, "%s/%s.ini", o->configs, w->preset);
   talus_status st = talus_params_create(&p);
   if (!st) st = talus_params_load(p, path);
-  for (const char *const *s = w->sets; !st && s && *s; s++) {
-    char key[256];
-    const char *eq = strchr(*s, '=');
-    snprintf(key, sizeof key, "%.*s", (int)(eq - *s), *s);
-    st = talus_params_set(p, key, eq + 1);
-  }
+  if (!st && w->sets) st = bench_sets(p, w->sets, 64);
+  if (!st) st = bench_sets(p, o->sets, o->nsets);
   if (!st) st = talus_params_to_kparams(p, &k);
   if (!st) st = talus_scene_build(w->scene, (int)o->size, k.nz, (uint32_t)o->seed, &t, &cell);
   if (!st) st = talus_domain_wrap(t, cell, p, d);
+  if (!st) st = talus_domain_set_device(*d, o->device, device_name, len);
   talus_params_free(p);
   return st;
 }
@@ -168,10 +197,27 @@ static void bench_stage_calls(const talus_kparams *P, int64_t first, int64_t ste
 
 /* CPU time of the whole process [s]: over wall time × threads it shows
  * how much of the machine the run actually got (others share it). */
-static double bench_cpu_seconds(void) {
+double bench_cpu_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void bench_sample_describe(bench_sample *s, const talus_domain *d, int w, int threads,
+                           int repeat, const double stage_s[TALUS_STAGE_COUNT]) {
+  s->workload = w, s->threads = threads, s->repeat = repeat;
+  s->cells = (int64_t)talus_domain_nx(d) * talus_domain_ny(d);
+  s->layers = talus_domain_layers(d), s->model = d->ctx.P.model;
+  s->mean_columns = bench_mean_columns(d->tile);
+  bench_stage_calls(&d->ctx.P, s->first_step, s->steps, s->stage_calls);
+  for (int i = 0; i < TALUS_STAGE_COUNT; i++) {
+    s->stage_s[i] = stage_s[i];
+    s->stage_bytes[i] = bench_stage_bytes(d->tile, &d->ctx.P, (talus_stage_id)i, s->mean_columns);
+  }
+  fprintf(stderr, "talus_bench: %-20s %d thr, repeat %d: %8.2f ms/step, %7.2f Mcell-steps/s, cpu %.2f\n",
+          bench_workloads[w].name, threads, repeat, 1e3 * s->seconds / (double)s->steps,
+          (double)s->cells * (double)s->steps / s->seconds / 1e6,
+          s->cpu_seconds / (s->seconds * threads));
 }
 
 /* Times one repeat of domain d at `threads` threads into a new sample. */
@@ -180,29 +226,19 @@ static talus_status bench_time(bench_run *b, talus_domain *d, int w, int threads
     return talus_fail(TALUS_ERR_ARGUMENT, "bench", "too many samples");
   bench_sample *s = &b->samples[b->nsamples];
   memset(s, 0, sizeof *s);
-  double before[TALUS_STAGE_COUNT];
-  for (int i = 0; i < TALUS_STAGE_COUNT; i++) before[i] = talus_domain_stage_seconds(d, i);
+  double stage_s[TALUS_STAGE_COUNT];
+  for (int i = 0; i < TALUS_STAGE_COUNT; i++) stage_s[i] = -talus_domain_stage_seconds(d, i);
   omp_set_num_threads(threads);
   s->first_step = talus_domain_step(d);
+  s->steps = b->o.steps;
   double t0 = talus_now(), c0 = bench_cpu_seconds();
   talus_status st = talus_domain_run(d, b->o.steps, NULL, NULL);
   s->seconds = talus_now() - t0;
   s->cpu_seconds = bench_cpu_seconds() - c0;
   if (st) return st;
-  s->workload = w, s->threads = threads, s->repeat = repeat, s->steps = b->o.steps;
-  s->cells = (int64_t)talus_domain_nx(d) * talus_domain_ny(d);
-  s->layers = talus_domain_layers(d), s->model = d->ctx.P.model;
-  s->mean_columns = bench_mean_columns(d->tile);
-  bench_stage_calls(&d->ctx.P, s->first_step, s->steps, s->stage_calls);
-  for (int i = 0; i < TALUS_STAGE_COUNT; i++) {
-    s->stage_s[i] = talus_domain_stage_seconds(d, i) - before[i];
-    s->stage_bytes[i] = bench_stage_bytes(d->tile, &d->ctx.P, (talus_stage_id)i, s->mean_columns);
-  }
+  for (int i = 0; i < TALUS_STAGE_COUNT; i++) stage_s[i] += talus_domain_stage_seconds(d, i);
+  bench_sample_describe(s, d, w, threads, repeat, stage_s);
   b->nsamples++;
-  fprintf(stderr, "talus_bench: %-20s %d thr, repeat %d: %8.2f ms/step, %7.2f Mcell-steps/s, cpu %.2f\n",
-          bench_workloads[w].name, threads, repeat, 1e3 * s->seconds / (double)s->steps,
-          (double)s->cells * (double)s->steps / s->seconds / 1e6,
-          s->cpu_seconds / (s->seconds * threads));
   return TALUS_OK;
 }
 
@@ -212,11 +248,13 @@ static talus_status bench_workload_run(bench_run *b, int w) {
   talus_domain *d[BENCH_MAX_THREADS] = {0};
   talus_status st = TALUS_OK;
   for (int i = 0; !st && i < b->o.nthreads; i++) {
-    st = bench_domain(&b->o, &bench_workloads[w], &d[i]);
+    st = bench_domain(&b->o, &bench_workloads[w], &d[i], b->device_name, sizeof b->device_name);
     omp_set_num_threads(b->o.threads[i]);
     if (!st) st = talus_domain_run(d[i], b->o.warmup, NULL, NULL);
   }
-  for (int r = 0; !st && r < b->o.repeat; r++)
+  for (int i = 0; !st && b->o.tile && i < b->o.nthreads; i++)
+    st = bench_tiled_time(b, d[i], w, b->o.threads[i]);
+  for (int r = 0; !st && !b->o.tile && r < b->o.repeat; r++)
     for (int i = 0; !st && i < b->o.nthreads; i++) st = bench_time(b, d[i], w, b->o.threads[i], r);
   for (int i = 0; i < b->o.nthreads; i++) talus_domain_free(d[i]);
   if (st) talus_fail_context(st, "workload %s", bench_workloads[w].name);

@@ -46,12 +46,20 @@ double bench_stage_bytes(const talus_tile *t, const talus_kparams *P, talus_stag
 
 #define BENCH_MAX_THREADS 8
 
+#define BENCH_MAX_SETS 16
+#define BENCH_MAX_SAMPLES 4096
+
 typedef struct bench_opts {
   int use[16];  /* workloads selected */
   int64_t size, steps, warmup, repeat, seed;
   int threads[BENCH_MAX_THREADS], nthreads;
   double stream_mib;
   const char *output, *configs;
+  const char *sets[BENCH_MAX_SETS]; /* --set KEY=VALUE, after each workload's own */
+  int nsets;
+  talus_device device;              /* --device cpu|cuda */
+  int64_t tile, K;                  /* --tile (0: one piece), --steps-per-exchange */
+  const char *store;                /* --store memory|DIR (tiled runs) */
 } bench_opts;
 
 /* One timed run: a workload at a thread count over one repeat's steps. */
@@ -70,11 +78,24 @@ typedef struct bench_run {
   bench_sample *samples;
   int nsamples;
   double load[2][3]; /* load averages at start and end */
+  char device_name[256];
   char date[64];
 } bench_run;
 
 /* The better of the start and end triad bandwidth at `threads` [GB/s]. */
 double bench_triad(const bench_run *b, int threads);
+
+/* Times b->o.repeat repeats of domain d (warmed up) advanced tiled over a
+ * store as --tile, --steps-per-exchange and --store say (bench_tiled.c);
+ * d keeps its state, the tiles advance from it. Adds one sample per repeat. */
+talus_status bench_tiled_time(bench_run *b, talus_domain *d, int w, int threads);
+/* Fills a new sample's sizes and per-stage fields from d's parameters
+ * and state over steps [first_step, first_step + steps) (bench.c). */
+void bench_sample_describe(bench_sample *s, const talus_domain *d, int w, int threads,
+                           int repeat, const double stage_s[TALUS_STAGE_COUNT]);
+
+/* CPU time of the whole process [s] (bench.c). */
+double bench_cpu_seconds(void);
 
 /* Writes the run as JSON (bench_json.c). */
 void bench_json(FILE *f, const bench_run *b);

@@ -43,6 +43,11 @@ static void json_machine(FILE *f, const bench_run *b) {
           (long long)o->size, (long long)o->steps, (long long)o->warmup, (long long)o->repeat,
           (long long)o->seed);
   for (int i = 0; i < o->nthreads; i++) fprintf(f, "%s%d", i ? ", " : "", o->threads[i]);
+  fprintf(f, "], \"device\": \"%s\", \"tile\": %lld, \"steps_per_exchange\": %lld, "
+             "\"store\": \"%s\", \"sets\": [",
+          b->device_name, (long long)o->tile, (long long)(o->tile ? o->K : 0),
+          o->tile ? (o->store && strcmp(o->store, "memory") ? "disk" : "memory") : "none");
+  for (int i = 0; i < o->nsets; i++) fprintf(f, "%s\"%s\"", i ? ", " : "", o->sets[i]);
   fprintf(f, "]},\n  \"stream\": [");
   for (int when = 0, n = 0; when < 2; when++)
     for (int i = 0; i < o->nthreads; i++, n++) {

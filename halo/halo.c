@@ -140,3 +140,12 @@ int halo_strip_facing(int dx, int dy) {
   if (dx > 0) return dy > 0 ? 5 : 8;
   return dy > 0 ? 6 : 7;
 }
+
+talus_status halo_block_copy(const talus_tile *from, talus_rect r, talus_tile *to) {
+  void *blob = NULL;
+  size_t n = 0;
+  talus_status st = halo_block_cut(from, r, &blob, &n);
+  if (!st) st = halo_block_paste(to, blob, n);
+  free(blob);
+  return st;
+}

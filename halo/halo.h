@@ -27,6 +27,8 @@ talus_status halo_block_cut(const talus_tile *t, talus_rect r, void **out, size_
 /* Pastes a block into t where it overlaps t->buf; fails if the block is
  * malformed or holds more layers than t. */
 talus_status halo_block_paste(talus_tile *t, const void *data, size_t n);
+/* Copies global rectangle r of `from` into `to` (as cut then paste). */
+talus_status halo_block_copy(const talus_tile *from, talus_rect r, talus_tile *to);
 /* The global rectangle a block covers (for checks); 0 on malformed data. */
 int halo_block_rect(const void *data, size_t n, talus_rect *r);
 

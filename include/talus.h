@@ -142,6 +142,25 @@ talus_status talus_domain_set_field(talus_domain *domain, talus_field field, int
 talus_status talus_domain_run(talus_domain *domain, int64_t steps, talus_progress_fn progress,
                               void *user);
 
+/* Where a domain's steps run. */
+typedef enum talus_device {
+  TALUS_DEVICE_AUTO = 0, /* the GPU when this build has CUDA and a device answers, else the CPU */
+  TALUS_DEVICE_CPU = 1,  /* OpenMP threads */
+  TALUS_DEVICE_CUDA = 2  /* the GPU of this process (MPI local rank modulo visible devices) */
+} talus_device;
+
+/* 1 when this build contains the backend of `device` (AUTO and CPU: always). */
+int talus_device_built(talus_device device);
+
+/* Chooses where `domain` runs from now on and writes what was chosen ("cpu"
+ * or the GPU's name) to name[len] (NULL allowed). CUDA fails with
+ * TALUS_ERR_UNSUPPORTED in a build without it, TALUS_ERR_DEVICE without a
+ * usable GPU or driver; AUTO then chooses the CPU and succeeds. Results on
+ * the GPU equal the CPU's within the math libraries' rounding, not bit for
+ * bit; tiling and thread invariance hold bit for bit on each. */
+talus_status talus_domain_set_device(talus_domain *domain, talus_device device, char *name,
+                                     size_t len);
+
 /* Copies a field (layer ignored unless per-layer) into out[nx*ny]. */
 talus_status talus_domain_read(const talus_domain *domain, talus_field field, int layer,
                                float *out);

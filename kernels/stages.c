@@ -5,6 +5,8 @@
  */
 #include "stages.h"
 
+#include <stddef.h>
+
 static const talus_stage_def stage_table[TALUS_STAGE_COUNT] = {
     {TALUS_STAGE_RAIN, "rain", 0},
     {TALUS_STAGE_PIPES, "pipes", 1},
@@ -85,27 +87,41 @@ int talus_step_plan(const talus_kparams *P, int64_t step, talus_stage_id *out, i
   return n;
 }
 
-talus_status talus_stage_scratch(talus_tile *t, talus_stage_id id) {
-  talus_status st = TALUS_OK;
+int talus_stage_scratch_needs(talus_stage_id id, talus_scratch_need out[2]) {
+  int n = 0;
   switch (id) {
   case TALUS_STAGE_THERMAL_OUT:
   case TALUS_STAGE_THERMAL_IN:
-    st = talus_tile_ensure(t, (void **)&t->thermal, 8 * sizeof(float), "thermal outflows");
+    out[n++] = (talus_scratch_need){offsetof(talus_tile, thermal), 8 * sizeof(float),
+                                    "thermal outflows"};
     break;
   case TALUS_STAGE_HF_WATER:
   case TALUS_STAGE_HF_ERODE:
-    st = talus_tile_ensure(t, (void **)&t->hf_cap, sizeof(float), "transport capacity");
+    out[n++] = (talus_scratch_need){offsetof(talus_tile, hf_cap), sizeof(float),
+                                    "transport capacity"};
     break;
   case TALUS_STAGE_HF_ADVECT:
   case TALUS_STAGE_HF_SETTLE:
-    st = talus_tile_ensure(t, (void **)&t->hf_sed, sizeof(float), "advected sediment");
+    out[n++] = (talus_scratch_need){offsetof(talus_tile, hf_sed), sizeof(float),
+                                    "advected sediment"};
     break;
   default: break;
   }
   int live = id == TALUS_STAGE_HF_FLUX || id == TALUS_STAGE_HF_WATER ||
              id == TALUS_STAGE_HF_ADVECT || id == TALUS_STAGE_THERMAL_OUT ||
              id == TALUS_STAGE_THERMAL_IN;
-  if (!st && live) st = talus_tile_ensure(t, (void **)&t->nb8, sizeof *t->nb8, "neighbour flags");
+  if (live)
+    out[n++] = (talus_scratch_need){offsetof(talus_tile, nb8), sizeof(uint16_t), "neighbour flags"};
+  return n;
+}
+
+talus_status talus_stage_scratch(talus_tile *t, talus_stage_id id) {
+  talus_scratch_need need[2];
+  int n = talus_stage_scratch_needs(id, need);
+  talus_status st = TALUS_OK;
+  for (int i = 0; i < n && !st; i++)
+    st = talus_tile_ensure(t, (void **)((char *)t + need[i].offset), need[i].cell_bytes,
+                           need[i].what);
   return st;
 }
 

@@ -53,8 +53,21 @@ const talus_stage_def *talus_stage_def_of(talus_stage_id id);
  * how many (or -1 if max is too small). */
 int talus_step_plan(const talus_kparams *P, int64_t step, talus_stage_id *out, int max);
 
-/* Allocates the scratch arrays stage `id` writes (t->thermal, t->hf_cap,
- * t->hf_sed) if t lacks them; backends call it before running a stage. */
+/* One lazily allocated scratch array of a tile: the pointer member at
+ * `offset` in talus_tile, cell_bytes per cell of the plane. */
+typedef struct talus_scratch_need {
+  size_t offset;
+  size_t cell_bytes;
+  const char *what;
+} talus_scratch_need;
+
+/* The lazily allocated scratch arrays stage `id` uses (t->thermal,
+ * t->hf_cap, t->hf_sed, t->nb8), written to out; returns how many (0..2).
+ * The one rule behind the host and device allocations. */
+int talus_stage_scratch_needs(talus_stage_id id, talus_scratch_need out[2]);
+
+/* Allocates the scratch arrays of talus_stage_scratch_needs if t lacks
+ * them; the CPU backend calls it before running a stage. */
 talus_status talus_stage_scratch(talus_tile *t, talus_stage_id id);
 
 /* Dependency radius of one step: the largest sum of stage radii over the

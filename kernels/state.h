@@ -260,7 +260,13 @@ typedef struct talus_kctx {
   talus_kparams P;
   int32_t nx, ny;      /* domain size in cells */
   int64_t step;        /* global step index, 0-based */
+  int32_t backend;     /* talus_backend the driver runs stages on; kernels never read it */
 } talus_kctx;
+
+/* Where the driver runs stages. Zero is the CPU, so a zeroed context runs
+ * there; CUDA is chosen only by talus_domain_set_device after a device
+ * answered. */
+typedef enum talus_backend { TALUS_BACKEND_CPU = 0, TALUS_BACKEND_CUDA = 1 } talus_backend;
 
 /* What lies in direction d of global cell (gx, gy). */
 typedef enum talus_nb {

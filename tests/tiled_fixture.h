@@ -14,13 +14,7 @@
 
 /* Tile source copying from a whole-domain tile. */
 static inline talus_status fixture_fill_from_tile(void *user, talus_tile *t, talus_rect r) {
-  const talus_tile *whole = user;
-  void *blob = NULL;
-  size_t n = 0;
-  talus_status st = halo_block_cut(whole, r, &blob, &n);
-  if (!st) st = halo_block_paste(t, blob, n);
-  free(blob);
-  return st;
+  return halo_block_copy(user, r, t);
 }
 
 /* Copies a whole-domain tile (persistent fields). */

@@ -20,26 +20,36 @@ static talus_rect stage_region(const talus_tile *t, const talus_kctx *c, int use
   return r;
 }
 
+/* Runs the stages of one global step on the context's backend. The CPU
+ * books flows and times as it goes; the GPU queues the step and reports
+ * both when it finishes. */
 static talus_status advance_one(talus_tile *t, talus_kctx *c, talus_rect book, int *used,
                                 talus_run_stats *stats) {
   talus_stage_id plan[4 * TALUS_STAGE_COUNT + 2 * 64];
   int n = talus_step_plan(&c->P, c->step, plan, (int)(sizeof plan / sizeof plan[0]));
   if (n < 0) return talus_fail(TALUS_ERR_INTERNAL, "tiler", "step plan too long");
+  int gpu = c->backend == TALUS_BACKEND_CUDA;
   for (int i = 0; i < n; i++) {
     *used += talus_stage_def_of(plan[i])->radius;
+    talus_rect region = stage_region(t, c, *used);
     double t0 = talus_now();
-    talus_status st = talus_cpu_stage_booked(t, c, plan[i], stage_region(t, c, *used), book,
-                                             stats->flows);
+    talus_status st = gpu ? talus_cuda_stage(c, plan[i], region, book)
+                          : talus_cpu_stage_booked(t, c, plan[i], region, book, stats->flows);
     if (st) return st;
-    stats->stage_seconds[plan[i]] += talus_now() - t0;
+    if (!gpu) stats->stage_seconds[plan[i]] += talus_now() - t0;
+  }
+  if (gpu) {
+    talus_status st = talus_cuda_finish_step(stats->flows, stats->stage_seconds);
+    if (st) return st;
   }
   c->step++;
   return TALUS_OK;
 }
 
-talus_status talus_tiler_advance(talus_tile *t, talus_kctx *c, talus_rect core, int64_t steps,
-                                 talus_run_stats *stats, talus_step_progress_fn progress,
-                                 void *user) {
+/* The steps of talus_tiler_advance; on the GPU the tile is on the device. */
+static talus_status advance_steps(talus_tile *t, talus_kctx *c, talus_rect core, int64_t steps,
+                                  talus_run_stats *stats, talus_step_progress_fn progress,
+                                  void *user) {
   int used = 0;
   talus_rect book = {core.x0 - t->buf.x0, core.y0 - t->buf.y0, core.w, core.h};
   for (int64_t s = 0; s < steps; s++) {
@@ -51,4 +61,17 @@ talus_status talus_tiler_advance(talus_tile *t, talus_kctx *c, talus_rect core, 
                         (long long)c->step);
   }
   return TALUS_OK;
+}
+
+talus_status talus_tiler_advance(talus_tile *t, talus_kctx *c, talus_rect core, int64_t steps,
+                                 talus_run_stats *stats, talus_step_progress_fn progress,
+                                 void *user) {
+  if (c->backend != TALUS_BACKEND_CUDA)
+    return advance_steps(t, c, core, steps, stats, progress, user);
+  talus_status st = talus_cuda_upload(t);
+  if (st) return st;
+  st = advance_steps(t, c, core, steps, stats, progress, user);
+  /* Also after a cancel: the host tile then holds the last completed step. */
+  talus_status down = talus_cuda_download(t);
+  return st ? st : down;
 }

@@ -12,6 +12,7 @@
 #define TALUS_TILER_H
 
 #include "kernels/cpu/cpu.h"
+#include "kernels/cuda/cuda.h"
 #include "kernels/stages.h"
 
 /* Per-run accounting the driver adds to. */
@@ -30,6 +31,8 @@ typedef int (*talus_step_progress_fn)(int64_t done, int64_t total, void *user);
  * halo on interior edges must be at least steps * talus_step_radius().
  * On cancel returns TALUS_ERR_CANCELLED with c->step at the last completed
  * step. `core` is the rectangle whose cells count towards cell_steps.
+ * Stages run on c->backend; on the GPU the tile is uploaded first and its
+ * persistent fields downloaded at the end (after a cancel too).
  */
 talus_status talus_tiler_advance(talus_tile *t, talus_kctx *c, talus_rect core, int64_t steps,
                                  talus_run_stats *stats, talus_step_progress_fn progress,

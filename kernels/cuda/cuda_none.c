@@ -1,0 +1,31 @@
+/*
+ * cuda_none.c — the CUDA backend of a build without the CUDA toolkit: it
+ * says so, and every call fails with TALUS_ERR_UNSUPPORTED.
+ */
+#include "cuda.h"
+
+int talus_cuda_built(void) { return 0; }
+
+static talus_status cuda_missing(void) {
+  return talus_fail(TALUS_ERR_UNSUPPORTED, "cuda",
+                    "this talus was built without the CUDA backend (rebuild with the CUDA "
+                    "toolkit and -DTALUS_CUDA=ON)");
+}
+
+talus_status talus_cuda_init(char *name, size_t len) {
+  if (name && len) name[0] = '\0';
+  return cuda_missing();
+}
+
+talus_status talus_cuda_upload(const talus_tile *t) { return cuda_missing(); }
+
+talus_status talus_cuda_stage(const talus_kctx *c, talus_stage_id id, talus_rect region,
+                              talus_rect book) {
+  return cuda_missing();
+}
+
+talus_status talus_cuda_finish_step(double *flows, double *stage_seconds) { return cuda_missing(); }
+
+talus_status talus_cuda_download(talus_tile *t) { return cuda_missing(); }
+
+void talus_cuda_release(void) {}

@@ -1,0 +1,177 @@
+/*
+ * test_gpu — the CUDA backend against the CPU backend and against itself.
+ *
+ *  1. Every preset on its scene, N steps on the CPU and on the GPU: the
+ *     kernel bodies are the same and both builds round alike (no FMA
+ *     contraction, IEEE division and square root), so the two differ only
+ *     where the math libraries (expf, powf, …) round differently, and the
+ *     dynamics spread those last bits. Stated tolerances: every material's
+ *     volume within GPU_VOLUME_TOL (relative to the total material) and the
+ *     mean |Δ surface| within GPU_SURFACE_TOL of the relief.
+ *  2. GPU tiled == GPU monolithic, bit for bit (layered with everything on;
+ *     heightfield with thermal), as on the CPU.
+ *  3. The mass ledger closes on the GPU as on the CPU (test_rivers_ledger's
+ *     bounds).
+ *
+ * Without a CUDA build or a usable GPU the test reports itself skipped.
+ */
+#include "check.h"
+#include "kernels/cuda/cuda.h"
+#include "scene_fixture.h"
+#include "tiled_fixture.h"
+
+#define GPU_VOLUME_TOL 1e-6  /* |ΔV_material| / V_total */
+#define GPU_SURFACE_TOL 1e-5 /* mean |Δ surface| / relief */
+
+typedef struct preset_case {
+  const char *scene, *preset;
+  int n, steps;
+} preset_case;
+
+static const preset_case cases[] = {
+    {"bridges", "bridges", 128, 300},         {"chasm-rain", "chasm-rain", 128, 300},
+    {"chasm-source", "chasm-source", 128, 300}, {"arches", "arches", 128, 300},
+    {"cave", "cave", 128, 300},               {"rivers-rain", "rivers-rain", 128, 300},
+    {"rivers-source", "rivers-source", 128, 300}, {"noise", "dem-default", 128, 300},
+    {"noise", "game-terrain", 128, 300},      {"rivers-rain", "heightfield-default", 256, 500},
+    {"rivers-rain", "dem-heightfield", 256, 500}, {"noise", "thermal-only", 128, 300},
+};
+
+static talus_domain *preset_domain(const preset_case *pc, talus_device device) {
+  talus_domain *d = fixture_domain(pc->scene, pc->n, pc->preset, NULL);
+  if (d && talus_domain_set_device(d, device, NULL, 0)) {
+    fprintf(stderr, "set device: %s\n", talus_last_error());
+    talus_domain_free(d);
+    d = NULL;
+  }
+  return d;
+}
+
+static double surface_relief(const float *s, size_t n) {
+  float lo = s[0], hi = s[0];
+  for (size_t i = 1; i < n; i++) {
+    lo = s[i] < lo ? s[i] : lo;
+    hi = s[i] > hi ? s[i] : hi;
+  }
+  return hi - lo > 1e-6f ? hi - lo : 1.0;
+}
+
+/* Runs one preset on both backends and checks they agree within the
+ * stated tolerances; prints the measured differences. */
+static void check_preset(const preset_case *pc) {
+  talus_domain *cpu = preset_domain(pc, TALUS_DEVICE_CPU);
+  talus_domain *gpu = preset_domain(pc, TALUS_DEVICE_CUDA);
+  CHECK(cpu && gpu, "%s/%s: domains built", pc->scene, pc->preset);
+  if (!cpu || !gpu) goto done;
+  double t0 = talus_now();
+  CHECK(talus_domain_run(cpu, pc->steps, NULL, NULL) == TALUS_OK, "cpu run: %s", talus_last_error());
+  double t1 = talus_now();
+  CHECK(talus_domain_run(gpu, pc->steps, NULL, NULL) == TALUS_OK, "gpu run: %s", talus_last_error());
+  double t2 = talus_now();
+  size_t n = (size_t)pc->n * pc->n;
+  float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+  talus_domain_read(cpu, TALUS_FIELD_SURFACE, 0, a);
+  talus_domain_read(gpu, TALUS_FIELD_SURFACE, 0, b);
+  double sum = 0.0, worst = 0.0;
+  size_t same = 0;
+  for (size_t i = 0; i < n; i++) {
+    double e = fabs((double)a[i] - (double)b[i]);
+    sum += e;
+    worst = e > worst ? e : worst;
+    same += !memcmp(&a[i], &b[i], sizeof a[i]);
+  }
+  double relief = surface_relief(a, n);
+  double va[TALUS_MAT_COUNT], vb[TALUS_MAT_COUNT], total = 0.0, dv = 0.0;
+  talus_domain_volumes(cpu, va);
+  talus_domain_volumes(gpu, vb);
+  for (int m = 0; m < TALUS_MAT_COUNT; m++) total += fabs(va[m]);
+  for (int m = 0; m < TALUS_MAT_COUNT; m++)
+    dv = fabs(va[m] - vb[m]) > dv ? fabs(va[m] - vb[m]) : dv;
+  printf("%-14s %-20s %4d² %4d steps: surface bitwise-equal %5.1f%%, mean |d| %.3g m, max |d| "
+         "%.3g m (relief %.3g m), max dV/V %.3g; cpu %.2f s, gpu %.2f s\n",
+         pc->scene, pc->preset, pc->n, pc->steps, 100.0 * same / n, sum / n, worst, relief,
+         dv / total, t1 - t0, t2 - t1);
+  CHECK(sum / n <= GPU_SURFACE_TOL * relief, "%s: mean |d surface| %.3g vs relief %.3g",
+        pc->preset, sum / n, relief);
+  CHECK(dv <= GPU_VOLUME_TOL * total, "%s: volume difference %.3g of %.3g", pc->preset, dv, total);
+  free(a);
+  free(b);
+done:
+  talus_domain_free(cpu);
+  talus_domain_free(gpu);
+}
+
+/* A warmed-up state of `preset` on `scene` (CPU), for the tiling checks. */
+static talus_domain *warm_domain(const char *scene, const char *preset, const char *const *sets,
+                                 int n, int steps) {
+  talus_domain *d = fixture_domain(scene, n, preset, sets);
+  if (d && talus_domain_run(d, steps, NULL, NULL)) {
+    talus_domain_free(d);
+    return NULL;
+  }
+  return d;
+}
+
+/* GPU tiled runs give the GPU monolithic run's bytes. */
+static void check_tiled(const char *scene, const char *preset, const char *const *sets, int n) {
+  talus_domain *d = warm_domain(scene, preset, sets, n, 60);
+  CHECK(d != NULL, "%s: warm state", preset);
+  if (!d) return;
+  talus_kctx ctx = d->ctx;
+  ctx.backend = TALUS_BACKEND_CUDA;
+  talus_tile *mono = fixture_clone(d->tile);
+  talus_run_stats stats;
+  memset(&stats, 0, sizeof stats);
+  talus_kctx run = ctx;
+  int steps = 12;
+  CHECK(talus_tiler_advance(mono, &run, mono->buf, steps, &stats, NULL, NULL) == TALUS_OK,
+        "gpu monolithic: %s", talus_last_error());
+  static const int layouts[][2] = {{37, 1}, {64, 2}, {100, 3}};
+  for (int i = 0; i < 3; i++) {
+    long diff = fixture_tiled_diff(d->tile, mono, &ctx, layouts[i][0], layouts[i][1],
+                                   ctx.step + steps, TALUS_STORE_MEMORY, NULL, NULL);
+    printf("%s: gpu tiled core %d K %d vs gpu monolithic: %ld differing values\n", preset,
+           layouts[i][0], layouts[i][1], diff);
+    CHECK(diff == 0, "%s core %d K %d: %ld values differ", preset, layouts[i][0], layouts[i][1],
+          diff);
+  }
+  talus_tile_free(mono);
+  talus_domain_free(d);
+}
+
+/* The ledger closes on the GPU (bounds of test_rivers_ledger). */
+static void check_ledger(void) {
+  preset_case pc = {"rivers-rain", "rivers-rain", 256, 2000};
+  talus_domain *d = preset_domain(&pc, TALUS_DEVICE_CUDA);
+  CHECK(d != NULL, "rivers-rain domain");
+  if (!d) return;
+  CHECK(talus_domain_run(d, pc.steps, NULL, NULL) == TALUS_OK, "run: %s", talus_last_error());
+  talus_ledger_summary L;
+  talus_domain_ledger(d, &L);
+  double material = 0.0;
+  for (int m = 0; m < TALUS_MAT_COUNT; m++) material += L.initial[m];
+  double added = talus_domain_flow(d, TALUS_FLOW_RAIN) + talus_domain_flow(d, TALUS_FLOW_SOURCE);
+  printf("gpu ledger: material %.6g m3, water added %.6g m3, residual %.3g m3 (water %.3g)\n",
+         material, added, L.total_residual, L.residual[TALUS_MAT_WATER]);
+  CHECK(added > 0.0 && talus_domain_flow(d, TALUS_FLOW_DISSOLVE) > 0.0, "rain fell, sand dissolved");
+  CHECK(fabs(L.total_residual) <= 1e-5 * material, "residual %.3g vs %.3g", L.total_residual,
+        material);
+  CHECK(fabs(L.residual[TALUS_MAT_WATER]) <= 1e-3 * added, "water residual %.3g vs added %.3g",
+        L.residual[TALUS_MAT_WATER], added);
+  talus_domain_free(d);
+}
+
+int main(void) {
+  char name[256];
+  if (talus_cuda_init(name, sizeof name)) return check_skip("test_gpu", talus_last_error());
+  printf("GPU: %s\n", name);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_preset(&cases[i]);
+  static const char *const layered[] = {"simulation.dt=0.15", "source1.x=200", "source1.radius=8",
+                                        "horizontal.strength=3", "horizontal.split_size=0.25",
+                                        NULL};
+  check_tiled("chasm-source", "chasm-source", layered, 160);
+  static const char *const hf[] = {"thermal.enable=true", NULL};
+  check_tiled("rivers-rain", "heightfield-default", hf, 200);
+  check_ledger();
+  return check_report("test_gpu");
+}
