@@ -64,7 +64,8 @@ static talus_status domain_init_hardness(talus_domain *d) {
   if (P->model != TALUS_MODEL_HEIGHTFIELD && !P->enable_thermal) return TALUS_OK;
   if (t->hard) return TALUS_OK;
   talus_status st = talus_tile_ensure(t, (void **)&t->hard, sizeof(float), "hardness");
-  for (size_t i = 0; !st && i < t->plane; i++) t->hard[i] = P->hardness;
+  for (size_t i = 0; !st && i < t->plane; i++)
+    t->hard[i] = P->hardness;
   return st;
 }
 
@@ -80,8 +81,7 @@ talus_status talus_domain_create(talus_domain **out, int nx, int ny, double cell
   d->ctx.nx = nx;
   d->ctx.ny = ny;
   st = domain_params(d, cell_size, params);
-  if (!st)
-    st = talus_tile_create(&d->tile, (talus_rect){0, 0, nx, ny}, d->ctx.P.nz, 0);
+  if (!st) st = talus_tile_create(&d->tile, (talus_rect){0, 0, nx, ny}, d->ctx.P.nz, 0);
   if (!st) st = domain_init_hardness(d);
   if (!st) st = domain_load_heights(d, bedrock, nodata_mask);
   if (st) {
@@ -117,14 +117,22 @@ talus_status talus_domain_wrap(talus_tile *tile, double cell_size, const talus_p
 /* Returns the per-layer plane of a settable field, or NULL. */
 static float *domain_layer_field(talus_tile *t, talus_field field) {
   switch (field) {
-  case TALUS_FIELD_BEDROCK: return t->B;
-  case TALUS_FIELD_CEILING: return t->C;
-  case TALUS_FIELD_LAYER_SAND: return t->s;
-  case TALUS_FIELD_LAYER_WATER: return t->w;
-  case TALUS_FIELD_LAYER_SEDIMENT: return t->r;
-  case TALUS_FIELD_LAYER_DAMAGE: return t->D;
-  case TALUS_FIELD_LAYER_STABILITY: return t->p;
-  default: return NULL;
+  case TALUS_FIELD_BEDROCK:
+    return t->B;
+  case TALUS_FIELD_CEILING:
+    return t->C;
+  case TALUS_FIELD_LAYER_SAND:
+    return t->s;
+  case TALUS_FIELD_LAYER_WATER:
+    return t->w;
+  case TALUS_FIELD_LAYER_SEDIMENT:
+    return t->r;
+  case TALUS_FIELD_LAYER_DAMAGE:
+    return t->D;
+  case TALUS_FIELD_LAYER_STABILITY:
+    return t->p;
+  default:
+    return NULL;
   }
 }
 
@@ -138,7 +146,8 @@ static talus_status domain_set_input(talus_domain *d, talus_field field, const f
                       "a hardness map needs the heightfield model or thermal.enable");
   if (rain && d->ctx.P.model != TALUS_MODEL_HEIGHTFIELD)
     return talus_fail(TALUS_ERR_ARGUMENT, "domain", "a rain map needs the heightfield model");
-  talus_status st = rain ? talus_tile_ensure(t, (void **)&t->rain, sizeof(float), "rain map") : TALUS_OK;
+  talus_status st =
+      rain ? talus_tile_ensure(t, (void **)&t->rain, sizeof(float), "rain map") : TALUS_OK;
   float hi = rain ? INFINITY : 1.0f;
   for (int y = 0; !st && y < t->buf.h; y++)
     for (int x = 0; x < t->buf.w; x++) {
@@ -212,7 +221,8 @@ void talus_domain_volumes(const talus_domain *d, double out[TALUS_MAT_COUNT]) {
         v[TALUS_MAT_BEDROCK] += (double)t->B[c] - floor;
       }
     }
-  for (int m = 0; m < TALUS_MAT_COUNT; m++) out[m] = v[m] * d->cell_area;
+  for (int m = 0; m < TALUS_MAT_COUNT; m++)
+    out[m] = v[m] * d->cell_area;
 }
 
 /* The heightfield model's terrain is the whole surface B + s of layer 0:
@@ -264,18 +274,26 @@ static float domain_cell_value(const talus_tile *t, talus_field field, size_t id
   size_t ct = talus_col(t, idx, top);
   float acc = 0.0f;
   switch (field) {
-  case TALUS_FIELD_SURFACE: return t->B[ct] + t->s[ct];
-  case TALUS_FIELD_WATER: return t->w[ct];
-  case TALUS_FIELD_COLUMNS: return (float)t->count[idx];
-  case TALUS_FIELD_HARDNESS: return t->hard ? t->hard[idx] : 0.0f;
-  case TALUS_FIELD_RAIN: return t->rain ? t->rain[idx] : NAN;
+  case TALUS_FIELD_SURFACE:
+    return t->B[ct] + t->s[ct];
+  case TALUS_FIELD_WATER:
+    return t->w[ct];
+  case TALUS_FIELD_COLUMNS:
+    return (float)t->count[idx];
+  case TALUS_FIELD_HARDNESS:
+    return t->hard ? t->hard[idx] : 0.0f;
+  case TALUS_FIELD_RAIN:
+    return t->rain ? t->rain[idx] : NAN;
   case TALUS_FIELD_SAND:
-    for (int k = 0; k <= top; k++) acc += t->s[talus_col(t, idx, k)];
+    for (int k = 0; k <= top; k++)
+      acc += t->s[talus_col(t, idx, k)];
     return acc;
   case TALUS_FIELD_SEDIMENT:
-    for (int k = 0; k <= top; k++) acc += t->r[talus_col(t, idx, k)];
+    for (int k = 0; k <= top; k++)
+      acc += t->r[talus_col(t, idx, k)];
     return acc;
-  default: return NAN;
+  default:
+    return NAN;
   }
 }
 
@@ -298,12 +316,22 @@ talus_status talus_domain_read(const talus_domain *d, talus_field field, int lay
   return TALUS_OK;
 }
 
-int talus_domain_nx(const talus_domain *d) { return d ? d->ctx.nx : 0; }
-int talus_domain_ny(const talus_domain *d) { return d ? d->ctx.ny : 0; }
-int talus_domain_layers(const talus_domain *d) { return d ? d->tile->nz : 0; }
-int64_t talus_domain_step(const talus_domain *d) { return d ? d->ctx.step : 0; }
+int talus_domain_nx(const talus_domain *d) {
+  return d ? d->ctx.nx : 0;
+}
+int talus_domain_ny(const talus_domain *d) {
+  return d ? d->ctx.ny : 0;
+}
+int talus_domain_layers(const talus_domain *d) {
+  return d ? d->tile->nz : 0;
+}
+int64_t talus_domain_step(const talus_domain *d) {
+  return d ? d->ctx.step : 0;
+}
 
-int talus_flow_count(void) { return TALUS_FLOW_COUNT; }
+int talus_flow_count(void) {
+  return TALUS_FLOW_COUNT;
+}
 
 const char *talus_flow_name(int flow, talus_material *from, talus_material *to) {
   int f = 0, t = 0;
@@ -338,7 +366,9 @@ talus_status talus_domain_ledger(const talus_domain *d, talus_ledger_summary *ou
   return TALUS_OK;
 }
 
-int talus_stage_count(void) { return TALUS_STAGE_COUNT; }
+int talus_stage_count(void) {
+  return TALUS_STAGE_COUNT;
+}
 const char *talus_stage_name(int stage) {
   const talus_stage_def *s = talus_stage_def_of((talus_stage_id)stage);
   return s ? s->name : NULL;
@@ -352,8 +382,7 @@ int talus_device_built(talus_device device) {
   return device != TALUS_DEVICE_CUDA || talus_cuda_built();
 }
 
-talus_status talus_domain_set_device(talus_domain *d, talus_device device, char *name,
-                                     size_t len) {
+talus_status talus_domain_set_device(talus_domain *d, talus_device device, char *name, size_t len) {
   if (device != TALUS_DEVICE_CPU) {
     talus_status st = talus_cuda_init(name, len);
     if (!st) {

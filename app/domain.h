@@ -11,14 +11,14 @@
 #include "tiler/tiler.h"
 
 struct talus_domain {
-  talus_kctx ctx;        /* parameters, domain size, global step */
-  talus_tile *tile;      /* the whole grid; owned */
-  talus_run_stats stats; /* flows (heights), stage times, cell-steps */
-  double cell_area;      /* l_c² [m²] */
-  double datum;          /* bedrock volume is measured above this height [m] */
+  talus_kctx ctx;                  /* parameters, domain size, global step */
+  talus_tile *tile;                /* the whole grid; owned */
+  talus_run_stats stats;           /* flows (heights), stage times, cell-steps */
+  double cell_area;                /* l_c² [m²] */
+  double datum;                    /* bedrock volume is measured above this height [m] */
   double initial[TALUS_MAT_COUNT]; /* volumes [m³] at the first run */
-  int started;           /* initial[] taken */
-  double run_seconds;    /* wall time inside talus_domain_run */
+  int started;                     /* initial[] taken */
+  double run_seconds;              /* wall time inside talus_domain_run */
 };
 
 /* Volumes [m³] of each material currently held by the domain. */

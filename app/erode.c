@@ -212,7 +212,8 @@ static talus_status erode_parse(int argc, char **argv, erode_opts *o, int *help)
 /* Loads presets then --set overrides, in that order. */
 static talus_status erode_params(const erode_opts *o, talus_params **out) {
   talus_status st = talus_params_create(out);
-  for (int i = 0; !st && i < o->nconfigs; i++) st = talus_params_load(*out, o->configs[i]);
+  for (int i = 0; !st && i < o->nconfigs; i++)
+    st = talus_params_load(*out, o->configs[i]);
   for (int i = 0; !st && i < o->nsets; i++) {
     const char *eq = strchr(o->sets[i], '=');
     if (!eq)

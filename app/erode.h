@@ -27,7 +27,7 @@ typedef struct erode_opts {
   int tile, steps_per_exchange;
   const char *store_dir;
   int resume;
-  int64_t mem_limit; /* bytes */
+  int64_t mem_limit;   /* bytes */
   talus_device device; /* --device auto|cpu|cuda */
   char preview_buf[4096];
   char keybuf[ERODE_KEY_OPTS][512]; /* "--cell-size 30" as "input.cell_size=30" */
@@ -45,7 +45,7 @@ talus_status erode_run_and_write(erode_opts *o, talus_domain *d, const talus_geo
 talus_status erode_pick_backend(const erode_opts *o, int32_t *backend);
 
 #define ERODE_MAX_OUTPUTS 10
-#define ERODE_PATH_MAX 4200
+#define ERODE_PATH_MAX    4200
 /* Writes every path a run writes into paths (erode_write.c): the surface,
  * the --maps, the state, the preview and the report; returns the count.
  * The checks before the run and the cleanup after a failed write both walk

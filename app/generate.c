@@ -20,7 +20,8 @@ static void generate_usage(void) {
   printf("usage: talus generate SCENE -o OUT.tif [--size N] [--seed S] [--layers NZ]\n"
          "Writes the initial terrain of a scene as a talus state GeoTIFF.\n"
          "  SCENE         one of:");
-  for (int i = 0; i < talus_scene_count(); i++) printf(" %s", talus_scene_name(i));
+  for (int i = 0; i < talus_scene_count(); i++)
+    printf(" %s", talus_scene_name(i));
   printf("\n  -o FILE       output GeoTIFF (required)\n"
          "  --size N      N x N cells (default 256); the paper's scenes are 256 m wide\n"
          "  --seed S      seed of the noise terrains (default 1)\n"
@@ -55,8 +56,8 @@ static talus_status generate_parse(int argc, char **argv, generate_opts *o, int 
       if (r < 0) return TALUS_ERR_ARGUMENT;
       if (o->nco < 64) o->co[o->nco++] = v;
     } else if (arg[0] == '-') {
-      return talus_fail(TALUS_ERR_ARGUMENT, "args", "unknown option '%s' (see talus generate --help)",
-                        arg);
+      return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                        "unknown option '%s' (see talus generate --help)", arg);
     } else if (o->scene) {
       return talus_fail(TALUS_ERR_ARGUMENT, "args", "more than one scene: '%s' and '%s'", o->scene,
                         arg);

@@ -37,11 +37,16 @@ talus_status talus_params_app(int argc, char **argv) {
       talus_params_free(p);
       return TALUS_OK;
     }
-    if (app_flag(&a, "--ini", NULL)) ini = 1;
-    else if ((r = app_take(&a, "--section", NULL, &v))) st = r < 0 ? TALUS_ERR_ARGUMENT : (section = v, 0);
-    else if ((r = app_take(&a, "-c", NULL, &v))) st = r < 0 ? TALUS_ERR_ARGUMENT : talus_params_load(p, v);
-    else if ((r = app_take(&a, "--set", NULL, &v))) st = r < 0 ? TALUS_ERR_ARGUMENT : params_apply_set(p, v);
-    else st = talus_fail(TALUS_ERR_ARGUMENT, "args", "unknown argument '%s'", argv[a.i]);
+    if (app_flag(&a, "--ini", NULL))
+      ini = 1;
+    else if ((r = app_take(&a, "--section", NULL, &v)))
+      st = r < 0 ? TALUS_ERR_ARGUMENT : (section = v, 0);
+    else if ((r = app_take(&a, "-c", NULL, &v)))
+      st = r < 0 ? TALUS_ERR_ARGUMENT : talus_params_load(p, v);
+    else if ((r = app_take(&a, "--set", NULL, &v)))
+      st = r < 0 ? TALUS_ERR_ARGUMENT : params_apply_set(p, v);
+    else
+      st = talus_fail(TALUS_ERR_ARGUMENT, "args", "unknown argument '%s'", argv[a.i]);
   }
   if (!st && ini) st = talus_params_print_ini(p, stdout);
   if (!st && !ini && talus_params_print_table(stdout, section) == 0)

@@ -11,8 +11,8 @@
 
 #define STATE_FIELDS 11
 static const char *const state_field_names[STATE_FIELDS] = {
-    "bedrock", "sand", "water", "ceiling", "sediment", "damage",
-    "stability", "flux_r", "flux_u", "flux_l", "flux_d"};
+    "bedrock",   "sand",   "water",  "ceiling", "sediment", "damage",
+    "stability", "flux_r", "flux_u", "flux_l",  "flux_d"};
 
 /* Plane of field f (index in state_field_names) of layer k. */
 static float *state_plane(const talus_tile *t, int f, int k) {
@@ -70,8 +70,9 @@ talus_status app_state_write(const char *path, const talus_domain *d, const talu
   float **bands = calloc((size_t)nb, sizeof *bands);
   char **names = calloc((size_t)nb + 1, sizeof *names);
   char *namebuf = calloc((size_t)nb, 32);
-  talus_status st = (bands && names && namebuf) ? TALUS_OK
-                    : talus_fail(TALUS_ERR_NOMEM, "state", "no memory for state bands");
+  talus_status st = (bands && names && namebuf)
+                        ? TALUS_OK
+                        : talus_fail(TALUS_ERR_NOMEM, "state", "no memory for state bands");
   for (int b = 0; b < nb && !st; b++) {
     bands[b] = malloc(n * sizeof(float));
     if (!bands[b]) st = talus_fail(TALUS_ERR_NOMEM, "state", "no memory for state bands");
@@ -98,7 +99,8 @@ talus_status app_state_write(const char *path, const talus_domain *d, const talu
     st = talus_geotiff_write(path, t->buf.w, t->buf.h, nb, (const float *const *)bands,
                              (const char *const *)names, meta, geo, wo);
   }
-  for (int b = 0; bands && b < nb; b++) free(bands[b]);
+  for (int b = 0; bands && b < nb; b++)
+    free(bands[b]);
   free(bands);
   free(names);
   free(namebuf);
@@ -144,11 +146,13 @@ static talus_status state_fill_counts(const talus_bands *b, talus_domain *d) {
 
 talus_status app_state_load(const talus_bands *b, const talus_params *params, talus_domain **out) {
   *out = NULL;
-  const char *layers = talus_bands_meta(b, "TALUS_LAYERS"), *step = talus_bands_meta(b, "TALUS_STEP");
+  const char *layers = talus_bands_meta(b, "TALUS_LAYERS"),
+             *step = talus_bands_meta(b, "TALUS_STEP");
   const char *cell = talus_bands_meta(b, "TALUS_CELL_SIZE");
   int bi = talus_bands_find(b, "layer0.bedrock"), si = talus_bands_find(b, "surface");
   if (!layers || !step || !cell || bi < 0 || si < 0)
-    return talus_fail(TALUS_ERR_FORMAT, "state", "incomplete talus state (metadata or bands missing)");
+    return talus_fail(TALUS_ERR_FORMAT, "state",
+                      "incomplete talus state (metadata or bands missing)");
   talus_params *p = NULL;
   talus_status st = talus_params_copy(params, &p);
   char nz[32];
@@ -158,7 +162,8 @@ talus_status app_state_load(const talus_bands *b, const talus_params *params, ta
   uint8_t *mask = calloc(n, 1);
   if (!st && !mask) st = talus_fail(TALUS_ERR_NOMEM, "state", "no memory for the mask");
   for (size_t i = 0; !st && i < n; i++)
-    mask[i] = b->geo.has_nodata && (b->band[si][i] == (float)b->geo.nodata || isnan(b->band[si][i]));
+    mask[i] =
+        b->geo.has_nodata && (b->band[si][i] == (float)b->geo.nodata || isnan(b->band[si][i]));
   talus_domain *d = NULL;
   if (!st) st = talus_domain_create(&d, b->nx, b->ny, atof(cell), b->band[bi], mask, p);
   if (!st) st = state_fill_counts(b, d);

@@ -6,10 +6,10 @@
 const char *talus_version(void) {
   return TALUS_VERSION_STRING " (backends: cpu/openmp"
 #ifdef TALUS_HAVE_CUDA
-         ", cuda"
+                              ", cuda"
 #endif
 #ifdef TALUS_HAVE_MPI
-         "; mpi"
+                              "; mpi"
 #endif
-         ")";
+                              ")";
 }

@@ -39,7 +39,8 @@ static void bench_usage(void) {
   printf("usage: talus_bench [options] > result.json\n"
          "Runs fixed erosion workloads and prints JSON timings with a bandwidth roofline.\n"
          "  --workloads LIST   comma-separated, default all:");
-  for (int i = 0; i < bench_workload_count; i++) printf(" %s", bench_workloads[i].name);
+  for (int i = 0; i < bench_workload_count; i++)
+    printf(" %s", bench_workloads[i].name);
   printf("\n  --size N           N x N cells (default 2048)\n"
          "  --steps S          timed steps per repeat (default 50)\n"
          "  --warmup W         untimed steps first (default 10)\n"
@@ -89,8 +90,10 @@ static int bench_option(app_args *a, bench_opts *o) {
   struct {
     const char *name;
     int64_t *dst, lo, hi;
-  } ints[] = {{"--size", &o->size, 8, 65536},       {"--steps", &o->steps, 1, 1 << 30},
-              {"--warmup", &o->warmup, 0, 1 << 30}, {"--repeat", &o->repeat, 1, 1000},
+  } ints[] = {{"--size", &o->size, 8, 65536},
+              {"--steps", &o->steps, 1, 1 << 30},
+              {"--warmup", &o->warmup, 0, 1 << 30},
+              {"--repeat", &o->repeat, 1, 1000},
               {"--seed", &o->seed, 0, 4294967295ll}};
   for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
     if ((r = app_take(a, ints[i].name, NULL, &v)))
@@ -126,7 +129,8 @@ static talus_status bench_parse(int argc, char **argv, bench_opts *o, int *help)
   o->configs = TALUS_BENCH_CONFIGS;
   o->device = TALUS_DEVICE_CPU, o->K = 1;
   o->threads[0] = 1, o->threads[1] = 2, o->nthreads = 2;
-  for (int i = 0; i < bench_workload_count; i++) o->use[i] = 1;
+  for (int i = 0; i < bench_workload_count; i++)
+    o->use[i] = 1;
   while (a.i < argc) {
     if (!strcmp(argv[a.i], "--help") || !strcmp(argv[a.i], "-h")) return (*help = 1), TALUS_OK;
     int r = bench_option(&a, o);
@@ -191,7 +195,8 @@ static void bench_stage_calls(const talus_kparams *P, int64_t first, int64_t ste
   memset(calls, 0, sizeof(double) * TALUS_STAGE_COUNT);
   for (int64_t s = first; s < first + steps; s++) {
     int n = talus_step_plan(P, s, plan, (int)(sizeof plan / sizeof plan[0]));
-    for (int i = 0; i < n; i++) calls[plan[i]] += 1.0 / (double)steps;
+    for (int i = 0; i < n; i++)
+      calls[plan[i]] += 1.0 / (double)steps;
   }
 }
 
@@ -203,8 +208,8 @@ double bench_cpu_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void bench_sample_describe(bench_sample *s, const talus_domain *d, int w, int threads,
-                           int repeat, const double stage_s[TALUS_STAGE_COUNT]) {
+void bench_sample_describe(bench_sample *s, const talus_domain *d, int w, int threads, int repeat,
+                           const double stage_s[TALUS_STAGE_COUNT]) {
   s->workload = w, s->threads = threads, s->repeat = repeat;
   s->cells = (int64_t)talus_domain_nx(d) * talus_domain_ny(d);
   s->layers = talus_domain_layers(d), s->model = d->ctx.P.model;
@@ -214,7 +219,8 @@ void bench_sample_describe(bench_sample *s, const talus_domain *d, int w, int th
     s->stage_s[i] = stage_s[i];
     s->stage_bytes[i] = bench_stage_bytes(d->tile, &d->ctx.P, (talus_stage_id)i, s->mean_columns);
   }
-  fprintf(stderr, "talus_bench: %-20s %d thr, repeat %d: %8.2f ms/step, %7.2f Mcell-steps/s, cpu %.2f\n",
+  fprintf(stderr,
+          "talus_bench: %-20s %d thr, repeat %d: %8.2f ms/step, %7.2f Mcell-steps/s, cpu %.2f\n",
           bench_workloads[w].name, threads, repeat, 1e3 * s->seconds / (double)s->steps,
           (double)s->cells * (double)s->steps / s->seconds / 1e6,
           s->cpu_seconds / (s->seconds * threads));
@@ -227,7 +233,8 @@ static talus_status bench_time(bench_run *b, talus_domain *d, int w, int threads
   bench_sample *s = &b->samples[b->nsamples];
   memset(s, 0, sizeof *s);
   double stage_s[TALUS_STAGE_COUNT];
-  for (int i = 0; i < TALUS_STAGE_COUNT; i++) stage_s[i] = -talus_domain_stage_seconds(d, i);
+  for (int i = 0; i < TALUS_STAGE_COUNT; i++)
+    stage_s[i] = -talus_domain_stage_seconds(d, i);
   omp_set_num_threads(threads);
   s->first_step = talus_domain_step(d);
   s->steps = b->o.steps;
@@ -236,7 +243,8 @@ static talus_status bench_time(bench_run *b, talus_domain *d, int w, int threads
   s->seconds = talus_now() - t0;
   s->cpu_seconds = bench_cpu_seconds() - c0;
   if (st) return st;
-  for (int i = 0; i < TALUS_STAGE_COUNT; i++) stage_s[i] += talus_domain_stage_seconds(d, i);
+  for (int i = 0; i < TALUS_STAGE_COUNT; i++)
+    stage_s[i] += talus_domain_stage_seconds(d, i);
   bench_sample_describe(s, d, w, threads, repeat, stage_s);
   b->nsamples++;
   return TALUS_OK;
@@ -255,8 +263,10 @@ static talus_status bench_workload_run(bench_run *b, int w) {
   for (int i = 0; !st && b->o.tile && i < b->o.nthreads; i++)
     st = bench_tiled_time(b, d[i], w, b->o.threads[i]);
   for (int r = 0; !st && !b->o.tile && r < b->o.repeat; r++)
-    for (int i = 0; !st && i < b->o.nthreads; i++) st = bench_time(b, d[i], w, b->o.threads[i], r);
-  for (int i = 0; i < b->o.nthreads; i++) talus_domain_free(d[i]);
+    for (int i = 0; !st && i < b->o.nthreads; i++)
+      st = bench_time(b, d[i], w, b->o.threads[i], r);
+  for (int i = 0; i < b->o.nthreads; i++)
+    talus_domain_free(d[i]);
   if (st) talus_fail_context(st, "workload %s", bench_workloads[w].name);
   return st;
 }

@@ -46,20 +46,20 @@ double bench_stage_bytes(const talus_tile *t, const talus_kparams *P, talus_stag
 
 #define BENCH_MAX_THREADS 8
 
-#define BENCH_MAX_SETS 16
+#define BENCH_MAX_SETS    16
 #define BENCH_MAX_SAMPLES 4096
 
 typedef struct bench_opts {
-  int use[16];  /* workloads selected */
+  int use[16]; /* workloads selected */
   int64_t size, steps, warmup, repeat, seed;
   int threads[BENCH_MAX_THREADS], nthreads;
   double stream_mib;
   const char *output, *configs;
   const char *sets[BENCH_MAX_SETS]; /* --set KEY=VALUE, after each workload's own */
   int nsets;
-  talus_device device;              /* --device cpu|cuda */
-  int64_t tile, K;                  /* --tile (0: one piece), --steps-per-exchange */
-  const char *store;                /* --store memory|DIR (tiled runs) */
+  talus_device device; /* --device cpu|cuda */
+  int64_t tile, K;     /* --tile (0: one piece), --steps-per-exchange */
+  const char *store;   /* --store memory|DIR (tiled runs) */
 } bench_opts;
 
 /* One timed run: a workload at a thread count over one repeat's steps. */
@@ -91,8 +91,8 @@ double bench_triad(const bench_run *b, int threads);
 talus_status bench_tiled_time(bench_run *b, talus_domain *d, int w, int threads);
 /* Fills a new sample's sizes and per-stage fields from d's parameters
  * and state over steps [first_step, first_step + steps) (bench.c). */
-void bench_sample_describe(bench_sample *s, const talus_domain *d, int w, int threads,
-                           int repeat, const double stage_s[TALUS_STAGE_COUNT]);
+void bench_sample_describe(bench_sample *s, const talus_domain *d, int w, int threads, int repeat,
+                           const double stage_s[TALUS_STAGE_COUNT]);
 
 /* CPU time of the whole process [s] (bench.c). */
 double bench_cpu_seconds(void);

@@ -31,23 +31,27 @@ static void json_machine(FILE *f, const bench_run *b) {
   char cpu[256];
   cpu_model(cpu, sizeof cpu);
   if (uname(&u)) memset(&u, 0, sizeof u);
-  fprintf(f, "  \"machine\": {\"host\": \"%s\", \"cpu\": \"%s\", \"logical_cpus\": %ld, "
-             "\"kernel\": \"%s %s\"},\n",
+  fprintf(f,
+          "  \"machine\": {\"host\": \"%s\", \"cpu\": \"%s\", \"logical_cpus\": %ld, "
+          "\"kernel\": \"%s %s\"},\n",
           u.nodename, cpu, sysconf(_SC_NPROCESSORS_ONLN), u.sysname, u.release);
   fprintf(f, "  \"load_average\": {\"start\": [%.2f, %.2f, %.2f], \"end\": [%.2f, %.2f, %.2f]},\n",
-          b->load[0][0], b->load[0][1], b->load[0][2], b->load[1][0], b->load[1][1],
-          b->load[1][2]);
+          b->load[0][0], b->load[0][1], b->load[0][2], b->load[1][0], b->load[1][1], b->load[1][2]);
   const bench_opts *o = &b->o;
-  fprintf(f, "  \"config\": {\"size\": %lld, \"steps\": %lld, \"warmup\": %lld, \"repeat\": %lld, "
-             "\"seed\": %lld, \"threads\": [",
+  fprintf(f,
+          "  \"config\": {\"size\": %lld, \"steps\": %lld, \"warmup\": %lld, \"repeat\": %lld, "
+          "\"seed\": %lld, \"threads\": [",
           (long long)o->size, (long long)o->steps, (long long)o->warmup, (long long)o->repeat,
           (long long)o->seed);
-  for (int i = 0; i < o->nthreads; i++) fprintf(f, "%s%d", i ? ", " : "", o->threads[i]);
-  fprintf(f, "], \"device\": \"%s\", \"tile\": %lld, \"steps_per_exchange\": %lld, "
-             "\"store\": \"%s\", \"sets\": [",
+  for (int i = 0; i < o->nthreads; i++)
+    fprintf(f, "%s%d", i ? ", " : "", o->threads[i]);
+  fprintf(f,
+          "], \"device\": \"%s\", \"tile\": %lld, \"steps_per_exchange\": %lld, "
+          "\"store\": \"%s\", \"sets\": [",
           b->device_name, (long long)o->tile, (long long)(o->tile ? o->K : 0),
           o->tile ? (o->store && strcmp(o->store, "memory") ? "disk" : "memory") : "none");
-  for (int i = 0; i < o->nsets; i++) fprintf(f, "%s\"%s\"", i ? ", " : "", o->sets[i]);
+  for (int i = 0; i < o->nsets; i++)
+    fprintf(f, "%s\"%s\"", i ? ", " : "", o->sets[i]);
   fprintf(f, "]},\n  \"stream\": [");
   for (int when = 0, n = 0; when < 2; when++)
     for (int i = 0; i < o->nthreads; i++, n++) {
@@ -68,7 +72,8 @@ static double sample_mcells(const bench_sample *s) {
 /* Bytes per cell-step of the whole step (sum over the stages that ran). */
 static double sample_bytes(const bench_sample *s) {
   double sum = 0.0;
-  for (int i = 0; i < TALUS_STAGE_COUNT; i++) sum += s->stage_calls[i] * s->stage_bytes[i];
+  for (int i = 0; i < TALUS_STAGE_COUNT; i++)
+    sum += s->stage_calls[i] * s->stage_bytes[i];
   return sum;
 }
 
@@ -83,7 +88,9 @@ static void json_stages(FILE *f, const bench_sample *s, double triad) {
   for (int i = 0; i < TALUS_STAGE_COUNT; i++) {
     if (s->stage_calls[i] <= 0.0) continue;
     double bytes = s->stage_calls[i] * s->stage_bytes[i];
-    double gbs = s->stage_s[i] > 0.0 ? bytes * (double)s->cells * (double)s->steps / s->stage_s[i] / 1e9 : 0.0;
+    double gbs = s->stage_s[i] > 0.0
+                     ? bytes * (double)s->cells * (double)s->steps / s->stage_s[i] / 1e9
+                     : 0.0;
     staged += s->stage_s[i];
     fprintf(f,
             "%s\n        {\"name\": \"%s\", \"calls_per_step\": %.4g, \"ms_per_step\": %.4f, "
@@ -93,7 +100,8 @@ static void json_stages(FILE *f, const bench_sample *s, double triad) {
             1e3 * s->stage_s[i] / (double)s->steps, s->stage_s[i] / s->seconds, bytes, gbs,
             triad > 0.0 ? gbs / triad : 0.0);
   }
-  fprintf(f, "\n      ], \"driver_ms_per_step\": %.4f", 1e3 * (s->seconds - staged) / (double)s->steps);
+  fprintf(f, "\n      ], \"driver_ms_per_step\": %.4f",
+          1e3 * (s->seconds - staged) / (double)s->steps);
 }
 
 static void json_sample(FILE *f, const bench_run *b, const bench_sample *s, int first) {
@@ -109,9 +117,8 @@ static void json_sample(FILE *f, const bench_run *b, const bench_sample *s, int 
           s->model == TALUS_MODEL_HEIGHTFIELD ? "heightfield" : "layered", s->threads, s->repeat,
           (long long)b->o.size, (long long)s->cells, s->layers, s->mean_columns,
           (long long)s->first_step, (long long)s->steps, s->seconds,
-          s->cpu_seconds / (s->seconds * s->threads),
-          1e3 * s->seconds / (double)s->steps, sample_mcells(s), sample_bytes(s), gbs, triad,
-          triad > 0.0 ? gbs / triad : 0.0);
+          s->cpu_seconds / (s->seconds * s->threads), 1e3 * s->seconds / (double)s->steps,
+          sample_mcells(s), sample_bytes(s), gbs, triad, triad > 0.0 ? gbs / triad : 0.0);
   json_stages(f, s, triad);
   fprintf(f, "}");
 }
@@ -206,11 +213,13 @@ static void json_cost(FILE *f, const bench_run *b) {
 }
 
 void bench_json(FILE *f, const bench_run *b) {
-  fprintf(f, "{\n  \"benchmark\": \"talus_bench\",\n  \"talus\": \"%s\",\n  \"date_utc\": \"%s\",\n",
+  fprintf(f,
+          "{\n  \"benchmark\": \"talus_bench\",\n  \"talus\": \"%s\",\n  \"date_utc\": \"%s\",\n",
           talus_version(), b->date);
   json_machine(f, b);
   fprintf(f, "  \"runs\": [");
-  for (int i = 0; i < b->nsamples; i++) json_sample(f, b, &b->samples[i], i == 0);
+  for (int i = 0; i < b->nsamples; i++)
+    json_sample(f, b, &b->samples[i], i == 0);
   fprintf(f, "\n  ],\n");
   json_summary(f, b);
   fprintf(f, "  \"ratios\": {\n");

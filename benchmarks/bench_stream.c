@@ -16,20 +16,23 @@ typedef struct stream_arrays {
 
 static void stream_init(stream_arrays *s) {
 #pragma omp parallel for schedule(static)
-  for (long i = 0; i < s->n; i++) s->a[i] = 1.0, s->b[i] = 2.0, s->c[i] = 0.0;
+  for (long i = 0; i < s->n; i++)
+    s->a[i] = 1.0, s->b[i] = 2.0, s->c[i] = 0.0;
 }
 
 static double stream_copy(stream_arrays *s) {
   double t0 = talus_now();
 #pragma omp parallel for schedule(static)
-  for (long i = 0; i < s->n; i++) s->c[i] = s->a[i];
+  for (long i = 0; i < s->n; i++)
+    s->c[i] = s->a[i];
   return talus_now() - t0;
 }
 
 static double stream_triad(stream_arrays *s, double q) {
   double t0 = talus_now();
 #pragma omp parallel for schedule(static)
-  for (long i = 0; i < s->n; i++) s->a[i] = s->b[i] + q * s->c[i];
+  for (long i = 0; i < s->n; i++)
+    s->a[i] = s->b[i] + q * s->c[i];
   return talus_now() - t0;
 }
 
@@ -45,7 +48,9 @@ static double stream_read(stream_arrays *s, double *sink) {
   return talus_now() - t0;
 }
 
-static double fmin_pos(double a, double b) { return a > 0.0 && a < b ? a : b; }
+static double fmin_pos(double a, double b) {
+  return a > 0.0 && a < b ? a : b;
+}
 
 talus_status bench_stream_measure(int threads, double array_mib, int reps, bench_stream *out) {
   stream_arrays s = {0};

@@ -38,8 +38,8 @@ static talus_status bench_store_open(const bench_opts *o, int w, int threads, in
 }
 
 /* Times one repeat of tiled grid g from step `from` into a new sample. */
-static talus_status bench_tiled_repeat(bench_run *b, talus_tiled *g, const talus_domain *d,
-                                       int w, int threads, int repeat) {
+static talus_status bench_tiled_repeat(bench_run *b, talus_tiled *g, const talus_domain *d, int w,
+                                       int threads, int repeat) {
   if (b->nsamples >= BENCH_MAX_SAMPLES)
     return talus_fail(TALUS_ERR_ARGUMENT, "bench", "too many samples");
   bench_sample *s = &b->samples[b->nsamples];
@@ -69,7 +69,8 @@ talus_status bench_tiled_time(bench_run *b, talus_domain *d, int w, int threads)
   talus_status st = bench_store_open(o, w, threads, ntiles, &store);
   if (!st) st = talus_tiled_create(&g, &d->ctx, core, (int)o->K, store);
   if (!st) st = talus_tiled_load(g, &src);
-  for (int r = 0; !st && r < o->repeat; r++) st = bench_tiled_repeat(b, g, d, w, threads, r);
+  for (int r = 0; !st && r < o->repeat; r++)
+    st = bench_tiled_repeat(b, g, d, w, threads, r);
   talus_tiled_free(g);
   if (store) {
     talus_status gone = talus_store_destroy(store);

@@ -32,10 +32,14 @@ int main(int argc, char **argv) {
     return 0;
   }
   talus_status (*app)(int, char **) = NULL;
-  if (!strcmp(cmd, "erode")) app = talus_erode_app;
-  else if (!strcmp(cmd, "generate")) app = talus_generate_app;
-  else if (!strcmp(cmd, "params")) app = talus_params_app;
-  else if (!strcmp(cmd, "info")) app = talus_info_app;
+  if (!strcmp(cmd, "erode"))
+    app = talus_erode_app;
+  else if (!strcmp(cmd, "generate"))
+    app = talus_generate_app;
+  else if (!strcmp(cmd, "params"))
+    app = talus_params_app;
+  else if (!strcmp(cmd, "info"))
+    app = talus_info_app;
   if (!app) {
     fprintf(stderr, "talus: unknown command '%s'\n", cmd);
     usage(stderr);

@@ -15,20 +15,31 @@ static _Thread_local char error_buffer[2048];
 static int log_level = 1;
 static int log_rank = 0;
 
-static const char *const status_names[] = {
-    "TALUS_OK",         "TALUS_ERR_ARGUMENT",  "TALUS_ERR_NOMEM",    "TALUS_ERR_IO",
-    "TALUS_ERR_FORMAT", "TALUS_ERR_PARAM",     "TALUS_ERR_RANGE",    "TALUS_ERR_DATA",
-    "TALUS_ERR_CANCELLED", "TALUS_ERR_UNSUPPORTED", "TALUS_ERR_INTERNAL", "TALUS_ERR_DEVICE"};
+static const char *const status_names[] = {"TALUS_OK",
+                                           "TALUS_ERR_ARGUMENT",
+                                           "TALUS_ERR_NOMEM",
+                                           "TALUS_ERR_IO",
+                                           "TALUS_ERR_FORMAT",
+                                           "TALUS_ERR_PARAM",
+                                           "TALUS_ERR_RANGE",
+                                           "TALUS_ERR_DATA",
+                                           "TALUS_ERR_CANCELLED",
+                                           "TALUS_ERR_UNSUPPORTED",
+                                           "TALUS_ERR_INTERNAL",
+                                           "TALUS_ERR_DEVICE"};
 
 const char *talus_status_name(talus_status status) {
-  if ((unsigned)status < sizeof status_names / sizeof status_names[0])
-    return status_names[status];
+  if ((unsigned)status < sizeof status_names / sizeof status_names[0]) return status_names[status];
   return "TALUS_ERR_UNKNOWN";
 }
 
-const char *talus_last_error(void) { return error_buffer; }
+const char *talus_last_error(void) {
+  return error_buffer;
+}
 
-void talus_error_clear(void) { error_buffer[0] = '\0'; }
+void talus_error_clear(void) {
+  error_buffer[0] = '\0';
+}
 
 talus_status talus_fail(talus_status status, const char *module, const char *fmt, ...) {
   int n = snprintf(error_buffer, sizeof error_buffer, "%s: ", module ? module : "talus");
@@ -52,9 +63,15 @@ talus_status talus_fail_context(talus_status status, const char *fmt, ...) {
   return status;
 }
 
-void talus_log_set_level(int level) { log_level = level; }
-int talus_log_level(void) { return log_level; }
-void talus_log_set_rank(int rank) { log_rank = rank; }
+void talus_log_set_level(int level) {
+  log_level = level;
+}
+int talus_log_level(void) {
+  return log_level;
+}
+void talus_log_set_rank(int rank) {
+  log_rank = rank;
+}
 
 static void log_emit(int level, const char *tag, const char *fmt, va_list ap) {
   if (level > log_level || log_rank != 0) return;
@@ -101,11 +118,12 @@ talus_status talus_alloc(void **out, size_t bytes, const char *what) {
   size_t rounded = (bytes + 63u) & ~(size_t)63u;
   if (rounded < bytes) return talus_fail(TALUS_ERR_NOMEM, "alloc", "%s: size overflow", what);
   void *p = aligned_alloc(64, rounded ? rounded : 64);
-  if (!p)
-    return talus_fail(TALUS_ERR_NOMEM, "alloc", "%s: cannot allocate %zu bytes", what, bytes);
+  if (!p) return talus_fail(TALUS_ERR_NOMEM, "alloc", "%s: cannot allocate %zu bytes", what, bytes);
   memset(p, 0, rounded ? rounded : 64);
   *out = p;
   return TALUS_OK;
 }
 
-void talus_free(void *p) { free(p); }
+void talus_free(void *p) {
+  free(p);
+}

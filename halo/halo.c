@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HALO_MAGIC 0x4B4C4254u /* "TBLK" */
-#define HALO_FIELDS 11         /* B s w C r D p fR fU fL fD */
+#define HALO_MAGIC  0x4B4C4254u /* "TBLK" */
+#define HALO_FIELDS 11          /* B s w C r D p fR fU fL fD */
 
 typedef struct halo_header {
   uint32_t magic;
@@ -65,7 +65,8 @@ talus_status halo_block_cut(const talus_tile *t, talus_rect r, void **out, size_
   float *fl = (float *)(b + sizeof hd + ((2 * cells + 3) & ~(size_t)3));
   for (int j = 0; j < r.h; j++)
     for (int i = 0; i < r.w; i++) {
-      size_t idx = talus_idx(t, r.x0 - t->buf.x0 + i, r.y0 - t->buf.y0 + j), c = (size_t)j * r.w + i;
+      size_t idx = talus_idx(t, r.x0 - t->buf.x0 + i, r.y0 - t->buf.y0 + j),
+             c = (size_t)j * r.w + i;
       cnt[c] = t->count[idx];
       msk[c] = t->mask[idx];
       for (int k = 0; k < t->count[idx]; k++)
@@ -121,15 +122,24 @@ talus_rect halo_strip_rect(talus_rect c, int H, int part) {
   int hw = H < c.w ? H : c.w, hh = H < c.h ? H : c.h;
   int xr = c.x0 + c.w - hw, yu = c.y0 + c.h - hh;
   switch (part) {
-  case 1: return (talus_rect){xr, c.y0, hw, c.h};    /* R side */
-  case 2: return (talus_rect){c.x0, yu, c.w, hh};    /* U side */
-  case 3: return (talus_rect){c.x0, c.y0, hw, c.h};  /* L side */
-  case 4: return (talus_rect){c.x0, c.y0, c.w, hh};  /* D side */
-  case 5: return (talus_rect){xr, yu, hw, hh};       /* RU corner */
-  case 6: return (talus_rect){c.x0, yu, hw, hh};     /* LU corner */
-  case 7: return (talus_rect){c.x0, c.y0, hw, hh};   /* LD corner */
-  case 8: return (talus_rect){xr, c.y0, hw, hh};     /* RD corner */
-  default: return c;
+  case 1:
+    return (talus_rect){xr, c.y0, hw, c.h}; /* R side */
+  case 2:
+    return (talus_rect){c.x0, yu, c.w, hh}; /* U side */
+  case 3:
+    return (talus_rect){c.x0, c.y0, hw, c.h}; /* L side */
+  case 4:
+    return (talus_rect){c.x0, c.y0, c.w, hh}; /* D side */
+  case 5:
+    return (talus_rect){xr, yu, hw, hh}; /* RU corner */
+  case 6:
+    return (talus_rect){c.x0, yu, hw, hh}; /* LU corner */
+  case 7:
+    return (talus_rect){c.x0, c.y0, hw, hh}; /* LD corner */
+  case 8:
+    return (talus_rect){xr, c.y0, hw, hh}; /* RD corner */
+  default:
+    return c;
   }
 }
 

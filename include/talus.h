@@ -26,9 +26,9 @@
 extern "C" {
 #endif
 
-#define TALUS_VERSION_MAJOR 0
-#define TALUS_VERSION_MINOR 1
-#define TALUS_VERSION_PATCH 0
+#define TALUS_VERSION_MAJOR  0
+#define TALUS_VERSION_MINOR  1
+#define TALUS_VERSION_PATCH  0
 #define TALUS_VERSION_STRING "0.1.0"
 
 /* Stable status codes. Never renumber; append only. */
@@ -75,12 +75,12 @@ typedef enum talus_param_type {
 } talus_param_type;
 
 typedef struct talus_param_info {
-  const char *key;         /* "section.key" */
+  const char *key; /* "section.key" */
   talus_param_type type;
-  double min, max;         /* inclusive bounds (REAL, INT) */
-  double def;              /* default (REAL, INT, BOOL, index for ENUM) */
-  const char *choices;     /* ENUM: "a|b|c"; NULL otherwise */
-  const char *unit;        /* "m/s", "" when dimensionless */
+  double min, max;     /* inclusive bounds (REAL, INT) */
+  double def;          /* default (REAL, INT, BOOL, index for ENUM) */
+  const char *choices; /* ENUM: "a|b|c"; NULL otherwise */
+  const char *unit;    /* "m/s", "" when dimensionless */
   const char *description;
 } talus_param_info;
 
@@ -108,20 +108,20 @@ typedef struct talus_domain talus_domain;
 /* Fields readable after a run. SURFACE is the top of the topmost column's
  * sand (S), the eroded terrain; TERRAIN_WATER is S + w of the top column. */
 typedef enum talus_field {
-  TALUS_FIELD_SURFACE = 0,   /* top S = B + s of the topmost column [m] */
-  TALUS_FIELD_WATER = 1,     /* water depth of the topmost column [m] */
-  TALUS_FIELD_SAND = 2,      /* sand thickness summed over columns [m] */
-  TALUS_FIELD_SEDIMENT = 3,  /* suspended sediment summed over columns [m] */
-  TALUS_FIELD_COLUMNS = 4,   /* column count of the cell */
-  TALUS_FIELD_BEDROCK = 5,   /* per layer: absolute bedrock top B [m] */
-  TALUS_FIELD_CEILING = 6,   /* per layer: absolute ceiling C [m] */
-  TALUS_FIELD_LAYER_SAND = 7,     /* per layer: s */
-  TALUS_FIELD_LAYER_WATER = 8,    /* per layer: w */
-  TALUS_FIELD_LAYER_SEDIMENT = 9, /* per layer: r */
-  TALUS_FIELD_LAYER_DAMAGE = 10,  /* per layer: D */
+  TALUS_FIELD_SURFACE = 0,          /* top S = B + s of the topmost column [m] */
+  TALUS_FIELD_WATER = 1,            /* water depth of the topmost column [m] */
+  TALUS_FIELD_SAND = 2,             /* sand thickness summed over columns [m] */
+  TALUS_FIELD_SEDIMENT = 3,         /* suspended sediment summed over columns [m] */
+  TALUS_FIELD_COLUMNS = 4,          /* column count of the cell */
+  TALUS_FIELD_BEDROCK = 5,          /* per layer: absolute bedrock top B [m] */
+  TALUS_FIELD_CEILING = 6,          /* per layer: absolute ceiling C [m] */
+  TALUS_FIELD_LAYER_SAND = 7,       /* per layer: s */
+  TALUS_FIELD_LAYER_WATER = 8,      /* per layer: w */
+  TALUS_FIELD_LAYER_SEDIMENT = 9,   /* per layer: r */
+  TALUS_FIELD_LAYER_DAMAGE = 10,    /* per layer: D */
   TALUS_FIELD_LAYER_STABILITY = 11, /* per layer: p */
-  TALUS_FIELD_HARDNESS = 12, /* hardness H in [0,1] (heightfield model or thermal on) */
-  TALUS_FIELD_RAIN = 13      /* heightfield model: rain rate map [m/s] (settable) */
+  TALUS_FIELD_HARDNESS = 12,        /* hardness H in [0,1] (heightfield model or thermal on) */
+  TALUS_FIELD_RAIN = 13             /* heightfield model: rain rate map [m/s] (settable) */
 } talus_field;
 
 /* Creates a domain of nx × ny cells of cell_size metres from a bedrock
@@ -168,7 +168,7 @@ talus_status talus_domain_read(const talus_domain *domain, talus_field field, in
 /* Domain facts. */
 int talus_domain_nx(const talus_domain *domain);
 int talus_domain_ny(const talus_domain *domain);
-int talus_domain_layers(const talus_domain *domain);  /* allocated Nz */
+int talus_domain_layers(const talus_domain *domain); /* allocated Nz */
 int64_t talus_domain_step(const talus_domain *domain);
 
 /* The mass ledger: volumes in m³. Materials and flows are listed by index. */

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 
 /* Reads output rows y0..y0+h-1 of an nx × ny resampling of band. */
-static talus_status resample_window(const char *path, GDALRasterBandH band, int sx, int sy,
-                                    int nx, int ny, int y0, int h, float *dst) {
+static talus_status resample_window(const char *path, GDALRasterBandH band, int sx, int sy, int nx,
+                                    int ny, int y0, int h, float *dst) {
   double scale = (double)sy / (double)ny, top = y0 * scale, size = h * scale;
   int iy0 = (int)floor(top), iy1 = (int)ceil(top + size);
   if (iy1 > sy) iy1 = sy;
@@ -27,8 +27,8 @@ static talus_status resample_window(const char *path, GDALRasterBandH band, int 
   extra.dfYOff = top;
   extra.dfXSize = sx;
   extra.dfYSize = size;
-  if (GDALRasterIOEx(band, GF_Read, 0, iy0, sx, iy1 - iy0, dst, nx, h, GDT_Float32, 0, 0,
-                     &extra) != CE_None)
+  if (GDALRasterIOEx(band, GF_Read, 0, iy0, sx, iy1 - iy0, dst, nx, h, GDT_Float32, 0, 0, &extra) !=
+      CE_None)
     return talus_gdal_fail(TALUS_ERR_IO, "cannot read '%s' resampled to %d x %d", path, nx, ny);
   return TALUS_OK;
 }

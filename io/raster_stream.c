@@ -90,7 +90,8 @@ talus_status talus_geotiff_stream_write(talus_geotiff_stream *s, int band, int x
 }
 
 talus_status talus_geotiff_stream_flush(talus_geotiff_stream *s) {
-  if (!s || !s->ds) return talus_fail(TALUS_ERR_ARGUMENT, "io", "geotiff stream flush: NULL stream");
+  if (!s || !s->ds)
+    return talus_fail(TALUS_ERR_ARGUMENT, "io", "geotiff stream flush: NULL stream");
   talus_gdal_enter();
   talus_status st = TALUS_OK;
   CPLErrorReset();

@@ -151,9 +151,8 @@ TALUS_HD static inline float hf_pipe(const talus_tile *t, float f_old, float h, 
 
 /* K = min(1, vol/sent) applied to the new fluxes f of the cell at idx and
  * stored; with no water every f is 0 and K does not matter. */
-TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_store(const talus_tile *t,
-                                                             const talus_kparams *P, size_t idx,
-                                                             float d, const float f[4]) {
+TALUS_HD static inline TALUS_FORCE_INLINE void
+hf_flux_store(const talus_tile *t, const talus_kparams *P, size_t idx, float d, const float f[4]) {
   float vol = d * P->cell_size * P->cell_size, sent = ((f[0] + f[1]) + (f[2] + f[3])) * P->dt;
   float K = vol > 0.0f ? vol / (sent > vol ? sent : vol) : 0.0f;
   for (int k = 0; k < 4; k++)
@@ -235,11 +234,9 @@ TALUS_HD static inline void hf_border_inflow(const talus_tile *t, const talus_kc
 /* hf_water from the cell's outflows fo, inflows fi and terrain gradient g:
  * new water, velocity and capacity. Returns the water the rounding clamp
  * d2 >= 0 added as a negative height (WATER_OVERFILL), else 0. */
-TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_finish(const talus_tile *t,
-                                                                 const talus_kparams *P, size_t idx,
-                                                                 const float fo[4],
-                                                                 const float fi[4],
-                                                                 const float g[2]) {
+TALUS_HD static inline TALUS_FORCE_INLINE double
+hf_water_finish(const talus_tile *t, const talus_kparams *P, size_t idx, const float fo[4],
+                const float fi[4], const float g[2]) {
   /* Sums as fixed trees: short dependency chains, the same rounding everywhere. */
   float l = P->cell_size;
   double kdt = (double)P->dt / ((double)l * (double)l);

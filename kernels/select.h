@@ -28,6 +28,8 @@ TALUS_HD static inline float talus_gtf(float a, float b) {
 }
 
 /* v > 0 ? v : 0 (NaN and -0 give +0). */
-TALUS_HD static inline float talus_pos(float v) { return talus_gtf(v, 0.0f); }
+TALUS_HD static inline float talus_pos(float v) {
+  return talus_gtf(v, 0.0f);
+}
 
 #endif /* TALUS_KERNELS_SELECT_H */

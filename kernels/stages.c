@@ -92,20 +92,21 @@ int talus_stage_scratch_needs(talus_stage_id id, talus_scratch_need out[2]) {
   switch (id) {
   case TALUS_STAGE_THERMAL_OUT:
   case TALUS_STAGE_THERMAL_IN:
-    out[n++] = (talus_scratch_need){offsetof(talus_tile, thermal), 8 * sizeof(float),
-                                    "thermal outflows"};
+    out[n++] =
+        (talus_scratch_need){offsetof(talus_tile, thermal), 8 * sizeof(float), "thermal outflows"};
     break;
   case TALUS_STAGE_HF_WATER:
   case TALUS_STAGE_HF_ERODE:
-    out[n++] = (talus_scratch_need){offsetof(talus_tile, hf_cap), sizeof(float),
-                                    "transport capacity"};
+    out[n++] =
+        (talus_scratch_need){offsetof(talus_tile, hf_cap), sizeof(float), "transport capacity"};
     break;
   case TALUS_STAGE_HF_ADVECT:
   case TALUS_STAGE_HF_SETTLE:
-    out[n++] = (talus_scratch_need){offsetof(talus_tile, hf_sed), sizeof(float),
-                                    "advected sediment"};
+    out[n++] =
+        (talus_scratch_need){offsetof(talus_tile, hf_sed), sizeof(float), "advected sediment"};
     break;
-  default: break;
+  default:
+    break;
   }
   int live = id == TALUS_STAGE_HF_FLUX || id == TALUS_STAGE_HF_WATER ||
              id == TALUS_STAGE_HF_ADVECT || id == TALUS_STAGE_THERMAL_OUT ||
@@ -134,7 +135,8 @@ int talus_step_radius(const talus_kparams *P) {
   for (int i = 0; i < 3; i++) {
     int n = talus_step_plan(P, probes[i], plan, (int)(sizeof plan / sizeof plan[0]));
     int r = 0;
-    for (int j = 0; j < n; j++) r += talus_stage_def_of(plan[j])->radius;
+    for (int j = 0; j < n; j++)
+      r += talus_stage_def_of(plan[j])->radius;
     if (r > worst) worst = r;
   }
   return worst;

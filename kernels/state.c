@@ -163,15 +163,24 @@ talus_status talus_tile_create(talus_tile **out, talus_rect buf, int nz, int wit
     size_t bytes;
     const char *what;
   } parts[] = {
-      {(void **)&t->count, P, "column counts"}, {(void **)&t->mask, P, "NoData mask"},
-      {(void **)&t->B, n * 4, "bedrock"},       {(void **)&t->s, n * 4, "sand"},
-      {(void **)&t->w, n * 4, "water"},         {(void **)&t->C, n * 4, "ceilings"},
-      {(void **)&t->r, n * 4, "sediment"},      {(void **)&t->D, n * 4, "damage"},
-      {(void **)&t->p, n * 4, "stability"},     {(void **)&t->f, 4 * n * 4, "fluxes"},
-      {(void **)&t->pipe, 4 * n, "pipes"},      {(void **)&t->slip, 4 * n * 4, "slippage"},
-      {(void **)&t->kr, n * 4, "sediment scale"}, {(void **)&t->sina, n * 4, "tilt"},
-      {(void **)&t->vx, n * 4, "velocity x"},   {(void **)&t->vy, n * 4, "velocity y"},
-      {(void **)&t->sig_lo, n * 4, "overlap lo"}, {(void **)&t->sig_hi, n * 4, "overlap hi"},
+      {(void **)&t->count, P, "column counts"},
+      {(void **)&t->mask, P, "NoData mask"},
+      {(void **)&t->B, n * 4, "bedrock"},
+      {(void **)&t->s, n * 4, "sand"},
+      {(void **)&t->w, n * 4, "water"},
+      {(void **)&t->C, n * 4, "ceilings"},
+      {(void **)&t->r, n * 4, "sediment"},
+      {(void **)&t->D, n * 4, "damage"},
+      {(void **)&t->p, n * 4, "stability"},
+      {(void **)&t->f, 4 * n * 4, "fluxes"},
+      {(void **)&t->pipe, 4 * n, "pipes"},
+      {(void **)&t->slip, 4 * n * 4, "slippage"},
+      {(void **)&t->kr, n * 4, "sediment scale"},
+      {(void **)&t->sina, n * 4, "tilt"},
+      {(void **)&t->vx, n * 4, "velocity x"},
+      {(void **)&t->vy, n * 4, "velocity y"},
+      {(void **)&t->sig_lo, n * 4, "overlap lo"},
+      {(void **)&t->sig_hi, n * 4, "overlap hi"},
       {(void **)&t->hard, with_hardness ? P * 4 : 0, "hardness"},
   };
   for (size_t i = 0; i < sizeof parts / sizeof parts[0] && !st; i++)
@@ -195,21 +204,25 @@ talus_status talus_tile_reset(talus_tile *t, talus_rect r) {
   memset(t->mask, 0, cells);
   for (int k = 0; k < t->nz; k++) {
     float *planes[7] = {t->B, t->s, t->w, t->C, t->r, t->D, t->p};
-    for (int f = 0; f < 7; f++) memset(planes[f] + (size_t)k * t->plane, 0, cells * 4);
-    for (int d = 0; d < 4; d++) memset(t->f + ((size_t)k * 4 + d) * t->plane, 0, cells * 4);
+    for (int f = 0; f < 7; f++)
+      memset(planes[f] + (size_t)k * t->plane, 0, cells * 4);
+    for (int d = 0; d < 4; d++)
+      memset(t->f + ((size_t)k * 4 + d) * t->plane, 0, cells * 4);
   }
-  for (size_t i = 0; i < cells; i++) t->C[i] = TALUS_TOP;
+  for (size_t i = 0; i < cells; i++)
+    t->C[i] = TALUS_TOP;
   if (t->hard) memset(t->hard, 0, cells * 4);
   return TALUS_OK;
 }
 
 void talus_tile_free(talus_tile *t) {
   if (!t) return;
-  void *parts[] = {t->count, t->mask, t->B,    t->s,    t->w,       t->C,       t->r,
-                   t->D,     t->p,    t->f,    t->pipe, t->slip,    t->kr,      t->sina,
-                   t->vx,    t->vy,   t->sig_lo, t->sig_hi, t->hard, t->rain, t->thermal,
-                   t->hf_cap, t->hf_sed, t->nb8};
-  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) talus_free(parts[i]);
+  void *parts[] = {t->count, t->mask, t->B,       t->s,      t->w,      t->C,
+                   t->r,     t->D,    t->p,       t->f,      t->pipe,   t->slip,
+                   t->kr,    t->sina, t->vx,      t->vy,     t->sig_lo, t->sig_hi,
+                   t->hard,  t->rain, t->thermal, t->hf_cap, t->hf_sed, t->nb8};
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+    talus_free(parts[i]);
   talus_free(t);
 }
 

@@ -41,16 +41,20 @@
 #define TALUS_FORCE_INLINE
 #endif
 
-#define TALUS_NZ_MAX 16
-#define TALUS_TOP FLT_MAX
-#define TALUS_BOTTOM (-FLT_MAX)
-#define TALUS_EPS 1e-6f
+#define TALUS_NZ_MAX      16
+#define TALUS_TOP         FLT_MAX
+#define TALUS_BOTTOM      (-FLT_MAX)
+#define TALUS_EPS         1e-6f
 #define TALUS_MAX_SOURCES 4
 
 enum { TALUS_DIR_R = 0, TALUS_DIR_U = 1, TALUS_DIR_L = 2, TALUS_DIR_D = 3 };
 
-TALUS_HD static inline int talus_dir_dx(int d) { return d == 0 ? 1 : (d == 2 ? -1 : 0); }
-TALUS_HD static inline int talus_dir_dy(int d) { return d == 1 ? 1 : (d == 3 ? -1 : 0); }
+TALUS_HD static inline int talus_dir_dx(int d) {
+  return d == 0 ? 1 : (d == 2 ? -1 : 0);
+}
+TALUS_HD static inline int talus_dir_dy(int d) {
+  return d == 1 ? 1 : (d == 3 ? -1 : 0);
+}
 
 typedef enum talus_model { TALUS_MODEL_LAYERED = 0, TALUS_MODEL_HEIGHTFIELD = 1 } talus_model;
 
@@ -61,10 +65,10 @@ typedef enum talus_nodata_policy {
 } talus_nodata_policy;
 
 typedef struct talus_source {
-  float strength;  /* water added [m/s] */
-  float radius;    /* [m] */
-  float x, y;      /* centre [m] from the corner of cell (0,0) */
-  float flux[4];   /* flux acceleration R,U,L,D [m³/s²] */
+  float strength; /* water added [m/s] */
+  float radius;   /* [m] */
+  float x, y;     /* centre [m] from the corner of cell (0,0) */
+  float flux[4];  /* flux acceleration R,U,L,D [m³/s²] */
 } talus_source;
 
 /*
@@ -73,75 +77,75 @@ typedef struct talus_source {
  * "derived" are computed by talus_kparams_derive() and never set directly.
  */
 typedef struct talus_kparams {
-  int model;               /* talus_model */
-  int nz;                  /* column slots per cell, 1..TALUS_NZ_MAX */
-  float cell_size;         /* l_c [m] */
-  float dt;                /* [s] */
-  float gravity;           /* magnitude [m/s²] (the paper's g = -gravity) */
+  int model;       /* talus_model */
+  int nz;          /* column slots per cell, 1..TALUS_NZ_MAX */
+  float cell_size; /* l_c [m] */
+  float dt;        /* [s] */
+  float gravity;   /* magnitude [m/s²] (the paper's g = -gravity) */
   uint32_t seed;
   /* water */
-  float rain;              /* [m/s] */
-  float rain_noise;        /* 0 = uniform rain, 1 = the reference's 2*noise */
-  float evaporation;       /* [m/s] */
-  float evap_space_scale;  /* empty-space scale of evaporation [m] */
-  float pipe_damping;      /* δ_d [1/s] */
+  float rain;             /* [m/s] */
+  float rain_noise;       /* 0 = uniform rain, 1 = the reference's 2*noise */
+  float evaporation;      /* [m/s] */
+  float evap_space_scale; /* empty-space scale of evaporation [m] */
+  float pipe_damping;     /* δ_d [1/s] */
   int num_sources;
   talus_source sources[TALUS_MAX_SOURCES];
   /* sediment & vertical erosion */
-  float capacity;          /* κ_C */
-  float sand_dissolve;     /* κ_s [1/s] */
-  float deposition;        /* κ_d [1/s] */
-  float bedrock_dissolve;  /* κ_b [m/s] */
-  float min_scale, max_scale;   /* slope/speed remap m, M */
-  float water_max_height;  /* w_max [m] */
-  float sand_threshold;    /* [m] */
-  float slope_fade_start;  /* [sin] */
-  float top_erosion_scale; /* [m] */
-  float petrification;     /* κ_petr [1/s] */
+  float capacity;             /* κ_C */
+  float sand_dissolve;        /* κ_s [1/s] */
+  float deposition;           /* κ_d [1/s] */
+  float bedrock_dissolve;     /* κ_b [m/s] */
+  float min_scale, max_scale; /* slope/speed remap m, M */
+  float water_max_height;     /* w_max [m] */
+  float sand_threshold;       /* [m] */
+  float slope_fade_start;     /* [sin] */
+  float top_erosion_scale;    /* [m] */
+  float petrification;        /* κ_petr [1/s] */
   /* sand */
   float talus_dry_deg, talus_wet_deg; /* angles of repose [deg] */
-  float slippage_range;    /* water depth of full wet talus [m] */
+  float slippage_range;               /* water depth of full wet talus [m] */
   /* horizontal erosion */
-  float horiz_min_slope;   /* [sin] */
-  float horiz_strength;    /* κ of eq. 22 */
-  float split_size;        /* D_split [m] */
-  float damage_recovery;   /* κ_r [m/s] */
+  float horiz_min_slope; /* [sin] */
+  float horiz_strength;  /* κ of eq. 22 */
+  float split_size;      /* D_split [m] */
+  float damage_recovery; /* κ_r [m/s] */
   /* support check */
   float rho_bedrock, rho_sand, rho_water; /* [kg/m³] */
-  float bedrock_support;   /* κ_p [kg/m²] */
-  float border_support;    /* support offered outside the grid [kg/m²] */
-  float min_bedrock;       /* b_min [m] */
-  float max_prop_distance; /* [m] */
-  int prop_iterations;     /* P */
+  float bedrock_support;                  /* κ_p [kg/m²] */
+  float border_support;                   /* support offered outside the grid [kg/m²] */
+  float min_bedrock;                      /* b_min [m] */
+  float max_prop_distance;                /* [m] */
+  int prop_iterations;                    /* P */
   /* switches */
   int enable_slippage, enable_vertical, enable_horizontal, enable_support, use_weight;
   int enable_border_support;
   int outflow_water, outflow_slippage; /* domain border modes: 1 outflow, 0 reflect */
-  int nodata_policy;       /* talus_nodata_policy */
+  int nodata_policy;                   /* talus_nodata_policy */
   /* thermal erosion, both models (kernels/thermal.h) */
   int enable_thermal;
   float thermal_talus_deg; /* talus angle α [deg]: steeper material moves */
   float thermal_rate;      /* K_t [1/s] */
   float hardness;          /* default hardness H in [0,1] of cells without a raster */
   /* heightfield model (kernels/heightfield.h; Mei et al. with Jákó's extensions) */
-  int hf_hydraulic;        /* 0: no water stages (thermal only) */
-  float hf_rain_scale;     /* K_r */
-  float hf_pipe_area;      /* A [m²]; 0 = l_c² */
-  float hf_pipe_length;    /* l [m]; 0 = l_c */
-  float hf_capacity;       /* K_c [s] */
-  float hf_dissolve;       /* K_s [1/s] */
-  float hf_deposit;        /* K_d [1/s] */
-  float hf_max_depth;      /* depth where l_max reaches 0 [m] */
-  float hf_min_tilt;       /* floor of the slope factor of the capacity [sin] */
-  float hf_min_hardness;   /* R_min: softening stops here */
-  float hf_softening;      /* K_h [1/m] */
-  float hf_evaporation;    /* K_e [1/s] */
+  int hf_hydraulic;      /* 0: no water stages (thermal only) */
+  float hf_rain_scale;   /* K_r */
+  float hf_pipe_area;    /* A [m²]; 0 = l_c² */
+  float hf_pipe_length;  /* l [m]; 0 = l_c */
+  float hf_capacity;     /* K_c [s] */
+  float hf_dissolve;     /* K_s [1/s] */
+  float hf_deposit;      /* K_d [1/s] */
+  float hf_max_depth;    /* depth where l_max reaches 0 [m] */
+  float hf_min_tilt;     /* floor of the slope factor of the capacity [sin] */
+  float hf_min_hardness; /* R_min: softening stops here */
+  float hf_softening;    /* K_h [1/m] */
+  float hf_evaporation;  /* K_e [1/s] */
   /* derived (talus_kparams_derive) */
   float tan_dry, tan_wet;
-  int support_cycle;       /* steps per support cycle */
-  float thermal_tan;       /* tan α of the thermal talus angle */
-  float hf_flux_gain;      /* A·g/l [m³/s² per m of head] */
-  float hf_inv_depth;      /* 1 / hf_max_depth [1/m] */
+  int support_cycle;  /* steps per support cycle */
+  float thermal_tan;  /* tan α of the thermal talus angle */
+  float hf_flux_gain; /* A·g/l [m³/s² per m of head] */
+  float hf_inv_depth; /* 1 / hf_max_depth [1/m] */
 } talus_kparams;
 
 /* Fills the defaults of the reference implementation (see io/config.c for
@@ -161,30 +165,30 @@ typedef struct talus_rect {
  * talus_tile_create; all arrays are 64-byte aligned.
  */
 typedef struct talus_tile {
-  talus_rect buf;     /* global rectangle covered (core + halo) */
-  int32_t pitch;      /* elements per row, >= buf.w */
-  int32_t nz;         /* layers allocated */
-  size_t plane;       /* elements per layer plane = pitch * buf.h */
+  talus_rect buf; /* global rectangle covered (core + halo) */
+  int32_t pitch;  /* elements per row, >= buf.w */
+  int32_t nz;     /* layers allocated */
+  size_t plane;   /* elements per layer plane = pitch * buf.h */
   /* persistent */
-  uint8_t *count;     /* [plane] columns in the cell, 1..nz (masked cells keep 1) */
-  uint8_t *mask;      /* [plane] 1 = NoData cell (never updated) */
+  uint8_t *count;                   /* [plane] columns in the cell, 1..nz (masked cells keep 1) */
+  uint8_t *mask;                    /* [plane] 1 = NoData cell (never updated) */
   float *B, *s, *w, *C, *r, *D, *p; /* [nz*plane] */
-  float *f;           /* [4*nz*plane] outflow flux [m³/s] */
-  float *hard;        /* [plane] hardness H in [0,1] (heightfield model, or thermal on), else NULL */
-  float *rain;        /* [plane] rain rate map [m/s] (heightfield model, optional), else NULL */
+  float *f;                         /* [4*nz*plane] outflow flux [m³/s] */
+  float *hard; /* [plane] hardness H in [0,1] (heightfield model, or thermal on), else NULL */
+  float *rain; /* [plane] rain rate map [m/s] (heightfield model, optional), else NULL */
   /* scratch */
-  int8_t *pipe;       /* [4*nz*plane] neighbour column per dir, -1 none, -2 outflow */
-  float *slip;        /* [4*nz*plane] sand slippage per dir [m] */
-  float *kr;          /* [nz*plane] sediment flux scale K_r */
-  float *sina;        /* [nz*plane] tilt sin α */
-  float *vx, *vy;     /* [nz*plane] velocity [m/s] */
+  int8_t *pipe;           /* [4*nz*plane] neighbour column per dir, -1 none, -2 outflow */
+  float *slip;            /* [4*nz*plane] sand slippage per dir [m] */
+  float *kr;              /* [nz*plane] sediment flux scale K_r */
+  float *sina;            /* [nz*plane] tilt sin α */
+  float *vx, *vy;         /* [nz*plane] velocity [m/s] */
   float *sig_lo, *sig_hi; /* [nz*plane] horizontal-erosion overlap σ of max damage */
   /* scratch allocated by the first stage that needs it (talus_stage_scratch) */
-  float *thermal;     /* [8*plane] thermal outflow [m], thermal[8*idx + d] (d: talus_dir8) */
-  float *hf_cap;      /* [plane] heightfield transport capacity C [m] */
-  float *hf_sed;      /* [plane] heightfield advected sediment [m] */
-  uint16_t *nb8;      /* [plane] talus_nb8_live of the cell, by the step's first stage needing it
-                       * (16-bit: a char store would alias every field for the compiler) */
+  float *thermal; /* [8*plane] thermal outflow [m], thermal[8*idx + d] (d: talus_dir8) */
+  float *hf_cap;  /* [plane] heightfield transport capacity C [m] */
+  float *hf_sed;  /* [plane] heightfield advected sediment [m] */
+  uint16_t *nb8;  /* [plane] talus_nb8_live of the cell, by the step's first stage needing it
+                   * (16-bit: a char store would alias every field for the compiler) */
 } talus_tile;
 
 /* Allocates a tile covering `buf` with nz layers; every cell starts with one
@@ -223,31 +227,31 @@ TALUS_HD static inline float talus_floor(const talus_tile *t, size_t idx, int k)
  * the cell area. Order matters only for reporting.
  */
 typedef enum talus_flow {
-  TALUS_FLOW_RAIN = 0,          /* outside -> water */
-  TALUS_FLOW_SOURCE,            /* outside -> water */
-  TALUS_FLOW_EVAPORATION,       /* water -> outside */
-  TALUS_FLOW_WATER_OUTFLOW,     /* water -> outside, across outflow borders / NoData sinks */
-  TALUS_FLOW_WATER_OVERFILL,    /* water -> outside, clamp w <= C-B-s */
-  TALUS_FLOW_SEDIMENT_OUTFLOW,  /* sediment -> outside */
-  TALUS_FLOW_SEDIMENT_CLAMP,    /* outside -> sediment, clamp r >= 0 */
-  TALUS_FLOW_SAND_OUTFLOW,      /* sand -> outside, slippage across borders */
-  TALUS_FLOW_SAND_OVERFILL,     /* sand -> outside, clamp s <= C-B-w */
-  TALUS_FLOW_SAND_CLAMP,        /* outside -> sand, clamp s >= 0 */
-  TALUS_FLOW_DISSOLVE,          /* sand -> sediment */
-  TALUS_FLOW_DEPOSIT,           /* sediment -> sand */
-  TALUS_FLOW_PETRIFY,           /* sand -> bedrock */
-  TALUS_FLOW_BEDROCK_EROSION,   /* bedrock -> sand (floor of the water) */
-  TALUS_FLOW_CEILING_EROSION,   /* bedrock -> sand (ceiling above the water) */
-  TALUS_FLOW_SPLIT,             /* bedrock -> sand (split cut) */
-  TALUS_FLOW_RECOVERY,          /* bedrock -> outside (damage recovery) */
-  TALUS_FLOW_COLLAPSE,          /* bedrock -> sand (collapsed column) */
-  TALUS_FLOW_MERGE,             /* sand -> bedrock (too-close columns merged) */
-  TALUS_FLOW_THERMAL,           /* bedrock -> sand (thermal weathering) */
-  TALUS_FLOW_HF_DISSOLVE,       /* bedrock -> sediment (heightfield eq. 9a/b) */
-  TALUS_FLOW_HF_DEPOSIT,        /* sediment -> bedrock (heightfield eq. 10a/b) */
-  TALUS_FLOW_HF_SWELL,          /* outside -> water (heightfield eq. 9c) */
-  TALUS_FLOW_HF_SHRINK,         /* water -> outside (heightfield eq. 10c) */
-  TALUS_FLOW_HF_ADVECTION,      /* outside -> sediment, signed: semi-Lagrangian net */
+  TALUS_FLOW_RAIN = 0,         /* outside -> water */
+  TALUS_FLOW_SOURCE,           /* outside -> water */
+  TALUS_FLOW_EVAPORATION,      /* water -> outside */
+  TALUS_FLOW_WATER_OUTFLOW,    /* water -> outside, across outflow borders / NoData sinks */
+  TALUS_FLOW_WATER_OVERFILL,   /* water -> outside, clamp w <= C-B-s */
+  TALUS_FLOW_SEDIMENT_OUTFLOW, /* sediment -> outside */
+  TALUS_FLOW_SEDIMENT_CLAMP,   /* outside -> sediment, clamp r >= 0 */
+  TALUS_FLOW_SAND_OUTFLOW,     /* sand -> outside, slippage across borders */
+  TALUS_FLOW_SAND_OVERFILL,    /* sand -> outside, clamp s <= C-B-w */
+  TALUS_FLOW_SAND_CLAMP,       /* outside -> sand, clamp s >= 0 */
+  TALUS_FLOW_DISSOLVE,         /* sand -> sediment */
+  TALUS_FLOW_DEPOSIT,          /* sediment -> sand */
+  TALUS_FLOW_PETRIFY,          /* sand -> bedrock */
+  TALUS_FLOW_BEDROCK_EROSION,  /* bedrock -> sand (floor of the water) */
+  TALUS_FLOW_CEILING_EROSION,  /* bedrock -> sand (ceiling above the water) */
+  TALUS_FLOW_SPLIT,            /* bedrock -> sand (split cut) */
+  TALUS_FLOW_RECOVERY,         /* bedrock -> outside (damage recovery) */
+  TALUS_FLOW_COLLAPSE,         /* bedrock -> sand (collapsed column) */
+  TALUS_FLOW_MERGE,            /* sand -> bedrock (too-close columns merged) */
+  TALUS_FLOW_THERMAL,          /* bedrock -> sand (thermal weathering) */
+  TALUS_FLOW_HF_DISSOLVE,      /* bedrock -> sediment (heightfield eq. 9a/b) */
+  TALUS_FLOW_HF_DEPOSIT,       /* sediment -> bedrock (heightfield eq. 10a/b) */
+  TALUS_FLOW_HF_SWELL,         /* outside -> water (heightfield eq. 9c) */
+  TALUS_FLOW_HF_SHRINK,        /* water -> outside (heightfield eq. 10c) */
+  TALUS_FLOW_HF_ADVECTION,     /* outside -> sediment, signed: semi-Lagrangian net */
   TALUS_FLOW_COUNT
 } talus_flow;
 
@@ -258,9 +262,9 @@ const char *talus_flow_info(int flow, int *from, int *to);
  * domain's size (for borders) and the global step being computed. */
 typedef struct talus_kctx {
   talus_kparams P;
-  int32_t nx, ny;      /* domain size in cells */
-  int64_t step;        /* global step index, 0-based */
-  int32_t backend;     /* talus_backend the driver runs stages on; kernels never read it */
+  int32_t nx, ny;  /* domain size in cells */
+  int64_t step;    /* global step index, 0-based */
+  int32_t backend; /* talus_backend the driver runs stages on; kernels never read it */
 } talus_kctx;
 
 /* Where the driver runs stages. Zero is the CPU, so a zeroed context runs
@@ -317,8 +321,12 @@ TALUS_HD static inline talus_nb talus_at_kind(const talus_tile *t, const talus_k
 TALUS_HD static inline int talus_dir8_dx(int d) {
   return d < 4 ? talus_dir_dx(d) : ((d == 4 || d == 7) ? 1 : -1);
 }
-TALUS_HD static inline int talus_dir8_dy(int d) { return d < 4 ? talus_dir_dy(d) : (d < 6 ? 1 : -1); }
-TALUS_HD static inline int talus_dir8_opp(int d) { return d < 4 ? (d + 2) & 3 : 4 + ((d - 2) & 3); }
+TALUS_HD static inline int talus_dir8_dy(int d) {
+  return d < 4 ? talus_dir_dy(d) : (d < 6 ? 1 : -1);
+}
+TALUS_HD static inline int talus_dir8_opp(int d) {
+  return d < 4 ? (d + 2) & 3 : 4 + ((d - 2) & 3);
+}
 /* Kind of the neighbour in 8-direction d (diagonal-aware talus_nb_kind). */
 TALUS_HD static inline talus_nb talus_nb8_kind(const talus_tile *t, const talus_kctx *c, int x,
                                                int y, int d, int slippage) {
@@ -344,7 +352,8 @@ TALUS_HD static inline unsigned talus_nb8_live(const talus_tile *t, const talus_
            (unsigned)!m[1 - p] << 7;
     return bits;
   }
-  for (int d = 0; d < 8; d++) bits |= (unsigned)(talus_nb8_kind(t, c, x, y, d, 0) == TALUS_NB_INSIDE) << d;
+  for (int d = 0; d < 8; d++)
+    bits |= (unsigned)(talus_nb8_kind(t, c, x, y, d, 0) == TALUS_NB_INSIDE) << d;
   return bits;
 }
 

@@ -92,7 +92,9 @@ TALUS_HD static inline ptrdiff_t thermal_step(const talus_tile *t, int d) {
 
 /* talus_dir8_opp without branches: a straight pipe's opposite is straight,
  * a diagonal's diagonal, two steps round either way. */
-TALUS_HD static inline int thermal_opp(int d) { return (d & 4) | ((d + 2) & 3); }
+TALUS_HD static inline int thermal_opp(int d) {
+  return (d & 4) | ((d + 2) & 3);
+}
 
 /* The cell's live flags (talus_nb8_live) for thermal_out: the heightfield's
  * flux stage already stored them this step; otherwise computed and stored

@@ -13,20 +13,20 @@
 
 static int check_passed, check_failed;
 
-#define CHECK(cond, ...)                                                                        \
-  do {                                                                                          \
-    if (cond) {                                                                                 \
-      check_passed++;                                                                           \
-    } else {                                                                                    \
-      check_failed++;                                                                           \
-      fprintf(stderr, "%s:%d: FAILED: %s: ", __FILE__, __LINE__, #cond);                        \
-      fprintf(stderr, __VA_ARGS__);                                                             \
-      fputc('\n', stderr);                                                                      \
-    }                                                                                           \
+#define CHECK(cond, ...)                                                                           \
+  do {                                                                                             \
+    if (cond) {                                                                                    \
+      check_passed++;                                                                              \
+    } else {                                                                                       \
+      check_failed++;                                                                              \
+      fprintf(stderr, "%s:%d: FAILED: %s: ", __FILE__, __LINE__, #cond);                           \
+      fprintf(stderr, __VA_ARGS__);                                                                \
+      fputc('\n', stderr);                                                                         \
+    }                                                                                              \
   } while (0)
 
-#define CHECK_CLOSE(a, b, tol, what)                                                            \
-  CHECK(fabs((double)(a) - (double)(b)) <= (double)(tol), "%s: %.9g vs %.9g (tol %g)", what,     \
+#define CHECK_CLOSE(a, b, tol, what)                                                               \
+  CHECK(fabs((double)(a) - (double)(b)) <= (double)(tol), "%s: %.9g vs %.9g (tol %g)", what,       \
         (double)(a), (double)(b), (double)(tol))
 
 static inline int check_report(const char *name) {

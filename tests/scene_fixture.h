@@ -42,7 +42,7 @@ static inline talus_params *fixture_params(const char *preset, const char *const
 
 /* A domain holding scene `scene` at n² cells with preset parameters. */
 static inline talus_domain *fixture_domain(const char *scene, int n, const char *preset,
-                                    const char *const *sets) {
+                                           const char *const *sets) {
   talus_params *p = fixture_params(preset, sets);
   if (!p) return NULL;
   talus_kparams k;

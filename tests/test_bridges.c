@@ -19,7 +19,8 @@ static long bridge_cells(const float *cols, int n, int b) {
   for (int y = 0; y < n; y++) {
     double yc = (y + 0.5) * l;
     if (yc <= band_lo[b] || yc >= band_lo[b] + 10.0) continue;
-    for (int x = 0; x < n; x++) c += cols[(size_t)y * n + x] >= 2.0f;
+    for (int x = 0; x < n; x++)
+      c += cols[(size_t)y * n + x] >= 2.0f;
   }
   return c;
 }
@@ -28,14 +29,16 @@ static long bridge_cells(const float *cols, int n, int b) {
  * bridge b has fewer two-column cells (-1 = never); left[b] = cells left. */
 static void run_bridges(int n, const char *const *sets, int steps, long first_loss[3],
                         long left[3]) {
-  for (int b = 0; b < 3; b++) first_loss[b] = -1, left[b] = 0;
+  for (int b = 0; b < 3; b++)
+    first_loss[b] = -1, left[b] = 0;
   talus_domain *d = fixture_domain("bridges", n, "bridges", sets);
   CHECK(d != NULL, "bridges %d built", n);
   if (!d) return;
   float *cols = malloc((size_t)n * n * sizeof *cols);
   long start[3];
   talus_domain_read(d, TALUS_FIELD_COLUMNS, 0, cols);
-  for (int b = 0; b < 3; b++) start[b] = bridge_cells(cols, n, b), first_loss[b] = -1;
+  for (int b = 0; b < 3; b++)
+    start[b] = bridge_cells(cols, n, b), first_loss[b] = -1;
   CHECK(start[ARCH] > 0 && start[THICK] > 0, "bridges present at %d", n);
   for (int s = 1; s <= steps; s++) {
     if (talus_domain_run(d, 1, NULL, NULL)) break;

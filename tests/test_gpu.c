@@ -20,7 +20,7 @@
 #include "scene_fixture.h"
 #include "tiled_fixture.h"
 
-#define GPU_VOLUME_TOL 1e-6  /* |ΔV_material| / V_total */
+#define GPU_VOLUME_TOL  1e-6 /* |ΔV_material| / V_total */
 #define GPU_SURFACE_TOL 1e-5 /* mean |Δ surface| / relief */
 
 typedef struct preset_case {
@@ -29,12 +29,18 @@ typedef struct preset_case {
 } preset_case;
 
 static const preset_case cases[] = {
-    {"bridges", "bridges", 128, 300},         {"chasm-rain", "chasm-rain", 128, 300},
-    {"chasm-source", "chasm-source", 128, 300}, {"arches", "arches", 128, 300},
-    {"cave", "cave", 128, 300},               {"rivers-rain", "rivers-rain", 128, 300},
-    {"rivers-source", "rivers-source", 128, 300}, {"noise", "dem-default", 128, 300},
-    {"noise", "game-terrain", 128, 300},      {"rivers-rain", "heightfield-default", 256, 500},
-    {"rivers-rain", "dem-heightfield", 256, 500}, {"noise", "thermal-only", 128, 300},
+    {"bridges", "bridges", 128, 300},
+    {"chasm-rain", "chasm-rain", 128, 300},
+    {"chasm-source", "chasm-source", 128, 300},
+    {"arches", "arches", 128, 300},
+    {"cave", "cave", 128, 300},
+    {"rivers-rain", "rivers-rain", 128, 300},
+    {"rivers-source", "rivers-source", 128, 300},
+    {"noise", "dem-default", 128, 300},
+    {"noise", "game-terrain", 128, 300},
+    {"rivers-rain", "heightfield-default", 256, 500},
+    {"rivers-rain", "dem-heightfield", 256, 500},
+    {"noise", "thermal-only", 128, 300},
 };
 
 static talus_domain *preset_domain(const preset_case *pc, talus_device device) {
@@ -64,9 +70,11 @@ static void check_preset(const preset_case *pc) {
   CHECK(cpu && gpu, "%s/%s: domains built", pc->scene, pc->preset);
   if (!cpu || !gpu) goto done;
   double t0 = talus_now();
-  CHECK(talus_domain_run(cpu, pc->steps, NULL, NULL) == TALUS_OK, "cpu run: %s", talus_last_error());
+  CHECK(talus_domain_run(cpu, pc->steps, NULL, NULL) == TALUS_OK, "cpu run: %s",
+        talus_last_error());
   double t1 = talus_now();
-  CHECK(talus_domain_run(gpu, pc->steps, NULL, NULL) == TALUS_OK, "gpu run: %s", talus_last_error());
+  CHECK(talus_domain_run(gpu, pc->steps, NULL, NULL) == TALUS_OK, "gpu run: %s",
+        talus_last_error());
   double t2 = talus_now();
   size_t n = (size_t)pc->n * pc->n;
   float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
@@ -84,15 +92,16 @@ static void check_preset(const preset_case *pc) {
   double va[TALUS_MAT_COUNT], vb[TALUS_MAT_COUNT], total = 0.0, dv = 0.0;
   talus_domain_volumes(cpu, va);
   talus_domain_volumes(gpu, vb);
-  for (int m = 0; m < TALUS_MAT_COUNT; m++) total += fabs(va[m]);
+  for (int m = 0; m < TALUS_MAT_COUNT; m++)
+    total += fabs(va[m]);
   for (int m = 0; m < TALUS_MAT_COUNT; m++)
     dv = fabs(va[m] - vb[m]) > dv ? fabs(va[m] - vb[m]) : dv;
   printf("%-14s %-20s %4d² %4d steps: surface bitwise-equal %5.1f%%, mean |d| %.3g m, max |d| "
          "%.3g m (relief %.3g m), max dV/V %.3g; cpu %.2f s, gpu %.2f s\n",
          pc->scene, pc->preset, pc->n, pc->steps, 100.0 * same / n, sum / n, worst, relief,
          dv / total, t1 - t0, t2 - t1);
-  CHECK(sum / n <= GPU_SURFACE_TOL * relief, "%s: mean |d surface| %.3g vs relief %.3g",
-        pc->preset, sum / n, relief);
+  CHECK(sum / n <= GPU_SURFACE_TOL * relief, "%s: mean |d surface| %.3g vs relief %.3g", pc->preset,
+        sum / n, relief);
   CHECK(dv <= GPU_VOLUME_TOL * total, "%s: volume difference %.3g of %.3g", pc->preset, dv, total);
   free(a);
   free(b);
@@ -149,11 +158,13 @@ static void check_ledger(void) {
   talus_ledger_summary L;
   talus_domain_ledger(d, &L);
   double material = 0.0;
-  for (int m = 0; m < TALUS_MAT_COUNT; m++) material += L.initial[m];
+  for (int m = 0; m < TALUS_MAT_COUNT; m++)
+    material += L.initial[m];
   double added = talus_domain_flow(d, TALUS_FLOW_RAIN) + talus_domain_flow(d, TALUS_FLOW_SOURCE);
   printf("gpu ledger: material %.6g m3, water added %.6g m3, residual %.3g m3 (water %.3g)\n",
          material, added, L.total_residual, L.residual[TALUS_MAT_WATER]);
-  CHECK(added > 0.0 && talus_domain_flow(d, TALUS_FLOW_DISSOLVE) > 0.0, "rain fell, sand dissolved");
+  CHECK(added > 0.0 && talus_domain_flow(d, TALUS_FLOW_DISSOLVE) > 0.0,
+        "rain fell, sand dissolved");
   CHECK(fabs(L.total_residual) <= 1e-5 * material, "residual %.3g vs %.3g", L.total_residual,
         material);
   CHECK(fabs(L.residual[TALUS_MAT_WATER]) <= 1e-3 * added, "water residual %.3g vs added %.3g",
@@ -165,10 +176,11 @@ int main(void) {
   char name[256];
   if (talus_cuda_init(name, sizeof name)) return check_skip("test_gpu", talus_last_error());
   printf("GPU: %s\n", name);
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_preset(&cases[i]);
-  static const char *const layered[] = {"simulation.dt=0.15", "source1.x=200", "source1.radius=8",
-                                        "horizontal.strength=3", "horizontal.split_size=0.25",
-                                        NULL};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    check_preset(&cases[i]);
+  static const char *const layered[] = {"simulation.dt=0.15",         "source1.x=200",
+                                        "source1.radius=8",           "horizontal.strength=3",
+                                        "horizontal.split_size=0.25", NULL};
   check_tiled("chasm-source", "chasm-source", layered, 160);
   static const char *const hf[] = {"thermal.enable=true", NULL};
   check_tiled("rivers-rain", "heightfield-default", hf, 200);

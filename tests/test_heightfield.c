@@ -56,7 +56,8 @@ static double field_sum(const talus_domain *d, talus_field f) {
   float *v = malloc((size_t)n * sizeof *v);
   talus_domain_read(d, f, 0, v);
   double s = 0.0;
-  for (int i = 0; i < n; i++) s += v[i];
+  for (int i = 0; i < n; i++)
+    s += v[i];
   free(v);
   return s;
 }
@@ -65,15 +66,20 @@ static double field_sum(const talus_domain *d, talus_field f) {
  * volume stays to float rounding while it sloshes over rolling hills. */
 static void test_water_conserved(void) {
   const int n = 64;
-  static const char *const sets[] = {"water.rain=0",         "heightfield.evaporation=0",
-                                     "heightfield.capacity=0", "thermal.enable=false",
-                                     "water.outflow_border=false", "simulation.dt=0.05", NULL};
+  static const char *const sets[] = {"water.rain=0",
+                                     "heightfield.evaporation=0",
+                                     "heightfield.capacity=0",
+                                     "thermal.enable=false",
+                                     "water.outflow_border=false",
+                                     "simulation.dt=0.05",
+                                     NULL};
   float *h = hill_heights(n, n, 3.0f);
   talus_domain *d = make_domain(n, n, 1.0, h, sets);
   CHECK(d != NULL, "domain");
   if (!d) return free(h);
   float *w = malloc((size_t)n * n * sizeof *w);
-  for (int i = 0; i < n * n; i++) w[i] = 0.5f + 0.25f * (float)(i % 7);
+  for (int i = 0; i < n * n; i++)
+    w[i] = 0.5f + 0.25f * (float)(i % 7);
   talus_domain_set_field(d, TALUS_FIELD_LAYER_WATER, 0, w);
   double w0 = field_sum(d, TALUS_FIELD_WATER);
   talus_domain_run(d, 1000, NULL, NULL);
@@ -82,7 +88,8 @@ static void test_water_conserved(void) {
   CHECK(fabs(w1 - w0) <= 1e-6 * w0, "water changed from %.9g to %.9g", w0, w1);
   float *v = malloc((size_t)n * n * sizeof *v);
   double moved = 0.0;
-  for (int i = 0; i < n * n; i++) moved += fabsf(d->tile->vx[talus_idx(d->tile, i % n, i / n)]);
+  for (int i = 0; i < n * n; i++)
+    moved += fabsf(d->tile->vx[talus_idx(d->tile, i % n, i / n)]);
   CHECK(moved > 0.0, "the water moved");
   free(v);
   free(w);
@@ -150,8 +157,8 @@ static double cross_roughness(const talus_domain *d, int x0, int x1) {
 }
 
 static const char *const plane_rain[] = {
-    "water.rain=0.02",       "water.rain_noise=1",        "water.outflow_border=true",
-    "simulation.dt=0.05",    "thermal.enable=false",      "heightfield.capacity=0.2",
+    "water.rain=0.02",          "water.rain_noise=1",      "water.outflow_border=true",
+    "simulation.dt=0.05",       "thermal.enable=false",    "heightfield.capacity=0.2",
     "heightfield.dissolve=0.5", "heightfield.softening=0", NULL};
 
 /* Rain on a tilted plane with centimetre jitter cuts channels down the
@@ -178,7 +185,8 @@ static void test_hardness(void) {
   const int nx = 96, ny = 64;
   float *h = plane_heights(nx, ny, 1.0, 0.1, 0.01f), *H = malloc((size_t)nx * ny * sizeof *H);
   for (int y = 0; y < ny; y++)
-    for (int x = 0; x < nx; x++) H[(size_t)y * nx + x] = y < ny / 2 ? 0.2f : 0.8f;
+    for (int x = 0; x < nx; x++)
+      H[(size_t)y * nx + x] = y < ny / 2 ? 0.2f : 0.8f;
   talus_domain *d = make_domain(nx, ny, 1.0, h, plane_rain);
   CHECK(d && talus_domain_set_field(d, TALUS_FIELD_HARDNESS, 0, H) == TALUS_OK, "hardness set");
   if (!d) return free(h), free(H);
@@ -197,11 +205,20 @@ static void test_hardness(void) {
   talus_domain_free(d);
 }
 
-static const char *const full_run[] = {
-    "water.rain=0.02",        "water.rain_noise=1",   "water.outflow_border=true",
-    "simulation.dt=0.05",     "thermal.enable=true",  "thermal.talus_angle=25",
-    "thermal.rate=2",         "heightfield.capacity=0.2", "heightfield.dissolve=0.5",
-    "source1.strength=0.5",   "source1.radius=4",     "source1.x=20", "source1.y=30", NULL};
+static const char *const full_run[] = {"water.rain=0.02",
+                                       "water.rain_noise=1",
+                                       "water.outflow_border=true",
+                                       "simulation.dt=0.05",
+                                       "thermal.enable=true",
+                                       "thermal.talus_angle=25",
+                                       "thermal.rate=2",
+                                       "heightfield.capacity=0.2",
+                                       "heightfield.dissolve=0.5",
+                                       "source1.strength=0.5",
+                                       "source1.radius=4",
+                                       "source1.x=20",
+                                       "source1.y=30",
+                                       NULL};
 
 /* With thermal on, rain, a source, erosion and outflow borders the ledger
  * closes: every material's residual is float rounding. */
@@ -269,8 +286,8 @@ static void test_tiled(void) {
   talus_domain_run(d, steps, NULL, NULL);
   static const int cases[][2] = {{37, 1}, {64, 3}};
   for (int i = 0; init && i < 2; i++) {
-    long diff = fixture_tiled_diff(init, d->tile, &ctx, cases[i][0], cases[i][1],
-                                   ctx.step + steps, TALUS_STORE_MEMORY, NULL, NULL);
+    long diff = fixture_tiled_diff(init, d->tile, &ctx, cases[i][0], cases[i][1], ctx.step + steps,
+                                   TALUS_STORE_MEMORY, NULL, NULL);
     CHECK(diff == 0, "core %d, K %d: %ld values differ from the monolithic run", cases[i][0],
           cases[i][1], diff);
   }

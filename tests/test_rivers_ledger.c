@@ -16,10 +16,11 @@ int main(void) {
   talus_ledger_summary L;
   talus_domain_ledger(d, &L);
   double material = 0.0;
-  for (int m = 0; m < TALUS_MAT_COUNT; m++) material += L.initial[m];
+  for (int m = 0; m < TALUS_MAT_COUNT; m++)
+    material += L.initial[m];
   double added = talus_domain_flow(d, TALUS_FLOW_RAIN) + talus_domain_flow(d, TALUS_FLOW_SOURCE);
-  printf("material %.6g m3, water added %.6g m3, residual %.3g m3 (water %.3g)\n", material,
-         added, L.total_residual, L.residual[TALUS_MAT_WATER]);
+  printf("material %.6g m3, water added %.6g m3, residual %.3g m3 (water %.3g)\n", material, added,
+         L.total_residual, L.residual[TALUS_MAT_WATER]);
   for (int f = 0; f < talus_flow_count(); f++)
     printf("  %-24s %.6g m3\n", talus_flow_name(f, NULL, NULL), talus_domain_flow(d, f));
   CHECK(added > 0.0, "rain fell");

@@ -63,14 +63,19 @@ static double max_slope(const float *s, int n, double cell) {
 
 static double sum_of(const float *s, int n, int squares) {
   double a = 0.0;
-  for (size_t i = 0; i < (size_t)n * n; i++) a += squares ? (double)s[i] * s[i] : s[i];
+  for (size_t i = 0; i < (size_t)n * n; i++)
+    a += squares ? (double)s[i] * s[i] : s[i];
   return a;
 }
 
-static const char *const hf_thermal[] = {
-    "simulation.model=heightfield", "heightfield.hydraulic=false", "thermal.enable=true",
-    "thermal.talus_angle=30",       "thermal.rate=100",            "thermal.hardness=0",
-    "simulation.dt=0.1",            NULL};
+static const char *const hf_thermal[] = {"simulation.model=heightfield",
+                                         "heightfield.hydraulic=false",
+                                         "thermal.enable=true",
+                                         "thermal.talus_angle=30",
+                                         "thermal.rate=100",
+                                         "thermal.hardness=0",
+                                         "simulation.dt=0.1",
+                                         NULL};
 
 /* Heightfield: a 56° cone relaxes to 30°, its volume stays (to rounding,
  * bounded by half an ulp of the tallest cell per cell and step) and its
@@ -145,8 +150,8 @@ static void test_hardness_stops(void) {
   const int n = 24;
   float *h = cone_heights(n, 1.0, 20.0, 1.5);
   static const char *const sets[] = {"simulation.model=heightfield", "heightfield.hydraulic=false",
-                                     "thermal.enable=true", "thermal.rate=100",
-                                     "thermal.hardness=1", NULL};
+                                     "thermal.enable=true",          "thermal.rate=100",
+                                     "thermal.hardness=1",           NULL};
   talus_domain *d = make_domain(n, 1.0, h, sets);
   CHECK(d && talus_domain_run(d, 50, NULL, NULL) == TALUS_OK, "hard cone ran");
   float *b = d ? surface(d) : NULL;
@@ -156,12 +161,13 @@ static void test_hardness_stops(void) {
   talus_domain_free(d);
 }
 
-static const char *const layered_thermal[] = {
-    "simulation.layers=2",    "water.rain=0",          "water.evaporation=0",
-    "sand.slippage=false",    "sand.petrification=0",  "erosion.enable=false",
-    "horizontal.enable=false", "support.enable=false", "thermal.enable=true",
-    "thermal.talus_angle=30", "thermal.rate=100",      "thermal.hardness=0.5",
-    "simulation.dt=0.1",      NULL};
+static const char *const layered_thermal[] = {"simulation.layers=2",     "water.rain=0",
+                                              "water.evaporation=0",     "sand.slippage=false",
+                                              "sand.petrification=0",    "erosion.enable=false",
+                                              "horizontal.enable=false", "support.enable=false",
+                                              "thermal.enable=true",     "thermal.talus_angle=30",
+                                              "thermal.rate=100",        "thermal.hardness=0.5",
+                                              "simulation.dt=0.1",       NULL};
 
 /* Layered: a bedrock cone weathers into sand; the surface relaxes to the
  * talus angle; the bedrock lost is the booked THERMAL flow; the ledger
@@ -208,7 +214,8 @@ static void test_overhang_untouched(void) {
   for (int y = 0; y < n; y++)
     for (int x = 0; x < n; x++) {
       size_t i = (size_t)y * n + x;
-      int deck = x >= 6 && x < 14 && y >= 4 && y < 20, tower = x >= 14 && x < 18 && y >= 8 && y < 16;
+      int deck = x >= 6 && x < 14 && y >= 4 && y < 20,
+          tower = x >= 14 && x < 18 && y >= 8 && y < 16;
       cnt[i] = deck ? 2.0f : 1.0f;
       ceil[i] = deck ? 5.0f : TALUS_TOP;
       top[i] = deck ? 8.0f : 0.0f;
@@ -263,7 +270,8 @@ static void test_ledger_layered_full(void) {
   talus_domain_ledger(d, &L);
   double material = 0.0, rain = talus_domain_flow(d, TALUS_FLOW_RAIN);
   double weathered = talus_domain_flow(d, TALUS_FLOW_THERMAL);
-  for (int m = 0; m < TALUS_MAT_COUNT; m++) material += L.initial[m];
+  for (int m = 0; m < TALUS_MAT_COUNT; m++)
+    material += L.initial[m];
   printf("layered full + thermal: rain %.5g, weathered %.5g, dissolved %.5g m3; residual %.3g "
          "(water %.3g) of material %.5g m3\n",
          rain, weathered, talus_domain_flow(d, TALUS_FLOW_DISSOLVE), L.total_residual,
@@ -286,7 +294,8 @@ static void test_threads(void) {
     r[i] = fixture_domain("rivers-rain", 64, "rivers-rain", layered);
     if (r[i]) talus_domain_run(r[i], 60, NULL, NULL);
   }
-  CHECK(r[0] && r[1] && fixture_same_state(r[0], r[1]), "layered + thermal: 1 and 2 threads differ");
+  CHECK(r[0] && r[1] && fixture_same_state(r[0], r[1]),
+        "layered + thermal: 1 and 2 threads differ");
   CHECK(r[0] && talus_domain_flow(r[0], TALUS_FLOW_THERMAL) > 0.0, "layered thermal weathered");
   talus_domain_free(r[0]);
   talus_domain_free(r[1]);

@@ -18,8 +18,8 @@
 static talus_tile *warm_state(int nx, int ny, talus_kctx *ctx) {
   /* Strong horizontal erosion and small splits, so that columns split and
    * collapse within the few steps each comparison runs. */
-  static const char *const sets[] = {"simulation.dt=0.15",    "source1.x=200",
-                                     "source1.radius=8",      "horizontal.strength=3",
+  static const char *const sets[] = {"simulation.dt=0.15",         "source1.x=200",
+                                     "source1.radius=8",           "horizontal.strength=3",
                                      "horizontal.split_size=0.25", NULL};
   talus_domain *d = fixture_domain("chasm-source", W, "chasm-source", sets);
   if (!d || talus_domain_run(d, 100, NULL, NULL)) return NULL;
@@ -47,7 +47,8 @@ static talus_tile *warm_state(int nx, int ny, talus_kctx *ctx) {
 static int multi_column_cells(const talus_tile *t) {
   int n = 0;
   for (int y = 0; y < t->buf.h; y++)
-    for (int x = 0; x < t->buf.w; x++) n += t->count[talus_idx(t, x, y)] > 1;
+    for (int x = 0; x < t->buf.w; x++)
+      n += t->count[talus_idx(t, x, y)] > 1;
   return n;
 }
 
@@ -69,10 +70,9 @@ static void check_domain(int nx, int ny, const int (*cases)[2], int ncases, int 
   for (int i = 0; i < ncases; i++) {
     int core = cases[i][0], K = cases[i][1];
     double flows[TALUS_FLOW_COUNT];
-    long diff = fixture_tiled_diff(init, mono, &ctx, core, K, end, TALUS_STORE_MEMORY, NULL,
-                                   flows);
-    CHECK(diff == 0, "%dx%d core %d K %d: %ld values differ from the monolithic run", nx, ny,
-          core, K, diff);
+    long diff = fixture_tiled_diff(init, mono, &ctx, core, K, end, TALUS_STORE_MEMORY, NULL, flows);
+    CHECK(diff == 0, "%dx%d core %d K %d: %ld values differ from the monolithic run", nx, ny, core,
+          K, diff);
     double rain = ms.flows[TALUS_FLOW_SOURCE];
     CHECK(fabs(flows[TALUS_FLOW_SOURCE] - rain) <= 1e-9 * (1 + fabs(rain)),
           "core %d K %d: tiled ledger books the same source water", core, K);

@@ -20,9 +20,15 @@ struct talus_tiled {
   double *flows;        /* [ntiles][TALUS_FLOW_COUNT] cumulative flows (heights) */
 };
 
-int talus_tiled_count(const talus_tiled *g) { return g->ntiles; }
-int talus_tiled_halo(const talus_tiled *g) { return g->H; }
-int64_t talus_tiled_step(const talus_tiled *g) { return g->step; }
+int talus_tiled_count(const talus_tiled *g) {
+  return g->ntiles;
+}
+int talus_tiled_halo(const talus_tiled *g) {
+  return g->H;
+}
+int64_t talus_tiled_step(const talus_tiled *g) {
+  return g->step;
+}
 
 talus_rect talus_tiled_core(const talus_tiled *g, int tile) {
   int i = tile % g->ntx, j = tile / g->ntx;
@@ -51,8 +57,10 @@ talus_status talus_tiled_create(talus_tiled **out, const talus_kctx *ctx, int co
                                 talus_store *store) {
   *out = NULL;
   if (core < 1 || K < 1)
-    return talus_fail(TALUS_ERR_ARGUMENT, "tiler", "tile size %d and steps per exchange %d must "
-                      "be positive", core, K);
+    return talus_fail(TALUS_ERR_ARGUMENT, "tiler",
+                      "tile size %d and steps per exchange %d must "
+                      "be positive",
+                      core, K);
   talus_tiled *g = calloc(1, sizeof *g);
   if (!g) return talus_fail(TALUS_ERR_NOMEM, "tiler", "no memory for the tile grid");
   g->ctx = *ctx;
@@ -115,8 +123,8 @@ static talus_status tiled_publish(talus_tiled *g, int p, int64_t step, const tal
     st = tiled_put_block(g, p, step, part, t, halo_strip_rect(c, g->H, part));
   if (!st)
     st = talus_store_put(g->store, (talus_store_key){p, step, TILED_PART_LEDGER},
-                         g->flows + (size_t)p * TALUS_FLOW_COUNT,
-                         TALUS_FLOW_COUNT * sizeof(double), 0);
+                         g->flows + (size_t)p * TALUS_FLOW_COUNT, TALUS_FLOW_COUNT * sizeof(double),
+                         0);
   return st ? st : talus_store_commit(g->store, p, step);
 }
 
@@ -143,7 +151,9 @@ talus_status talus_tiled_load(talus_tiled *g, const talus_tile_source *src) {
   return TALUS_OK;
 }
 
-static int sign(int v) { return (v > 0) - (v < 0); }
+static int sign(int v) {
+  return (v > 0) - (v < 0);
+}
 
 /* Fills g->buf with tile p's core and every neighbour strip at step s for
  * a generation of k steps. */
@@ -174,8 +184,10 @@ static talus_status tiled_advance_tile(talus_tiled *g, int p, int64_t s, int k,
   st = talus_tiler_advance(g->buf, &g->ctx, talus_tiled_core(g, p), k, &local, NULL, NULL);
   if (st) return st;
   double *fl = g->flows + (size_t)p * TALUS_FLOW_COUNT;
-  for (int f = 0; f < TALUS_FLOW_COUNT; f++) fl[f] += local.flows[f];
-  for (int i = 0; i < TALUS_STAGE_COUNT; i++) stats->stage_seconds[i] += local.stage_seconds[i];
+  for (int f = 0; f < TALUS_FLOW_COUNT; f++)
+    fl[f] += local.flows[f];
+  for (int i = 0; i < TALUS_STAGE_COUNT; i++)
+    stats->stage_seconds[i] += local.stage_seconds[i];
   stats->cell_steps += local.cell_steps;
   return tiled_publish(g, p, s + k, g->buf);
 }
@@ -192,8 +204,9 @@ static talus_status tiled_generation(talus_tiled *g, int64_t start, int64_t end,
       return talus_fail(TALUS_ERR_FORMAT, "tiler", "tile %d is at step %lld, expected %lld", p,
                         (long long)at, (long long)s);
     talus_status st = tiled_advance_tile(g, p, s, k, stats);
-    if (st) return talus_fail_context(st, "tile %d, steps %lld..%lld", p, (long long)s,
-                                      (long long)(s + k));
+    if (st)
+      return talus_fail_context(st, "tile %d, steps %lld..%lld", p, (long long)s,
+                                (long long)(s + k));
     int64_t done = (s - start) * g->ntiles + (int64_t)k * (p + 1);
     if (progress && !progress(done, (end - start) * g->ntiles, user))
       return talus_fail(TALUS_ERR_CANCELLED, "run", "cancelled at step %lld (resumable)",
@@ -228,8 +241,10 @@ talus_status talus_tiled_resume(talus_tiled *g) {
     hi = at > hi ? at : hi;
   }
   if (hi - lo > g->K)
-    return talus_fail(TALUS_ERR_FORMAT, "tiler", "tiles span steps %lld..%lld, more than one "
-                      "generation", (long long)lo, (long long)hi);
+    return talus_fail(TALUS_ERR_FORMAT, "tiler",
+                      "tiles span steps %lld..%lld, more than one "
+                      "generation",
+                      (long long)lo, (long long)hi);
   for (int p = 0; p < g->ntiles; p++) {
     void *blob = NULL;
     size_t n = 0;
@@ -255,5 +270,6 @@ talus_status talus_tiled_read_core(talus_tiled *g, int tile, talus_tile *dst) {
 void talus_tiled_flows(const talus_tiled *g, double flows[TALUS_FLOW_COUNT]) {
   memset(flows, 0, TALUS_FLOW_COUNT * sizeof(double));
   for (int p = 0; p < g->ntiles; p++)
-    for (int f = 0; f < TALUS_FLOW_COUNT; f++) flows[f] += g->flows[(size_t)p * TALUS_FLOW_COUNT + f];
+    for (int f = 0; f < TALUS_FLOW_COUNT; f++)
+      flows[f] += g->flows[(size_t)p * TALUS_FLOW_COUNT + f];
 }

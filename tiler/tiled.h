@@ -64,8 +64,8 @@ talus_status talus_tiled_read_core(talus_tiled *g, int tile, talus_tile *dst);
 /* Grid facts. */
 int talus_tiled_count(const talus_tiled *g);
 talus_rect talus_tiled_core(const talus_tiled *g, int tile);
-int talus_tiled_halo(const talus_tiled *g);        /* H = K·R */
-int64_t talus_tiled_step(const talus_tiled *g);    /* step all tiles are committed at */
+int talus_tiled_halo(const talus_tiled *g);     /* H = K·R */
+int64_t talus_tiled_step(const talus_tiled *g); /* step all tiles are committed at */
 /* Ledger flows (heights, m) summed over all tiles, at their committed step. */
 void talus_tiled_flows(const talus_tiled *g, double flows[TALUS_FLOW_COUNT]);
 /* Frees the advance buffer (core + halo, the largest allocation) while

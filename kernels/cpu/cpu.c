@@ -27,7 +27,9 @@
  * decaying towards zero make denormals common, and each denormal operand
  * or result costs a microcode assist worth tens of instructions. Every
  * thread flushes alike, so results still do not depend on the thread count. */
-#define CPU_FTZ_ENTER unsigned cpu_csr = _mm_getcsr(); _mm_setcsr(cpu_csr | 0x8040u);
+#define CPU_FTZ_ENTER                                                                              \
+  unsigned cpu_csr = _mm_getcsr();                                                                 \
+  _mm_setcsr(cpu_csr | 0x8040u);
 #define CPU_FTZ_LEAVE _mm_setcsr(cpu_csr);
 #else
 #define CPU_FTZ_ENTER
@@ -40,20 +42,23 @@
  * accumulator is a local array (copied out after the row) so the compiler
  * keeps the sums in registers instead of storing and reloading them for
  * every cell; the additions and their order are unchanged. */
-#define CPU_STAGE_LOOP(body)                                                                    \
-  _Pragma("omp parallel") {                                                                     \
-    CPU_FTZ_ENTER                                                                               \
-    _Pragma("omp for schedule(static)") for (int j = 0; j < region.h; j++) {                   \
-      double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                               \
-      int y = region.y0 + j, x = region.x0, x1 = region.x0 + region.w;                          \
-      int in_row = y >= book.y0 && y < book.y0 + book.h;                                        \
-      int b0 = in_row ? book.x0 : x1, b1 = in_row ? book.x0 + book.w : x1;                      \
-      for (; x < x1 && x < b0; x++) body(t, c, x, y, junk);                                     \
-      for (; x < x1 && x < b1; x++) body(t, c, x, y, acc);                                      \
-      for (; x < x1; x++) body(t, c, x, y, junk);                                               \
-      memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);                             \
-    }                                                                                           \
-    CPU_FTZ_LEAVE                                                                               \
+#define CPU_STAGE_LOOP(body)                                                                       \
+  _Pragma("omp parallel") {                                                                        \
+    CPU_FTZ_ENTER                                                                                  \
+    _Pragma("omp for schedule(static)") for (int j = 0; j < region.h; j++) {                       \
+      double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                                  \
+      int y = region.y0 + j, x = region.x0, x1 = region.x0 + region.w;                             \
+      int in_row = y >= book.y0 && y < book.y0 + book.h;                                           \
+      int b0 = in_row ? book.x0 : x1, b1 = in_row ? book.x0 + book.w : x1;                         \
+      for (; x < x1 && x < b0; x++)                                                                \
+        body(t, c, x, y, junk);                                                                    \
+      for (; x < x1 && x < b1; x++)                                                                \
+        body(t, c, x, y, acc);                                                                     \
+      for (; x < x1; x++)                                                                          \
+        body(t, c, x, y, junk);                                                                    \
+      memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);                                \
+    }                                                                                              \
+    CPU_FTZ_LEAVE                                                                                  \
   }
 
 /* The cells [*xa, *xb) of row y within [x0, x1) whose 8 neighbours are all
@@ -70,7 +75,8 @@ static void cpu_live_run(const talus_tile *t, const talus_kctx *c, int y, int x0
     unsigned any = 0;
     for (int dy = -1; dy <= 1; dy++) {
       const uint8_t *m = t->mask + talus_idx(t, a - 1, y + dy);
-      for (int i = 0; i < b - a + 2; i++) any |= m[i];
+      for (int i = 0; i < b - a + 2; i++)
+        any |= m[i];
     }
     if (any) return;
   }
@@ -79,15 +85,15 @@ static void cpu_live_run(const talus_tile *t, const talus_kctx *c, int y, int x0
 
 /* hf_flux and hf_water on a cell of a live run (cpu_live_run: all 8
  * neighbours live); each returns the height its stage books. */
-static inline TALUS_FORCE_INLINE double cpu_hf_flux_live(const talus_tile *t,
-                                                         const talus_kctx *c, int x, int y) {
+static inline TALUS_FORCE_INLINE double cpu_hf_flux_live(const talus_tile *t, const talus_kctx *c,
+                                                         int x, int y) {
   size_t idx = talus_idx(t, x, y);
   t->nb8[idx] = 0xFFu;
   hf_flux_live(t, &c->P, idx);
   return 0.0;
 }
-static inline TALUS_FORCE_INLINE double cpu_hf_water_live(const talus_tile *t,
-                                                          const talus_kctx *c, int x, int y) {
+static inline TALUS_FORCE_INLINE double cpu_hf_water_live(const talus_tile *t, const talus_kctx *c,
+                                                          int x, int y) {
   return hf_water_live(t, &c->P, talus_idx(t, x, y));
 }
 
@@ -99,25 +105,27 @@ static inline TALUS_FORCE_INLINE double cpu_hf_water_live(const talus_tile *t,
  * adds them (zeros, which the body would not add, are skipped). Vector
  * lanes compute what the scalar body computes (no contraction, no
  * reassociation), so results do not change. */
-#define CPU_STAGE_LOOP_LIVE(body, live, flow)                                                   \
-  _Pragma("omp parallel") {                                                                     \
-    CPU_FTZ_ENTER                                                                               \
-    double *lane = malloc(sizeof(double) * (size_t)region.w);                                   \
-    _Pragma("omp for schedule(static)") for (int j = 0; j < region.h; j++) {                   \
-      double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                               \
-      int y = region.y0 + j, x = region.x0, x1 = region.x0 + region.w, xa = x1, xb = x1;        \
-      int in_row = y >= book.y0 && y < book.y0 + book.h;                                        \
-      int b0 = in_row ? book.x0 : x1, b1 = in_row ? book.x0 + book.w : x1;                      \
-      if (lane) cpu_live_run(t, c, y, x, x1, &xa, &xb);                                         \
-      for (; x < xa; x++) body(t, c, x, y, (x >= b0 && x < b1) ? acc : junk);                   \
-      _Pragma("omp simd") for (int xv = xa; xv < xb; xv++) lane[xv - xa] = live(t, c, xv, y);  \
-      for (; x < xb; x++)                                                                       \
-        if (x >= b0 && x < b1 && lane[x - xa] != 0.0) acc[flow] += lane[x - xa];                \
-      for (; x < x1; x++) body(t, c, x, y, (x >= b0 && x < b1) ? acc : junk);                   \
-      memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);                             \
-    }                                                                                           \
-    free(lane);                                                                                 \
-    CPU_FTZ_LEAVE                                                                               \
+#define CPU_STAGE_LOOP_LIVE(body, live, flow)                                                      \
+  _Pragma("omp parallel") {                                                                        \
+    CPU_FTZ_ENTER                                                                                  \
+    double *lane = malloc(sizeof(double) * (size_t)region.w);                                      \
+    _Pragma("omp for schedule(static)") for (int j = 0; j < region.h; j++) {                       \
+      double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                                  \
+      int y = region.y0 + j, x = region.x0, x1 = region.x0 + region.w, xa = x1, xb = x1;           \
+      int in_row = y >= book.y0 && y < book.y0 + book.h;                                           \
+      int b0 = in_row ? book.x0 : x1, b1 = in_row ? book.x0 + book.w : x1;                         \
+      if (lane) cpu_live_run(t, c, y, x, x1, &xa, &xb);                                            \
+      for (; x < xa; x++)                                                                          \
+        body(t, c, x, y, (x >= b0 && x < b1) ? acc : junk);                                        \
+      _Pragma("omp simd") for (int xv = xa; xv < xb; xv++) lane[xv - xa] = live(t, c, xv, y);      \
+      for (; x < xb; x++)                                                                          \
+        if (x >= b0 && x < b1 && lane[x - xa] != 0.0) acc[flow] += lane[x - xa];                   \
+      for (; x < x1; x++)                                                                          \
+        body(t, c, x, y, (x >= b0 && x < b1) ? acc : junk);                                        \
+      memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);                                \
+    }                                                                                              \
+    free(lane);                                                                                    \
+    CPU_FTZ_LEAVE                                                                                  \
   }
 
 talus_status talus_cpu_stage_booked(talus_tile *t, const talus_kctx *c, talus_stage_id id,
@@ -128,34 +136,67 @@ talus_status talus_cpu_stage_booked(talus_tile *t, const talus_kctx *c, talus_st
   double *rows = calloc((size_t)region.h * TALUS_FLOW_COUNT, sizeof *rows);
   if (!rows) return talus_fail(TALUS_ERR_NOMEM, "cpu", "no memory for ledger rows");
   switch (id) {
-  case TALUS_STAGE_RAIN: CPU_STAGE_LOOP(k_rain); break;
-  case TALUS_STAGE_PIPES: CPU_STAGE_LOOP(k_pipes); break;
-  case TALUS_STAGE_TRANSPORT: CPU_STAGE_LOOP(k_transport); break;
-  case TALUS_STAGE_HORIZONTAL: CPU_STAGE_LOOP(k_horizontal); break;
-  case TALUS_STAGE_SPLIT: CPU_STAGE_LOOP(k_split); break;
-  case TALUS_STAGE_VERTICAL: CPU_STAGE_LOOP(k_vertical); break;
-  case TALUS_STAGE_SUPPORT_INIT: CPU_STAGE_LOOP(k_support_init); break;
-  case TALUS_STAGE_SUPPORT_RED: CPU_STAGE_LOOP(k_support_red); break;
-  case TALUS_STAGE_SUPPORT_BLACK: CPU_STAGE_LOOP(k_support_black); break;
-  case TALUS_STAGE_COLLAPSE: CPU_STAGE_LOOP(k_collapse); break;
-  case TALUS_STAGE_THERMAL_OUT: CPU_STAGE_LOOP(k_thermal_out); break;
-  case TALUS_STAGE_THERMAL_IN: CPU_STAGE_LOOP(k_thermal_in); break;
-  case TALUS_STAGE_HF_RAIN: CPU_STAGE_LOOP(k_hf_rain); break;
+  case TALUS_STAGE_RAIN:
+    CPU_STAGE_LOOP(k_rain);
+    break;
+  case TALUS_STAGE_PIPES:
+    CPU_STAGE_LOOP(k_pipes);
+    break;
+  case TALUS_STAGE_TRANSPORT:
+    CPU_STAGE_LOOP(k_transport);
+    break;
+  case TALUS_STAGE_HORIZONTAL:
+    CPU_STAGE_LOOP(k_horizontal);
+    break;
+  case TALUS_STAGE_SPLIT:
+    CPU_STAGE_LOOP(k_split);
+    break;
+  case TALUS_STAGE_VERTICAL:
+    CPU_STAGE_LOOP(k_vertical);
+    break;
+  case TALUS_STAGE_SUPPORT_INIT:
+    CPU_STAGE_LOOP(k_support_init);
+    break;
+  case TALUS_STAGE_SUPPORT_RED:
+    CPU_STAGE_LOOP(k_support_red);
+    break;
+  case TALUS_STAGE_SUPPORT_BLACK:
+    CPU_STAGE_LOOP(k_support_black);
+    break;
+  case TALUS_STAGE_COLLAPSE:
+    CPU_STAGE_LOOP(k_collapse);
+    break;
+  case TALUS_STAGE_THERMAL_OUT:
+    CPU_STAGE_LOOP(k_thermal_out);
+    break;
+  case TALUS_STAGE_THERMAL_IN:
+    CPU_STAGE_LOOP(k_thermal_in);
+    break;
+  case TALUS_STAGE_HF_RAIN:
+    CPU_STAGE_LOOP(k_hf_rain);
+    break;
   case TALUS_STAGE_HF_FLUX:
     CPU_STAGE_LOOP_LIVE(k_hf_flux, cpu_hf_flux_live, TALUS_FLOW_RAIN);
     break;
   case TALUS_STAGE_HF_WATER:
     CPU_STAGE_LOOP_LIVE(k_hf_water, cpu_hf_water_live, TALUS_FLOW_WATER_OVERFILL);
     break;
-  case TALUS_STAGE_HF_ERODE: CPU_STAGE_LOOP(k_hf_erode); break;
-  case TALUS_STAGE_HF_ADVECT: CPU_STAGE_LOOP(k_hf_advect); break;
-  case TALUS_STAGE_HF_SETTLE: CPU_STAGE_LOOP(k_hf_settle); break;
+  case TALUS_STAGE_HF_ERODE:
+    CPU_STAGE_LOOP(k_hf_erode);
+    break;
+  case TALUS_STAGE_HF_ADVECT:
+    CPU_STAGE_LOOP(k_hf_advect);
+    break;
+  case TALUS_STAGE_HF_SETTLE:
+    CPU_STAGE_LOOP(k_hf_settle);
+    break;
   default:
     free(rows);
     return talus_fail(TALUS_ERR_INTERNAL, "cpu", "unknown stage %d", (int)id);
   }
   for (int j = 0; j < region.h; j++)
-    for (int f = 0; f < TALUS_FLOW_COUNT; f++) flows[f] += rows[(size_t)j * TALUS_FLOW_COUNT + f];
+    for (int f = 0; f < TALUS_FLOW_COUNT; f++)
+      flows[f] += rows[(size_t)j * TALUS_FLOW_COUNT + f];
   free(rows);
   return TALUS_OK;
 }

@@ -44,19 +44,22 @@ struct field_decl {
   bool persistent;
 };
 
-#define FIELD(m, bytes, layered, persistent) {offsetof(talus_tile, m), bytes, layered, persistent}
+#define FIELD(m, bytes, layered, persistent)                                                       \
+  { offsetof(talus_tile, m), bytes, layered, persistent }
 const field_decl fields[] = {
-    FIELD(count, 1, false, true), FIELD(mask, 1, false, true), FIELD(B, 4, true, true),
-    FIELD(s, 4, true, true),      FIELD(w, 4, true, true),     FIELD(C, 4, true, true),
-    FIELD(r, 4, true, true),      FIELD(D, 4, true, true),     FIELD(p, 4, true, true),
-    FIELD(f, 16, true, true),     FIELD(hard, 4, false, true), FIELD(rain, 4, false, true),
-    FIELD(pipe, 4, true, false),  FIELD(slip, 16, true, false), FIELD(kr, 4, true, false),
-    FIELD(sina, 4, true, false),  FIELD(vx, 4, true, false),   FIELD(vy, 4, true, false),
+    FIELD(count, 1, false, true),  FIELD(mask, 1, false, true),   FIELD(B, 4, true, true),
+    FIELD(s, 4, true, true),       FIELD(w, 4, true, true),       FIELD(C, 4, true, true),
+    FIELD(r, 4, true, true),       FIELD(D, 4, true, true),       FIELD(p, 4, true, true),
+    FIELD(f, 16, true, true),      FIELD(hard, 4, false, true),   FIELD(rain, 4, false, true),
+    FIELD(pipe, 4, true, false),   FIELD(slip, 16, true, false),  FIELD(kr, 4, true, false),
+    FIELD(sina, 4, true, false),   FIELD(vx, 4, true, false),     FIELD(vy, 4, true, false),
     FIELD(sig_lo, 4, true, false), FIELD(sig_hi, 4, true, false),
 };
 #undef FIELD
 
-void *&member(talus_tile *t, size_t offset) { return *(void **)((char *)t + offset); }
+void *&member(talus_tile *t, size_t offset) {
+  return *(void **)((char *)t + offset);
+}
 const void *member(const talus_tile *t, size_t offset) {
   return *(void *const *)((const char *)t + offset);
 }
@@ -65,16 +68,16 @@ struct backend {
   bool ready;
   int device;
   char name[256];
-  talus_tile d;           /* the mirror: host struct, device arrays */
-  size_t alloc_plane;     /* plane and nz the arrays were sized for */
+  talus_tile d;       /* the mirror: host struct, device arrays */
+  size_t alloc_plane; /* plane and nz the arrays were sized for */
   int alloc_nz;
-  double *flows;          /* device [TALUS_FLOW_COUNT], this step's booked flows */
-  double *partial;        /* device [TALUS_FLOW_COUNT * blocks] block sums */
+  double *flows;   /* device [TALUS_FLOW_COUNT], this step's booked flows */
+  double *partial; /* device [TALUS_FLOW_COUNT * blocks] block sums */
   size_t partial_blocks;
   cudaStream_t stream;
   cudaEvent_t events[EVENTS_MAX];
   talus_stage_id event_stage[EVENTS_MAX];
-  int queued;             /* stages queued since the last finish_step */
+  int queued; /* stages queued since the last finish_step */
 };
 backend G;
 
@@ -119,8 +122,8 @@ void free_arrays() {
 talus_status alloc_arrays(const talus_tile *t) {
   bool same = G.alloc_plane == t->plane && G.alloc_nz == t->nz;
   for (const field_decl &f : fields)
-    same = same && (!f.persistent || (member(t, f.offset) != nullptr) ==
-                                         (member(&G.d, f.offset) != nullptr));
+    same = same && (!f.persistent ||
+                    (member(t, f.offset) != nullptr) == (member(&G.d, f.offset) != nullptr));
   if (same) return TALUS_OK;
   free_arrays();
   for (const field_decl &f : fields) {
@@ -175,13 +178,15 @@ __device__ void block_flows(const double *acc, double *partial, int nblocks) {
   for (int f = 0; f < TALUS_FLOW_COUNT; f++) {
     double v = acc[f];
     if (__any_sync(full, v != 0.0))
-      for (int o = BLOCK_X / 2; o > 0; o >>= 1) v += __shfl_down_sync(full, v, o);
+      for (int o = BLOCK_X / 2; o > 0; o >>= 1)
+        v += __shfl_down_sync(full, v, o);
     if (threadIdx.x == 0) warp_sums[threadIdx.y][f] = v;
   }
   __syncthreads();
   if (threadIdx.y == 0 && threadIdx.x < TALUS_FLOW_COUNT) {
     double s = 0.0;
-    for (int w = 0; w < BLOCK_Y; w++) s += warp_sums[w][threadIdx.x];
+    for (int w = 0; w < BLOCK_Y; w++)
+      s += warp_sums[w][threadIdx.x];
     partial[(size_t)threadIdx.x * nblocks + blockIdx.y * gridDim.x + blockIdx.x] = s;
   }
 }
@@ -196,13 +201,15 @@ __global__ void __launch_bounds__(BLOCK_X *BLOCK_Y)
   int y = region.y0 + (int)(blockIdx.y * BLOCK_Y + threadIdx.y);
   double acc[TALUS_FLOW_COUNT];
 #pragma unroll
-  for (int f = 0; f < TALUS_FLOW_COUNT; f++) acc[f] = 0.0;
+  for (int f = 0; f < TALUS_FLOW_COUNT; f++)
+    acc[f] = 0.0;
   if (x < region.x0 + region.w && y < region.y0 + region.h) {
     BODY(&t, &c, x, y, acc);
     bool booked = x >= book.x0 && x < book.x0 + book.w && y >= book.y0 && y < book.y0 + book.h;
     if (!booked)
 #pragma unroll
-      for (int f = 0; f < TALUS_FLOW_COUNT; f++) acc[f] = 0.0;
+      for (int f = 0; f < TALUS_FLOW_COUNT; f++)
+        acc[f] = 0.0;
   }
   block_flows(acc, partial, (int)(gridDim.x * gridDim.y));
 }
@@ -213,7 +220,8 @@ __global__ void flows_reduce(const double *partial, int nblocks, double *flows) 
   __shared__ double sh[256];
   int f = blockIdx.x;
   double s = 0.0;
-  for (int b = threadIdx.x; b < nblocks; b += 256) s += partial[(size_t)f * nblocks + b];
+  for (int b = threadIdx.x; b < nblocks; b += 256)
+    s += partial[(size_t)f * nblocks + b];
   sh[threadIdx.x] = s;
   __syncthreads();
   for (int o = 128; o > 0; o >>= 1) {
@@ -239,25 +247,44 @@ talus_status launch(const talus_kctx *c, talus_rect region, talus_rect book) {
 talus_status launch_stage(const talus_kctx *c, talus_stage_id id, talus_rect region,
                           talus_rect book) {
   switch (id) {
-  case TALUS_STAGE_RAIN: return launch<k_rain>(c, region, book);
-  case TALUS_STAGE_PIPES: return launch<k_pipes>(c, region, book);
-  case TALUS_STAGE_TRANSPORT: return launch<k_transport>(c, region, book);
-  case TALUS_STAGE_HORIZONTAL: return launch<k_horizontal>(c, region, book);
-  case TALUS_STAGE_SPLIT: return launch<k_split>(c, region, book);
-  case TALUS_STAGE_VERTICAL: return launch<k_vertical>(c, region, book);
-  case TALUS_STAGE_SUPPORT_INIT: return launch<k_support_init>(c, region, book);
-  case TALUS_STAGE_SUPPORT_RED: return launch<k_support_red>(c, region, book);
-  case TALUS_STAGE_SUPPORT_BLACK: return launch<k_support_black>(c, region, book);
-  case TALUS_STAGE_COLLAPSE: return launch<k_collapse>(c, region, book);
-  case TALUS_STAGE_THERMAL_OUT: return launch<k_thermal_out>(c, region, book);
-  case TALUS_STAGE_THERMAL_IN: return launch<k_thermal_in>(c, region, book);
-  case TALUS_STAGE_HF_RAIN: return launch<k_hf_rain>(c, region, book);
-  case TALUS_STAGE_HF_FLUX: return launch<k_hf_flux>(c, region, book);
-  case TALUS_STAGE_HF_WATER: return launch<k_hf_water>(c, region, book);
-  case TALUS_STAGE_HF_ERODE: return launch<k_hf_erode>(c, region, book);
-  case TALUS_STAGE_HF_ADVECT: return launch<k_hf_advect>(c, region, book);
-  case TALUS_STAGE_HF_SETTLE: return launch<k_hf_settle>(c, region, book);
-  default: return talus_fail(TALUS_ERR_INTERNAL, "cuda", "unknown stage %d", (int)id);
+  case TALUS_STAGE_RAIN:
+    return launch<k_rain>(c, region, book);
+  case TALUS_STAGE_PIPES:
+    return launch<k_pipes>(c, region, book);
+  case TALUS_STAGE_TRANSPORT:
+    return launch<k_transport>(c, region, book);
+  case TALUS_STAGE_HORIZONTAL:
+    return launch<k_horizontal>(c, region, book);
+  case TALUS_STAGE_SPLIT:
+    return launch<k_split>(c, region, book);
+  case TALUS_STAGE_VERTICAL:
+    return launch<k_vertical>(c, region, book);
+  case TALUS_STAGE_SUPPORT_INIT:
+    return launch<k_support_init>(c, region, book);
+  case TALUS_STAGE_SUPPORT_RED:
+    return launch<k_support_red>(c, region, book);
+  case TALUS_STAGE_SUPPORT_BLACK:
+    return launch<k_support_black>(c, region, book);
+  case TALUS_STAGE_COLLAPSE:
+    return launch<k_collapse>(c, region, book);
+  case TALUS_STAGE_THERMAL_OUT:
+    return launch<k_thermal_out>(c, region, book);
+  case TALUS_STAGE_THERMAL_IN:
+    return launch<k_thermal_in>(c, region, book);
+  case TALUS_STAGE_HF_RAIN:
+    return launch<k_hf_rain>(c, region, book);
+  case TALUS_STAGE_HF_FLUX:
+    return launch<k_hf_flux>(c, region, book);
+  case TALUS_STAGE_HF_WATER:
+    return launch<k_hf_water>(c, region, book);
+  case TALUS_STAGE_HF_ERODE:
+    return launch<k_hf_erode>(c, region, book);
+  case TALUS_STAGE_HF_ADVECT:
+    return launch<k_hf_advect>(c, region, book);
+  case TALUS_STAGE_HF_SETTLE:
+    return launch<k_hf_settle>(c, region, book);
+  default:
+    return talus_fail(TALUS_ERR_INTERNAL, "cuda", "unknown stage %d", (int)id);
   }
 }
 
@@ -278,7 +305,9 @@ talus_status copy_persistent(talus_tile *t, bool to_device) {
 
 } // namespace
 
-extern "C" int talus_cuda_built(void) { return 1; }
+extern "C" int talus_cuda_built(void) {
+  return 1;
+}
 
 extern "C" talus_status talus_cuda_init(char *name, size_t len) {
   if (!G.ready) {
@@ -293,7 +322,8 @@ extern "C" talus_status talus_cuda_init(char *name, size_t len) {
     if (!st) st = cuda_ok(cudaGetDeviceProperties(&prop, G.device), "device properties");
     if (!st) st = cuda_ok(cudaStreamCreateWithFlags(&G.stream, cudaStreamNonBlocking), "stream");
     if (!st) st = cuda_ok(cudaMalloc(&G.flows, TALUS_FLOW_COUNT * sizeof(double)), "ledger");
-    for (int i = 0; i < EVENTS_MAX && !st; i++) st = cuda_ok(cudaEventCreate(&G.events[i]), "event");
+    for (int i = 0; i < EVENTS_MAX && !st; i++)
+      st = cuda_ok(cudaEventCreate(&G.events[i]), "event");
     if (st) return st;
     snprintf(G.name, sizeof G.name, "%s (device %d of %d, sm_%d%d)", prop.name, G.device, n,
              prop.major, prop.minor);
@@ -321,7 +351,8 @@ extern "C" talus_status talus_cuda_stage(const talus_kctx *c, talus_stage_id id,
   if (!G.ready || !G.alloc_plane)
     return talus_fail(TALUS_ERR_INTERNAL, "cuda", "stage queued before a tile was uploaded");
   if (G.queued >= EVENTS_MAX - 1)
-    return talus_fail(TALUS_ERR_INTERNAL, "cuda", "more than %d stages in one step", EVENTS_MAX - 1);
+    return talus_fail(TALUS_ERR_INTERNAL, "cuda", "more than %d stages in one step",
+                      EVENTS_MAX - 1);
   if (region.w <= 0 || region.h <= 0) return TALUS_OK;
   talus_status st = ensure_scratch(id);
   if (st) return st;
@@ -334,13 +365,14 @@ extern "C" talus_status talus_cuda_finish_step(double *flows, double *stage_seco
   double step_flows[TALUS_FLOW_COUNT];
   talus_status st = cuda_ok(cudaEventRecord(G.events[G.queued], G.stream), "event");
   if (!st)
-    st = cuda_ok(cudaMemcpyAsync(step_flows, G.flows, sizeof step_flows, cudaMemcpyDeviceToHost,
-                                 G.stream),
-                 "ledger");
+    st = cuda_ok(
+        cudaMemcpyAsync(step_flows, G.flows, sizeof step_flows, cudaMemcpyDeviceToHost, G.stream),
+        "ledger");
   if (!st) st = cuda_ok(cudaMemsetAsync(G.flows, 0, sizeof step_flows, G.stream), "ledger");
   if (!st) st = cuda_ok(cudaStreamSynchronize(G.stream), "step");
   if (st) return st;
-  for (int f = 0; f < TALUS_FLOW_COUNT; f++) flows[f] += step_flows[f];
+  for (int f = 0; f < TALUS_FLOW_COUNT; f++)
+    flows[f] += step_flows[f];
   for (int i = 0; i < G.queued; i++) {
     float ms = 0.0f;
     st = cuda_ok(cudaEventElapsedTime(&ms, G.events[i], G.events[i + 1]), "stage time");

@@ -4,7 +4,9 @@
  */
 #include "cuda.h"
 
-int talus_cuda_built(void) { return 0; }
+int talus_cuda_built(void) {
+  return 0;
+}
 
 static talus_status cuda_missing(void) {
   return talus_fail(TALUS_ERR_UNSUPPORTED, "cuda",
@@ -17,15 +19,21 @@ talus_status talus_cuda_init(char *name, size_t len) {
   return cuda_missing();
 }
 
-talus_status talus_cuda_upload(const talus_tile *t) { return cuda_missing(); }
+talus_status talus_cuda_upload(const talus_tile *t) {
+  return cuda_missing();
+}
 
 talus_status talus_cuda_stage(const talus_kctx *c, talus_stage_id id, talus_rect region,
                               talus_rect book) {
   return cuda_missing();
 }
 
-talus_status talus_cuda_finish_step(double *flows, double *stage_seconds) { return cuda_missing(); }
+talus_status talus_cuda_finish_step(double *flows, double *stage_seconds) {
+  return cuda_missing();
+}
 
-talus_status talus_cuda_download(talus_tile *t) { return cuda_missing(); }
+talus_status talus_cuda_download(talus_tile *t) {
+  return cuda_missing();
+}
 
 void talus_cuda_release(void) {}
