@@ -89,7 +89,7 @@ static void check_fill(const char *dir, const expected *e) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, e->file);
   talus_dem d;
-  talus_dem_options o = {TALUS_NODATA_FILL, 0, 1, 0};
+  talus_dem_options o = {TALUS_NODATA_FILL, 0, 1, 0, 0};
   talus_status st = talus_dem_read(path, &o, &d);
   CHECK(st == TALUS_OK, "%s fill: %s", e->file, talus_last_error());
   if (st != TALUS_OK) return;

@@ -198,7 +198,7 @@ static void test_int16_input(void) {
   char *wkt = epsg_wkt(32633);
   gdal_write(tpath("i16.tif"), GDT_Int16, nx, ny, v, gt, wkt, &nd);
   talus_dem d;
-  talus_dem_options o = {TALUS_NODATA_OUTFLOW, 0.0, 0.3048, 0};
+  talus_dem_options o = {TALUS_NODATA_OUTFLOW, 0.0, 0.3048, 0, 0};
   talus_status st = talus_dem_read(tpath("i16.tif"), &o, &d);
   CHECK(st == TALUS_OK, "Int16 read: %s", talus_last_error());
   if (st == TALUS_OK) {
@@ -231,8 +231,8 @@ static void test_policies(void) {
   int nx = 24, ny = 16, holes = 6 * 5 + ny;
   write_holey(tpath("holey.tif"), nx, ny, 0.0);
   talus_dem m, w, f, f2;
-  talus_dem_options om = {TALUS_NODATA_OUTFLOW, 0, 1, 0}, ow = {TALUS_NODATA_WALL, 0, 1, 0},
-                    of = {TALUS_NODATA_FILL, 0, 1, 0};
+  talus_dem_options om = {TALUS_NODATA_OUTFLOW, 0, 1, 0, 0}, ow = {TALUS_NODATA_WALL, 0, 1, 0, 0},
+                    of = {TALUS_NODATA_FILL, 0, 1, 0, 0};
   talus_status s1 = talus_dem_read(tpath("holey.tif"), &om, &m);
   talus_status s2 = talus_dem_read(tpath("holey.tif"), &ow, &w);
   talus_status s3 = talus_dem_read(tpath("holey.tif"), &of, &f);
@@ -270,7 +270,7 @@ static void test_fill_constant(void) {
     v[i] = (i % nx > 9 && i % nx < 13 && i / nx > 5) ? nd : 77.5;
   gdal_write(tpath("flat.tif"), GDT_Float32, nx, ny, v, NULL, NULL, &nd);
   talus_dem d;
-  talus_dem_options of = {TALUS_NODATA_FILL, 2.0, 1, 0};
+  talus_dem_options of = {TALUS_NODATA_FILL, 2.0, 1, 0, 0};
   talus_status st = talus_dem_read(tpath("flat.tif"), &of, &d);
   CHECK(st == TALUS_OK, "flat read: %s", talus_last_error());
   int flat = st == TALUS_OK;
@@ -341,7 +341,7 @@ static void test_bad_files(void) {
   st = talus_dem_read(tpath("huge.vrt"), NULL, &d);
   CHECK(st == TALUS_ERR_DATA && strstr(talus_last_error(), "200000 x 100000"), "huge: %d %s", st,
         talus_last_error());
-  talus_dem_options o = {0, 0, 1, 40};
+  talus_dem_options o = {0, 0, 1, 40, 0};
   st = talus_dem_read(tpath("allnd.tif"), &o, &d); /* 8 x 6 = 48 > 40 */
   CHECK(st == TALUS_ERR_DATA && strstr(talus_last_error(), "8 x 6"), "max_cells: %d %s", st,
         talus_last_error());
@@ -414,7 +414,7 @@ static void test_geographic(void) {
   st = read_logged(tpath("geo_s.tif"), &d, log, sizeof log);
   CHECK(st == TALUS_OK && strstr(log, "EPSG:32756"), "southern UTM hint: %s", log);
   talus_dem_free(&d);
-  talus_dem_options o = {0, 12.5, 1, 0};
+  talus_dem_options o = {0, 12.5, 1, 0, 0};
   st = talus_dem_read(tpath("geo.tif"), &o, &d);
   CHECK(st == TALUS_OK && d.cell_size == 12.5, "override: %g", d.cell_size);
   talus_dem_free(&d);
