@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HALO_MAGIC  0x4B4C4254u /* "TBLK" */
-#define HALO_FIELDS 11          /* B s w C r D p fR fU fL fD */
+#define HALO_MAGIC    0x4B4C4254u /* "TBLK" */
+#define HALO_FIELDS   11          /* B s w C r D p fR fU fL fD */
+#define HALO_MAX_SIDE (1 << 20)   /* a block side [cells]; keeps sizes from overflowing */
+#define HALO_MAX_POS  (1 << 30)   /* |x0|, |y0|: x0 + w stays an int */
 
 typedef struct halo_header {
   uint32_t magic;
@@ -83,10 +85,21 @@ int halo_block_rect(const void *data, size_t n, talus_rect *r) {
   halo_header hd;
   if (!data || n < sizeof hd) return 0;
   memcpy(&hd, data, sizeof hd);
-  if (hd.magic != HALO_MAGIC || hd.w <= 0 || hd.h <= 0 || hd.layers < 1 ||
-      hd.layers > TALUS_NZ_MAX || n != halo_bytes(hd.w, hd.h, hd.layers, hd.flags & 1))
+  if (hd.magic != HALO_MAGIC || hd.w <= 0 || hd.h <= 0 || hd.w > HALO_MAX_SIDE ||
+      hd.h > HALO_MAX_SIDE || hd.x0 < -HALO_MAX_POS || hd.x0 > HALO_MAX_POS ||
+      hd.y0 < -HALO_MAX_POS || hd.y0 > HALO_MAX_POS || hd.layers < 1 || hd.layers > TALUS_NZ_MAX ||
+      n != halo_bytes(hd.w, hd.h, hd.layers, hd.flags & 1))
     return 0;
   *r = (talus_rect){hd.x0, hd.y0, hd.w, hd.h};
+  return 1;
+}
+
+/* 1 when every cell of the block holds 1..layers columns (a tile's
+ * invariant): a count read from a damaged block must never index past
+ * either buffer. */
+static int halo_counts_valid(const unsigned char *cnt, size_t cells, int layers) {
+  for (size_t c = 0; c < cells; c++)
+    if (cnt[c] < 1 || cnt[c] > layers) return 0;
   return 1;
 }
 
@@ -99,6 +112,9 @@ talus_status halo_block_paste(talus_tile *t, const void *data, size_t n) {
   if (hd.layers > t->nz || ((hd.flags & 1) && !t->hard))
     return talus_fail(TALUS_ERR_FORMAT, "halo", "block has %d layers, tile holds %d", hd.layers,
                       t->nz);
+  if (!halo_counts_valid((const unsigned char *)data + sizeof hd, (size_t)r.w * r.h, hd.layers))
+    return talus_fail(TALUS_ERR_FORMAT, "halo", "block has a column count outside 1..%d",
+                      hd.layers);
   talus_rect in = talus_rect_intersect(r, t->buf);
   size_t cells = (size_t)r.w * r.h;
   const unsigned char *b = data;

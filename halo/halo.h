@@ -24,8 +24,9 @@ enum { TALUS_HALO_PARTS = 9 }; /* part 0 = core, 1..8 = strips */
 
 /* Cuts the global rectangle r (inside t->buf) into a new malloc'd block. */
 talus_status halo_block_cut(const talus_tile *t, talus_rect r, void **out, size_t *n);
-/* Pastes a block into t where it overlaps t->buf; fails if the block is
- * malformed or holds more layers than t. */
+/* Pastes a block into t where it overlaps t->buf; fails, changing
+ * nothing, if the block is malformed (its size, its header, a column count
+ * above its layers) or holds more layers than t. */
 talus_status halo_block_paste(talus_tile *t, const void *data, size_t n);
 /* Copies global rectangle r of `from` into `to` (as cut then paste). */
 talus_status halo_block_copy(const talus_tile *from, talus_rect r, talus_tile *to);
