@@ -74,10 +74,12 @@ static talus_status write_png(const char *path, const char *partial, uint8_t *im
   CPLErrorReset();
   GDALDatasetH out =
       st == TALUS_OK ? GDALCreateCopy(png, partial, src, FALSE, NULL, NULL, NULL) : NULL;
-  if (st == TALUS_OK && !out) st = talus_gdal_fail(TALUS_ERR_IO, "cannot write '%s'", path);
+  if (st == TALUS_OK && !out)
+    st = talus_gdal_fail(TALUS_ERR_IO, "cannot write '%s'%s", path, talus_disk_full_hint(path));
   if (out) GDALClose(out);
   if (st == TALUS_OK && CPLGetLastErrorType() >= CE_Failure)
-    st = talus_gdal_fail(TALUS_ERR_IO, "cannot finish writing '%s'", path);
+    st = talus_gdal_fail(TALUS_ERR_IO, "cannot finish writing '%s'%s", path,
+                         talus_disk_full_hint(path));
   GDALClose(src);
   return st;
 }

@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -51,6 +52,24 @@ talus_status talus_gdal_fail(talus_status status, const char *fmt, ...) {
   if (type != CE_None && gdal && gdal[0])
     return talus_fail(status, "io", "%s (GDAL: %s)", msg, gdal);
   return talus_fail(status, "io", "%s", msg);
+}
+
+const char *talus_disk_full_hint(const char *path) {
+  static _Thread_local char hint[4200];
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", path ? path : ".");
+  char *slash = strrchr(dir, '/');
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else if (slash == dir)
+    dir[1] = 0;
+  else
+    *slash = 0;
+  struct statvfs fs;
+  hint[0] = 0;
+  if (statvfs(dir, &fs) == 0 && (double)fs.f_bavail * (double)fs.f_frsize < 1048576.0)
+    snprintf(hint, sizeof hint, ": the disk holding '%s' is full", dir);
+  return hint;
 }
 
 /* Explains why GDALOpenEx failed on path: missing or unreadable file (IO),

@@ -352,6 +352,11 @@ void talus_gdal_leave(void);
  * appends GDAL's last error message (if any) and records it for module
  * "io". Returns status. */
 talus_status talus_gdal_fail(talus_status status, const char *fmt, ...) TALUS_PRINTF(2, 3);
+/* ": the disk holding DIR is full" when the file system that path (a file
+ * being written) lies on has less than 1 MiB left for us, else "": write
+ * errors from GDAL rarely say why. The text lives until the next call in
+ * this thread. */
+const char *talus_disk_full_hint(const char *path);
 
 /* Opens path read-only as a raster with at least one band, mapping failures
  * to IO (missing/unreadable), DATA (dimensions GDAL refuses) or FORMAT. */

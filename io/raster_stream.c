@@ -77,8 +77,8 @@ talus_status talus_geotiff_stream_write_pitched(talus_geotiff_stream *s, int ban
                      NULL) != CE_None) {
     s->failed = 1;
     st = talus_gdal_fail(TALUS_ERR_IO,
-                         "cannot write the %d x %d window at (%d, %d) of band %d to '%s'", w, h, x0,
-                         y0, band + 1, s->path);
+                         "cannot write the %d x %d window at (%d, %d) of band %d to '%s'%s", w, h,
+                         x0, y0, band + 1, s->path, talus_disk_full_hint(s->path));
   }
   talus_gdal_leave();
   return st;
@@ -98,7 +98,8 @@ talus_status talus_geotiff_stream_flush(talus_geotiff_stream *s) {
   GDALFlushCache(s->ds);
   if (CPLGetLastErrorType() >= CE_Failure) {
     s->failed = 1;
-    st = talus_gdal_fail(TALUS_ERR_IO, "cannot write blocks of '%s'", s->path);
+    st = talus_gdal_fail(TALUS_ERR_IO, "cannot write blocks of '%s'%s", s->path,
+                         talus_disk_full_hint(s->path));
   }
   talus_gdal_leave();
   return st;
@@ -125,7 +126,8 @@ talus_status talus_geotiff_stream_commit(talus_geotiff_stream *s) {
   talus_gdal_enter();
   talus_status st = TALUS_OK;
   if (stream_close(s))
-    st = talus_gdal_fail(TALUS_ERR_IO, "cannot finish writing '%s'", s->path);
+    st = talus_gdal_fail(TALUS_ERR_IO, "cannot finish writing '%s'%s", s->path,
+                         talus_disk_full_hint(s->path));
   else if (s->failed)
     st = talus_fail(TALUS_ERR_IO, "io", "'%s' is incomplete: a window could not be written",
                     s->path);
