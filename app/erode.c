@@ -11,6 +11,7 @@
  * files were renamed into place (say, the report) removes those too.
  */
 #include "erode.h"
+#include "mpi/ranks.h"
 
 #include <cpl_conv.h>
 #include <omp.h>
@@ -329,6 +330,7 @@ talus_status talus_erode_app(int argc, char **argv) {
   talus_georef geo = {0};
   int help = 0;
   talus_status st = o && w ? TALUS_OK : talus_fail(TALUS_ERR_NOMEM, "erode", "no memory");
+  if (!st) st = talus_mpi_begin();
   if (!st) st = erode_parse(argc, argv, o, &help);
   if (!st && help) erode_usage();
   if (!st && !help) {
@@ -344,7 +346,10 @@ talus_status talus_erode_app(int argc, char **argv) {
     if (!st && !tiled) st = erode_device(o, d);
     if (!st && !tiled) st = erode_run_and_write(o, d, &geo, p);
   }
-  if (st && w) erode_remove_written(w);
+  if (st && w && talus_mpi_rank() == 0) erode_remove_written(w);
+  if (st && talus_mpi_rank() != 0) /* every rank holds the agreed error: rank 0 shows it */
+    if (!freopen("/dev/null", "w", stderr)) st = TALUS_ERR_IO;
+  talus_mpi_end();
   talus_domain_free(d);
   talus_georef_free(&geo);
   talus_params_free(p);

@@ -20,8 +20,16 @@
  *   core / (16 R), between 1 and 8, keeps the ring under ~1/16 of the core
  *   (about 12 % extra work at the first step of a generation, less later)
  *   while dividing store traffic by K.
+ * - Ranks (mpi/ranks.h): under `mpirun -np N` (N > 1) every rank runs this
+ *   path on the tiles it owns, with its own store (memory, or DIR/rank<r> of
+ *   the shared DIR); each phase ends with an agreement, so an error on any
+ *   rank stops all of them with its message. Rank 0 writes the outputs,
+ *   asking the owners for their cores, and books the initial volumes while
+ *   it re-reads the input for the erosion map (same cells, same order as a
+ *   load, so the same sums). Logs, progress and the report come from rank 0.
  */
 #include "erode_tiled.h"
+#include "mpi/ranks.h"
 #include "report.h"
 
 #include <math.h>
@@ -40,6 +48,7 @@ typedef struct tiled_run {
   erode_source *src;
   talus_store *store;
   talus_tiled *g;
+  talus_mpi_grid *m; /* with more than one rank, else NULL */
   int core, K, disk, hard;
   char dir[4200]; /* the disk store's directory */
   int64_t end;
@@ -180,7 +189,7 @@ talus_status erode_use_tiles(const erode_opts *o, const talus_params *p, int *ti
     return talus_fail(TALUS_ERR_DATA, "erode",
                       "'%s' is %d x %d cells, too large: at most %lld cells", o->input, nx, ny,
                       (long long)TILED_MAX_CELLS);
-  *tiled = o->tile || o->steps_per_exchange || o->store_dir || o->resume;
+  *tiled = o->tile || o->steps_per_exchange || o->store_dir || o->resume || talus_mpi_size() > 1;
   if (!*tiled && need > run_limit(o)) {
     *tiled = 1;
     talus_info("%d x %d cells need about %.1f GiB in one piece, more than the %.1f GiB limit: "
@@ -215,16 +224,21 @@ static talus_status tiled_run_id(const tiled_run *t, const talus_params *p, char
            "input=%lld:%lld:%.900s",
            t->src->nx, t->src->ny, t->src->ctx.P.nz, t->core, t->K, (long long)t->src->step,
            (long long)t->end, (unsigned)crc, (long long)sb.st_size, (long long)sb.st_mtime, real);
+  if (talus_mpi_size() > 1) /* a rank's store holds its own tiles */
+    snprintf(id + strlen(id), n - strlen(id), " rank=%d/%d", talus_mpi_rank(), talus_mpi_size());
   return TALUS_OK;
 }
 
 static talus_status tiled_open_store(tiled_run *t, const talus_params *p) {
   int ntx = (t->src->nx + t->core - 1) / t->core, nty = (t->src->ny + t->core - 1) / t->core;
-  char id[TALUS_STORE_RUN_ID_MAX];
+  char id[TALUS_STORE_RUN_ID_MAX], dir[4300];
+  snprintf(dir, sizeof dir, "%s", t->dir);
+  if (talus_mpi_size() > 1) /* ranks share DIR, one sub-directory each */
+    snprintf(dir, sizeof dir, "%s/rank%d", t->dir, talus_mpi_rank());
   talus_status st = tiled_run_id(t, p, id, sizeof id);
   if (!st)
     st = talus_store_open(&t->store, t->disk ? TALUS_STORE_DISK : TALUS_STORE_MEMORY,
-                          t->disk ? t->dir : NULL, id, ntx * nty, t->o->resume);
+                          t->disk ? dir : NULL, id, ntx * nty, t->o->resume);
   if (st && t->o->resume)
     talus_fail_context(st,
                        "cannot resume from --store %s (it must hold a run of the same "
@@ -270,10 +284,11 @@ static int tiled_loaded(tiled_run *t) {
 
 /* Builds every tile from the input, or picks up a killed run's store. */
 static talus_status tiled_start(tiled_run *t) {
+  talus_tile_source src = {tiled_fill, t};
+  if (t->m) return talus_mpi_start(t->m, &src, t->o->resume, &t->o->resume);
   if (t->o->resume && tiled_loaded(t)) return talus_tiled_resume(t->g);
   memset(&t->v0, 0, sizeof t->v0);
   t->v0.lowest = INFINITY;
-  talus_tile_source src = {tiled_fill, t};
   talus_status st = talus_tiled_load(t->g, &src);
   return st ? st : tiled_save_volumes(t);
 }
@@ -285,9 +300,10 @@ static int tiled_progress(int64_t done, int64_t total, void *user) {
 static talus_status tiled_advance(tiled_run *t) {
   app_progress bar;
   int64_t todo = t->end - talus_tiled_step(t->g);
-  app_progress_begin(&bar, "eroding", todo, t->o->quiet);
+  app_progress_begin(&bar, "eroding", todo, t->o->quiet || talus_mpi_rank() != 0);
   double t0 = talus_now();
-  talus_status st = talus_tiled_run(t->g, t->end, &t->stats, tiled_progress, &bar);
+  talus_status st = t->m ? talus_mpi_run(t->m, t->end, &t->stats, tiled_progress, &bar)
+                         : talus_tiled_run(t->g, t->end, &t->stats, tiled_progress, &bar);
   t->rr.seconds = talus_now() - t0;
   app_progress_end(&bar);
   return st;
@@ -326,11 +342,16 @@ static talus_status tiled_light_tile(const tiled_run *t, int w, int h, talus_til
   return TALUS_OK;
 }
 
+/* The committed core of a tile, from this process or its rank. */
+static talus_status tiled_read_core(tiled_run *t, int tile, talus_tile *core) {
+  return t->m ? talus_mpi_read_core(t->m, tile, core) : talus_tiled_read_core(t->g, tile, core);
+}
+
 /* Highest column count over the committed cores (the state's layers). */
 static talus_status tiled_layers(tiled_run *t, talus_tile *core, int *L) {
   *L = 1;
   for (int i = 0; i < talus_tiled_count(t->g); i++) {
-    talus_status st = talus_tiled_read_core(t->g, i, core);
+    talus_status st = tiled_read_core(t, i, core);
     if (st) return st;
     for (int y = 0; y < core->buf.h; y++)
       for (int x = 0; x < core->buf.w; x++)
@@ -356,11 +377,12 @@ static talus_status tiled_output_tile(tiled_run *t, erode_writer *w, talus_tile 
                                       talus_tile *b, float *before, int tile) {
   talus_rect c = talus_tiled_core(t->g, tile);
   int bh = erode_writer_block_rows(w);
-  talus_status st = talus_tiled_read_core(t->g, tile, core);
+  talus_status st = tiled_read_core(t, tile, core);
   if (!st) erode_volumes_add(core, c, &t->v1);
   for (int y0 = c.y0; y0 < c.y0 + c.h && !st; y0 += bh) {
     talus_rect r = {c.x0, y0, c.w, c.y0 + c.h - y0 < bh ? c.y0 + c.h - y0 : bh};
     st = tiled_before(t, b, r, before);
+    if (!st && t->m) erode_volumes_add(b, r, &t->v0); /* row-major over the core, as a load */
     if (!st) st = erode_writer_add(w, core, r, before);
   }
   return st;
@@ -374,6 +396,10 @@ static talus_status tiled_output_rows(tiled_run *t, erode_writer *w, talus_tile 
   if (!st) st = talus_alloc((void **)&before, (size_t)t->core * bh * 4, "initial surface");
   memset(&t->v1, 0, sizeof t->v1);
   t->v1.lowest = INFINITY;
+  if (t->m) {
+    memset(&t->v0, 0, sizeof t->v0);
+    t->v0.lowest = INFINITY;
+  }
   for (int i = 0; i < ntiles && !st; i++) {
     st = tiled_output_tile(t, w, core, b, before, i);
     talus_rect c = talus_tiled_core(t->g, i);
@@ -386,6 +412,7 @@ static talus_status tiled_output_rows(tiled_run *t, erode_writer *w, talus_tile 
 
 static talus_status tiled_output(tiled_run *t) {
   talus_tiled_trim(t->g);
+  if (t->m && talus_mpi_rank() != 0) return talus_mpi_serve_cores(t->m);
   talus_tile *core = NULL;
   erode_writer *w = NULL;
   int L = 1;
@@ -401,6 +428,7 @@ static talus_status tiled_output(tiled_run *t) {
     erode_writer_abort(w);
   }
   talus_tile_free(core);
+  if (t->m) talus_mpi_cores_done(t->m);
   return st;
 }
 
@@ -459,15 +487,28 @@ static talus_status tiled_prepare(tiled_run *t, const talus_params *p) {
   tiled_plan_store(t, limit);
   st = tiled_open_store(t, t->src->params);
   if (!st) st = talus_tiled_create(&t->g, &t->src->ctx, t->core, t->K, t->store);
+  if (!st && talus_mpi_size() > 1) st = talus_mpi_grid_create(&t->m, t->g);
   if (!st && !t->o->quiet)
-    talus_info("%d tiles of %d cells, halo %d, %d steps per exchange, %s store%s%s",
+    talus_info("%d tiles of %d cells, halo %d, %d steps per exchange, %s store%s%s%s",
                talus_tiled_count(t->g), t->core, talus_tiled_halo(t->g), t->K,
-               t->disk ? "disk" : "memory", t->disk ? " in " : "", t->disk ? t->dir : "");
+               t->disk ? "disk" : "memory", t->disk ? " in " : "", t->disk ? t->dir : "",
+               t->m ? ", one per rank" : "");
   return st;
 }
 
+/* Rank 0 tells the strip traffic between ranks. */
+static void tiled_traffic(const tiled_run *t) {
+  int64_t bytes = 0, gens = 0;
+  talus_mpi_traffic(t->m, &bytes, &gens);
+  if (!t->o->quiet && gens > 0)
+    talus_info("%d ranks exchanged %.3f MB of strips in %lld generations (%.3f MB per generation)",
+               talus_mpi_size(), bytes / 1e6, (long long)gens, bytes / 1e6 / (double)gens);
+}
+
 static talus_status tiled_finish(tiled_run *t, const talus_params *p) {
+  if (t->m && talus_mpi_rank() != 0) return TALUS_OK; /* rank 0 reports */
   tiled_facts(t);
+  if (t->m) tiled_traffic(t);
   talus_status st = TALUS_OK;
   if (t->o->report) st = report_write(t->o->report, &t->rr, &t->facts, p);
   if (!st && !t->o->quiet) report_print_summary(stderr, &t->rr, &t->facts);
@@ -478,18 +519,22 @@ talus_status erode_tiled(erode_opts *o, const talus_params *p) {
   tiled_run t;
   memset(&t, 0, sizeof t);
   t.o = o;
-  talus_status st = tiled_prepare(&t, p);
+  /* With ranks every phase ends agreed: all ranks go on, or all stop. */
+  talus_status st = talus_mpi_agree(tiled_prepare(&t, p));
   if (!st) {
     t.rr = (report_run){o->input, o->output, o->steps, t.src->step, 0, omp_get_max_threads()};
-    st = tiled_start(&t);
+    st = talus_mpi_agree(tiled_start(&t));
   }
   if (!st) st = tiled_advance(&t);
-  if (!st) st = tiled_output(&t);
-  if (!st) st = tiled_finish(&t, t.src->params);
+  if (!st) st = talus_mpi_agree(tiled_output(&t));
+  if (!st) st = talus_mpi_agree(tiled_finish(&t, t.src->params));
+  int ranked = t.m != NULL;
+  talus_mpi_grid_free(t.m);
   talus_tiled_free(t.g);
   if (t.src && t.src->ctx.backend == TALUS_BACKEND_CUDA) talus_cuda_release();
   if (!st && t.store) {
-    st = talus_store_destroy(t.store);
+    st = talus_mpi_agree(talus_store_destroy(t.store));
+    if (!st && ranked && t.disk && talus_mpi_rank() == 0) rmdir(t.dir); /* the ranks' parent */
   } else if (t.store) {
     talus_store_close(t.store);
     if (t.disk && st != TALUS_ERR_FORMAT)

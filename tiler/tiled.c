@@ -273,3 +273,80 @@ void talus_tiled_flows(const talus_tiled *g, double flows[TALUS_FLOW_COUNT]) {
     for (int f = 0; f < TALUS_FLOW_COUNT; f++)
       flows[f] += g->flows[(size_t)p * TALUS_FLOW_COUNT + f];
 }
+
+/* ---------------------------------------------------------------------
+ * For drivers that schedule tiles themselves (tiled.h; used by mpi/).
+ * ------------------------------------------------------------------- */
+
+void talus_tiled_grid(const talus_tiled *g, int *ntx, int *nty) {
+  *ntx = g->ntx;
+  *nty = g->nty;
+}
+int talus_tiled_steps_per_exchange(const talus_tiled *g) {
+  return g->K;
+}
+talus_store *talus_tiled_store(const talus_tiled *g) {
+  return g->store;
+}
+double *talus_tiled_flow_table(talus_tiled *g) {
+  return g->flows;
+}
+void talus_tiled_set_step(talus_tiled *g, int64_t step) {
+  g->step = step;
+}
+
+/* The same neighbour walk as tiled_assemble. */
+void talus_tiled_reads(const talus_tiled *g, int p, int k, void (*fn)(void *, int, int),
+                       void *user) {
+  talus_rect r = tiled_grow(g, talus_tiled_core(g, p), k * g->R);
+  int pi = p % g->ntx, pj = p / g->ntx;
+  for (int j = r.y0 / g->core; j <= (r.y0 + r.h - 1) / g->core; j++)
+    for (int i = r.x0 / g->core; i <= (r.x0 + r.w - 1) / g->core; i++)
+      if (i != pi || j != pj)
+        fn(user, j * g->ntx + i, halo_strip_facing(sign(pi - i), sign(pj - j)));
+}
+
+talus_status talus_tiled_load_tile(talus_tiled *g, int p, const talus_tile_source *src) {
+  talus_rect c = talus_tiled_core(g, p);
+  talus_status st = tiled_buffer(g);
+  if (!st) st = talus_tile_reset(g->buf, c);
+  if (!st) st = src->fill(src->user, g->buf, c);
+  if (!st) st = tiled_publish(g, p, g->step, g->buf);
+  return st ? talus_fail_context(st, "building tile %d", p) : TALUS_OK;
+}
+
+talus_status talus_tiled_advance_one(talus_tiled *g, int p, int k, talus_run_stats *stats) {
+  int64_t s = g->step, at = talus_store_committed(g->store, p);
+  if (at == s + k) return TALUS_OK; /* done before a resume */
+  if (at != s)
+    return talus_fail(TALUS_ERR_FORMAT, "tiler", "tile %d is at step %lld, expected %lld", p,
+                      (long long)at, (long long)s);
+  talus_status st = tiled_buffer(g);
+  if (!st) st = tiled_advance_tile(g, p, s, k, stats);
+  if (st)
+    return talus_fail_context(st, "tile %d, steps %lld..%lld", p, (long long)s, (long long)(s + k));
+  return TALUS_OK;
+}
+
+talus_status talus_tiled_end_generation(talus_tiled *g, int k) {
+  for (int p = 0; p < g->ntiles; p++) {
+    talus_status st = talus_store_drop_before(g->store, p, g->step + k);
+    if (st) return st;
+  }
+  g->step += k;
+  return TALUS_OK;
+}
+
+talus_status talus_tiled_resume_tile(talus_tiled *g, int p, int64_t *at) {
+  *at = talus_store_committed(g->store, p);
+  if (*at < 0) return talus_fail(TALUS_ERR_FORMAT, "tiler", "tile %d was never stored", p);
+  void *blob = NULL;
+  size_t n = 0;
+  talus_status st =
+      talus_store_get(g->store, (talus_store_key){p, *at, TILED_PART_LEDGER}, &blob, &n);
+  if (!st && n != TALUS_FLOW_COUNT * sizeof(double))
+    st = talus_fail(TALUS_ERR_FORMAT, "tiler", "tile %d ledger has %zu bytes", p, n);
+  if (!st) memcpy(g->flows + (size_t)p * TALUS_FLOW_COUNT, blob, n);
+  free(blob);
+  return st;
+}

@@ -74,4 +74,33 @@ void talus_tiled_trim(talus_tiled *g);
 /* A tile buffer big enough for any core of the grid (for reading back). */
 talus_status talus_tiled_core_buffer(const talus_tiled *g, talus_tile **out);
 
+/* ---------------------------------------------------------------------
+ * For drivers that schedule tiles themselves (mpi/: each rank advances
+ * the tiles it owns and moves strips between ranks). The rules of the
+ * generation above stay those of talus_tiled_run.
+ * ------------------------------------------------------------------- */
+
+/* Tile grid size in tiles, and K. */
+void talus_tiled_grid(const talus_tiled *g, int *ntx, int *nty);
+int talus_tiled_steps_per_exchange(const talus_tiled *g);
+/* The store the grid was created over. */
+talus_store *talus_tiled_store(const talus_tiled *g);
+/* Calls fn(user, q, part) for every strip (tile q, part) that tile p reads
+ * in a generation of k steps (what talus_tiled_run pastes around p). */
+void talus_tiled_reads(const talus_tiled *g, int p, int k, void (*fn)(void *, int, int),
+                       void *user);
+/* Builds tile p from src at the current step and commits it. */
+talus_status talus_tiled_load_tile(talus_tiled *g, int p, const talus_tile_source *src);
+/* Advances tile p from the current step by k (a no-op when p is already
+ * committed at step + k, as after a resume). */
+talus_status talus_tiled_advance_one(talus_tiled *g, int p, int k, talus_run_stats *stats);
+/* Ends the generation once every tile is at step + k: drops older blobs of
+ * every tile and moves the current step to step + k. */
+talus_status talus_tiled_end_generation(talus_tiled *g, int k);
+/* Loads tile p's ledger at its committed step, which goes to *at. */
+talus_status talus_tiled_resume_tile(talus_tiled *g, int p, int64_t *at);
+void talus_tiled_set_step(talus_tiled *g, int64_t step);
+/* The per-tile ledger flows, [tiles][TALUS_FLOW_COUNT] (for reductions). */
+double *talus_tiled_flow_table(talus_tiled *g);
+
 #endif /* TALUS_TILER_TILED_H */

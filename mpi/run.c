@@ -1,0 +1,155 @@
+/*
+ * run.c — a tile grid shared by the ranks: who owns what, the start (load
+ * or resume) and the generations with their strip exchange and agreement
+ * (design in ranks.h).
+ */
+#ifdef TALUS_HAVE_MPI
+#include "grid.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+talus_status talus_mpi_grid_create(talus_mpi_grid **out, talus_tiled *g) {
+  *out = NULL;
+  talus_mpi_grid *m = calloc(1, sizeof *m);
+  if (!m) return talus_fail(TALUS_ERR_NOMEM, "mpi", "no memory for the rank grid");
+  int ntx = 0, nty = 0;
+  talus_tiled_grid(g, &ntx, &nty);
+  m->g = g;
+  m->store = talus_tiled_store(g);
+  m->rank = talus_mpi_rank();
+  m->size = talus_mpi_size();
+  m->ntiles = talus_tiled_count(g);
+  m->owner = malloc((size_t)m->ntiles * sizeof *m->owner);
+  if (!m->owner) {
+    free(m);
+    return talus_fail(TALUS_ERR_NOMEM, "mpi", "no memory for the tile owners");
+  }
+  talus_mpi_plan(ntx, nty, m->size, m->owner);
+  *out = m;
+  return TALUS_OK;
+}
+
+void talus_mpi_grid_free(talus_mpi_grid *m) {
+  if (!m) return;
+  free(m->owner);
+  free(m);
+}
+
+int talus_mpi_owns(const talus_mpi_grid *m, int tile) {
+  return m->owner[tile] == m->rank;
+}
+
+void talus_mpi_traffic(const talus_mpi_grid *m, int64_t *bytes_sent, int64_t *generations) {
+  *bytes_sent = m->bytes_all;
+  *generations = m->generations;
+}
+
+/* 1 when every own tile is committed (a killed run got past its load). */
+static int own_tiles_stored(talus_mpi_grid *m) {
+  for (int p = 0; p < m->ntiles; p++)
+    if (talus_mpi_owns(m, p) && talus_store_committed(m->store, p) < 0) return 0;
+  return 1;
+}
+
+/* Owns the resume: ledgers of own tiles, then the common start step, the
+ * least committed step of any rank. */
+static talus_status start_resume(talus_mpi_grid *m) {
+  int64_t span[2] = {INT64_MAX, INT64_MIN}; /* least step, -(greatest step) */
+  talus_status st = TALUS_OK;
+  for (int p = 0; p < m->ntiles && !st; p++) {
+    int64_t at = 0;
+    if (!talus_mpi_owns(m, p)) continue;
+    st = talus_tiled_resume_tile(m->g, p, &at);
+    if (at < span[0]) span[0] = at;
+    if (-at < span[1]) span[1] = -at;
+  }
+  st = talus_mpi_agree(st);
+  if (st) return st;
+  MPI_Allreduce(MPI_IN_PLACE, span, 2, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
+  if (-span[1] - span[0] > talus_tiled_steps_per_exchange(m->g))
+    return talus_fail(TALUS_ERR_FORMAT, "mpi",
+                      "the ranks' tiles span steps %lld..%lld, more than one generation",
+                      (long long)span[0], (long long)-span[1]);
+  talus_tiled_set_step(m->g, span[0]);
+  return TALUS_OK;
+}
+
+talus_status talus_mpi_start(talus_mpi_grid *m, const talus_tile_source *src, int resume,
+                             int *resumed) {
+  int loaded = resume && own_tiles_stored(m);
+  MPI_Allreduce(MPI_IN_PLACE, &loaded, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  *resumed = loaded;
+  if (loaded) return start_resume(m);
+  talus_status st = TALUS_OK;
+  for (int p = 0; p < m->ntiles && !st; p++)
+    if (talus_mpi_owns(m, p)) st = talus_tiled_load_tile(m->g, p, src);
+  return talus_mpi_agree(st);
+}
+
+/* Advances the own tiles that are (border = 1) or are not (0) border tiles,
+ * polling the exchange between tiles. */
+static talus_status advance_own(talus_mpi_grid *m, mpi_exchange *x, int border, int k,
+                                talus_run_stats *stats) {
+  talus_status st = TALUS_OK;
+  for (int p = 0; p < m->ntiles && !st; p++) {
+    if (!talus_mpi_owns(m, p) || x->border[p] != border) continue;
+    st = talus_tiled_advance_one(m->g, p, k, stats);
+    if (!border) mpi_exchange_poll(m, x);
+  }
+  return st;
+}
+
+/* Owns one generation of k steps: exchange, interior tiles, border tiles,
+ * agreement; the older blobs are dropped only once every rank is done. */
+static talus_status generation(talus_mpi_grid *m, int k, talus_run_stats *stats) {
+  int64_t s = talus_tiled_step(m->g);
+  mpi_exchange x;
+  talus_status st = mpi_exchange_plan(m, k, &x);
+  if (st) { /* the peers would wait for this rank's messages forever */
+    fprintf(stderr, "talus: rank %d: %s\n", m->rank, talus_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  st = mpi_exchange_post(m, &x, s, TALUS_OK);
+  if (!st) st = advance_own(m, &x, 0, k, stats);
+  int peer_failed = 0;
+  talus_status xs = mpi_exchange_finish(m, &x, s, !st, &peer_failed);
+  if (!st) st = xs;
+  if (!st && !peer_failed) st = advance_own(m, &x, 1, k, stats);
+  mpi_exchange_free(m, &x);
+  st = talus_mpi_agree(st);
+  assert(st || !peer_failed); /* a peer that sent nothing failed */
+  if (!st) st = talus_mpi_agree(talus_tiled_end_generation(m->g, k));
+  m->generations++;
+  return st;
+}
+
+/* Sums the ledger flows and stats of all ranks (exact: see ranks.h). */
+static void reduce_stats(talus_mpi_grid *m, talus_run_stats *stats) {
+  MPI_Allreduce(MPI_IN_PLACE, talus_tiled_flow_table(m->g), m->ntiles * TALUS_FLOW_COUNT,
+                MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, stats->stage_seconds, TALUS_STAGE_COUNT, MPI_DOUBLE, MPI_SUM,
+                MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &stats->cell_steps, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&m->bytes_sent, &m->bytes_all, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+}
+
+talus_status talus_mpi_run(talus_mpi_grid *m, int64_t end, talus_run_stats *stats,
+                           talus_step_progress_fn progress, void *user) {
+  int64_t start = talus_tiled_step(m->g), K = talus_tiled_steps_per_exchange(m->g);
+  talus_status st = TALUS_OK;
+  while (!st && talus_tiled_step(m->g) < end) {
+    int64_t left = end - talus_tiled_step(m->g);
+    st = generation(m, (int)(left < K ? left : K), stats);
+    int64_t done = talus_tiled_step(m->g) - start;
+    if (!st && m->rank == 0 && progress && !progress(done, end - start, user))
+      st = talus_fail(TALUS_ERR_CANCELLED, "run", "cancelled at step %lld (resumable)",
+                      (long long)talus_tiled_step(m->g));
+    st = talus_mpi_agree(st);
+  }
+  if (!st) reduce_stats(m, stats);
+  return st;
+}
+#endif /* TALUS_HAVE_MPI */

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Rank invariance, end to end: `mpirun -np N talus erode` writes the bytes
+# of one process (surface, every --maps file, the full --state) for
+# N ∈ {1, 2, 3, 4} and several tile sizes (cores that do not divide the
+# map, ranks that own unequal blocks, a rank with no tile), in memory and
+# on a shared disk store, for both models:
+# - layered: 300 x 200 cut from chasm-source, warmed up so columns have
+#   split; rain, a source, splits and collapses happen in the compared steps;
+# - heightfield with thermal erosion: 200 x 200 fBm noise.
+# Also: an error on one rank (a rank's store cannot be written) stops every
+# rank with the message and no output.
+set -u
+T=${TALUS_BIN:?TALUS_BIN not set}
+SRC=${TALUS_SOURCE_DIR:?TALUS_SOURCE_DIR not set}
+source "$SRC/tests/mpi_env.sh"
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+pass=0 fail=0
+check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAILED: $1" >&2; fi; }
+same_as() {
+  local s
+  for s in '' _water _sand _sediment _columns _erosion _state; do
+    cmp -s "$W/$1$s.tif" "$W/$2$s.tif" || { echo "  $2$s.tif differs from $1$s.tif" >&2; return 1; }
+  done
+}
+# run NAME INPUT ARGS...: one process; mrun NP NAME INPUT ARGS...: NP ranks.
+run() {
+  local name=$1 in=$2
+  shift 2
+  "$T" erode "$W/$in" -o "$W/$name.tif" --maps --state "$W/${name}_state.tif" --no-preview -q \
+    --device cpu "$@"
+}
+mrun() {
+  local np=$1 name=$2 in=$3
+  shift 3
+  "${MPIRUN[@]}" -np "$np" "$T" erode "$W/$in" -o "$W/$name.tif" --maps \
+    --state "$W/${name}_state.tif" --no-preview -q --device cpu "$@"
+}
+
+# --- layered ----------------------------------------------------------
+"$T" generate chasm-source -o "$W/c300.tif" --size 300 --layers 8
+gdal_translate -q -srcwin 0 50 300 200 "$W/c300.tif" "$W/c200.tif"
+LAY=(-c "$SRC/configs/chasm-source.ini" --set simulation.dt=0.15 --set water.rain=0.01
+     --set source1.x=200 --set source1.y=85 --set source1.radius=8 --set horizontal.strength=3
+     --set horizontal.split_size=0.25 --set support.iterations=2
+     --set support.max_propagation_distance=8)
+"$T" erode "$W/c200.tif" -o "$W/warmup.tif" "${LAY[@]}" -q --no-preview --steps 40 --state "$W/warm.tif"
+run mono warm.tif "${LAY[@]}" --steps 4 --report "$W/mono.json"
+flow() { python3 -c "import json,sys; print(json.load(open('$1'))['ledger']['flows']['$2'] > 0)"; }
+check "layered: columns split and collapse in the compared steps" \
+  '[ "$(flow "$W/mono.json" split)" = True ] && [ "$(flow "$W/mono.json" collapse)" = True ]'
+for np in 1 2 3 4; do
+  for tk in "64 2" "100 1"; do
+    read -r tile K <<<"$tk"
+    mrun $np "l${np}t$tile" warm.tif "${LAY[@]}" --steps 4 --tile $tile --steps-per-exchange $K \
+      --report "$W/l.json"
+    check "layered: $np ranks, tile $tile K $K == one process" 'same_as mono "l${np}t$tile"'
+  done
+done
+run t100 warm.tif "${LAY[@]}" --steps 4 --tile 100 --steps-per-exchange 1 --report "$W/t100.json"
+check "layered: 4 ranks report the ledger of one process with the same tiles, bit for bit" \
+  'python3 -c "import json; a=json.load(open(\"$W/t100.json\"))[\"ledger\"]; b=json.load(open(\"$W/l.json\"))[\"ledger\"]; assert a==b, (a, b)"'
+mrun 3 ldisk warm.tif "${LAY[@]}" --steps 4 --tile 37 --steps-per-exchange 2 --store "$W/store"
+check "layered: 3 ranks, tile 37, shared disk store == one process" 'same_as mono ldisk'
+check "layered: the shared store is removed after success" '[ ! -e "$W/store" ]'
+
+# --- heightfield with thermal erosion ---------------------------------
+"$T" generate noise -o "$W/noise.tif" --size 200 --layers 1
+HF=(--set simulation.model=heightfield --set thermal.enable=true --set water.rain=0.02)
+run hmono noise.tif "${HF[@]}" --steps 6
+check "heightfield: the run changed the terrain" '! cmp -s "$W/hmono.tif" "$W/noise.tif"'
+for np in 1 2 3 4; do
+  for tk in "37 3" "150 1"; do
+    read -r tile K <<<"$tk"
+    mrun $np "h${np}t$tile" noise.tif "${HF[@]}" --steps 6 --tile $tile --steps-per-exchange $K
+    check "heightfield: $np ranks, tile $tile K $K == one process" 'same_as hmono "h${np}t$tile"'
+  done
+done
+
+# --- an error on one rank stops all ----------------------------------
+mkdir -p "$W/bad/rank1"
+touch "$W/bad/rank1/not-a-store"
+timeout 60 "${MPIRUN[@]}" -np 3 "$T" erode "$W/noise.tif" -o "$W/bad.tif" "${HF[@]}" --steps 6 \
+  --tile 64 --store "$W/bad" -q --no-preview --device cpu 2>"$W/bad.err"
+rc=$?
+check "a failing rank fails the run (exit $rc, not a hang)" '[ $rc -ne 0 ] && [ $rc -ne 124 ]'
+check "the failing rank's message is shown, naming the rank" 'grep -q "rank 1" "$W/bad.err"'
+check "the error is shown once (by rank 0)" '[ "$(grep -c "error:" "$W/bad.err")" -eq 1 ]'
+check "no output is written" '[ ! -e "$W/bad.tif" ]'
+
+echo "cli_mpi: $pass passed, $fail failed"
+[ $fail -eq 0 ]
