@@ -285,7 +285,8 @@ static int tiled_loaded(tiled_run *t) {
 /* Builds every tile from the input, or picks up a killed run's store. */
 static talus_status tiled_start(tiled_run *t) {
   talus_tile_source src = {tiled_fill, t};
-  if (t->m) return talus_mpi_start(t->m, &src, t->o->resume, &t->o->resume);
+  int resumed = 0; /* the report tells --resume as asked, as without ranks */
+  if (t->m) return talus_mpi_start(t->m, &src, t->o->resume, &resumed);
   if (t->o->resume && tiled_loaded(t)) return talus_tiled_resume(t->g);
   memset(&t->v0, 0, sizeof t->v0);
   t->v0.lowest = INFINITY;

@@ -57,7 +57,7 @@ static int own_tiles_stored(talus_mpi_grid *m) {
 /* Owns the resume: ledgers of own tiles, then the common start step, the
  * least committed step of any rank. */
 static talus_status start_resume(talus_mpi_grid *m) {
-  int64_t span[2] = {INT64_MAX, INT64_MIN}; /* least step, -(greatest step) */
+  int64_t span[2] = {INT64_MAX, INT64_MAX}; /* least step, -(greatest step) */
   talus_status st = TALUS_OK;
   for (int p = 0; p < m->ntiles && !st; p++) {
     int64_t at = 0;
