@@ -17,7 +17,11 @@
 /* Receives the answer to a core request from rank r into a malloc'd blob. */
 static talus_status core_receive(int r, int tile, void **blob, int *n) {
   MPI_Status status;
-  MPI_Probe(r, MPI_ANY_TAG, MPI_COMM_WORLD, &status);
+  int flag = 0;
+  for (int tries = 0;; tries = mpi_nap(tries)) { /* the owner reads its store */
+    MPI_Iprobe(r, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &status);
+    if (flag) break;
+  }
   assert(status.MPI_TAG == TAG_CORE || status.MPI_TAG == TAG_CORE_ERR);
   MPI_Get_count(&status, MPI_BYTE, n);
   *blob = malloc((size_t)*n + 1);
@@ -67,7 +71,9 @@ talus_status talus_mpi_serve_cores(talus_mpi_grid *m) {
   talus_status st = TALUS_OK;
   for (;;) {
     int tile = -1;
-    MPI_Recv(&tile, 1, MPI_INT, 0, TAG_CORE_REQ, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Request req;
+    MPI_Irecv(&tile, 1, MPI_INT, 0, TAG_CORE_REQ, MPI_COMM_WORLD, &req);
+    mpi_wait_quietly(1, &req); /* rank 0 writes meanwhile */
     if (tile < 0) return st;
     talus_status one = core_send(m, tile);
     if (!st) st = one;

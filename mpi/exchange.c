@@ -179,14 +179,12 @@ static talus_status unpack(talus_mpi_grid *m, mpi_exchange *x, int r, int64_t s)
 
 talus_status mpi_exchange_finish(talus_mpi_grid *m, mpi_exchange *x, int64_t s, int keep,
                                  int *peer_failed) {
-  for (int r = 0; r < m->size; r++) {
-    if (x->rlen[r] != -1) continue;
-    MPI_Message msg;
-    MPI_Status status;
-    MPI_Mprobe(r, TAG_STRIPS, MPI_COMM_WORLD, &msg, &status);
-    receive(x, r, msg, &status);
-  }
-  MPI_Waitall(2 * m->size, x->req, MPI_STATUSES_IGNORE);
+  for (int r = 0, tries = 0; r < m->size; r++)
+    while (x->rlen[r] == -1) { /* not matched yet: poll without spinning */
+      mpi_exchange_poll(m, x);
+      if (x->rlen[r] == -1) tries = mpi_nap(tries);
+    }
+  mpi_wait_quietly(2 * m->size, x->req);
   *peer_failed = 0;
   talus_status st = TALUS_OK;
   for (int r = 0; r < m->size && !st; r++) {

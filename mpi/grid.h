@@ -41,6 +41,14 @@ struct talus_mpi_grid {
   int64_t bytes_all;               /* sent by all ranks (after a run) */
 };
 
+/* Completes n requests without spinning: tests, then sleeps between tests
+ * (mpi_nap). A rank waiting for a slower one (or rank 0 writing) leaves the
+ * core to the ranks that compute, which matters when ranks share cores. */
+void mpi_wait_quietly(int n, MPI_Request *reqs);
+/* Sleeps 20 µs · 2^min(tries, 6) (20 µs .. 1.3 ms): short waits stay short,
+ * long ones wake rarely. Returns tries + 1. */
+int mpi_nap(int tries);
+
 /* Plans the generation of k steps (lists and border tiles). */
 talus_status mpi_exchange_plan(talus_mpi_grid *m, int k, mpi_exchange *x);
 /* Packs and sends the step-s strips each peer reads. A rank that failed

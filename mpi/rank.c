@@ -8,12 +8,12 @@
  * generation and once per phase of the run: cheap next to a generation.
  */
 #ifdef TALUS_HAVE_MPI
-#include "ranks.h"
+#include "grid.h"
 
-#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define AGREE_MSG 1024
 
@@ -56,14 +56,32 @@ int talus_mpi_size(void) {
   return mpi_size;
 }
 
+int mpi_nap(int tries) {
+  nanosleep(&(struct timespec){0, 20000L << (tries < 6 ? tries : 6)}, NULL);
+  return tries + 1;
+}
+
+void mpi_wait_quietly(int n, MPI_Request *reqs) {
+  for (int tries = 0;; tries = mpi_nap(tries)) {
+    int done = 0;
+    MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+    if (done) return;
+  }
+}
+
 void talus_mpi_barrier(void) {
-  if (mpi_size > 1) MPI_Barrier(MPI_COMM_WORLD);
+  if (mpi_size == 1) return;
+  MPI_Request req;
+  MPI_Ibarrier(MPI_COMM_WORLD, &req);
+  mpi_wait_quietly(1, &req);
 }
 
 talus_status talus_mpi_agree(talus_status st) {
   if (mpi_size == 1) return st;
   int mine = st ? mpi_rank : mpi_size, first = mpi_size;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Request req;
+  MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req);
+  mpi_wait_quietly(1, &req);
   if (first == mpi_size) return TALUS_OK;
   struct {
     int status;

@@ -80,7 +80,9 @@ static talus_status start_resume(talus_mpi_grid *m) {
 talus_status talus_mpi_start(talus_mpi_grid *m, const talus_tile_source *src, int resume,
                              int *resumed) {
   int loaded = resume && own_tiles_stored(m);
-  MPI_Allreduce(MPI_IN_PLACE, &loaded, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Request req;
+  MPI_Iallreduce(MPI_IN_PLACE, &loaded, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req);
+  mpi_wait_quietly(1, &req); /* the ranks opened their stores at their pace */
   *resumed = loaded;
   if (loaded) return start_resume(m);
   talus_status st = TALUS_OK;
