@@ -1,5 +1,11 @@
 /*
  * halo.c — block cut/paste of persistent tile fields (format in halo.h).
+ *
+ * Both directions run row by row over whole planes (count and mask rows,
+ * then each layer's 11 float planes, then hardness): the inner loops are
+ * selects on the row's counts the compiler vectorises, and rows of large
+ * blocks are shared among the OpenMP threads (blocks are disjoint in the
+ * destination, so rows never race).
  */
 #include "halo.h"
 
@@ -40,42 +46,94 @@ static size_t halo_bytes(int w, int h, int layers, int hard) {
   return head + 4 * cells * ((size_t)layers * HALO_FIELDS + (hard ? 1u : 0u));
 }
 
+/* Highest column count inside global rectangle r of t (at least 1). */
 static int halo_layers_in(const talus_tile *t, talus_rect r) {
   int L = 1;
-  for (int y = r.y0; y < r.y0 + r.h; y++)
-    for (int x = r.x0; x < r.x0 + r.w; x++) {
-      int c = t->count[talus_idx(t, x - t->buf.x0, y - t->buf.y0)];
-      if (c > L) L = c;
-    }
+  for (int y = r.y0; y < r.y0 + r.h; y++) {
+    const uint8_t *c = t->count + talus_idx(t, r.x0 - t->buf.x0, y - t->buf.y0);
+    for (int x = 0; x < r.w; x++)
+      L = c[x] > L ? c[x] : L;
+  }
   return L;
+}
+
+/* Where a block's count, mask and float planes start. */
+typedef struct halo_view {
+  halo_header hd;
+  size_t cells;
+  const uint8_t *cnt, *msk;
+  const float *fl;
+} halo_view;
+
+static halo_view halo_view_of(const void *data) {
+  halo_view v;
+  memcpy(&v.hd, data, sizeof v.hd);
+  v.cells = (size_t)v.hd.w * v.hd.h;
+  v.cnt = (const uint8_t *)data + sizeof v.hd;
+  v.msk = v.cnt + v.cells;
+  v.fl =
+      (const float *)((const unsigned char *)data + sizeof v.hd + ((2 * v.cells + 3) & ~(size_t)3));
+  return v;
+}
+
+/* Parallel loops pay off only on large blocks. */
+#define HALO_PAR_CELLS 65536
+
+size_t halo_block_size(const talus_tile *t, talus_rect r) {
+  talus_rect in = talus_rect_intersect(r, t->buf);
+  if (in.w != r.w || in.h != r.h || !r.w) return 0;
+  return halo_bytes(r.w, r.h, halo_layers_in(t, r), t->hard != NULL);
+}
+
+/* Copies row j of rectangle r of t into block v, all planes of layers
+ * below L: slots at or above a cell's count become 0. */
+static void halo_cut_row(const talus_tile *t, talus_rect r, int j, halo_view v, int L) {
+  size_t idx = talus_idx(t, r.x0 - t->buf.x0, r.y0 - t->buf.y0 + j), c = (size_t)j * r.w;
+  const uint8_t *cnt = t->count + idx;
+  memcpy((uint8_t *)v.cnt + c, cnt, (size_t)r.w);
+  memcpy((uint8_t *)v.msk + c, t->mask + idx, (size_t)r.w);
+  for (int k = 0; k < L; k++)
+    for (int f = 0; f < HALO_FIELDS; f++) {
+      const float *src = halo_plane(t, f, k) + idx;
+      float *dst = (float *)v.fl + ((size_t)k * HALO_FIELDS + f) * v.cells + c;
+      for (int i = 0; i < r.w; i++)
+        dst[i] = cnt[i] > k ? src[i] : 0.0f;
+    }
+  if (t->hard)
+    memcpy((float *)v.fl + (size_t)L * HALO_FIELDS * v.cells + c, t->hard + idx, (size_t)r.w * 4);
+}
+
+talus_status halo_block_write(const talus_tile *t, talus_rect r, void *dst, size_t n) {
+  size_t need = halo_block_size(t, r);
+  if (!need || n < need)
+    return talus_fail(TALUS_ERR_INTERNAL, "halo", "cut %dx%d+%d+%d outside tile or short buffer",
+                      r.w, r.h, r.x0, r.y0);
+  int L = halo_layers_in(t, r), hard = t->hard != NULL;
+  halo_header hd = {HALO_MAGIC, r.x0, r.y0, r.w, r.h, L, hard, 0};
+  memcpy(dst, &hd, sizeof hd);
+  halo_view v = halo_view_of(dst);
+  size_t pad = ((2 * v.cells + 3) & ~(size_t)3) - 2 * v.cells;
+  memset((uint8_t *)v.msk + v.cells, 0, pad);
+#pragma omp parallel for schedule(static) if (v.cells >= HALO_PAR_CELLS)
+  for (int j = 0; j < r.h; j++)
+    halo_cut_row(t, r, j, v, L);
+  return TALUS_OK;
 }
 
 talus_status halo_block_cut(const talus_tile *t, talus_rect r, void **out, size_t *n) {
   *out = NULL;
   *n = 0;
-  talus_rect in = talus_rect_intersect(r, t->buf);
-  if (in.w != r.w || in.h != r.h || !r.w)
+  size_t bytes = halo_block_size(t, r);
+  if (!bytes)
     return talus_fail(TALUS_ERR_INTERNAL, "halo", "cut %dx%d+%d+%d outside tile", r.w, r.h, r.x0,
                       r.y0);
-  int L = halo_layers_in(t, r), hard = t->hard != NULL;
-  size_t bytes = halo_bytes(r.w, r.h, L, hard), cells = (size_t)r.w * r.h;
-  unsigned char *b = calloc(1, bytes);
+  void *b = malloc(bytes);
   if (!b) return talus_fail(TALUS_ERR_NOMEM, "halo", "no memory for a %zu-byte block", bytes);
-  halo_header hd = {HALO_MAGIC, r.x0, r.y0, r.w, r.h, L, hard, 0};
-  memcpy(b, &hd, sizeof hd);
-  uint8_t *cnt = b + sizeof hd, *msk = cnt + cells;
-  float *fl = (float *)(b + sizeof hd + ((2 * cells + 3) & ~(size_t)3));
-  for (int j = 0; j < r.h; j++)
-    for (int i = 0; i < r.w; i++) {
-      size_t idx = talus_idx(t, r.x0 - t->buf.x0 + i, r.y0 - t->buf.y0 + j),
-             c = (size_t)j * r.w + i;
-      cnt[c] = t->count[idx];
-      msk[c] = t->mask[idx];
-      for (int k = 0; k < t->count[idx]; k++)
-        for (int f = 0; f < HALO_FIELDS; f++)
-          fl[((size_t)k * HALO_FIELDS + f) * cells + c] = halo_plane(t, f, k)[idx];
-      if (hard) fl[(size_t)L * HALO_FIELDS * cells + c] = t->hard[idx];
-    }
+  talus_status st = halo_block_write(t, r, b, bytes);
+  if (st) {
+    free(b);
+    return st;
+  }
   *out = b;
   *n = bytes;
   return TALUS_OK;
@@ -103,35 +161,81 @@ static int halo_counts_valid(const unsigned char *cnt, size_t cells, int layers)
   return 1;
 }
 
-talus_status halo_block_paste(talus_tile *t, const void *data, size_t n) {
+/* Value a reset tile holds in slot k of field f (talus_tile_reset). */
+static float halo_reset_value(int f, int k) {
+  return f == 3 && k == 0 ? TALUS_TOP : 0.0f;
+}
+
+/* Pastes row y (global) of block v, clipped to columns [x0, x1), into t.
+ * fill = 0: only slots below a cell's count are written (as before);
+ * fill = 1: every slot of every layer is written, the others with their
+ * reset value, so the row needs no talus_tile_reset first. */
+static void halo_paste_row(talus_tile *t, halo_view v, int y, int x0, int x1, int fill) {
+  size_t idx = talus_idx(t, x0 - t->buf.x0, y - t->buf.y0);
+  size_t c = (size_t)(y - v.hd.y0) * v.hd.w + (size_t)(x0 - v.hd.x0);
+  int w = x1 - x0, L = v.hd.layers, hard = v.hd.flags & 1;
+  const uint8_t *cnt = v.cnt + c;
+  memcpy(t->count + idx, cnt, (size_t)w);
+  memcpy(t->mask + idx, v.msk + c, (size_t)w);
+  for (int k = 0; k < (fill ? t->nz : L); k++)
+    for (int f = 0; f < HALO_FIELDS; f++) {
+      float *dst = halo_plane(t, f, k) + idx, z = halo_reset_value(f, k);
+      const float *src = v.fl + ((size_t)k * HALO_FIELDS + f) * v.cells + c;
+      if (k >= L) {
+        for (int i = 0; i < w; i++)
+          dst[i] = z;
+      } else if (fill) {
+        for (int i = 0; i < w; i++)
+          dst[i] = cnt[i] > k ? src[i] : z;
+      } else {
+        for (int i = 0; i < w; i++)
+          dst[i] = cnt[i] > k ? src[i] : dst[i];
+      }
+    }
+  if (t->hard && hard)
+    memcpy(t->hard + idx, v.fl + (size_t)L * HALO_FIELDS * v.cells + c, (size_t)w * 4);
+  else if (t->hard && fill)
+    memset(t->hard + idx, 0, (size_t)w * 4);
+}
+
+/* Checks a block against t; fills *v and the clipped rectangle *in. */
+static talus_status halo_paste_check(const talus_tile *t, const void *data, size_t n, halo_view *v,
+                                     talus_rect *in) {
   talus_rect r;
   if (!halo_block_rect(data, n, &r))
     return talus_fail(TALUS_ERR_FORMAT, "halo", "malformed block of %zu bytes", n);
-  halo_header hd;
-  memcpy(&hd, data, sizeof hd);
-  if (hd.layers > t->nz || ((hd.flags & 1) && !t->hard))
-    return talus_fail(TALUS_ERR_FORMAT, "halo", "block has %d layers, tile holds %d", hd.layers,
+  *v = halo_view_of(data);
+  if (v->hd.layers > t->nz || ((v->hd.flags & 1) && !t->hard))
+    return talus_fail(TALUS_ERR_FORMAT, "halo", "block has %d layers, tile holds %d", v->hd.layers,
                       t->nz);
-  if (!halo_counts_valid((const unsigned char *)data + sizeof hd, (size_t)r.w * r.h, hd.layers))
+  if (!halo_counts_valid(v->cnt, v->cells, v->hd.layers))
     return talus_fail(TALUS_ERR_FORMAT, "halo", "block has a column count outside 1..%d",
-                      hd.layers);
-  talus_rect in = talus_rect_intersect(r, t->buf);
-  size_t cells = (size_t)r.w * r.h;
-  const unsigned char *b = data;
-  const uint8_t *cnt = b + sizeof hd, *msk = cnt + cells;
-  const float *fl = (const float *)(b + sizeof hd + ((2 * cells + 3) & ~(size_t)3));
-  for (int y = in.y0; y < in.y0 + in.h; y++)
-    for (int x = in.x0; x < in.x0 + in.w; x++) {
-      size_t idx = talus_idx(t, x - t->buf.x0, y - t->buf.y0);
-      size_t c = (size_t)(y - r.y0) * r.w + (size_t)(x - r.x0);
-      t->count[idx] = cnt[c];
-      t->mask[idx] = msk[c];
-      for (int k = 0; k < cnt[c]; k++)
-        for (int f = 0; f < HALO_FIELDS; f++)
-          halo_plane(t, f, k)[idx] = fl[((size_t)k * HALO_FIELDS + f) * cells + c];
-      if (hd.flags & 1) t->hard[idx] = fl[(size_t)hd.layers * HALO_FIELDS * cells + c];
-    }
+                      v->hd.layers);
+  *in = talus_rect_intersect(r, t->buf);
   return TALUS_OK;
+}
+
+/* Pastes with or without reset-value fill (halo_paste_row); *cells gets
+ * the number of cells written. */
+static talus_status halo_paste(talus_tile *t, const void *data, size_t n, int fill, size_t *cells) {
+  halo_view v;
+  talus_rect in;
+  talus_status st = halo_paste_check(t, data, n, &v, &in);
+  if (st) return st;
+  size_t area = (size_t)in.w * in.h;
+#pragma omp parallel for schedule(static) if (area >= HALO_PAR_CELLS)
+  for (int y = in.y0; y < in.y0 + in.h; y++)
+    halo_paste_row(t, v, y, in.x0, in.x0 + in.w, fill);
+  if (cells) *cells = area;
+  return TALUS_OK;
+}
+
+talus_status halo_block_paste(talus_tile *t, const void *data, size_t n) {
+  return halo_paste(t, data, n, 0, NULL);
+}
+
+talus_status halo_block_paste_fill(talus_tile *t, const void *data, size_t n, size_t *cells) {
+  return halo_paste(t, data, n, 1, cells);
 }
 
 talus_rect halo_strip_rect(talus_rect c, int H, int part) {

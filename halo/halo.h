@@ -24,10 +24,22 @@ enum { TALUS_HALO_PARTS = 9 }; /* part 0 = core, 1..8 = strips */
 
 /* Cuts the global rectangle r (inside t->buf) into a new malloc'd block. */
 talus_status halo_block_cut(const talus_tile *t, talus_rect r, void **out, size_t *n);
+/* Bytes the block of global rectangle r of t takes; 0 when r is empty or
+ * not inside t->buf. */
+size_t halo_block_size(const talus_tile *t, talus_rect r);
+/* Cuts r into dst (n >= halo_block_size(t, r) bytes, e.g. a reused
+ * buffer); the block is exactly halo_block_size bytes long. */
+talus_status halo_block_write(const talus_tile *t, talus_rect r, void *dst, size_t n);
 /* Pastes a block into t where it overlaps t->buf; fails, changing
  * nothing, if the block is malformed (its size, its header, a column count
- * above its layers) or holds more layers than t. */
+ * outside 1..its layers) or holds more layers than t. */
 talus_status halo_block_paste(talus_tile *t, const void *data, size_t n);
+/* Like halo_block_paste, but also writes every slot the block does not
+ * carry (layers at or above a cell's count, up to t->nz, and hardness)
+ * with the value talus_tile_reset gives it: the cells pasted end up as a
+ * reset followed by a paste, so a buffer fully covered by such pastes
+ * needs no reset. *cells (may be NULL) gets the cells written. */
+talus_status halo_block_paste_fill(talus_tile *t, const void *data, size_t n, size_t *cells);
 /* Copies global rectangle r of `from` into `to` (as cut then paste). */
 talus_status halo_block_copy(const talus_tile *from, talus_rect r, talus_tile *to);
 /* The global rectangle a block covers (for checks); 0 on malformed data. */

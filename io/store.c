@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,6 +23,16 @@
 #define JOURNAL_MAGIC   0x314A5254u /* "TRJ1" */
 #define JOURNAL_RECORD  24
 #define JOURNAL_COMPACT 4096
+
+/* A pooled blob buffer (see the pool section below). */
+typedef struct pool_buf {
+  void *p;
+  size_t cap;
+} pool_buf;
+
+#define POOL_MAX  64
+#define POOL_HEAD 64                /* bytes before a pooled buffer: its capacity */
+#define POOL_HUGE ((size_t)8 << 20) /* buffers from here up ask for huge pages */
 
 /* One live blob of a tile. data/n: the bytes (MEMORY); unused on DISK. */
 typedef struct entry {
@@ -42,7 +53,7 @@ typedef struct meta_kv {
 
 struct talus_store {
   talus_store_kind kind;
-  int ntiles, sync, level;
+  int ntiles, sync, level, recycle;
   char *dir, *run_id;
   tile_slot *tiles;           /* guarded by stripe[tile % STRIPES] */
   _Atomic int64_t *committed; /* written under lock */
@@ -55,6 +66,10 @@ struct talus_store {
   uint64_t journal_records;
   _Atomic uint64_t raw_written, bytes_written, raw_read, bytes_read, blobs_written, blobs_read;
   _Atomic size_t held; /* blob bytes + entry arrays */
+  pthread_mutex_t pool_lock;
+  pool_buf pool[POOL_MAX]; /* buffers of dropped or released blobs, for reuse */
+  int npool;
+  size_t pool_bytes, largest; /* bytes pooled; largest buffer asked for */
 };
 
 /* ---- keys and per-tile bookkeeping ---- */
@@ -91,7 +106,7 @@ static talus_status slot_add(talus_store *s, talus_store_key k, void *data, size
   int i = slot_find(t, k.step, k.part);
   if (i >= 0) {
     atomic_fetch_sub(&s->held, t->e[i].n);
-    free(t->e[i].data);
+    talus_store_blob_release(s, t->e[i].data);
   } else {
     if (t->count == t->cap) {
       int cap = t->cap ? 2 * t->cap : 8;
@@ -111,8 +126,87 @@ static talus_status slot_add(talus_store *s, talus_store_key k, void *data, size
 /* Removes entry i of the slot (unordered). Caller holds the stripe. */
 static void slot_remove(talus_store *s, tile_slot *t, int i) {
   atomic_fetch_sub(&s->held, t->e[i].n);
-  free(t->e[i].data);
+  talus_store_blob_release(s, t->e[i].data);
   t->e[i] = t->e[--t->count];
+}
+
+/* ---- the blob buffer pool ----
+ * Blobs are large (a 2048² core of 4 layers is ~750 MB) and every
+ * generation replaces each with one of about the same size. Fresh
+ * allocations of that size are fresh pages: page faults and kernel zeroing
+ * cost as much as the copy itself. So the memory store's blobs, the blocks
+ * the tiler cuts and the buffers of disk gets live in buffers that are
+ * recycled: a dropped or released buffer goes to the pool, an allocation
+ * takes the smallest pooled buffer that fits (and is not more than twice
+ * too large). MEMORY pools only after talus_store_set_recycle(s, 1), and
+ * then at most as many bytes as its live blobs (so peak memory stays two
+ * generations of blobs, as without the pool); DISK pools at most twice the
+ * largest buffer asked for (a core and a strip in flight). */
+
+static size_t pool_cap_of(const void *p) {
+  size_t cap;
+  memcpy(&cap, (const unsigned char *)p - POOL_HEAD, sizeof cap);
+  return cap;
+}
+
+/* A fresh buffer of cap bytes (huge pages asked for when large). */
+static void *pool_fresh(size_t cap) {
+  void *base = NULL;
+  size_t align = cap >= POOL_HUGE ? ((size_t)2 << 20) : 64;
+  if (posix_memalign(&base, align, cap + POOL_HEAD)) return NULL;
+#ifdef MADV_HUGEPAGE
+  if (cap >= POOL_HUGE) madvise(base, (cap + POOL_HEAD) & ~(align - 1), MADV_HUGEPAGE);
+#endif
+  memcpy(base, &cap, sizeof cap);
+  return (unsigned char *)base + POOL_HEAD;
+}
+
+void *talus_store_blob_alloc(talus_store *s, size_t n) {
+  n = n ? n : 1;
+  pthread_mutex_lock(&s->pool_lock);
+  s->largest = n > s->largest ? n : s->largest;
+  int best = -1;
+  for (int i = 0; i < s->npool; i++)
+    if (s->pool[i].cap >= n && s->pool[i].cap / 2 <= n &&
+        (best < 0 || s->pool[i].cap < s->pool[best].cap))
+      best = i;
+  void *p = NULL;
+  if (best >= 0) {
+    p = s->pool[best].p;
+    s->pool_bytes -= s->pool[best].cap;
+    s->pool[best] = s->pool[--s->npool];
+  }
+  pthread_mutex_unlock(&s->pool_lock);
+  return p ? p : pool_fresh(n);
+}
+
+/* Whether the pool may keep cap more bytes (caller holds pool_lock). */
+static int pool_keeps(const talus_store *s, size_t cap) {
+  size_t limit = s->kind == TALUS_STORE_DISK ? 2 * s->largest
+                 : s->recycle                ? atomic_load(&s->held)
+                                             : 0;
+  return s->npool < POOL_MAX && s->pool_bytes + cap <= limit;
+}
+
+void talus_store_blob_release(talus_store *s, void *p) {
+  if (!p) return;
+  size_t cap = pool_cap_of(p);
+  pthread_mutex_lock(&s->pool_lock);
+  int keep = pool_keeps(s, cap);
+  if (keep) {
+    s->pool[s->npool++] = (pool_buf){p, cap};
+    s->pool_bytes += cap;
+  }
+  pthread_mutex_unlock(&s->pool_lock);
+  if (!keep) free((unsigned char *)p - POOL_HEAD);
+}
+
+/* Frees every pooled buffer (close). */
+static void pool_clear(talus_store *s) {
+  for (int i = 0; i < s->npool; i++)
+    free((unsigned char *)s->pool[i].p - POOL_HEAD);
+  s->npool = 0;
+  s->pool_bytes = 0;
 }
 
 /* ---- small file helpers ---- */
@@ -557,6 +651,7 @@ static talus_status store_alloc(talus_store **out, talus_store_kind kind, const 
   s->committed = malloc((size_t)ntiles * sizeof *s->committed);
   s->run_id = strdup(run_id);
   pthread_mutex_init(&s->lock, NULL);
+  pthread_mutex_init(&s->pool_lock, NULL);
   for (int i = 0; i < STRIPES; i++)
     pthread_mutex_init(&s->stripe[i], NULL);
   *out = s;
@@ -593,9 +688,10 @@ void talus_store_close(talus_store *s) {
   if (!s) return;
   for (int t = 0; s->tiles && t < s->ntiles; t++) {
     for (int i = 0; i < s->tiles[t].count; i++)
-      free(s->tiles[t].e[i].data);
+      if (s->tiles[t].e[i].data) free((unsigned char *)s->tiles[t].e[i].data - POOL_HEAD);
     free(s->tiles[t].e);
   }
+  pool_clear(s);
   for (int i = 0; i < s->nmeta; i++) {
     free(s->meta[i].key);
     free(s->meta[i].value);
@@ -603,6 +699,7 @@ void talus_store_close(talus_store *s) {
   if (s->journal_fd >= 0) close(s->journal_fd);
   if (s->dir_fd >= 0) close(s->dir_fd);
   pthread_mutex_destroy(&s->lock);
+  pthread_mutex_destroy(&s->pool_lock);
   for (int i = 0; i < STRIPES; i++)
     pthread_mutex_destroy(&s->stripe[i]);
   free(s->meta);
@@ -632,22 +729,31 @@ void talus_store_set_sync(talus_store *s, int on) {
   if (s) s->sync = on != 0;
 }
 
+void talus_store_set_recycle(talus_store *s, int on) {
+  if (s) s->recycle = on != 0;
+}
+
 void talus_store_set_level(talus_store *s, int level) {
   if (s) s->level = level;
 }
 
 /* ---- blobs ---- */
 
+/* Indexes a pooled buffer holding the blob (MEMORY); takes it over. */
+static talus_status mem_index(talus_store *s, talus_store_key k, void *blob, size_t n) {
+  pthread_mutex_lock(stripe_of(s, k.tile));
+  talus_status st = slot_add(s, k, blob, n);
+  pthread_mutex_unlock(stripe_of(s, k.tile));
+  if (st != TALUS_OK) talus_store_blob_release(s, blob);
+  return st;
+}
+
 /* Copies the blob into the tile's index (MEMORY). */
 static talus_status mem_put(talus_store *s, talus_store_key k, const void *data, size_t n) {
-  void *copy = malloc(n ? n : 1);
+  void *copy = talus_store_blob_alloc(s, n);
   if (!copy) return talus_fail(TALUS_ERR_NOMEM, "store", "out of memory for a %zu-byte blob", n);
   if (n) memcpy(copy, data, n);
-  pthread_mutex_lock(stripe_of(s, k.tile));
-  talus_status st = slot_add(s, k, copy, n);
-  pthread_mutex_unlock(stripe_of(s, k.tile));
-  if (st != TALUS_OK) free(copy);
-  return st;
+  return mem_index(s, k, copy, n);
 }
 
 /* Writes the blob file, then indexes it (DISK). */
@@ -674,6 +780,23 @@ talus_status talus_store_put(talus_store *s, talus_store_key key, const void *da
   if (st != TALUS_OK) return st;
   atomic_fetch_add(&s->raw_written, n);
   atomic_fetch_add(&s->bytes_written, bytes);
+  atomic_fetch_add(&s->blobs_written, 1);
+  return TALUS_OK;
+}
+
+talus_status talus_store_put_owned(talus_store *s, talus_store_key key, void *blob, size_t n,
+                                   int elem4) {
+  if (!s || !blob) return talus_fail(TALUS_ERR_ARGUMENT, "store", "put: no store or data");
+  talus_status st = key_check(s, key);
+  if (st != TALUS_OK || s->kind == TALUS_STORE_DISK) {
+    if (st == TALUS_OK) st = talus_store_put(s, key, blob, n, elem4);
+    talus_store_blob_release(s, blob);
+    return st;
+  }
+  st = mem_index(s, key, blob, n);
+  if (st != TALUS_OK) return st;
+  atomic_fetch_add(&s->raw_written, n);
+  atomic_fetch_add(&s->bytes_written, n);
   atomic_fetch_add(&s->blobs_written, 1);
   return TALUS_OK;
 }
@@ -716,6 +839,54 @@ talus_status talus_store_get(talus_store *s, talus_store_key key, void **data, s
     blob_path(s, key, path, sizeof path);
     st = talus_blob_read(path, key, data, n, &bytes, &gone);
     if (gone) st = missing(key);
+  }
+  if (st != TALUS_OK) return st;
+  atomic_fetch_add(&s->raw_read, *n);
+  atomic_fetch_add(&s->bytes_read, bytes);
+  atomic_fetch_add(&s->blobs_read, 1);
+  return TALUS_OK;
+}
+
+/* Points *data at the indexed blob (MEMORY), no copy. */
+static talus_status mem_ref(talus_store *s, talus_store_key k, const void **data, size_t *n) {
+  pthread_mutex_lock(stripe_of(s, k.tile));
+  tile_slot *t = &s->tiles[k.tile];
+  int i = slot_find(t, k.step, k.part);
+  if (i >= 0) {
+    *data = t->e[i].data;
+    *n = t->e[i].n;
+  }
+  pthread_mutex_unlock(stripe_of(s, k.tile));
+  return i < 0 ? missing(k) : TALUS_OK;
+}
+
+static void *pool_alloc_cb(void *user, size_t n) {
+  return talus_store_blob_alloc(user, n);
+}
+static void pool_release_cb(void *user, void *p) {
+  talus_store_blob_release(user, p);
+}
+
+talus_status talus_store_get_ref(talus_store *s, talus_store_key key, const void **data, size_t *n,
+                                 void **hold) {
+  if (!data || !n || !hold)
+    return talus_fail(TALUS_ERR_ARGUMENT, "store", "get: no output pointers");
+  *data = *hold = NULL;
+  *n = 0;
+  talus_status st = s ? key_check(s, key) : talus_fail(TALUS_ERR_ARGUMENT, "store", "no store");
+  if (st != TALUS_OK) return st;
+  uint64_t bytes = 0;
+  if (s->kind == TALUS_STORE_MEMORY) {
+    st = mem_ref(s, key, data, n);
+    bytes = *n;
+  } else {
+    char path[4200];
+    int gone = 0;
+    talus_blob_mem pool = {pool_alloc_cb, pool_release_cb, s};
+    blob_path(s, key, path, sizeof path);
+    st = talus_blob_read_mem(path, key, &pool, hold, n, &bytes, &gone);
+    if (gone) st = missing(key);
+    *data = *hold;
   }
   if (st != TALUS_OK) return st;
   atomic_fetch_add(&s->raw_read, *n);
@@ -811,5 +982,8 @@ void talus_store_get_stats(const talus_store *s, talus_store_stats *out) {
 size_t talus_store_memory_bytes(const talus_store *s) {
   if (!s) return 0;
   size_t fixed = sizeof *s + (size_t)s->ntiles * (sizeof *s->tiles + sizeof *s->committed);
-  return fixed + atomic_load(&s->held);
+  pthread_mutex_lock((pthread_mutex_t *)&s->pool_lock);
+  size_t pooled = s->pool_bytes;
+  pthread_mutex_unlock((pthread_mutex_t *)&s->pool_lock);
+  return fixed + atomic_load(&s->held) + pooled;
 }

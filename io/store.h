@@ -71,11 +71,14 @@
  *   drops of different tiles from OpenMP workers). Per-tile bookkeeping is
  *   guarded by striped mutexes, commit/meta/manifest by one mutex, counters
  *   are atomic. Two concurrent puts of the same key are not supported.
- * - Memory. The MEMORY store holds every blob put and not dropped. The DISK
+ * - Memory. The MEMORY store holds every blob put and not dropped (plus,
+ *   with set_recycle, dropped buffers kept for reuse: at most as many bytes
+ *   as the live blobs; see talus_store_blob_alloc). The DISK
  *   store holds only bookkeeping: ~24 bytes per tile plus 32 bytes per live
  *   blob; each concurrent put/get adds at most TALUS_STORE_CALL_BYTES while
  *   it runs (zstd levels <= 3; level 19 needs ~95 MB), and a get's result
- *   (the blob itself) belongs to the caller.
+ *   (the blob itself) belongs to the caller; put_owned and get_ref recycle
+ *   their buffers in a pool of at most twice the largest blob.
  */
 #ifndef TALUS_IO_STORE_H
 #define TALUS_IO_STORE_H
@@ -139,6 +142,12 @@ talus_status talus_store_destroy(talus_store *s);
 /* DISK: fsync files before rename and the directory + journal in commit
  * (power-loss safety; default off). MEMORY: no effect. */
 void talus_store_set_sync(talus_store *s, int on);
+/* MEMORY: keep the buffers of dropped blobs for reuse by later puts and
+ * talus_store_blob_alloc (up to the bytes of the live blobs) instead of
+ * freeing them; for a caller that replaces every blob each generation
+ * (the tiler). Default off: a drop frees its memory. DISK: no effect (its
+ * pool is always on and bounded by two blob buffers). */
+void talus_store_set_recycle(talus_store *s, int on);
 /* DISK: zstd level of later puts (default 1: ~850 MB/s for shuffled floats
  * on one core, within 2% of level 3's ratio; zstd's range, e.g. -5..19). */
 void talus_store_set_level(talus_store *s, int level);
@@ -160,6 +169,27 @@ talus_status talus_store_put(talus_store *s, talus_store_key key, const void *da
  * file X is corrupt (why)". On error *data is NULL and *n is 0.
  */
 talus_status talus_store_get(talus_store *s, talus_store_key key, void **data, size_t *n);
+/*
+ * Zero-copy variants for the tiler (the blobs are large and every
+ * generation moves each once):
+ * - talus_store_blob_alloc: a buffer of at least n bytes from the store's
+ *   pool of recycled blob buffers (NULL: out of memory). Give it back with
+ *   talus_store_blob_release or hand it to put_owned; never free() it.
+ * - talus_store_put_owned: as put, but takes over `blob` (from blob_alloc)
+ *   whatever the outcome: MEMORY indexes the buffer itself (no copy), DISK
+ *   writes it and recycles the buffer.
+ * - talus_store_get_ref: as get, but *data may point into the store:
+ *   MEMORY returns the indexed blob itself, valid until that key is
+ *   dropped or put again, and *hold = NULL; DISK reads into a pool buffer
+ *   returned in *hold too. Pass *hold to talus_store_blob_release when
+ *   done (NULL is a no-op).
+ */
+void *talus_store_blob_alloc(talus_store *s, size_t n);
+void talus_store_blob_release(talus_store *s, void *blob);
+talus_status talus_store_put_owned(talus_store *s, talus_store_key key, void *blob, size_t n,
+                                   int elem4);
+talus_status talus_store_get_ref(talus_store *s, talus_store_key key, const void **data, size_t *n,
+                                 void **hold);
 /* 1 when a blob of key was put (or found on open) and not dropped. */
 int talus_store_has(const talus_store *s, talus_store_key key);
 /* Drops every blob of tile with step < before_step: cores and strips of
@@ -202,5 +232,15 @@ talus_status talus_blob_write(const char *path, talus_store_key key, const void 
  * file: TALUS_ERR_IO with errno ENOENT kept in *missing = 1. */
 talus_status talus_blob_read(const char *path, talus_store_key key, void **data, size_t *n,
                              uint64_t *file_bytes, int *missing);
+/* Where talus_blob_read_mem puts the payload: alloc(user, n) gives a
+ * buffer (NULL: out of memory), release(user, p) takes it back. */
+typedef struct talus_blob_mem {
+  void *(*alloc)(void *user, size_t n);
+  void (*release)(void *user, void *p);
+  void *user;
+} talus_blob_mem;
+/* talus_blob_read into a buffer from mem (talus_blob_read: malloc). */
+talus_status talus_blob_read_mem(const char *path, talus_store_key key, const talus_blob_mem *mem,
+                                 void **data, size_t *n, uint64_t *file_bytes, int *missing);
 
 #endif /* TALUS_IO_STORE_H */

@@ -359,9 +359,10 @@ static const char *header_check(const blob_header *h, talus_store_key key, uint6
   return NULL;
 }
 
-/* Reads the verified payload of an open blob file into *data. */
+/* Reads the verified payload of an open blob file into *data, a buffer
+ * from mem (released again on failure). */
 static talus_status blob_read_fd(int fd, const char *path, talus_store_key key, uint64_t size,
-                                 void **data, size_t *n) {
+                                 const talus_blob_mem *mem, void **data, size_t *n) {
   unsigned char hb[BLOB_HEADER];
   blob_header h;
   if (size < BLOB_HEADER) return corrupt(path, "truncated");
@@ -372,7 +373,7 @@ static talus_status blob_read_fd(int fd, const char *path, talus_store_key key, 
   const char *why = header_decode(hb, &h);
   if (!why) why = header_check(&h, key, size);
   if (why) return corrupt(path, why);
-  unsigned char *out = malloc(h.raw ? (size_t)h.raw : 1);
+  unsigned char *out = mem->alloc(mem->user, h.raw ? (size_t)h.raw : 1);
   if (!out) return talus_fail(TALUS_ERR_NOMEM, "store", "out of memory reading %s", path);
   talus_status st = TALUS_OK;
   why = stream_in(fd, &h, out);
@@ -386,7 +387,7 @@ static talus_status blob_read_fd(int fd, const char *path, talus_store_key key, 
   else if (st == TALUS_OK && crc != h.crc)
     st = corrupt(path, "checksum mismatch");
   if (st != TALUS_OK) {
-    free(out);
+    mem->release(mem->user, out);
     return st;
   }
   *data = out;
@@ -394,8 +395,23 @@ static talus_status blob_read_fd(int fd, const char *path, talus_store_key key, 
   return TALUS_OK;
 }
 
+static void *heap_alloc(void *user, size_t n) {
+  (void)user;
+  return malloc(n);
+}
+static void heap_release(void *user, void *p) {
+  (void)user;
+  free(p);
+}
+
 talus_status talus_blob_read(const char *path, talus_store_key key, void **data, size_t *n,
                              uint64_t *file_bytes, int *missing) {
+  talus_blob_mem heap = {heap_alloc, heap_release, NULL};
+  return talus_blob_read_mem(path, key, &heap, data, n, file_bytes, missing);
+}
+
+talus_status talus_blob_read_mem(const char *path, talus_store_key key, const talus_blob_mem *mem,
+                                 void **data, size_t *n, uint64_t *file_bytes, int *missing) {
   *data = NULL;
   *n = 0;
   if (missing) *missing = 0;
@@ -409,7 +425,7 @@ talus_status talus_blob_read(const char *path, talus_store_key key, void **data,
   if (fstat(fd, &sb) != 0)
     st = talus_fail(TALUS_ERR_IO, "store", "cannot stat %s: %s", path, strerror(errno));
   else
-    st = blob_read_fd(fd, path, key, (uint64_t)sb.st_size, data, n);
+    st = blob_read_fd(fd, path, key, (uint64_t)sb.st_size, mem, data, n);
   close(fd);
   if (st == TALUS_OK && file_bytes) *file_bytes = (uint64_t)sb.st_size;
   return st;

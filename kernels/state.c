@@ -215,6 +215,36 @@ talus_status talus_tile_reset(talus_tile *t, talus_rect r) {
   return TALUS_OK;
 }
 
+/* Resets the persistent fields of columns [x0, pitch) of rows [0, h) to
+ * one empty column, as talus_tile_reset. */
+static void tile_reset_pad(talus_tile *t, int h, int x0) {
+  size_t w = (size_t)(t->pitch - x0);
+  for (int y = 0; y < h && w; y++) {
+    size_t at = (size_t)y * t->pitch + x0;
+    memset(t->count + at, 1, w);
+    memset(t->mask + at, 0, w);
+    for (int k = 0; k < t->nz; k++) {
+      float *planes[7] = {t->B, t->s, t->w, t->C, t->r, t->D, t->p};
+      for (int f = 0; f < 7; f++)
+        memset(planes[f] + (size_t)k * t->plane + at, 0, w * 4);
+      for (int d = 0; d < 4; d++)
+        memset(t->f + ((size_t)k * 4 + d) * t->plane + at, 0, w * 4);
+    }
+    for (size_t i = 0; i < w; i++)
+      t->C[at + i] = TALUS_TOP;
+    if (t->hard) memset(t->hard + at, 0, w * 4);
+  }
+}
+
+talus_status talus_tile_retarget(talus_tile *t, talus_rect r) {
+  if (r.w <= 0 || r.h <= 0 || r.w > t->pitch || (size_t)r.h * (size_t)t->pitch > t->plane)
+    return talus_fail(TALUS_ERR_INTERNAL, "tile", "rectangle %dx%d does not fit the buffer", r.w,
+                      r.h);
+  t->buf = r;
+  tile_reset_pad(t, r.h, r.w);
+  return TALUS_OK;
+}
+
 void talus_tile_free(talus_tile *t) {
   if (!t) return;
   void *parts[] = {t->count, t->mask, t->B,       t->s,      t->w,      t->C,

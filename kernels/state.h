@@ -195,6 +195,10 @@ typedef struct talus_tile {
  * column of bedrock 0 and ceiling TALUS_TOP. with_hardness adds `hard`. */
 talus_status talus_tile_create(talus_tile **out, talus_rect buf, int nz, int with_hardness);
 void talus_tile_free(talus_tile *t);
+/* Like talus_tile_reset, but resets only the row padding (columns r.w ..
+ * pitch-1): for a caller that then writes every cell of r as a reset would
+ * leave it plus its data (halo_block_paste_fill over the whole of r). */
+talus_status talus_tile_retarget(talus_tile *t, talus_rect r);
 /* Re-targets a tile at global rectangle r, keeping its allocation (r must
  * fit: r.w <= pitch, r.h * pitch <= plane) and resetting the persistent
  * fields of every cell to one empty column (bedrock 0, ceiling TALUS_TOP). */

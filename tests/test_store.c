@@ -441,6 +441,45 @@ static void test_drop(talus_store_kind kind) {
   talus_store_close(s);
 }
 
+/* put_owned / get_ref / blob_alloc: the same bytes as put and get; the
+ * memory store hands out its own blob (no copy); with recycling a dropped
+ * blob's buffer is reused by the next allocation, and without it the drop
+ * frees it. */
+static void test_zero_copy(talus_store_kind kind) {
+  const char *dir = newdir(kind ? "zc_d" : "zc_m");
+  talus_store *s;
+  CHECK(talus_store_open(&s, kind, dir, "r", 2, 0) == TALUS_OK, "open");
+  talus_store_set_recycle(s, 1);
+  static float v[5000];
+  fill_smooth(v, 5000, 3);
+  float *b = talus_store_blob_alloc(s, sizeof v);
+  CHECK(b != NULL, "blob_alloc");
+  memcpy(b, v, sizeof v);
+  CHECK(talus_store_put_owned(s, K(1, 0, 0), b, sizeof v, 1) == TALUS_OK, "put_owned");
+  CHECK(talus_store_put(s, K(1, 4, 0), v, sizeof v, 1) == TALUS_OK, "put");
+  const void *got = NULL;
+  void *hold = NULL;
+  size_t n = 0;
+  CHECK(talus_store_get_ref(s, K(1, 0, 0), &got, &n, &hold) == TALUS_OK && n == sizeof v &&
+            !memcmp(got, v, n),
+        "get_ref returns the bytes put");
+  if (kind == TALUS_STORE_MEMORY) CHECK(got == b && !hold, "memory get_ref is the blob itself");
+  if (kind == TALUS_STORE_DISK) CHECK(got == hold, "disk get_ref hands over a buffer");
+  talus_store_blob_release(s, hold);
+  CHECK(talus_store_get_ref(s, K(0, 0, 0), &got, &n, &hold) == TALUS_ERR_IO && !got && !hold,
+        "get_ref of a missing key");
+  CHECK(talus_store_drop_before(s, 1, 4) == TALUS_OK, "drop");
+  void *again = talus_store_blob_alloc(s, sizeof v - 8);
+  if (kind == TALUS_STORE_MEMORY) CHECK(again == b, "recycled buffer reused");
+  talus_store_blob_release(s, again);
+  talus_store_set_recycle(s, 0);
+  size_t before = talus_store_memory_bytes(s);
+  CHECK(talus_store_drop_before(s, 1, 8) == TALUS_OK, "drop all");
+  if (kind == TALUS_STORE_MEMORY)
+    CHECK(talus_store_memory_bytes(s) <= before - sizeof v, "without recycling a drop frees");
+  talus_store_close(s);
+}
+
 /* A write failure (file size limit, like a full disk) is TALUS_ERR_IO,
  * leaves no temporary file and keeps the key's previous blob. */
 static void test_write_failure(void) {
@@ -634,6 +673,7 @@ int main(void) {
     test_missing((talus_store_kind)kind);
     test_drop((talus_store_kind)kind);
     test_concurrency((talus_store_kind)kind);
+    test_zero_copy((talus_store_kind)kind);
   }
   test_compression_and_stats();
   test_corrupt();
@@ -642,9 +682,9 @@ int main(void) {
   test_leftovers();
   test_write_failure();
   test_crash_resume();
-  const char *dirs[] = {"rt_disk", "rt_mem",  "cmp",      "miss_d", "drop_d",
-                        "par_d",   "corrupt", "manifest", "user",   "empty/nested",
-                        "empty",   "mixed",   "left",     "full",   "crash"};
+  const char *dirs[] = {"rt_disk", "rt_mem",   "cmp",   "miss_d",       "drop_d", "par_d",
+                        "corrupt", "manifest", "user",  "empty/nested", "empty",  "mixed",
+                        "left",    "full",     "crash", "zc_d",         "zc_m"};
   for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
     rm_flat(newdir(dirs[i]));
   rmdir(root);

@@ -73,6 +73,7 @@ talus_status talus_tiled_create(talus_tiled **out, const talus_kctx *ctx, int co
   g->ntiles = g->ntx * g->nty;
   g->step = ctx->step;
   g->store = store;
+  talus_store_set_recycle(store, 1); /* every generation replaces every blob */
   g->flows = calloc((size_t)g->ntiles * TALUS_FLOW_COUNT, sizeof *g->flows);
   talus_status st = g->flows ? tiled_alloc_buffer(g, g->H, &g->buf)
                              : talus_fail(TALUS_ERR_NOMEM, "tiler", "no memory for tile ledgers");
@@ -105,14 +106,20 @@ talus_status talus_tiled_core_buffer(const talus_tiled *g, talus_tile **out) {
   return tiled_alloc_buffer(g, 0, out);
 }
 
+/* Cuts global rectangle r of t into a pooled buffer the store takes over. */
 static talus_status tiled_put_block(talus_tiled *g, int tile, int64_t step, int part,
                                     const talus_tile *t, talus_rect r) {
-  void *blob = NULL;
-  size_t n = 0;
-  talus_status st = halo_block_cut(t, r, &blob, &n);
-  if (!st) st = talus_store_put(g->store, (talus_store_key){tile, step, part}, blob, n, 1);
-  free(blob);
-  return st;
+  size_t n = halo_block_size(t, r);
+  void *blob = n ? talus_store_blob_alloc(g->store, n) : NULL;
+  if (!blob)
+    return n ? talus_fail(TALUS_ERR_NOMEM, "tiler", "no memory for a %zu-byte block", n)
+             : talus_fail(TALUS_ERR_INTERNAL, "tiler", "block outside the tile buffer");
+  talus_status st = halo_block_write(t, r, blob, n);
+  if (st) {
+    talus_store_blob_release(g->store, blob);
+    return st;
+  }
+  return talus_store_put_owned(g->store, (talus_store_key){tile, step, part}, blob, n, 1);
 }
 
 /* Publishes tile p's core, strips and ledger from t at `step`, then commits. */
@@ -128,12 +135,17 @@ static talus_status tiled_publish(talus_tiled *g, int p, int64_t step, const tal
   return st ? st : talus_store_commit(g->store, p, step);
 }
 
-static talus_status tiled_paste(talus_tiled *g, talus_store_key key, talus_tile *t) {
-  void *blob = NULL;
-  size_t n = 0;
-  talus_status st = talus_store_get(g->store, key, &blob, &n);
-  if (!st) st = halo_block_paste(t, blob, n);
-  free(blob);
+/* Pastes the blob of key into t, read in place where the store allows.
+ * fill: halo_block_paste_fill, adding the cells written to *cells. */
+static talus_status tiled_paste(talus_tiled *g, talus_store_key key, talus_tile *t, int fill,
+                                size_t *cells) {
+  const void *blob = NULL;
+  void *hold = NULL;
+  size_t n = 0, done = 0;
+  talus_status st = talus_store_get_ref(g->store, key, &blob, &n, &hold);
+  if (!st) st = fill ? halo_block_paste_fill(t, blob, n, &done) : halo_block_paste(t, blob, n);
+  talus_store_blob_release(g->store, hold);
+  if (cells) *cells += done;
   return st;
 }
 
@@ -156,11 +168,14 @@ static int sign(int v) {
 }
 
 /* Fills g->buf with tile p's core and every neighbour strip at step s for
- * a generation of k steps. */
+ * a generation of k steps. The core and strips cover the buffer exactly
+ * once (strips are H >= k·R wide), so the pastes fill every slot and the
+ * buffer needs no reset; the cell count checks that coverage. */
 static talus_status tiled_assemble(talus_tiled *g, int p, int64_t s, int k) {
   talus_rect c = talus_tiled_core(g, p), r = tiled_grow(g, c, k * g->R);
-  talus_status st = talus_tile_reset(g->buf, r);
-  if (!st) st = tiled_paste(g, (talus_store_key){p, s, TALUS_PART_CORE}, g->buf);
+  size_t cells = 0;
+  talus_status st = talus_tile_retarget(g->buf, r);
+  if (!st) st = tiled_paste(g, (talus_store_key){p, s, TALUS_PART_CORE}, g->buf, 1, &cells);
   int pi = p % g->ntx, pj = p / g->ntx;
   int i0 = r.x0 / g->core, i1 = (r.x0 + r.w - 1) / g->core;
   int j0 = r.y0 / g->core, j1 = (r.y0 + r.h - 1) / g->core;
@@ -168,8 +183,11 @@ static talus_status tiled_assemble(talus_tiled *g, int p, int64_t s, int k) {
     for (int i = i0; i <= i1 && !st; i++) {
       if (i == pi && j == pj) continue;
       int part = halo_strip_facing(sign(pi - i), sign(pj - j));
-      st = tiled_paste(g, (talus_store_key){j * g->ntx + i, s, part}, g->buf);
+      st = tiled_paste(g, (talus_store_key){j * g->ntx + i, s, part}, g->buf, 1, &cells);
     }
+  if (!st && cells != (size_t)r.w * r.h)
+    st = talus_fail(TALUS_ERR_INTERNAL, "tiler", "tile %d: blocks cover %zu of %d x %d cells", p,
+                    cells, r.w, r.h);
   return st;
 }
 
@@ -263,7 +281,8 @@ talus_status talus_tiled_resume(talus_tiled *g) {
 talus_status talus_tiled_read_core(talus_tiled *g, int tile, talus_tile *dst) {
   talus_status st = talus_tile_reset(dst, talus_tiled_core(g, tile));
   if (!st)
-    st = tiled_paste(g, (talus_store_key){tile, talus_store_committed(g->store, tile), 0}, dst);
+    st = tiled_paste(g, (talus_store_key){tile, talus_store_committed(g->store, tile), 0}, dst, 0,
+                     NULL);
   return st;
 }
 
