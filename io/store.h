@@ -57,8 +57,9 @@
  *   all second bytes, ...) followed by its n % 4 tail bytes: the exponent
  *   and high mantissa bytes of smooth floats form long runs that zstd
  *   compresses well. Chunking keeps the extra memory of a put or get at
- *   O(chunk) (~ 4 MiB with zstd's context, TALUS_STORE_CALL_BYTES) instead
- *   of O(blob).
+ *   O(chunk) (~ 4 MiB with zstd's context; up to ~16 MiB with zstd's
+ *   worker threads on large blobs, TALUS_STORE_CALL_BYTES) instead of
+ *   O(blob).
  * - Checksum: CRC32C (Castagnoli, reflected polynomial 0x82F63B78, the
  *   iSCSI/ext4 CRC; software slice-by-8), chosen because it detects every
  *   burst error up to 32 bits. A get checks magic, header CRC, version, that
@@ -102,9 +103,9 @@ enum {
   TALUS_STORE_PARTS = 16 /* parts are 0 .. TALUS_STORE_PARTS-1 */
 };
 
-#define TALUS_STORE_CHUNK      ((size_t)1 << 20) /* shuffle / streaming chunk [bytes] */
-#define TALUS_STORE_CALL_BYTES ((size_t)6 << 20) /* transient memory of a disk put/get */
-#define TALUS_STORE_RUN_ID_MAX 1024              /* longest run id / meta key+value */
+#define TALUS_STORE_CHUNK      ((size_t)1 << 20)  /* shuffle / streaming chunk [bytes] */
+#define TALUS_STORE_CALL_BYTES ((size_t)16 << 20) /* transient memory of a disk put/get */
+#define TALUS_STORE_RUN_ID_MAX 1024               /* longest run id / meta key+value */
 
 typedef struct talus_store talus_store;
 typedef enum { TALUS_STORE_MEMORY = 0, TALUS_STORE_DISK = 1 } talus_store_kind;
