@@ -22,7 +22,21 @@
  * yet committed, giving the bytes of an uninterrupted run.
  *
  * Concurrency: tiles of a generation are advanced one after another; each
- * advance is parallel inside (OpenMP over rows).
+ * advance is parallel inside (OpenMP over rows), and so are the cut and
+ * paste of large blocks (halo.c).
+ *
+ * Cost outside the stages (issues 4 and 7: tiling must cost little):
+ * - No whole-buffer reset per tile: the core and the neighbours' strips
+ *   cover the grown buffer exactly once, so they are pasted with
+ *   halo_block_paste_fill (every slot written, the unused ones with their
+ *   reset value) after talus_tile_retarget (row padding only); the count
+ *   of cells pasted is checked against the buffer's area.
+ * - No copies through the store: blocks are cut straight into buffers
+ *   from the store's pool and handed over (talus_store_put_owned); the
+ *   memory store indexes them as they are, and gets read them in place
+ *   (talus_store_get_ref). The store recycles dropped buffers
+ *   (talus_store_set_recycle), so a generation reuses the previous one's
+ *   pages instead of faulting in fresh ones.
  */
 #ifndef TALUS_TILER_TILED_H
 #define TALUS_TILER_TILED_H
