@@ -8,10 +8,15 @@
  * Stage radius 1: reads the heights and velocities of the four neighbour
  * cells; writes only D, sig_lo and sig_hi of its own cell. Damage is not
  * matter, so the stage books no ledger flow.
+ *
+ * Fast path: `one` = 1 promises a live cell whose 4 neighbours are live and
+ * hold one column each (as in pipes.h): no classification, no count, the
+ * same operations in the same order. k_horizontal passes 0.
  */
 #ifndef TALUS_KERNELS_HORIZONTAL_H
 #define TALUS_KERNELS_HORIZONTAL_H
 
+#include "select.h"
 #include "state.h"
 #include <math.h>
 
@@ -39,12 +44,12 @@ typedef struct hz_hit {
 TALUS_HD static inline hz_hit hz_candidate(const talus_tile *t, const talus_kparams *P, size_t j,
                                            int d, float F, float B) {
   float S = t->B[j] + t->s[j], W = S + t->w[j];
-  hz_hit h = {0.0f, fmaxf(F, S), fminf(B, W)};
+  hz_hit h = {0.0f, talus_fmaxf(F, S), talus_fminf(B, W)};
   if (!(h.hi > h.lo)) return h;
   float sinb = 1.0f;
   if (!(F > S)) {
     /* Overlap implies B > S and C' >= W' > S, so the rise is positive. */
-    float q = P->cell_size / (fminf(B, t->C[j]) - S);
+    float q = P->cell_size / (talus_fminf(B, t->C[j]) - S);
     sinb = 1.0f / sqrtf(1.0f + q * q);
   }
   float sins = hz_smoothstep(P->horiz_min_slope, 1.0f, sinb) * sinb;
@@ -64,15 +69,15 @@ TALUS_HD static inline hz_hit hz_candidate(const talus_tile *t, const talus_kpar
  * its overlap in sig_lo/sig_hi — (floor, bedrock top) when nothing erodes.
  * Out-of-domain and NoData neighbours do not erode.
  */
-TALUS_HD static inline void hz_column(const talus_tile *t, const talus_kctx *c, int x, int y,
-                                      size_t i, int k) {
+TALUS_HD static inline TALUS_FORCE_INLINE void hz_column(const talus_tile *t, const talus_kctx *c,
+                                                         int x, int y, size_t i, int k, int one) {
   size_t jc = talus_col(t, i, k);
   float F = talus_floor(t, i, k), B = t->B[jc];
   hz_hit best = {0.0f, F, B};
   for (int d = 0; d < 4; d++) {
-    if (talus_nb_kind(t, c, x, y, d, 0) != TALUS_NB_INSIDE) continue;
+    if (!one && talus_nb_kind(t, c, x, y, d, 0) != TALUS_NB_INSIDE) continue;
     size_t ni = talus_idx(t, x + talus_dir_dx(d), y + talus_dir_dy(d));
-    for (int kk = (int)t->count[ni] - 1; kk >= 0; kk--) {
+    for (int kk = one ? 0 : (int)t->count[ni] - 1; kk >= 0; kk--) {
       size_t j = talus_col(t, ni, kk);
       if (t->B[j] + t->s[j] + t->w[j] <= F) break;
       hz_hit h = hz_candidate(t, &c->P, j, d, F, B);
@@ -84,17 +89,23 @@ TALUS_HD static inline void hz_column(const talus_tile *t, const talus_kctx *c, 
   t->sig_hi[jc] = best.hi;
 }
 
+/* Every column of live cell (x, y); `one` as in the notes at the top. */
+TALUS_HD static inline TALUS_FORCE_INLINE void hz_cell(const talus_tile *t, const talus_kctx *c,
+                                                       int x, int y, int one) {
+  size_t i = talus_idx(t, x, y);
+  int n = one ? 1 : t->count[i];
+  for (int k = 0; k < n; k++)
+    hz_column(t, c, x, y, i, k, one);
+}
+
 /* Horizontal erosion of every column of cell (x, y); masked cells and runs
  * with horizontal erosion disabled are left untouched. */
 TALUS_HD static inline void k_horizontal(const talus_tile *t, const talus_kctx *c, int x, int y,
                                          double *flows) {
   (void)flows;
   if (!c->P.enable_horizontal) return;
-  size_t i = talus_idx(t, x, y);
-  if (talus_cell_masked(t, i)) return;
-  int n = t->count[i];
-  for (int k = 0; k < n; k++)
-    hz_column(t, c, x, y, i, k);
+  if (talus_cell_masked(t, talus_idx(t, x, y))) return;
+  hz_cell(t, c, x, y, 0);
 }
 
 #endif /* TALUS_KERNELS_HORIZONTAL_H */

@@ -15,9 +15,18 @@
  * C' = ∞ (pipe -2); a reflecting border or NoData wall has no pipe (-1) and
  * its flux is set to 0 — the reference keeps the stale flux there, which
  * drains water through a wall. Slippage borders follow outflow_slippage.
+ *
+ * Fast path. Every helper takes `one`: 1 promises that the cell and its 4
+ * neighbours are live (inside the domain, not NoData) and hold one column
+ * each, which the CPU backend checks per cell (kernels/cpu/cpu.c). Then no
+ * neighbour is classified and no column picked, and with the helpers
+ * force-inlined the constant removes those branches; the floating-point
+ * operations and their order are exactly the general path's. k_pipes (the
+ * CPU's other cells and the GPU) passes 0.
  */
 #ifndef TALUS_KERNELS_PIPES_H
 #define TALUS_KERNELS_PIPES_H
+#include "select.h"
 #include "state.h"
 #include <math.h>
 
@@ -35,7 +44,9 @@ TALUS_HD static inline pipes_col pipes_load(const talus_tile *t, size_t ci) {
  * may flow into: its ceiling is above B and it is not full of water. The
  * top column (ceiling TALUS_TOP) always qualifies, so this never fails for
  * a live cell. */
-TALUS_HD static inline int pipes_pick(const talus_tile *t, size_t nidx, float B) {
+TALUS_HD static inline TALUS_FORCE_INLINE int pipes_pick(const talus_tile *t, size_t nidx, float B,
+                                                         int one) {
+  if (one) return 0;
   int n = t->count[nidx];
   for (int k = 0; k < n - 1; k++) {
     size_t ci = talus_col(t, nidx, k);
@@ -48,7 +59,7 @@ TALUS_HD static inline int pipes_pick(const talus_tile *t, size_t nidx, float B)
 /* Tangent of the angle of repose between two columns: tan is interpolated
  * (not the angle) from dry to wet by the mean water depth over `range`. */
 TALUS_HD static inline float pipes_talus(const talus_kparams *P, float w, float wn) {
-  float m = P->slippage_range > 0.0f ? fminf(0.5f * (w + wn) / P->slippage_range, 1.0f) : 1.0f;
+  float m = P->slippage_range > 0.0f ? talus_fminf(0.5f * (w + wn) / P->slippage_range, 1.0f) : 1.0f;
   return P->tan_dry + (P->tan_wet - P->tan_dry) * m;
 }
 
@@ -59,11 +70,11 @@ TALUS_HD static inline float pipes_flux(const talus_kparams *P, float f_old, pip
                                         pipes_col n) {
   float lc = P->cell_size, dt = P->dt;
   float W = q.B + q.s + q.w, Wn = n.B + n.s + n.w;
-  float dh = fminf(W, n.C) - fmaxf(Wn, q.B + q.s);
-  float f = fmaxf((1.0f - P->pipe_damping * dt) * f_old + dt * P->gravity * lc * dh, 0.0f);
+  float dh = talus_fminf(W, n.C) - talus_fmaxf(Wn, q.B + q.s);
+  float f = talus_fmaxf((1.0f - P->pipe_damping * dt) * f_old + dt * P->gravity * lc * dh, 0.0f);
   if (n.C < TALUS_TOP) {
-    float ke = fmaxf(n.C - Wn, 0.0f) / (f * dt / (lc * lc) + TALUS_EPS);
-    f *= fminf(ke, 1.0f);
+    float ke = talus_fmaxf(n.C - Wn, 0.0f) / (f * dt / (lc * lc) + TALUS_EPS);
+    f *= talus_fminf(ke, 1.0f);
   }
   return f;
 }
@@ -73,8 +84,8 @@ TALUS_HD static inline float pipes_flux(const talus_kparams *P, float f_old, pip
  * neighbour's free space. */
 TALUS_HD static inline float pipes_slip(const talus_kparams *P, pipes_col q, pipes_col n) {
   float T = pipes_talus(P, q.w, n.w);
-  float excess = fmaxf((q.B + q.s - (n.B + n.s) - T * P->cell_size) / 8.0f, 0.0f);
-  return fmaxf(fminf(excess, (n.C - n.B - n.s - n.w) / 4.0f), 0.0f);
+  float excess = talus_fmaxf((q.B + q.s - (n.B + n.s) - T * P->cell_size) / 8.0f, 0.0f);
+  return talus_fmaxf(talus_fminf(excess, (n.C - n.B - n.s - n.w) / 4.0f), 0.0f);
 }
 
 /* sin α of the surface from central differences of the four neighbour
@@ -84,24 +95,24 @@ TALUS_HD static inline float pipes_tilt(const float h[4], float lc) {
   float ax = 2.0f * lc, ay = h[TALUS_DIR_R] - h[TALUS_DIR_L];
   float bz = 2.0f * lc, by = h[TALUS_DIR_U] - h[TALUS_DIR_D];
   float ny = (ax / sqrtf(ax * ax + ay * ay)) * (bz / sqrtf(bz * bz + by * by));
-  return sqrtf(fmaxf(1.0f - ny * ny, 0.0f));
+  return sqrtf(talus_fmaxf(1.0f - ny * ny, 0.0f));
 }
 
 /* Flux, slippage and tilt height of column q toward direction d; stores the
  * pipe. f_out and a_out receive the unlimited flux and slippage, h_out the
  * surface height seen in that direction. */
-TALUS_HD static inline void pipes_direction(const talus_tile *t, const talus_kctx *c, int x, int y,
-                                            int k, int d, pipes_col q, float *f_out, float *a_out,
-                                            float *h_out) {
+TALUS_HD static inline TALUS_FORCE_INLINE void
+pipes_direction(const talus_tile *t, const talus_kctx *c, int x, int y, int k, int d, pipes_col q,
+                float *f_out, float *a_out, float *h_out, int one) {
   const talus_kparams *P = &c->P;
   size_t idx = talus_idx(t, x, y), dc = talus_dcol(t, idx, k, d);
-  talus_nb nb = talus_nb_kind(t, c, x, y, d, 0);
+  talus_nb nb = one ? TALUS_NB_INSIDE : talus_nb_kind(t, c, x, y, d, 0);
   *f_out = 0.0f;
   *a_out = 0.0f;
   *h_out = q.B + q.s;
   if (nb == TALUS_NB_INSIDE) {
     size_t nidx = talus_idx(t, x + talus_dir_dx(d), y + talus_dir_dy(d));
-    int kn = pipes_pick(t, nidx, q.B);
+    int kn = pipes_pick(t, nidx, q.B, one);
     pipes_col n = pipes_load(t, talus_col(t, nidx, kn));
     t->pipe[dc] = (int8_t)kn;
     *f_out = pipes_flux(P, t->f[dc], q, n);
@@ -119,37 +130,46 @@ TALUS_HD static inline void pipes_direction(const talus_tile *t, const talus_kct
   }
   if (P->enable_slippage && talus_nb_kind(t, c, x, y, d, 1) == TALUS_NB_OUTFLOW) {
     float T = pipes_talus(P, q.w, 0.0f);
-    *a_out = fmaxf((q.s - T * P->cell_size) / 8.0f, 0.0f);
+    *a_out = talus_fmaxf((q.s - T * P->cell_size) / 8.0f, 0.0f);
   }
 }
 
 /* One column: directions, then the limiters K_w (flux), K_r (sediment) and
  * K_a (slippage) in the reference's order; stores f, slip, kr, sina. */
-TALUS_HD static inline void pipes_column(const talus_tile *t, const talus_kctx *c, int x, int y,
-                                         int k) {
+TALUS_HD static inline TALUS_FORCE_INLINE void pipes_column(const talus_tile *t,
+                                                            const talus_kctx *c, int x, int y,
+                                                            int k, int one) {
   const talus_kparams *P = &c->P;
   size_t idx = talus_idx(t, x, y), ci = talus_col(t, idx, k);
   pipes_col q = pipes_load(t, ci);
   float f[4], a[4], h[4], sf = 0.0f, sa = 0.0f;
   for (int d = 0; d < 4; d++) {
-    pipes_direction(t, c, x, y, k, d, q, &f[d], &a[d], &h[d]);
+    pipes_direction(t, c, x, y, k, d, q, &f[d], &a[d], &h[d], one);
     sf += f[d];
     sa += a[d];
   }
   float l2 = P->cell_size * P->cell_size;
-  float kw = fminf(q.w * l2 / (sf * P->dt + TALUS_EPS), 1.0f);
+  float kw = talus_fminf(q.w * l2 / (sf * P->dt + TALUS_EPS), 1.0f);
   float sf2 = 0.0f;
   for (int d = 0; d < 4; d++) {
     f[d] *= kw;
     sf2 += f[d];
   }
-  float ka = fminf(q.s / (sa + TALUS_EPS), 1.0f);
+  float ka = talus_fminf(q.s / (sa + TALUS_EPS), 1.0f);
   for (int d = 0; d < 4; d++) {
     t->f[talus_dcol(t, idx, k, d)] = f[d];
     t->slip[talus_dcol(t, idx, k, d)] = a[d] * ka;
   }
-  t->kr[ci] = fminf(t->r[ci] * l2 / (sf2 * P->dt + TALUS_EPS), 1.0f);
+  t->kr[ci] = talus_fminf(t->r[ci] * l2 / (sf2 * P->dt + TALUS_EPS), 1.0f);
   t->sina[ci] = pipes_tilt(h, P->cell_size);
+}
+
+/* Every column of live cell (x, y); `one` as in the notes at the top. */
+TALUS_HD static inline TALUS_FORCE_INLINE void pipes_cell(const talus_tile *t, const talus_kctx *c,
+                                                          int x, int y, int one) {
+  int n = one ? 1 : t->count[talus_idx(t, x, y)];
+  for (int k = 0; k < n; k++)
+    pipes_column(t, c, x, y, k, one);
 }
 
 /* The pipes stage for cell (x, y): every column. No ledger flows (nothing
@@ -157,10 +177,8 @@ TALUS_HD static inline void pipes_column(const talus_tile *t, const talus_kctx *
 TALUS_HD static inline void k_pipes(const talus_tile *t, const talus_kctx *c, int x, int y,
                                     double *flows) {
   (void)flows;
-  size_t idx = talus_idx(t, x, y);
-  if (talus_cell_masked(t, idx)) return;
-  for (int k = 0; k < t->count[idx]; k++)
-    pipes_column(t, c, x, y, k);
+  if (talus_cell_masked(t, talus_idx(t, x, y))) return;
+  pipes_cell(t, c, x, y, 0);
 }
 
 #endif /* TALUS_KERNELS_PIPES_H */

@@ -20,6 +20,7 @@
 #ifndef TALUS_KERNELS_SPLIT_H
 #define TALUS_KERNELS_SPLIT_H
 
+#include "select.h"
 #include "state.h"
 #include <math.h>
 
@@ -57,9 +58,9 @@ TALUS_HD static inline void sp_move(const talus_tile *t, size_t i, int from, int
 TALUS_HD static inline float sp_cut(const talus_tile *t, const talus_kparams *P, size_t i, int k) {
   size_t lo = talus_col(t, i, k), up = talus_col(t, i, k + 1);
   float F = talus_floor(t, i, k), B = t->B[lo];
-  float sy = fminf(fmaxf(t->sig_hi[lo], F), B);
-  float sx = fminf(fmaxf(t->sig_lo[lo], F), sy);
-  float bstar = fmaxf(sy - P->split_size, sx);
+  float sy = talus_fminf(talus_fmaxf(t->sig_hi[lo], F), B);
+  float sx = talus_fminf(talus_fmaxf(t->sig_lo[lo], F), sy);
+  float bstar = talus_fmaxf(sy - P->split_size, sx);
   float sand = sy - bstar;
   t->D[up] = 0.0f;
   t->sig_lo[up] = sy;
@@ -69,7 +70,7 @@ TALUS_HD static inline float sp_cut(const talus_tile *t, const talus_kparams *P,
   t->w[lo] = 0.0f;
   t->C[lo] = sy;
   t->r[lo] = 0.0f;
-  t->D[lo] = fmaxf(t->D[lo] - P->split_size, 0.0f);
+  t->D[lo] = talus_fmaxf(t->D[lo] - P->split_size, 0.0f);
   t->kr[lo] = 0.0f;
   t->vx[lo] = 0.0f;
   t->vy[lo] = 0.0f;

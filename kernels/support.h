@@ -75,6 +75,7 @@
 #ifndef TALUS_KERNELS_SUPPORT_H
 #define TALUS_KERNELS_SUPPORT_H
 
+#include "select.h"
 #include "state.h"
 
 #include <math.h>
@@ -102,10 +103,10 @@ TALUS_HD static inline float support_from_cell(const talus_tile *t, size_t nidx,
     float Fn = talus_floor(t, nidx, k);
     if (Fn >= B) break; /* floors rise with k: no higher column can overlap */
     size_t ci = talus_col(t, nidx, k);
-    float o = fminf(t->B[ci], B) - fmaxf(Fn, F);
+    float o = talus_fminf(t->B[ci], B) - talus_fmaxf(Fn, F);
     if (!(o > 0.0f)) continue;
     float cap = k == 0 ? TALUS_TOP : t->p[ci];
-    best = fmaxf(best, fminf(lk * (o * (o / tk)), cap));
+    best = talus_fmaxf(best, talus_fminf(lk * (o * (o / tk)), cap));
   }
   return best;
 }
@@ -121,12 +122,12 @@ TALUS_HD static inline float support_best(const talus_tile *t, const talus_kctx 
     int nx = x + talus_dir_dx(d), ny = y + talus_dir_dy(d);
     int gx = t->buf.x0 + nx, gy = t->buf.y0 + ny;
     if (gx < 0 || gy < 0 || gx >= c->nx || gy >= c->ny) {
-      if (P->enable_border_support) best = fmaxf(best, P->cell_size * tk * P->border_support);
+      if (P->enable_border_support) best = talus_fmaxf(best, P->cell_size * tk * P->border_support);
       continue;
     }
     size_t nidx = talus_idx(t, nx, ny);
     if (talus_cell_masked(t, nidx)) continue;
-    best = fmaxf(best, support_from_cell(t, nidx, F, B, tk, lk));
+    best = talus_fmaxf(best, support_from_cell(t, nidx, F, B, tk, lk));
   }
   return best;
 }
@@ -146,10 +147,10 @@ TALUS_HD static inline void support_update_cell(const talus_tile *t, const talus
     if (!(tk > 0.0f)) continue; /* no bedrock: nothing can hold it */
     float m = 0.0f;
     if (P->use_weight)
-      m = fmaxf(tk * P->rho_bedrock + t->s[ci] * P->rho_sand + t->w[ci] * P->rho_water, 0.0f) *
+      m = talus_fmaxf(tk * P->rho_bedrock + t->s[ci] * P->rho_sand + t->w[ci] * P->rho_water, 0.0f) *
           area;
     float sup = support_best(t, c, x, y, F, B, tk);
-    t->p[ci] = fmaxf(sup - m, t->p[ci]);
+    t->p[ci] = talus_fmaxf(sup - m, t->p[ci]);
   }
 }
 
@@ -227,8 +228,8 @@ TALUS_HD static inline void support_fold_merge(const talus_tile *t, size_t idx, 
   t->w[lo] += t->w[up];
   t->r[lo] += t->r[up];
   t->C[lo] = t->C[up];
-  t->D[lo] = fmaxf(t->D[lo], t->D[up]);
-  t->p[lo] = fmaxf(t->p[lo], t->p[up]);
+  t->D[lo] = talus_fmaxf(t->D[lo], t->D[up]);
+  t->p[lo] = talus_fmaxf(t->p[lo], t->p[up]);
   for (int d = 0; d < 4; d++)
     t->f[talus_dcol(t, idx, k - 1, d)] = t->f[talus_dcol(t, idx, k, d)];
   flows[TALUS_FLOW_MERGE] += (double)sand;

@@ -17,9 +17,15 @@
  *   s = clamp(s - Σa_net, 0, C-B-w)                        SAND_OVERFILL / SAND_CLAMP
  *   p = min(κ_petr·dt·s, s); B += p; s -= p                PETRIFY
  *   r = max(r - dt/l_c²·Σ(K_r·f)_net, 0)                   SEDIMENT_CLAMP
+ *
+ * Fast path: `one` = 1 promises a live cell whose 4 neighbours are live and
+ * every one of them holds one column (as in pipes.h); no neighbour is
+ * classified, no border booked (there is none), the same operations in the
+ * same order otherwise. k_transport passes 0.
  */
 #ifndef TALUS_KERNELS_TRANSPORT_H
 #define TALUS_KERNELS_TRANSPORT_H
+#include "select.h"
 #include "state.h"
 #include <math.h>
 
@@ -32,8 +38,8 @@ typedef struct transport_io {
 /* Gathers column k's own outflows and the inflows of every neighbour column
  * whose pipe points back at k. Neighbours outside the domain or NoData send
  * nothing (their outflow is booked by transport_book_borders). */
-TALUS_HD static inline transport_io transport_gather(const talus_tile *t, const talus_kctx *c,
-                                                     int x, int y, int k) {
+TALUS_HD static inline TALUS_FORCE_INLINE transport_io
+transport_gather(const talus_tile *t, const talus_kctx *c, int x, int y, int k, int one) {
   transport_io io;
   size_t idx = talus_idx(t, x, y);
   float kr = t->kr[talus_col(t, idx, k)];
@@ -43,10 +49,10 @@ TALUS_HD static inline transport_io transport_gather(const talus_tile *t, const 
     io.ao[d] = t->slip[dc];
     io.ro[d] = (double)kr * (double)t->f[dc];
     io.fi[d] = io.ai[d] = io.ri[d] = 0.0;
-    if (talus_nb_kind(t, c, x, y, d, 0) != TALUS_NB_INSIDE) continue;
+    if (!one && talus_nb_kind(t, c, x, y, d, 0) != TALUS_NB_INSIDE) continue;
     size_t nidx = talus_idx(t, x + talus_dir_dx(d), y + talus_dir_dy(d));
-    int opp = (d + 2) & 3;
-    for (int kn = 0; kn < t->count[nidx]; kn++) {
+    int opp = (d + 2) & 3, nn = one ? 1 : t->count[nidx];
+    for (int kn = 0; kn < nn; kn++) {
       size_t nd = talus_dcol(t, nidx, kn, opp);
       if (t->pipe[nd] != k) continue;
       io.fi[d] += t->f[nd];
@@ -101,8 +107,8 @@ TALUS_HD static inline float transport_water(const talus_tile *t, const talus_kp
   if (P->evaporation > 0.0f && w > 0.0f) {
     float space = (float)(C - B - s - (double)w);
     float scale = P->evap_space_scale > 0.0f ? space / P->evap_space_scale : 1.0f;
-    scale = fminf(fmaxf(scale, 0.01f), 1.0f);
-    float we = fmaxf(w - P->evaporation * scale * P->dt, 0.0f);
+    scale = talus_fminf(talus_fmaxf(scale, 0.01f), 1.0f);
+    float we = talus_fmaxf(w - P->evaporation * scale * P->dt, 0.0f);
     flows[TALUS_FLOW_EVAPORATION] += (double)w - (double)we;
     w = we;
   }
@@ -151,12 +157,13 @@ TALUS_HD static inline void transport_sand(const talus_tile *t, const talus_kctx
 
 /* Transport of one column: water, evaporation, velocity, sand,
  * petrification and sediment, with border outflow and clamps booked. */
-TALUS_HD static inline void transport_column(const talus_tile *t, const talus_kctx *c, int x, int y,
-                                             int k, double *flows) {
+TALUS_HD static inline TALUS_FORCE_INLINE void transport_column(const talus_tile *t,
+                                                                const talus_kctx *c, int x, int y,
+                                                                int k, double *flows, int one) {
   const talus_kparams *P = &c->P;
   size_t ci = talus_col(t, talus_idx(t, x, y), k);
-  transport_io io = transport_gather(t, c, x, y, k);
-  transport_book_borders(t, c, x, y, &io, flows);
+  transport_io io = transport_gather(t, c, x, y, k, one);
+  if (!one) transport_book_borders(t, c, x, y, &io, flows);
   double nf[4], fnet = 0.0, anet = 0.0, rnet = 0.0;
   for (int d = 0; d < 4; d++) {
     nf[d] = io.fo[d] - io.fi[d];
@@ -175,13 +182,19 @@ TALUS_HD static inline void transport_column(const talus_tile *t, const talus_kc
                                     TALUS_FLOW_SEDIMENT_CLAMP, 1.0);
 }
 
+/* Every column of live cell (x, y); `one` as in the notes at the top. */
+TALUS_HD static inline TALUS_FORCE_INLINE void
+transport_cell(const talus_tile *t, const talus_kctx *c, int x, int y, double *flows, int one) {
+  int n = one ? 1 : t->count[talus_idx(t, x, y)];
+  for (int k = 0; k < n; k++)
+    transport_column(t, c, x, y, k, flows, one);
+}
+
 /* The transport stage for cell (x, y): every column. Skips masked cells. */
 TALUS_HD static inline void k_transport(const talus_tile *t, const talus_kctx *c, int x, int y,
                                         double *flows) {
-  size_t idx = talus_idx(t, x, y);
-  if (talus_cell_masked(t, idx)) return;
-  for (int k = 0; k < t->count[idx]; k++)
-    transport_column(t, c, x, y, k, flows);
+  if (talus_cell_masked(t, talus_idx(t, x, y))) return;
+  transport_cell(t, c, x, y, flows, 0);
 }
 
 #endif /* TALUS_KERNELS_TRANSPORT_H */

@@ -19,10 +19,15 @@
  * Deviation from the reference (its defect 8): ceiling erosion is gated by
  * the same 1 mm water ramp as floor erosion, and only a column with a column
  * above has a ceiling to erode, so a dry gap no longer eats its roof.
+ *
+ * Fast path: vt_cell with `one` = 1 promises a live cell of one column (the
+ * CPU backend checks it); the constant count removes the ceiling and the
+ * column loop, the operations are the general path's. k_vertical passes 0.
  */
 #ifndef TALUS_KERNELS_VERTICAL_H
 #define TALUS_KERNELS_VERTICAL_H
 
+#include "select.h"
 #include "state.h"
 #include <math.h>
 
@@ -47,32 +52,32 @@ TALUS_HD static inline vt_factors vt_factors_of(const talus_tile *t, const talus
   vt_factors f;
   f.slope = m + span * sa * (1.0f - vt_smoothstep(P->slope_fade_start, 1.0f, sa));
   f.speed = m + span * sqrtf(vx * vx + vy * vy);
-  f.wet = fminf(1000.0f * w, 1.0f);
+  f.wet = talus_fminf(1000.0f * w, 1.0f);
   float depth = 1.0f - tanhf(2.0f * w / P->water_max_height);
-  f.ws = fminf(fmaxf(depth, 0.0f), 1.0f) * f.wet;
+  f.ws = talus_fminf(talus_fmaxf(depth, 0.0f), 1.0f) * f.wet;
   return f;
 }
 
 /* Bedrock eroded from the ceiling of column k (below column k+1's bedrock),
  * at the minimum slope and only when water nearly fills the gap. */
-TALUS_HD static inline float vt_ceiling(const talus_tile *t, const talus_kparams *P, size_t i,
+TALUS_HD static inline TALUS_FORCE_INLINE float vt_ceiling(const talus_tile *t, const talus_kparams *P, size_t i,
                                         int k, int n, vt_factors f) {
   if (k + 1 >= n) return 0.0f;
   size_t j = talus_col(t, i, k);
   float C = t->C[j];
   float gap = C - t->B[j] - t->s[j] - t->w[j];
-  float top = fmaxf(1.0f - fmaxf(gap / P->top_erosion_scale, 0.0f), 0.0f);
+  float top = talus_fmaxf(1.0f - talus_fmaxf(gap / P->top_erosion_scale, 0.0f), 0.0f);
   float rate = P->bedrock_dissolve * f.speed * top * P->min_scale * P->dt * f.wet;
-  return fminf(rate, fmaxf(t->B[talus_col(t, i, k + 1)] - C, 0.0f));
+  return talus_fminf(rate, talus_fmaxf(t->B[talus_col(t, i, k + 1)] - C, 0.0f));
 }
 
 /* Bedrock eroded from the floor of column k; fades out as sand covers it. */
 TALUS_HD static inline float vt_floor(const talus_tile *t, const talus_kparams *P, size_t i, int k,
                                       vt_factors f) {
   size_t j = talus_col(t, i, k);
-  float bare = fmaxf(1.0f - t->s[j] / P->sand_threshold, 0.0f);
+  float bare = talus_fmaxf(1.0f - t->s[j] / P->sand_threshold, 0.0f);
   float rate = bare * P->bedrock_dissolve * f.slope * f.speed * f.ws * P->dt;
-  return fminf(rate, fmaxf(t->B[j] - talus_floor(t, i, k), 0.0f));
+  return talus_fminf(rate, talus_fmaxf(t->B[j] - talus_floor(t, i, k), 0.0f));
 }
 
 /* Moves sand to sediment below capacity, sediment to sand above it (the
@@ -82,13 +87,13 @@ TALUS_HD static inline void vt_exchange(const talus_tile *t, const talus_kparams
   float s = t->s[j], r = t->r[j];
   float cap = P->capacity * f.slope * f.speed * f.ws;
   if (cap > r) {
-    float d = fminf(P->sand_dissolve * (cap - r) * P->dt, s);
+    float d = talus_fminf(P->sand_dissolve * (cap - r) * P->dt, s);
     t->s[j] = s - d;
     t->r[j] = r + d;
     flows[TALUS_FLOW_DISSOLVE] += (double)d;
   } else {
-    float space = fmaxf(t->C[j] - t->B[j] - s - t->w[j], 0.0f);
-    float d = fminf(fminf(P->deposition * (r - cap) * P->dt, space), r - cap);
+    float space = talus_fmaxf(t->C[j] - t->B[j] - s - t->w[j], 0.0f);
+    float d = talus_fminf(talus_fminf(P->deposition * (r - cap) * P->dt, space), r - cap);
     t->s[j] = s + d;
     t->r[j] = r - d;
     flows[TALUS_FLOW_DEPOSIT] += (double)d;
@@ -97,7 +102,7 @@ TALUS_HD static inline void vt_exchange(const talus_tile *t, const talus_kparams
 
 /* Vertical erosion of column k of cell i (n columns): ceiling and floor
  * bedrock become sand, then sand and sediment exchange. */
-TALUS_HD static inline void vt_erode(const talus_tile *t, const talus_kparams *P, size_t i, int k,
+TALUS_HD static inline TALUS_FORCE_INLINE void vt_erode(const talus_tile *t, const talus_kparams *P, size_t i, int k,
                                      int n, double *flows) {
   size_t j = talus_col(t, i, k);
   vt_factors f = vt_factors_of(t, P, j, t->w[j]);
@@ -113,29 +118,36 @@ TALUS_HD static inline void vt_erode(const talus_tile *t, const talus_kparams *P
 
 /* Damage recovery of column k: removes min(κ_r·dt, D, B − F) of damage and
  * the same height of bedrock from the column's top, booked as RECOVERY. */
-TALUS_HD static inline void vt_recover(const talus_tile *t, const talus_kparams *P, size_t i, int k,
+TALUS_HD static inline TALUS_FORCE_INLINE void vt_recover(const talus_tile *t, const talus_kparams *P, size_t i, int k,
                                        double *flows) {
   size_t j = talus_col(t, i, k);
   float B = t->B[j];
-  float d = fminf(fminf(P->damage_recovery * P->dt, t->D[j]), B - talus_floor(t, i, k));
+  float d = talus_fminf(talus_fminf(P->damage_recovery * P->dt, t->D[j]), B - talus_floor(t, i, k));
   if (!(d > 0.0f)) return;
   t->D[j] -= d;
   t->B[j] = B - d;
   flows[TALUS_FLOW_RECOVERY] += (double)d;
 }
 
-/* Vertical erosion and damage recovery of every column of cell (x, y),
- * bottom-up; masked cells are left untouched. */
-TALUS_HD static inline void k_vertical(const talus_tile *t, const talus_kctx *c, int x, int y,
-                                       double *flows) {
+/* Vertical erosion and damage recovery of every column of live cell
+ * (x, y), bottom-up; `one` as in the notes at the top. */
+TALUS_HD static inline TALUS_FORCE_INLINE void vt_cell(const talus_tile *t, const talus_kctx *c,
+                                                       int x, int y, double *flows, int one) {
   const talus_kparams *P = &c->P;
   size_t i = talus_idx(t, x, y);
-  if (talus_cell_masked(t, i)) return;
-  int n = t->count[i];
+  int n = one ? 1 : t->count[i];
   for (int k = 0; k < n; k++) {
     if (P->enable_vertical) vt_erode(t, P, i, k, n, flows);
     if (P->enable_horizontal) vt_recover(t, P, i, k, flows);
   }
+}
+
+/* Vertical erosion and damage recovery of every column of cell (x, y),
+ * bottom-up; masked cells are left untouched. */
+TALUS_HD static inline void k_vertical(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                       double *flows) {
+  if (talus_cell_masked(t, talus_idx(t, x, y))) return;
+  vt_cell(t, c, x, y, flows, 0);
 }
 
 #endif /* TALUS_KERNELS_VERTICAL_H */

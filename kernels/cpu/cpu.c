@@ -3,6 +3,16 @@
  * statically across OpenMP threads, cells in x order, ledger flows summed
  * per row in double and then over rows in y order (thread-count invariant).
  * The kernel bodies are the shared k_* functions of kernels/.
+ *
+ * Fast paths (CPU only; the GPU and the cells they do not cover run the
+ * k_* bodies): the heightfield's flux and water stages run each row's live
+ * run as one `omp simd` loop (CPU_STAGE_LOOP_LIVE); the layered stages
+ * pipes, transport, horizontal and vertical call their bodies with `one`
+ * = 1 on cells whose own and neighbours' columns are single and live
+ * (CPU_STAGE_LOOP_ONE), which drops the neighbour classification and the
+ * column loops but computes the same operations in the same order, so the
+ * results are bit-identical to the general path (the test cpu_fastpath
+ * compares them with the fast paths off: TALUS_CPU_GENERAL=1).
  */
 #include "cpu.h"
 
@@ -128,6 +138,72 @@ static inline TALUS_FORCE_INLINE double cpu_hf_water_live(const talus_tile *t, c
     CPU_FTZ_LEAVE                                                                                  \
   }
 
+/* 1 when the layered fast paths may run (TALUS_CPU_GENERAL unset or 0);
+ * read per stage call (no shared state). Setting it forces the general
+ * path, for tests. */
+static int cpu_fast_enabled(void) {
+  const char *e = getenv("TALUS_CPU_GENERAL");
+  return !(e && *e && strcmp(e, "0") != 0);
+}
+
+/* 1 when cell idx and its 4 neighbours hold one column each. */
+static inline TALUS_FORCE_INLINE int cpu_one4(const talus_tile *t, size_t idx) {
+  const uint8_t *n = t->count + idx;
+  ptrdiff_t p = t->pitch;
+  return (n[0] == 1) & (n[1] == 1) & (n[-1] == 1) & (n[p] == 1) & (n[-p] == 1);
+}
+
+/* The layered fast-path predicates: radius-1 stages need (x, y) in the
+ * row's live run [xa, xb) and single columns around; vertical (radius 0)
+ * needs a live cell of one column. */
+#define CPU_ONE_NB(t, c, x, y, xa, xb) ((x) >= (xa) && (x) < (xb) && cpu_one4(t, talus_idx(t, x, y)))
+#define CPU_ONE_CELL(t, c, x, y, xa, xb)                                                           \
+  (!talus_cell_masked(t, talus_idx(t, x, y)) && t->count[talus_idx(t, x, y)] == 1)
+
+/* The layered stage bodies with `one` = 1 (see the notes at the top). */
+static inline TALUS_FORCE_INLINE void cpu_pipes_one(const talus_tile *t, const talus_kctx *c, int x,
+                                                    int y, double *flows) {
+  (void)flows;
+  pipes_cell(t, c, x, y, 1);
+}
+static inline TALUS_FORCE_INLINE void cpu_transport_one(const talus_tile *t, const talus_kctx *c,
+                                                        int x, int y, double *flows) {
+  transport_cell(t, c, x, y, flows, 1);
+}
+static inline TALUS_FORCE_INLINE void cpu_horizontal_one(const talus_tile *t, const talus_kctx *c,
+                                                         int x, int y, double *flows) {
+  (void)flows;
+  if (c->P.enable_horizontal) hz_cell(t, c, x, y, 1);
+}
+static inline TALUS_FORCE_INLINE void cpu_vertical_one(const talus_tile *t, const talus_kctx *c,
+                                                       int x, int y, double *flows) {
+  vt_cell(t, c, x, y, flows, 1);
+}
+
+/* CPU_STAGE_LOOP for a layered stage with a fast body `one` for the cells
+ * where `pred` holds and the general `body` elsewhere, cells in x order
+ * with the same booking as CPU_STAGE_LOOP. */
+#define CPU_STAGE_LOOP_ONE(body, one, pred)                                                        \
+  _Pragma("omp parallel") {                                                                        \
+    CPU_FTZ_ENTER                                                                                  \
+    _Pragma("omp for schedule(static)") for (int j = 0; j < region.h; j++) {                       \
+      double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                                  \
+      int y = region.y0 + j, x0 = region.x0, x1 = region.x0 + region.w, xa = x1, xb = x1;          \
+      int in_row = y >= book.y0 && y < book.y0 + book.h;                                           \
+      int b0 = in_row ? book.x0 : x1, b1 = in_row ? book.x0 + book.w : x1;                         \
+      if (fast) cpu_live_run(t, c, y, x0, x1, &xa, &xb);                                           \
+      for (int x = x0; x < x1; x++) {                                                              \
+        double *fl = (x >= b0 && x < b1) ? acc : junk;                                             \
+        if (fast && pred(t, c, x, y, xa, xb))                                                      \
+          one(t, c, x, y, fl);                                                                     \
+        else                                                                                       \
+          body(t, c, x, y, fl);                                                                    \
+      }                                                                                            \
+      memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);                                \
+    }                                                                                              \
+    CPU_FTZ_LEAVE                                                                                  \
+  }
+
 talus_status talus_cpu_stage_booked(talus_tile *t, const talus_kctx *c, talus_stage_id id,
                                     talus_rect region, talus_rect book, double *flows) {
   if (region.w <= 0 || region.h <= 0) return TALUS_OK;
@@ -135,24 +211,25 @@ talus_status talus_cpu_stage_booked(talus_tile *t, const talus_kctx *c, talus_st
   if (st) return st;
   double *rows = calloc((size_t)region.h * TALUS_FLOW_COUNT, sizeof *rows);
   if (!rows) return talus_fail(TALUS_ERR_NOMEM, "cpu", "no memory for ledger rows");
+  int fast = cpu_fast_enabled();
   switch (id) {
   case TALUS_STAGE_RAIN:
     CPU_STAGE_LOOP(k_rain);
     break;
   case TALUS_STAGE_PIPES:
-    CPU_STAGE_LOOP(k_pipes);
+    CPU_STAGE_LOOP_ONE(k_pipes, cpu_pipes_one, CPU_ONE_NB);
     break;
   case TALUS_STAGE_TRANSPORT:
-    CPU_STAGE_LOOP(k_transport);
+    CPU_STAGE_LOOP_ONE(k_transport, cpu_transport_one, CPU_ONE_NB);
     break;
   case TALUS_STAGE_HORIZONTAL:
-    CPU_STAGE_LOOP(k_horizontal);
+    CPU_STAGE_LOOP_ONE(k_horizontal, cpu_horizontal_one, CPU_ONE_NB);
     break;
   case TALUS_STAGE_SPLIT:
     CPU_STAGE_LOOP(k_split);
     break;
   case TALUS_STAGE_VERTICAL:
-    CPU_STAGE_LOOP(k_vertical);
+    CPU_STAGE_LOOP_ONE(k_vertical, cpu_vertical_one, CPU_ONE_CELL);
     break;
   case TALUS_STAGE_SUPPORT_INIT:
     CPU_STAGE_LOOP(k_support_init);
