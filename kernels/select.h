@@ -21,6 +21,9 @@
 
 #include "common.h"
 #include <math.h>
+#include <float.h>
+#include <stdint.h>
+#include <string.h>
 
 #if defined(__SSE__) && !defined(__CUDACC__)
 #include <xmmintrin.h>
@@ -45,9 +48,8 @@ TALUS_HD static inline float talus_pos(float v) {
 /* fminf(x, y) with libm's bits (see the note at the top). */
 TALUS_HD static inline float talus_fminf(float x, float y) {
 #ifdef TALUS_SELECT_SSE
-  __m128 vx = _mm_set_ss(x), vy = _mm_set_ss(y), ynan = _mm_cmpunord_ss(vy, vy);
-  __m128 m = _mm_min_ss(vx, vy);
-  return _mm_cvtss_f32(_mm_or_ps(_mm_and_ps(ynan, vx), _mm_andnot_ps(ynan, m)));
+  float m = x < y ? x : y; /* MINSS/MAXSS */
+  return y != y ? x : m;
 #else
   return fminf(x, y);
 #endif
@@ -56,11 +58,27 @@ TALUS_HD static inline float talus_fminf(float x, float y) {
 /* fmaxf(x, y) with libm's bits (see the note at the top). */
 TALUS_HD static inline float talus_fmaxf(float x, float y) {
 #ifdef TALUS_SELECT_SSE
-  __m128 vx = _mm_set_ss(x), vy = _mm_set_ss(y), ynan = _mm_cmpunord_ss(vy, vy);
-  __m128 m = _mm_max_ss(vx, vy);
-  return _mm_cvtss_f32(_mm_or_ps(_mm_and_ps(ynan, vx), _mm_andnot_ps(ynan, m)));
+  float m = x > y ? x : y; /* MINSS/MAXSS */
+  return y != y ? x : m;
 #else
   return fmaxf(x, y);
+#endif
+}
+
+/* nextafterf(x, up ? INFINITY : -INFINITY) with libm's bits: for finite
+ * non-zero x the neighbouring float is the bit pattern ±1 (glibc's integer
+ * step, without its call); zero, infinities, NaN (and, under DAZ, denormals,
+ * which compare equal to zero) go to libm. nvcc calls nextafterf. */
+TALUS_HD static inline float talus_nextf(float x, int up) {
+#ifdef TALUS_SELECT_SSE
+  if (x == 0.0f || !(fabsf(x) <= FLT_MAX)) return nextafterf(x, up ? INFINITY : -INFINITY);
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  u = ((u >> 31) == (uint32_t)!up) ? u + 1u : u - 1u; /* magnitude grows away from zero */
+  memcpy(&x, &u, sizeof x);
+  return x;
+#else
+  return nextafterf(x, up ? INFINITY : -INFINITY);
 #endif
 }
 

@@ -124,8 +124,8 @@ TALUS_HD static inline float transport_water(const talus_tile *t, const talus_kp
 TALUS_HD static inline float transport_round_up(double B, double pe, double cap, float u) {
   double target = B + pe;
   float lo = (float)target;
-  if ((double)lo > target) lo = nextafterf(lo, -INFINITY);
-  float hi = nextafterf(lo, INFINITY);
+  if ((double)lo > target) lo = talus_nextf(lo, 0);
+  float hi = talus_nextf(lo, 1);
   if ((double)hi - B > cap || (double)lo == target) return lo;
   double frac = (target - (double)lo) / ((double)hi - (double)lo);
   return (double)u < frac ? hi : lo;

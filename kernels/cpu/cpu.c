@@ -182,10 +182,16 @@ static inline TALUS_FORCE_INLINE void cpu_vertical_one(const talus_tile *t, cons
 
 /* CPU_STAGE_LOOP for a layered stage with a fast body `one` for the cells
  * where `pred` holds and the general `body` elsewhere, cells in x order
- * with the same booking as CPU_STAGE_LOOP. */
+ * with the same booking as CPU_STAGE_LOOP. The fast body sees private
+ * copies of the tile descriptor and the context (kernels never change
+ * either): the field stores of a cell (int8_t pipes may alias anything,
+ * floats may alias the float parameters) then no longer force the
+ * compiler to reload every pointer, pitch and parameter after each store. */
 #define CPU_STAGE_LOOP_ONE(body, one, pred)                                                        \
   _Pragma("omp parallel") {                                                                        \
     CPU_FTZ_ENTER                                                                                  \
+    const talus_tile tl = *t;                                                                      \
+    const talus_kctx cl = *c;                                                                      \
     _Pragma("omp for schedule(static)") for (int j = 0; j < region.h; j++) {                       \
       double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                                  \
       int y = region.y0 + j, x0 = region.x0, x1 = region.x0 + region.w, xa = x1, xb = x1;          \
@@ -195,10 +201,39 @@ static inline TALUS_FORCE_INLINE void cpu_vertical_one(const talus_tile *t, cons
       for (int x = x0; x < x1; x++) {                                                              \
         double *fl = (x >= b0 && x < b1) ? acc : junk;                                             \
         if (fast && pred(t, c, x, y, xa, xb))                                                      \
-          one(t, c, x, y, fl);                                                                     \
+          one(&tl, &cl, x, y, fl);                                                                 \
         else                                                                                       \
           body(t, c, x, y, fl);                                                                    \
       }                                                                                            \
+      memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);                                \
+    }                                                                                              \
+    CPU_FTZ_LEAVE                                                                                  \
+  }
+
+/* 1 when a cell of row y in [x0, x1) holds more than one column. */
+static inline int cpu_row_stacked(const talus_tile *t, int y, int x0, int x1) {
+  const uint8_t *n = t->count + talus_idx(t, x0, y);
+  unsigned any = 0;
+  for (int i = 0; i < x1 - x0; i++)
+    any |= n[i] > 1;
+  return any != 0;
+}
+
+/* CPU_STAGE_LOOP for a stage that does nothing on a cell of one column
+ * (support propagation and collapse loop over columns k >= 1): rows whose
+ * cells all hold one column are skipped; the others run `body` on every
+ * cell as CPU_STAGE_LOOP does. */
+#define CPU_STAGE_LOOP_STACKED(body)                                                               \
+  _Pragma("omp parallel") {                                                                        \
+    CPU_FTZ_ENTER                                                                                  \
+    _Pragma("omp for schedule(static)") for (int j = 0; j < region.h; j++) {                       \
+      double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                                  \
+      int y = region.y0 + j, x1 = region.x0 + region.w;                                            \
+      int in_row = y >= book.y0 && y < book.y0 + book.h;                                           \
+      int b0 = in_row ? book.x0 : x1, b1 = in_row ? book.x0 + book.w : x1;                         \
+      if (!fast || cpu_row_stacked(t, y, region.x0, x1))                                           \
+        for (int x = region.x0; x < x1; x++)                                                       \
+          body(t, c, x, y, (x >= b0 && x < b1) ? acc : junk);                                      \
       memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);                                \
     }                                                                                              \
     CPU_FTZ_LEAVE                                                                                  \
@@ -235,13 +270,13 @@ talus_status talus_cpu_stage_booked(talus_tile *t, const talus_kctx *c, talus_st
     CPU_STAGE_LOOP(k_support_init);
     break;
   case TALUS_STAGE_SUPPORT_RED:
-    CPU_STAGE_LOOP(k_support_red);
+    CPU_STAGE_LOOP_STACKED(k_support_red);
     break;
   case TALUS_STAGE_SUPPORT_BLACK:
-    CPU_STAGE_LOOP(k_support_black);
+    CPU_STAGE_LOOP_STACKED(k_support_black);
     break;
   case TALUS_STAGE_COLLAPSE:
-    CPU_STAGE_LOOP(k_collapse);
+    CPU_STAGE_LOOP_STACKED(k_collapse);
     break;
   case TALUS_STAGE_THERMAL_OUT:
     CPU_STAGE_LOOP(k_thermal_out);
