@@ -74,7 +74,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void hz_column(const talus_tile *t, co
   size_t jc = talus_col(t, i, k);
   float F = talus_floor(t, i, k), B = t->B[jc];
   hz_hit best = {0.0f, F, B};
-  for (int d = 0; d < 4; d++) {
+  TALUS_UNROLL4 for (int d = 0; d < 4; d++) {
     if (!one && talus_nb_kind(t, c, x, y, d, 0) != TALUS_NB_INSIDE) continue;
     size_t ni = talus_idx(t, x + talus_dir_dx(d), y + talus_dir_dy(d));
     for (int kk = one ? 0 : (int)t->count[ni] - 1; kk >= 0; kk--) {

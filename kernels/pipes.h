@@ -143,7 +143,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void pipes_column(const talus_tile *t,
   size_t idx = talus_idx(t, x, y), ci = talus_col(t, idx, k);
   pipes_col q = pipes_load(t, ci);
   float f[4], a[4], h[4], sf = 0.0f, sa = 0.0f;
-  for (int d = 0; d < 4; d++) {
+  TALUS_UNROLL4 for (int d = 0; d < 4; d++) {
     pipes_direction(t, c, x, y, k, d, q, &f[d], &a[d], &h[d], one);
     sf += f[d];
     sa += a[d];
@@ -151,12 +151,12 @@ TALUS_HD static inline TALUS_FORCE_INLINE void pipes_column(const talus_tile *t,
   float l2 = P->cell_size * P->cell_size;
   float kw = talus_fminf(q.w * l2 / (sf * P->dt + TALUS_EPS), 1.0f);
   float sf2 = 0.0f;
-  for (int d = 0; d < 4; d++) {
+  TALUS_UNROLL4 for (int d = 0; d < 4; d++) {
     f[d] *= kw;
     sf2 += f[d];
   }
   float ka = talus_fminf(q.s / (sa + TALUS_EPS), 1.0f);
-  for (int d = 0; d < 4; d++) {
+  TALUS_UNROLL4 for (int d = 0; d < 4; d++) {
     t->f[talus_dcol(t, idx, k, d)] = f[d];
     t->slip[talus_dcol(t, idx, k, d)] = a[d] * ka;
   }

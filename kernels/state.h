@@ -41,6 +41,15 @@
 #define TALUS_FORCE_INLINE
 #endif
 
+/* Fully unrolls a loop over the 4 directions, so that a CPU row loop
+ * around the cell body holds no inner loop and can be an `omp simd` loop
+ * (GCC does not unroll the larger direction loops by itself). */
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#define TALUS_UNROLL4 _Pragma("GCC unroll 4")
+#else
+#define TALUS_UNROLL4
+#endif
+
 #define TALUS_NZ_MAX      16
 #define TALUS_TOP         FLT_MAX
 #define TALUS_BOTTOM      (-FLT_MAX)

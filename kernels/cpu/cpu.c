@@ -239,6 +239,39 @@ static inline int cpu_row_stacked(const talus_tile *t, int y, int x0, int x1) {
     CPU_FTZ_LEAVE                                                                                  \
   }
 
+/* End of the run of cells from x (within [x, xb)) whose neighbourhood
+ * holds single columns only (cpu_one4). */
+static inline int cpu_one_run_end(const talus_tile *t, int y, int x, int xb) {
+  while (x < xb && cpu_one4(t, talus_idx(t, x, y)))
+    x++;
+  return x;
+}
+
+/* CPU_STAGE_LOOP_ONE for a stage that books no flow (pipes, horizontal):
+ * each run of fast cells (live, single columns around) is one `omp simd`
+ * loop of the `one` body. Cells are independent within a stage (each
+ * writes only its own cell, reads only fields the stage does not write),
+ * and vector lanes compute what the scalar body computes (no contraction,
+ * no reassociation), so results do not change. */
+#define CPU_STAGE_LOOP_ONE_SIMD(body, one)                                                         \
+  _Pragma("omp parallel") {                                                                        \
+    CPU_FTZ_ENTER                                                                                  \
+    const talus_tile tl = *t;                                                                      \
+    const talus_kctx cl = *c;                                                                      \
+    _Pragma("omp for schedule(static)") for (int j = 0; j < region.h; j++) {                       \
+      double junk[TALUS_FLOW_COUNT];                                                               \
+      int y = region.y0 + j, x = region.x0, x1 = region.x0 + region.w, xa = x1, xb = x1;           \
+      if (fast) cpu_live_run(t, c, y, x, x1, &xa, &xb);                                            \
+      while (x < x1) {                                                                             \
+        int e = x >= xa && x < xb ? cpu_one_run_end(t, y, x, xb) : x;                              \
+        _Pragma("omp simd") for (int xv = x; xv < e; xv++) one(&tl, &cl, xv, y, junk);            \
+        if (e < x1) body(t, c, e, y, junk);                                                        \
+        x = e + 1;                                                                                 \
+      }                                                                                            \
+    }                                                                                              \
+    CPU_FTZ_LEAVE                                                                                  \
+  }
+
 talus_status talus_cpu_stage_booked(talus_tile *t, const talus_kctx *c, talus_stage_id id,
                                     talus_rect region, talus_rect book, double *flows) {
   if (region.w <= 0 || region.h <= 0) return TALUS_OK;
@@ -252,13 +285,13 @@ talus_status talus_cpu_stage_booked(talus_tile *t, const talus_kctx *c, talus_st
     CPU_STAGE_LOOP(k_rain);
     break;
   case TALUS_STAGE_PIPES:
-    CPU_STAGE_LOOP_ONE(k_pipes, cpu_pipes_one, CPU_ONE_NB);
+    CPU_STAGE_LOOP_ONE_SIMD(k_pipes, cpu_pipes_one);
     break;
   case TALUS_STAGE_TRANSPORT:
     CPU_STAGE_LOOP_ONE(k_transport, cpu_transport_one, CPU_ONE_NB);
     break;
   case TALUS_STAGE_HORIZONTAL:
-    CPU_STAGE_LOOP_ONE(k_horizontal, cpu_horizontal_one, CPU_ONE_NB);
+    CPU_STAGE_LOOP_ONE_SIMD(k_horizontal, cpu_horizontal_one);
     break;
   case TALUS_STAGE_SPLIT:
     CPU_STAGE_LOOP(k_split);
