@@ -43,7 +43,7 @@ transport_gather(const talus_tile *t, const talus_kctx *c, int x, int y, int k, 
   transport_io io;
   size_t idx = talus_idx(t, x, y);
   float kr = t->kr[talus_col(t, idx, k)];
-  for (int d = 0; d < 4; d++) {
+  TALUS_UNROLL4 for (int d = 0; d < 4; d++) {
     size_t dc = talus_dcol(t, idx, k, d);
     io.fo[d] = t->f[dc];
     io.ao[d] = t->slip[dc];
@@ -68,7 +68,7 @@ transport_gather(const talus_tile *t, const talus_kctx *c, int x, int y, int k, 
 TALUS_HD static inline void transport_book_borders(const talus_tile *t, const talus_kctx *c, int x,
                                                    int y, const transport_io *io, double *flows) {
   double kdt = (double)c->P.dt / ((double)c->P.cell_size * (double)c->P.cell_size);
-  for (int d = 0; d < 4; d++) {
+  TALUS_UNROLL4 for (int d = 0; d < 4; d++) {
     if (talus_nb_kind(t, c, x, y, d, 0) == TALUS_NB_OUTFLOW) {
       flows[TALUS_FLOW_WATER_OUTFLOW] += kdt * io->fo[d];
       flows[TALUS_FLOW_SEDIMENT_OUTFLOW] += kdt * io->ro[d];
@@ -165,7 +165,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void transport_column(const talus_tile
   transport_io io = transport_gather(t, c, x, y, k, one);
   if (!one) transport_book_borders(t, c, x, y, &io, flows);
   double nf[4], fnet = 0.0, anet = 0.0, rnet = 0.0;
-  for (int d = 0; d < 4; d++) {
+  TALUS_UNROLL4 for (int d = 0; d < 4; d++) {
     nf[d] = io.fo[d] - io.fi[d];
     fnet += nf[d];
     anet += io.ao[d] - io.ai[d];

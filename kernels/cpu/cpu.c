@@ -160,7 +160,16 @@ static inline TALUS_FORCE_INLINE int cpu_one4(const talus_tile *t, size_t idx) {
 #define CPU_ONE_CELL(t, c, x, y, xa, xb)                                                           \
   (!talus_cell_masked(t, talus_idx(t, x, y)) && t->count[talus_idx(t, x, y)] == 1)
 
+/* A live cell of one column whose damage is below the split size: the
+ * split stage leaves it as it is. */
+#define CPU_NO_SPLIT(t, c, x, y, xa, xb)                                                           \
+  (CPU_ONE_CELL(t, c, x, y, xa, xb) && !(t->D[talus_idx(t, x, y)] >= c->P.split_size))
+
 /* The layered stage bodies with `one` = 1 (see the notes at the top). */
+static inline TALUS_FORCE_INLINE void cpu_split_none(const talus_tile *t, const talus_kctx *c,
+                                                     int x, int y, double *flows) {
+  (void)t, (void)c, (void)x, (void)y, (void)flows;
+}
 static inline TALUS_FORCE_INLINE void cpu_pipes_one(const talus_tile *t, const talus_kctx *c, int x,
                                                     int y, double *flows) {
   (void)flows;
@@ -294,7 +303,7 @@ talus_status talus_cpu_stage_booked(talus_tile *t, const talus_kctx *c, talus_st
     CPU_STAGE_LOOP_ONE_SIMD(k_horizontal, cpu_horizontal_one);
     break;
   case TALUS_STAGE_SPLIT:
-    CPU_STAGE_LOOP(k_split);
+    CPU_STAGE_LOOP_ONE(k_split, cpu_split_none, CPU_NO_SPLIT);
     break;
   case TALUS_STAGE_VERTICAL:
     CPU_STAGE_LOOP_ONE(k_vertical, cpu_vertical_one, CPU_ONE_CELL);
