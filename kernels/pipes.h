@@ -59,7 +59,8 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pipes_pick(const talus_tile *t, si
 /* Tangent of the angle of repose between two columns: tan is interpolated
  * (not the angle) from dry to wet by the mean water depth over `range`. */
 TALUS_HD static inline float pipes_talus(const talus_kparams *P, float w, float wn) {
-  float m = P->slippage_range > 0.0f ? talus_fminf(0.5f * (w + wn) / P->slippage_range, 1.0f) : 1.0f;
+  float m =
+      P->slippage_range > 0.0f ? talus_fminf(0.5f * (w + wn) / P->slippage_range, 1.0f) : 1.0f;
   return P->tan_dry + (P->tan_wet - P->tan_dry) * m;
 }
 
@@ -136,9 +137,8 @@ pipes_direction(const talus_tile *t, const talus_kctx *c, int x, int y, int k, i
 
 /* One column: directions, then the limiters K_w (flux), K_r (sediment) and
  * K_a (slippage) in the reference's order; stores f, slip, kr, sina. */
-TALUS_HD static inline TALUS_FORCE_INLINE void pipes_column(const talus_tile *t,
-                                                            const talus_kctx *c, int x, int y,
-                                                            int k, int one) {
+TALUS_HD static inline TALUS_FORCE_INLINE void
+pipes_column(const talus_tile *t, const talus_kctx *c, int x, int y, int k, int one) {
   const talus_kparams *P = &c->P;
   size_t idx = talus_idx(t, x, y), ci = talus_col(t, idx, k);
   pipes_col q = pipes_load(t, ci);

@@ -147,7 +147,8 @@ TALUS_HD static inline void support_update_cell(const talus_tile *t, const talus
     if (!(tk > 0.0f)) continue; /* no bedrock: nothing can hold it */
     float m = 0.0f;
     if (P->use_weight)
-      m = talus_fmaxf(tk * P->rho_bedrock + t->s[ci] * P->rho_sand + t->w[ci] * P->rho_water, 0.0f) *
+      m = talus_fmaxf(tk * P->rho_bedrock + t->s[ci] * P->rho_sand + t->w[ci] * P->rho_water,
+                      0.0f) *
           area;
     float sup = support_best(t, c, x, y, F, B, tk);
     t->p[ci] = talus_fmaxf(sup - m, t->p[ci]);

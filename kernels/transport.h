@@ -38,8 +38,9 @@ typedef struct transport_io {
 /* Gathers column k's own outflows and the inflows of every neighbour column
  * whose pipe points back at k. Neighbours outside the domain or NoData send
  * nothing (their outflow is booked by transport_book_borders). */
-TALUS_HD static inline TALUS_FORCE_INLINE transport_io
-transport_gather(const talus_tile *t, const talus_kctx *c, int x, int y, int k, int one) {
+TALUS_HD static inline TALUS_FORCE_INLINE transport_io transport_gather(const talus_tile *t,
+                                                                        const talus_kctx *c, int x,
+                                                                        int y, int k, int one) {
   transport_io io;
   size_t idx = talus_idx(t, x, y);
   float kr = t->kr[talus_col(t, idx, k)];

@@ -60,8 +60,8 @@ TALUS_HD static inline vt_factors vt_factors_of(const talus_tile *t, const talus
 
 /* Bedrock eroded from the ceiling of column k (below column k+1's bedrock),
  * at the minimum slope and only when water nearly fills the gap. */
-TALUS_HD static inline TALUS_FORCE_INLINE float vt_ceiling(const talus_tile *t, const talus_kparams *P, size_t i,
-                                        int k, int n, vt_factors f) {
+TALUS_HD static inline TALUS_FORCE_INLINE float
+vt_ceiling(const talus_tile *t, const talus_kparams *P, size_t i, int k, int n, vt_factors f) {
   if (k + 1 >= n) return 0.0f;
   size_t j = talus_col(t, i, k);
   float C = t->C[j];
@@ -102,8 +102,8 @@ TALUS_HD static inline void vt_exchange(const talus_tile *t, const talus_kparams
 
 /* Vertical erosion of column k of cell i (n columns): ceiling and floor
  * bedrock become sand, then sand and sediment exchange. */
-TALUS_HD static inline TALUS_FORCE_INLINE void vt_erode(const talus_tile *t, const talus_kparams *P, size_t i, int k,
-                                     int n, double *flows) {
+TALUS_HD static inline TALUS_FORCE_INLINE void vt_erode(const talus_tile *t, const talus_kparams *P,
+                                                        size_t i, int k, int n, double *flows) {
   size_t j = talus_col(t, i, k);
   vt_factors f = vt_factors_of(t, P, j, t->w[j]);
   float dC = vt_ceiling(t, P, i, k, n, f);
@@ -118,8 +118,8 @@ TALUS_HD static inline TALUS_FORCE_INLINE void vt_erode(const talus_tile *t, con
 
 /* Damage recovery of column k: removes min(κ_r·dt, D, B − F) of damage and
  * the same height of bedrock from the column's top, booked as RECOVERY. */
-TALUS_HD static inline TALUS_FORCE_INLINE void vt_recover(const talus_tile *t, const talus_kparams *P, size_t i, int k,
-                                       double *flows) {
+TALUS_HD static inline TALUS_FORCE_INLINE void
+vt_recover(const talus_tile *t, const talus_kparams *P, size_t i, int k, double *flows) {
   size_t j = talus_col(t, i, k);
   float B = t->B[j];
   float d = talus_fminf(talus_fminf(P->damage_recovery * P->dt, t->D[j]), B - talus_floor(t, i, k));

@@ -5,14 +5,21 @@
  * The kernel bodies are the shared k_* functions of kernels/.
  *
  * Fast paths (CPU only; the GPU and the cells they do not cover run the
- * k_* bodies): the heightfield's flux and water stages run each row's live
- * run as one `omp simd` loop (CPU_STAGE_LOOP_LIVE); the layered stages
- * pipes, transport, horizontal and vertical call their bodies with `one`
- * = 1 on cells whose own and neighbours' columns are single and live
- * (CPU_STAGE_LOOP_ONE), which drops the neighbour classification and the
- * column loops but computes the same operations in the same order, so the
- * results are bit-identical to the general path (the test cpu_fastpath
- * compares them with the fast paths off: TALUS_CPU_GENERAL=1).
+ * k_* bodies unchanged):
+ * - heightfield flux and water: each row's live run is one `omp simd`
+ *   loop (CPU_STAGE_LOOP_LIVE);
+ * - layered pipes, transport, horizontal, vertical: the bodies are called
+ *   with `one` = 1 on cells whose own and 4 neighbours' columns are single
+ *   and live (CPU_STAGE_LOOP_ONE), which drops the neighbour classification
+ *   and the column loops; pipes and horizontal (no ledger flows) run such
+ *   runs of cells as `omp simd` loops (CPU_STAGE_LOOP_ONE_SIMD);
+ * - split skips single-column cells below the split size; support
+ *   propagation and collapse skip rows without stacked columns
+ *   (CPU_STAGE_LOOP_STACKED): their bodies do nothing there.
+ * Every fast path computes the same floating-point operations in the same
+ * order as the general path, so results are bit-identical (cli_fastpath
+ * compares whole runs against TALUS_CPU_GENERAL=1, which turns the layered
+ * fast paths off).
  */
 #include "cpu.h"
 
@@ -156,7 +163,8 @@ static inline TALUS_FORCE_INLINE int cpu_one4(const talus_tile *t, size_t idx) {
 /* The layered fast-path predicates: radius-1 stages need (x, y) in the
  * row's live run [xa, xb) and single columns around; vertical (radius 0)
  * needs a live cell of one column. */
-#define CPU_ONE_NB(t, c, x, y, xa, xb) ((x) >= (xa) && (x) < (xb) && cpu_one4(t, talus_idx(t, x, y)))
+#define CPU_ONE_NB(t, c, x, y, xa, xb)                                                             \
+  ((x) >= (xa) && (x) < (xb) && cpu_one4(t, talus_idx(t, x, y)))
 #define CPU_ONE_CELL(t, c, x, y, xa, xb)                                                           \
   (!talus_cell_masked(t, talus_idx(t, x, y)) && t->count[talus_idx(t, x, y)] == 1)
 
@@ -273,7 +281,7 @@ static inline int cpu_one_run_end(const talus_tile *t, int y, int x, int xb) {
       if (fast) cpu_live_run(t, c, y, x, x1, &xa, &xb);                                            \
       while (x < x1) {                                                                             \
         int e = x >= xa && x < xb ? cpu_one_run_end(t, y, x, xb) : x;                              \
-        _Pragma("omp simd") for (int xv = x; xv < e; xv++) one(&tl, &cl, xv, y, junk);            \
+        _Pragma("omp simd") for (int xv = x; xv < e; xv++) one(&tl, &cl, xv, y, junk);             \
         if (e < x1) body(t, c, e, y, junk);                                                        \
         x = e + 1;                                                                                 \
       }                                                                                            \
