@@ -11,17 +11,18 @@
  * versions are out-of-line calls (GCC inlines them only under
  * -ffinite-math-only), and each call costs ~10 instructions plus spilling
  * every live SSE register, which dominated the layered kernels. They give
- * glibc's bits for every input arithmetic can produce: MINSS/MAXSS (the
- * instruction glibc executes for ordered operands, signed zeros alike) and
- * x when y is a quiet NaN (glibc returns x, or x + y = x when both are
- * quiet NaNs). nvcc and non-SSE targets call fminf / fmaxf.
+ * glibc's bits for every input arithmetic can produce: for ordered operands
+ * glibc executes MINSS/MAXSS, which is exactly x < y ? x : y (x > y ? x : y),
+ * signed zeros alike; when y is a quiet NaN it returns x (also when both are
+ * quiet NaNs: its x + y is x), and when only x is one, y, as the ternary
+ * does. nvcc and non-SSE targets call fminf / fmaxf.
  */
 #ifndef TALUS_KERNELS_SELECT_H
 #define TALUS_KERNELS_SELECT_H
 
 #include "common.h"
-#include <math.h>
 #include <float.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -48,7 +49,7 @@ TALUS_HD static inline float talus_pos(float v) {
 /* fminf(x, y) with libm's bits (see the note at the top). */
 TALUS_HD static inline float talus_fminf(float x, float y) {
 #ifdef TALUS_SELECT_SSE
-  float m = x < y ? x : y; /* MINSS/MAXSS */
+  float m = x < y ? x : y; /* MINSS */
   return y != y ? x : m;
 #else
   return fminf(x, y);
@@ -58,7 +59,7 @@ TALUS_HD static inline float talus_fminf(float x, float y) {
 /* fmaxf(x, y) with libm's bits (see the note at the top). */
 TALUS_HD static inline float talus_fmaxf(float x, float y) {
 #ifdef TALUS_SELECT_SSE
-  float m = x > y ? x : y; /* MINSS/MAXSS */
+  float m = x > y ? x : y; /* MAXSS */
   return y != y ? x : m;
 #else
   return fmaxf(x, y);
