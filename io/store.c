@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -769,6 +770,28 @@ static talus_status disk_put(talus_store *s, talus_store_key k, const void *data
   return st;
 }
 
+/* ---- crash injection (tests) ----
+ * TALUS_TEST_KILL_AT_OP=N makes the process SIGKILL itself right after its
+ * N-th completed mutating store operation (put, commit or drop), counted
+ * over all stores of the process: a crash at a chosen, reproducible point
+ * of a run, where a kill timed from outside may land before the run starts
+ * or after it ends on a loaded machine (tests/cli_tiles_resume.sh,
+ * tests/cli_mpi_resume.sh). Unset or 0: off. */
+static atomic_long fault_ops;
+static long fault_at;
+static pthread_once_t fault_once = PTHREAD_ONCE_INIT;
+
+static void fault_init(void) {
+  const char *v = getenv("TALUS_TEST_KILL_AT_OP");
+  fault_at = v ? atol(v) : 0;
+}
+
+/* Counts one completed operation; dies here when it is the N-th. */
+static void store_fault_point(void) {
+  pthread_once(&fault_once, fault_init);
+  if (fault_at > 0 && atomic_fetch_add(&fault_ops, 1) + 1 == fault_at) raise(SIGKILL);
+}
+
 talus_status talus_store_put(talus_store *s, talus_store_key key, const void *data, size_t n,
                              int elem4) {
   if (!s || (!data && n)) return talus_fail(TALUS_ERR_ARGUMENT, "store", "put: no store or data");
@@ -781,6 +804,7 @@ talus_status talus_store_put(talus_store *s, talus_store_key key, const void *da
   atomic_fetch_add(&s->raw_written, n);
   atomic_fetch_add(&s->bytes_written, bytes);
   atomic_fetch_add(&s->blobs_written, 1);
+  store_fault_point();
   return TALUS_OK;
 }
 
@@ -798,6 +822,7 @@ talus_status talus_store_put_owned(talus_store *s, talus_store_key key, void *bl
   atomic_fetch_add(&s->raw_written, n);
   atomic_fetch_add(&s->bytes_written, n);
   atomic_fetch_add(&s->blobs_written, 1);
+  store_fault_point();
   return TALUS_OK;
 }
 
@@ -922,6 +947,7 @@ talus_status talus_store_drop_before(talus_store *s, int32_t tile, int64_t befor
     slot_remove(s, t, i);
   }
   pthread_mutex_unlock(stripe_of(s, tile));
+  if (st == TALUS_OK) store_fault_point();
   return st;
 }
 
@@ -938,6 +964,7 @@ talus_status talus_store_commit(talus_store *s, int32_t tile, int64_t step) {
   uint64_t limit = (uint64_t)s->ntiles > JOURNAL_COMPACT ? (uint64_t)s->ntiles : JOURNAL_COMPACT;
   if (st == TALUS_OK && s->kind == TALUS_STORE_DISK && s->journal_records > limit) st = compact(s);
   pthread_mutex_unlock(&s->lock);
+  if (st == TALUS_OK) store_fault_point();
   return st;
 }
 

@@ -19,37 +19,33 @@ P=(-c "$SRC/configs/chasm-source.ini" --set water.rain=0.01 --set support.iterat
 A=("${P[@]}" --tile 64 --steps-per-exchange 2)
 "$T" erode "$W/init.tif" -o "$W/ref.tif" "${P[@]}"
 
-# The 3-rank run's length on this machine now, to aim the kill inside it.
-t0=$(date +%s%N)
 "${MPIRUN[@]}" -np 3 "$T" erode "$W/init.tif" -o "$W/timed.tif" "${A[@]}" --store "$W/timed_store"
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 check "the 3-rank run equals one process" 'cmp -s "$W/ref.tif" "$W/timed.tif"'
 
-# kill_rank MS ARGS...: starts 3 ranks, SIGKILLs one of them (chosen at
-# random) after MS ms; prints "killed" when it was still running.
+# kill_rank RANK OP: starts 3 ranks; rank RANK SIGKILLs itself right after
+# its OP-th store operation (TALUS_TEST_KILL_AT_OP, io/store.c), so the
+# crash lands inside the run whatever the machine's load (mpirun then stops
+# the others and exits 137); prints "killed" when it happened.
 kill_rank() {
-  local ms=$1
-  shift
-  "${MPIRUN[@]}" -np 3 "$T" erode "$W/init.tif" -o "$W/out.tif" "${A[@]}" --store "$W/store" \
-    "$@" >>"$W/kills.log" 2>&1 &
-  local pid=$! ranks
-  sleep "$(awk "BEGIN {print $ms / 1000}")"
-  mapfile -t ranks < <(ps -o pid= --ppid $pid)
-  if [ ${#ranks[@]} -gt 0 ] && kill -9 ${ranks[RANDOM % ${#ranks[@]}]} 2>/dev/null; then
-    echo killed
-  fi
-  wait $pid 2>/dev/null
+  local victim=$1 op=$2 ctx=() r
+  for r in 0 1 2; do
+    [ $r -gt 0 ] && ctx+=(:)
+    ctx+=(-np 1)
+    [ $r -eq "$victim" ] && ctx+=(env TALUS_TEST_KILL_AT_OP="$op")
+    ctx+=("$T" erode "$W/init.tif" -o "$W/out.tif" "${A[@]}" --store "$W/store")
+  done
+  "${MPIRUN[@]}" "${ctx[@]}" >>"$W/kills.log" 2>&1
+  [ $? -eq 137 ] && grep -q "rank $victim .*signal 9" "$W/kills.log" && echo killed
 }
 
+# Each rank makes a few hundred store operations in this run: a random
+# rank dies at a random one of its first 120.
 RANDOM=$$
+victim=$((RANDOM % 3)) op=$((1 + RANDOM % 120))
+r=$(kill_rank $victim $op)
+echo "rank $victim killed at its store operation $op: ${r:-finished first}"
 killed=0
-for i in 1 2 3; do
-  rm -f "$W/out.tif"
-  at=$(( ms / 3 + RANDOM % (ms / 2 + 1) ))
-  r=$(kill_rank $at)
-  echo "try $i: kill after $at ms of a ${ms} ms run: ${r:-finished first}"
-  if [ "$r" = killed ]; then killed=1; break; fi
-done
+[ "$r" = killed ] && killed=1
 check "a rank was killed mid-way" '[ $killed -eq 1 ]'
 check "the killed run wrote no output" '[ ! -e "$W/out.tif" ]'
 "${MPIRUN[@]}" -np 2 "$T" erode "$W/init.tif" -o "$W/x.tif" "${A[@]}" --store "$W/store" \

@@ -19,34 +19,35 @@ A=(-c "$SRC/configs/chasm-source.ini" --set water.rain=0.01 --set support.iterat
 "$T" erode "$W/init.tif" -o "$W/ref.tif" -c "$SRC/configs/chasm-source.ini" --set water.rain=0.01 \
   --set support.iterations=2 --steps 12 -q --no-preview --maps
 
-# The run's length on this machine now, to aim the kills inside it.
-t0=$(date +%s%N)
 "$T" erode "$W/init.tif" -o "$W/timed.tif" "${A[@]}" --store "$W/timed_store"
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 check "the tiled run equals the one-piece run" 'cmp -s "$W/ref.tif" "$W/timed.tif"'
 
-# kill_at MS ARGS...: runs talus in the background, SIGKILLs it after MS ms;
-# prints "killed" when it was still running.
+# kill_at OP ARGS...: runs talus, which SIGKILLs itself right after its
+# OP-th store operation (TALUS_TEST_KILL_AT_OP, io/store.c): a crash at a
+# reproducible point, whatever the machine's load; prints "killed" when it
+# died so (exit 137), nothing when the run finished first.
 kill_at() {
-  local ms=$1
+  local op=$1
   shift
-  "$T" erode "$W/init.tif" -o "$W/out.tif" "${A[@]}" --store "$W/store" "$@" 2>>"$W/kills.log" &
-  local pid=$!
-  sleep "$(awk "BEGIN {print $ms / 1000}")"
-  if kill -9 $pid 2>/dev/null; then echo killed; fi
-  wait $pid 2>/dev/null
+  TALUS_TEST_KILL_AT_OP=$op "$T" erode "$W/init.tif" -o "$W/out.tif" "${A[@]}" \
+    --store "$W/store" "$@" 2>>"$W/kills.log"
+  [ $? -eq 137 ] && echo killed
 }
 
+# The run makes 1000-2000 store operations (puts, commits, drops). Three
+# kills at random operations among the first 300 of each run, each run
+# resuming from the store the last one left: together they stay inside
+# the work (a resumed run redoes at most its open generation).
 RANDOM=$$
 kills=0 resume=()
 for i in 1 2 3; do
-  at=$(( ms / 10 + RANDOM % (ms / 2 + 1) ))
-  r=$(kill_at $at "${resume[@]}")
-  echo "kill $i after $at ms of a ${ms} ms run: ${r:-finished first}"
+  op=$(( 1 + RANDOM % 300 ))
+  r=$(kill_at $op "${resume[@]}")
+  echo "kill $i at store operation $op: ${r:-finished first}"
   if [ "$r" = killed ]; then kills=$((kills + 1)); else break; fi
   resume=(--resume)
 done
-check "at least one run was killed mid-way ($kills)" '[ $kills -ge 1 ]'
+check "three runs were killed mid-way ($kills)" '[ $kills -eq 3 ]'
 if [ ! -e "$W/out.tif" ]; then
   "$T" erode "$W/init.tif" -o "$W/out.tif" "${A[@]}" --store "$W/store" --resume --report "$W/resumed.json"
   check "the resumed run reports it resumed" 'grep -q "\"resumed\": true" "$W/resumed.json"'
@@ -57,7 +58,7 @@ done
 check "the store is removed after the resumed run succeeds" '[ ! -e "$W/store" ]'
 
 # A corrupted tile file: caught by its checksum, never used.
-r=$(kill_at $((ms / 2)))
+r=$(kill_at 600)
 if [ "$r" = killed ]; then
   for f in "$W"/store/t*_p0.tzst; do
     printf '\xff' | dd of="$f" bs=1 seek=$(( $(stat -c %s "$f") / 2 )) conv=notrunc status=none
