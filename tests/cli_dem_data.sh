@@ -2,16 +2,11 @@
 # Every DEM in $TALUS_TEST_DATA erodes 50 steps with the DEM preset and keeps
 # its georeferencing: same size, geotransform, CRS and NoData as the input.
 # Skipped (exit 77) when TALUS_TEST_DATA is unset.
-set -u
-T=${TALUS_BIN:?TALUS_BIN not set}
-SRC=${TALUS_SOURCE_DIR:?TALUS_SOURCE_DIR not set}
+source "$(dirname "$0")/lib_cli.sh"
 if [ -z "${TALUS_TEST_DATA:-}" ] || [ ! -d "$TALUS_TEST_DATA" ]; then
   echo "cli_dem_data: skipped: TALUS_TEST_DATA is not set"
   exit 77
 fi
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-pass=0 fail=0
 # georef FILE: size, geotransform, CRS (as PROJJSON-free WKT) and NoData.
 georef() {
   gdalinfo -json "$1" | tr -d ' \n' |

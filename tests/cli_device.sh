@@ -6,13 +6,7 @@
 # --version` lists the backends built. On a machine with a GPU the `cuda`
 # and `auto` runs must succeed instead (their agreement with the CPU is
 # checked by the gpu-labelled tests, within tolerance).
-set -u
-T=${TALUS_BIN:?TALUS_BIN not set}
-SRC=${TALUS_SOURCE_DIR:?TALUS_SOURCE_DIR not set}
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-pass=0 fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAILED: $1" >&2; fi; }
+source "$(dirname "$0")/lib_cli.sh"
 nothing_written() { [ -z "$(ls "$W/out" 2>/dev/null)" ]; }
 
 "$T" generate rivers-rain -o "$W/terrain.tif" --size 96 --seed 3

@@ -8,13 +8,7 @@
 # the report carries parameters, steps, stage times, speed, memory and a
 # closed ledger; the progress bar shows steps/s and ETA on a terminal only;
 # SIGINT cancels with a non-zero exit and writes nothing.
-set -u
-T=${TALUS_BIN:?TALUS_BIN not set}
-SRC=${TALUS_SOURCE_DIR:?TALUS_SOURCE_DIR not set}
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-pass=0 fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAILED: $1" >&2; fi; }
+source "$(dirname "$0")/lib_cli.sh"
 
 for c in erode generate params info; do
   check "$c --help" '"$T" $c --help | grep -q "usage: talus $c"'

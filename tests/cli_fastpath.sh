@@ -6,13 +6,7 @@
 # columns (cave, arches, bridges) mix both paths within a row; a tiled run
 # puts tile edges next to fast cells; a DEM with NoData (when
 # $TALUS_TEST_DATA is set) adds masked neighbours and outflow sinks.
-set -u
-T=${TALUS_BIN:?TALUS_BIN not set}
-SRC=${TALUS_SOURCE_DIR:?TALUS_SOURCE_DIR not set}
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-pass=0 fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAILED: $1" >&2; fi; }
+source "$(dirname "$0")/lib_cli.sh"
 
 # same NAME INPUT CONFIG ARGS...: fast and general runs write identical states.
 same() {

@@ -5,10 +5,7 @@
 # (while loading tiles, or in a later generation) resumes with --resume once
 # there is room and gives the bytes of an uninterrupted run. Needs a tmpfs
 # mount (root, as CI runs): skipped (77) where mounting is not allowed.
-set -u
-T=${TALUS_BIN:?TALUS_BIN not set}
-SRC=${TALUS_SOURCE_DIR:?TALUS_SOURCE_DIR not set}
-W=$(mktemp -d)
+source "$(dirname "$0")/lib_cli.sh"
 M="$W/mnt"
 mkdir -p "$M"
 cleanup() { umount "$M" 2>/dev/null; rm -rf "$W"; }
@@ -17,8 +14,6 @@ if ! mount -t tmpfs -o size=600k tmpfs "$M" 2>/dev/null; then
   echo "cli_full_disk: cannot mount a tmpfs here (not root?): skipped"
   exit 77
 fi
-pass=0 fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAILED: $1" >&2; fi; }
 resize() { mount -o remount,size="$1" "$M"; }
 empty_mnt() { [ -z "$(ls -A "$M")" ]; }
 

@@ -5,13 +5,7 @@
 # refused; 1 and 2 threads give the same bytes; the ledger closes), then
 # with configs/dem-heightfield.ini on every DEM in $TALUS_TEST_DATA.
 # Exit 77 (skipped) after the noise part when TALUS_TEST_DATA is unset.
-set -u
-T=${TALUS_BIN:?TALUS_BIN not set}
-SRC=${TALUS_SOURCE_DIR:?TALUS_SOURCE_DIR not set}
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-pass=0 fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAILED: $1" >&2; fi; }
+source "$(dirname "$0")/lib_cli.sh"
 
 # report_ok FILE: the run report says heightfield, a positive speed, and a
 # ledger residual below 1e-6 of the material.

@@ -9,14 +9,8 @@
 # - heightfield with thermal erosion: 200 x 200 fBm noise.
 # Also: an error on one rank (a rank's store cannot be written) stops every
 # rank with the message and no output.
-set -u
-T=${TALUS_BIN:?TALUS_BIN not set}
-SRC=${TALUS_SOURCE_DIR:?TALUS_SOURCE_DIR not set}
+source "$(dirname "$0")/lib_cli.sh"
 source "$SRC/tests/mpi_env.sh"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-pass=0 fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAILED: $1" >&2; fi; }
 same_as() {
   local s
   for s in '' _water _sand _sediment _columns _erosion _state; do

@@ -3,14 +3,8 @@
 # SIGKILL mid-run (mpirun then stops the others), continued with
 # `mpirun -np 3 ... --resume`, writes the bytes of an uninterrupted
 # one-process run; a store of 3 ranks is refused by a resume with 2.
-set -u
-T=${TALUS_BIN:?TALUS_BIN not set}
-SRC=${TALUS_SOURCE_DIR:?TALUS_SOURCE_DIR not set}
+source "$(dirname "$0")/lib_cli.sh"
 source "$SRC/tests/mpi_env.sh"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-pass=0 fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAILED: $1" >&2; fi; }
 
 "$T" generate chasm-source -o "$W/c300.tif" --size 300 --layers 8
 gdal_translate -q -srcwin 0 50 300 200 "$W/c300.tif" "$W/init.tif"

@@ -2,13 +2,7 @@
 # A run continued from a saved layered state gives exactly the bytes of an
 # uninterrupted run (surface and full state), on a scene that splits
 # columns (chasm-source) so every per-column field matters.
-set -u
-T=${TALUS_BIN:?TALUS_BIN not set}
-SRC=${TALUS_SOURCE_DIR:?TALUS_SOURCE_DIR not set}
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-pass=0 fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAILED: $1" >&2; fi; }
+source "$(dirname "$0")/lib_cli.sh"
 
 C="-c $SRC/configs/chasm-source.ini -q --no-preview"
 "$T" generate chasm-source -o "$W/init.tif" --size 64 --layers 8

@@ -9,13 +9,7 @@
 #   = 3 steps) ends inside generations of K = 2 and 3;
 # - heightfield model with thermal erosion, 256 x 256 fBm noise;
 # - a DEM with NoData holes under the outflow and wall policies.
-set -u
-T=${TALUS_BIN:?TALUS_BIN not set}
-SRC=${TALUS_SOURCE_DIR:?TALUS_SOURCE_DIR not set}
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-pass=0 fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAILED: $1" >&2; fi; }
+source "$(dirname "$0")/lib_cli.sh"
 # same_as REF RUN: every output file of RUN equals REF's, byte for byte.
 same_as() {
   local s

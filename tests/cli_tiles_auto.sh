@@ -3,13 +3,7 @@
 # in one piece runs tiled, on disk when its tiles do not fit in memory
 # either, stays under the limit (peak RSS), removes its store, and writes
 # the bytes of a run in one piece; without a limit it runs in one piece.
-set -u
-T=${TALUS_BIN:?TALUS_BIN not set}
-SRC=${TALUS_SOURCE_DIR:?TALUS_SOURCE_DIR not set}
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-pass=0 fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAILED: $1" >&2; fi; }
+source "$(dirname "$0")/lib_cli.sh"
 tiling() { python3 -c "import json; print(json.load(open('$1'))['tiling']['$2'])"; }
 
 # 1500 x 1500 cells, 4 layers (dem-default): ~1.4 GiB in one piece by

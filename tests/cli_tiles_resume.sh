@@ -4,13 +4,7 @@
 # corrupted tile file is caught by its checksum (clear error, non-zero
 # exit, no output); bad tiling options and a store of another run are
 # refused with a message naming the problem.
-set -u
-T=${TALUS_BIN:?TALUS_BIN not set}
-SRC=${TALUS_SOURCE_DIR:?TALUS_SOURCE_DIR not set}
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-pass=0 fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAILED: $1" >&2; fi; }
+source "$(dirname "$0")/lib_cli.sh"
 
 "$T" generate chasm-source -o "$W/c300.tif" --size 300 --layers 8
 gdal_translate -q -srcwin 0 50 300 200 "$W/c300.tif" "$W/init.tif"
