@@ -83,7 +83,8 @@ talus_status erode_parse_size(const char *opt, const char *text, int64_t *out) {
 
 static int64_t default_limit(void) {
   long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-  return pages > 0 && size > 0 ? (int64_t)pages * size / 4 * 3 : (int64_t)4 << 30;
+  int64_t all = pages > 0 && size > 0 ? (int64_t)pages * size / 4 * 3 : (int64_t)4 << 30;
+  return all / talus_mpi_node_size(); /* ranks on one machine share its memory */
 }
 
 static int64_t run_limit(const erode_opts *o) {
@@ -157,12 +158,22 @@ static talus_status tiled_plan_core(tiled_run *t, int64_t limit) {
   return TALUS_OK;
 }
 
-/* Memory store when every tile fits besides the working set, else disk. */
+/* Cells of the tiles this process keeps: all of them, or under MPI the
+ * largest block a rank owns (whole tiles of at most core² cells). */
+static int64_t kept_cells(const tiled_run *t) {
+  int nx = t->src->nx, ny = t->src->ny, ranks = talus_mpi_size();
+  if (ranks == 1) return (int64_t)nx * ny;
+  int64_t ntiles = (int64_t)((nx + t->core - 1) / t->core) * ((ny + t->core - 1) / t->core);
+  return (ntiles + ranks - 1) / ranks * (int64_t)t->core * t->core;
+}
+
+/* Memory store when every tile this process keeps fits besides the
+ * working set, else disk. */
 static void tiled_plan_store(tiled_run *t, int64_t limit) {
   const talus_kparams *P = &t->src->ctx.P;
   int nx = t->src->nx, ny = t->src->ny, R = talus_step_radius(P);
   /* Cores and strips of two steps while a generation is open. */
-  int64_t kept = (int64_t)nx * ny * cell_bytes_kept(P) * 2;
+  int64_t kept = kept_cells(t) * cell_bytes_kept(P) * 2;
   t->disk =
       t->o->store_dir != NULL || kept + tiled_bytes(t->o, P, nx, ny, t->core, t->K * R) > limit;
   if (t->o->store_dir)

@@ -26,6 +26,9 @@ int talus_mpi_rank(void) {
 int talus_mpi_size(void) {
   return 1;
 }
+int talus_mpi_node_size(void) {
+  return 1;
+}
 talus_status talus_mpi_agree(talus_status st) {
   return st;
 }

@@ -18,7 +18,7 @@
 #define AGREE_MSG 1024
 
 static int mpi_started; /* 1 when talus_mpi_begin called MPI_Init */
-static int mpi_rank, mpi_size = 1;
+static int mpi_rank, mpi_size = 1, mpi_node_size = 1;
 
 /* Owns the launcher test: an MPI launcher set one of these. */
 static int mpi_launched(void) {
@@ -36,6 +36,10 @@ talus_status talus_mpi_begin(void) {
   MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &mpi_size);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, mpi_rank, MPI_INFO_NULL, &node);
+  MPI_Comm_size(node, &mpi_node_size);
+  MPI_Comm_free(&node);
   talus_log_set_rank(mpi_rank);
   return TALUS_OK;
 }
@@ -45,7 +49,7 @@ void talus_mpi_end(void) {
   MPI_Finalize();
   mpi_started = 0;
   mpi_rank = 0;
-  mpi_size = 1;
+  mpi_size = mpi_node_size = 1;
   talus_log_set_rank(0);
 }
 
@@ -54,6 +58,9 @@ int talus_mpi_rank(void) {
 }
 int talus_mpi_size(void) {
   return mpi_size;
+}
+int talus_mpi_node_size(void) {
+  return mpi_node_size;
 }
 
 int mpi_nap(int tries) {

@@ -60,6 +60,9 @@ void talus_mpi_end(void);
 /* This process's rank and the rank count (0 and 1 when MPI is not used). */
 int talus_mpi_rank(void);
 int talus_mpi_size(void);
+/* Ranks running on this machine, this one included (1 without MPI): they
+ * share its memory, so each plans with its share of the default limit. */
+int talus_mpi_node_size(void);
 /* Collective: every rank passes its status; all get the first failing
  * rank's status and message ("rank r: ..."), or TALUS_OK. Identity when
  * alone. */
