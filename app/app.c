@@ -70,7 +70,7 @@ static void on_sigint(int sig) {
 
 void app_progress_begin(app_progress *p, const char *label, int64_t total, int quiet) {
   memset(p, 0, sizeof *p);
-  p->enabled = !quiet && isatty(STDERR_FILENO);
+  p->enabled = !quiet && talus_log_shown(1) && isatty(STDERR_FILENO);
   p->total = total;
   p->start = talus_now();
   p->label = label;

@@ -37,6 +37,8 @@ typedef struct app_progress {
   double last_draw; /* throttle redraws to ~10/s */
   const char *label;
 } app_progress;
+/* Starts a bar on a terminal, unless quiet or the log is not shown there
+ * (talus_log_shown: other MPI ranks, -q). */
 void app_progress_begin(app_progress *p, const char *label, int64_t total, int quiet);
 int app_progress_cb(double complete, const char *message, void *user); /* talus_progress_fn */
 void app_progress_end(app_progress *p);

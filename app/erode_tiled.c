@@ -312,7 +312,7 @@ static int tiled_progress(int64_t done, int64_t total, void *user) {
 static talus_status tiled_advance(tiled_run *t) {
   app_progress bar;
   int64_t todo = t->end - talus_tiled_step(t->g);
-  app_progress_begin(&bar, "eroding", todo, t->o->quiet || talus_mpi_rank() != 0);
+  app_progress_begin(&bar, "eroding", todo, t->o->quiet);
   double t0 = talus_now();
   talus_status st = t->m ? talus_mpi_run(t->m, t->end, &t->stats, tiled_progress, &bar)
                          : talus_tiled_run(t->g, t->end, &t->stats, tiled_progress, &bar);

@@ -73,8 +73,12 @@ void talus_log_set_rank(int rank) {
   log_rank = rank;
 }
 
+int talus_log_shown(int level) {
+  return level <= log_level && log_rank == 0;
+}
+
 static void log_emit(int level, const char *tag, const char *fmt, va_list ap) {
-  if (level > log_level || log_rank != 0) return;
+  if (!talus_log_shown(level)) return;
   fprintf(stderr, "talus: %s", tag);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);

@@ -41,6 +41,9 @@ void talus_error_clear(void);
 void talus_log_set_level(int level);
 int talus_log_level(void);
 void talus_log_set_rank(int rank);
+/* 1 when messages of `level` reach the terminal: at or below the log level,
+ * on rank 0. Progress displays follow the same rule as the log. */
+int talus_log_shown(int level);
 void talus_warn(const char *fmt, ...) TALUS_PRINTF(1, 2);
 void talus_info(const char *fmt, ...) TALUS_PRINTF(1, 2);
 void talus_debug(const char *fmt, ...) TALUS_PRINTF(1, 2);
