@@ -42,6 +42,11 @@ void fuzz_seeds(fuzz_add_fn add, void *user);
     }                                                                                              \
   } while (0)
 
+/* The target's private scratch directory: made on first use, removed with
+ * its files at exit. fuzz_dir_clear empties it. */
+const char *fuzz_dir(void);
+void fuzz_dir_clear(void);
+
 /* A path naming a file that holds data (memfd; valid until fuzz_file_close). */
 int fuzz_file_open(const void *data, size_t size, char *path, size_t cap);
 void fuzz_file_close(int fd);

@@ -13,23 +13,9 @@
 
 static const talus_store_key blob_key = {3, 70, 2};
 
-/* A private directory for files written by the target. */
-/* Removes the private directory at exit. */
-static void blob_dir_remove(void);
-
-static const char *blob_dir(void) {
-  static char dir[64];
-  if (!dir[0]) {
-    snprintf(dir, sizeof dir, "/tmp/talus-fuzz-blob-XXXXXX");
-    FUZZ_CHECK(mkdtemp(dir), "mkdtemp failed");
-    atexit(blob_dir_remove);
-  }
-  return dir;
-}
-
 static void blob_check_rewrite(const void *data, size_t n) {
   char path[128];
-  snprintf(path, sizeof path, "%s/again.tzst", blob_dir());
+  snprintf(path, sizeof path, "%s/again.tzst", fuzz_dir());
   uint64_t bytes = 0;
   FUZZ_CHECK(talus_blob_write(path, blob_key, data, n, n % 4 == 0, 1, 0, &bytes) == TALUS_OK,
              "rewrite: %s", talus_last_error());
@@ -41,10 +27,6 @@ static void blob_check_rewrite(const void *data, size_t n) {
   FUZZ_CHECK(m == n && (!n || !memcmp(back, data, n)), "rewritten blob reads back different");
   free(back);
   unlink(path);
-}
-
-static void blob_dir_remove(void) {
-  rmdir(blob_dir());
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -72,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 /* Writes one blob file of data through the store's writer and adds it. */
 static void blob_seed(fuzz_add_fn add, void *user, const void *data, size_t n, int shuffle) {
   char path[128];
-  snprintf(path, sizeof path, "%s/seed.tzst", blob_dir());
+  snprintf(path, sizeof path, "%s/seed.tzst", fuzz_dir());
   uint64_t bytes = 0;
   FUZZ_CHECK(talus_blob_write(path, blob_key, data, n, shuffle, 1, 0, &bytes) == TALUS_OK,
              "seed write: %s", talus_last_error());

@@ -10,43 +10,19 @@
 #include "fuzz.h"
 #include "io/store.h"
 
-#include <dirent.h>
 #include <string.h>
 #include <unistd.h>
 
 #define MANIFEST_TILES 4
 static const char manifest_run[] = "fuzz-run";
 
-/* Removes the private directory at exit. */
-static void manifest_dir_remove(void);
-
-static const char *manifest_dir(void) {
-  static char dir[64];
-  if (!dir[0]) {
-    snprintf(dir, sizeof dir, "/tmp/talus-fuzz-manifest-XXXXXX");
-    FUZZ_CHECK(mkdtemp(dir), "mkdtemp failed");
-    atexit(manifest_dir_remove);
-  }
-  return dir;
-}
-
-/* Empties the directory: each input starts from its manifest alone. */
-static void manifest_clear(void) {
-  DIR *d = opendir(manifest_dir());
-  for (struct dirent *e; d && (e = readdir(d));) {
-    char path[512];
-    if (e->d_name[0] == '.') continue;
-    snprintf(path, sizeof path, "%s/%s", manifest_dir(), e->d_name);
-    unlink(path);
-  }
-  if (d) closedir(d);
-}
-
-/* Writes body plus its "crc32c xxxxxxxx\n" line as the manifest. */
+/* Writes body, then the CRC32C line the store checks ("crc32c" and the
+ * checksum of body in 8 hex digits), as the only file of the directory:
+ * each input starts from its manifest alone. */
 static void manifest_put(const uint8_t *body, size_t size) {
   char path[128];
-  manifest_clear();
-  snprintf(path, sizeof path, "%s/manifest", manifest_dir());
+  fuzz_dir_clear();
+  snprintf(path, sizeof path, "%s/manifest", fuzz_dir());
   FILE *f = fopen(path, "wb");
   FUZZ_CHECK(f, "cannot write %s", path);
   fwrite(body, 1, size, f);
@@ -62,16 +38,11 @@ static void manifest_check_accepted(talus_store *s) {
   FUZZ_CHECK(talus_store_commit(s, 1, next > 0 ? next : 0) == TALUS_OK, "commit: %s",
              talus_last_error());
   talus_store_close(s);
-  FUZZ_CHECK(talus_store_open(&s, TALUS_STORE_DISK, manifest_dir(), manifest_run, MANIFEST_TILES,
-                              1) == TALUS_OK,
+  FUZZ_CHECK(talus_store_open(&s, TALUS_STORE_DISK, fuzz_dir(), manifest_run, MANIFEST_TILES, 1) ==
+                 TALUS_OK,
              "an accepted store does not resume again: %s", talus_last_error());
   FUZZ_CHECK(talus_store_committed(s, 1) == (next > 0 ? next : 0), "the commit was lost");
   talus_store_close(s);
-}
-
-static void manifest_dir_remove(void) {
-  manifest_clear();
-  rmdir(manifest_dir());
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -79,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   talus_store *s = NULL;
   talus_error_clear();
   talus_status st =
-      talus_store_open(&s, TALUS_STORE_DISK, manifest_dir(), manifest_run, MANIFEST_TILES, 1);
+      talus_store_open(&s, TALUS_STORE_DISK, fuzz_dir(), manifest_run, MANIFEST_TILES, 1);
   if (st) {
     FUZZ_CHECK(st == TALUS_ERR_FORMAT || st == TALUS_ERR_ARGUMENT || st == TALUS_ERR_IO,
                "open: status %d (%s)", (int)st, talus_last_error());
@@ -95,8 +66,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 void fuzz_seeds(fuzz_add_fn add, void *user) {
   for (int seed = 0; seed < 3; seed++) {
     talus_store *s = NULL;
-    manifest_clear();
-    FUZZ_CHECK(talus_store_open(&s, TALUS_STORE_DISK, manifest_dir(), manifest_run, MANIFEST_TILES,
+    fuzz_dir_clear();
+    FUZZ_CHECK(talus_store_open(&s, TALUS_STORE_DISK, fuzz_dir(), manifest_run, MANIFEST_TILES,
                                 0) == TALUS_OK,
                "seed open: %s", talus_last_error());
     for (int t = 0; t < seed * 2 && t < MANIFEST_TILES; t++)
@@ -104,7 +75,7 @@ void fuzz_seeds(fuzz_add_fn add, void *user) {
     if (seed) FUZZ_CHECK(talus_store_set_meta(s, "input", "dem.tif 30 m") == TALUS_OK, "meta");
     talus_store_close(s);
     char path[128], buf[8192];
-    snprintf(path, sizeof path, "%s/manifest", manifest_dir());
+    snprintf(path, sizeof path, "%s/manifest", fuzz_dir());
     FILE *f = fopen(path, "rb");
     size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
     if (f) fclose(f);

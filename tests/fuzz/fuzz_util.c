@@ -1,11 +1,41 @@
 /*
  * fuzz_util.c — what the fuzz targets share: bytes as a file that the
- * library can open by path (the config loader and the store read files).
+ * library can open by path (the config loader and the store read files),
+ * and a scratch directory for the files a target writes.
  */
 #include "fuzz.h"
 
+#include <dirent.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+static char scratch[] = "/tmp/talus-fuzz-XXXXXX"; /* mkdtemp's template */
+static int scratch_made;
+
+void fuzz_dir_clear(void) {
+  DIR *d = opendir(fuzz_dir());
+  for (struct dirent *e; d && (e = readdir(d));) {
+    char path[512];
+    if (e->d_name[0] == '.') continue;
+    snprintf(path, sizeof path, "%s/%s", scratch, e->d_name);
+    unlink(path);
+  }
+  if (d) closedir(d);
+}
+
+static void fuzz_dir_remove(void) {
+  fuzz_dir_clear();
+  rmdir(scratch);
+}
+
+const char *fuzz_dir(void) {
+  if (!scratch_made) {
+    FUZZ_CHECK(mkdtemp(scratch), "mkdtemp failed");
+    scratch_made = 1;
+    atexit(fuzz_dir_remove);
+  }
+  return scratch;
+}
 
 int fuzz_file_open(const void *data, size_t size, char *path, size_t cap) {
   int fd = memfd_create("talus-fuzz", 0);
