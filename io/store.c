@@ -792,6 +792,23 @@ static void store_fault_point(void) {
   if (fault_at > 0 && atomic_fetch_add(&fault_ops, 1) + 1 == fault_at) raise(SIGKILL);
 }
 
+/* Counts a completed put of n raw bytes, `bytes` of them in the store. */
+static talus_status store_wrote(talus_store *s, size_t n, uint64_t bytes) {
+  atomic_fetch_add(&s->raw_written, n);
+  atomic_fetch_add(&s->bytes_written, bytes);
+  atomic_fetch_add(&s->blobs_written, 1);
+  store_fault_point();
+  return TALUS_OK;
+}
+
+/* Counts a completed get of n raw bytes, `bytes` of them read from the store. */
+static talus_status store_read(talus_store *s, size_t n, uint64_t bytes) {
+  atomic_fetch_add(&s->raw_read, n);
+  atomic_fetch_add(&s->bytes_read, bytes);
+  atomic_fetch_add(&s->blobs_read, 1);
+  return TALUS_OK;
+}
+
 talus_status talus_store_put(talus_store *s, talus_store_key key, const void *data, size_t n,
                              int elem4) {
   if (!s || (!data && n)) return talus_fail(TALUS_ERR_ARGUMENT, "store", "put: no store or data");
@@ -800,12 +817,7 @@ talus_status talus_store_put(talus_store *s, talus_store_key key, const void *da
   uint64_t bytes = n;
   st = s->kind == TALUS_STORE_MEMORY ? mem_put(s, key, data, n)
                                      : disk_put(s, key, data, n, elem4, &bytes);
-  if (st != TALUS_OK) return st;
-  atomic_fetch_add(&s->raw_written, n);
-  atomic_fetch_add(&s->bytes_written, bytes);
-  atomic_fetch_add(&s->blobs_written, 1);
-  store_fault_point();
-  return TALUS_OK;
+  return st != TALUS_OK ? st : store_wrote(s, n, bytes);
 }
 
 talus_status talus_store_put_owned(talus_store *s, talus_store_key key, void *blob, size_t n,
@@ -818,12 +830,7 @@ talus_status talus_store_put_owned(talus_store *s, talus_store_key key, void *bl
     return st;
   }
   st = mem_index(s, key, blob, n);
-  if (st != TALUS_OK) return st;
-  atomic_fetch_add(&s->raw_written, n);
-  atomic_fetch_add(&s->bytes_written, n);
-  atomic_fetch_add(&s->blobs_written, 1);
-  store_fault_point();
-  return TALUS_OK;
+  return st != TALUS_OK ? st : store_wrote(s, n, n);
 }
 
 static talus_status missing(talus_store_key k) {
@@ -831,7 +838,21 @@ static talus_status missing(talus_store_key k) {
                     k.part, k.step);
 }
 
-/* Copies the blob out of the index (MEMORY). */
+/* Points *data at the indexed blob (MEMORY), no copy. */
+static talus_status mem_ref(talus_store *s, talus_store_key k, const void **data, size_t *n) {
+  pthread_mutex_lock(stripe_of(s, k.tile));
+  tile_slot *t = &s->tiles[k.tile];
+  int i = slot_find(t, k.step, k.part);
+  if (i >= 0) {
+    *data = t->e[i].data;
+    *n = t->e[i].n;
+  }
+  pthread_mutex_unlock(stripe_of(s, k.tile));
+  return i < 0 ? missing(k) : TALUS_OK;
+}
+
+/* Copies the blob out of the index (MEMORY), under the tile's lock: the
+ * copy is taken whole even while another thread replaces the key. */
 static talus_status mem_get(talus_store *s, talus_store_key k, void **data, size_t *n) {
   pthread_mutex_lock(stripe_of(s, k.tile));
   tile_slot *t = &s->tiles[k.tile];
@@ -865,24 +886,7 @@ talus_status talus_store_get(talus_store *s, talus_store_key key, void **data, s
     st = talus_blob_read(path, key, data, n, &bytes, &gone);
     if (gone) st = missing(key);
   }
-  if (st != TALUS_OK) return st;
-  atomic_fetch_add(&s->raw_read, *n);
-  atomic_fetch_add(&s->bytes_read, bytes);
-  atomic_fetch_add(&s->blobs_read, 1);
-  return TALUS_OK;
-}
-
-/* Points *data at the indexed blob (MEMORY), no copy. */
-static talus_status mem_ref(talus_store *s, talus_store_key k, const void **data, size_t *n) {
-  pthread_mutex_lock(stripe_of(s, k.tile));
-  tile_slot *t = &s->tiles[k.tile];
-  int i = slot_find(t, k.step, k.part);
-  if (i >= 0) {
-    *data = t->e[i].data;
-    *n = t->e[i].n;
-  }
-  pthread_mutex_unlock(stripe_of(s, k.tile));
-  return i < 0 ? missing(k) : TALUS_OK;
+  return st != TALUS_OK ? st : store_read(s, *n, bytes);
 }
 
 static void *pool_alloc_cb(void *user, size_t n) {
@@ -913,11 +917,7 @@ talus_status talus_store_get_ref(talus_store *s, talus_store_key key, const void
     if (gone) st = missing(key);
     *data = *hold;
   }
-  if (st != TALUS_OK) return st;
-  atomic_fetch_add(&s->raw_read, *n);
-  atomic_fetch_add(&s->bytes_read, bytes);
-  atomic_fetch_add(&s->blobs_read, 1);
-  return TALUS_OK;
+  return st != TALUS_OK ? st : store_read(s, *n, bytes);
 }
 
 int talus_store_has(const talus_store *s, talus_store_key key) {
