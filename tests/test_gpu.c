@@ -155,20 +155,7 @@ static void check_ledger(void) {
   CHECK(d != NULL, "rivers-rain domain");
   if (!d) return;
   CHECK(talus_domain_run(d, pc.steps, NULL, NULL) == TALUS_OK, "run: %s", talus_last_error());
-  talus_ledger_summary L;
-  talus_domain_ledger(d, &L);
-  double material = 0.0;
-  for (int m = 0; m < TALUS_MAT_COUNT; m++)
-    material += L.initial[m];
-  double added = talus_domain_flow(d, TALUS_FLOW_RAIN) + talus_domain_flow(d, TALUS_FLOW_SOURCE);
-  printf("gpu ledger: material %.6g m3, water added %.6g m3, residual %.3g m3 (water %.3g)\n",
-         material, added, L.total_residual, L.residual[TALUS_MAT_WATER]);
-  CHECK(added > 0.0 && talus_domain_flow(d, TALUS_FLOW_DISSOLVE) > 0.0,
-        "rain fell, sand dissolved");
-  CHECK(fabs(L.total_residual) <= 1e-5 * material, "residual %.3g vs %.3g", L.total_residual,
-        material);
-  CHECK(fabs(L.residual[TALUS_MAT_WATER]) <= 1e-3 * added, "water residual %.3g vs added %.3g",
-        L.residual[TALUS_MAT_WATER], added);
+  fixture_check_ledger(d, "gpu ledger");
   talus_domain_free(d);
 }
 

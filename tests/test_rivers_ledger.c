@@ -13,22 +13,11 @@ int main(void) {
   if (!d) return check_report("test_rivers_ledger");
   talus_status st = talus_domain_run(d, 2000, NULL, NULL);
   CHECK(st == TALUS_OK, "run: %s", talus_last_error());
-  talus_ledger_summary L;
-  talus_domain_ledger(d, &L);
-  double material = 0.0;
-  for (int m = 0; m < TALUS_MAT_COUNT; m++)
-    material += L.initial[m];
-  double added = talus_domain_flow(d, TALUS_FLOW_RAIN) + talus_domain_flow(d, TALUS_FLOW_SOURCE);
-  printf("material %.6g m3, water added %.6g m3, residual %.3g m3 (water %.3g)\n", material, added,
-         L.total_residual, L.residual[TALUS_MAT_WATER]);
+  double material = fixture_check_ledger(d, "rivers-rain");
   for (int f = 0; f < talus_flow_count(); f++)
     printf("  %-24s %.6g m3\n", talus_flow_name(f, NULL, NULL), talus_domain_flow(d, f));
-  CHECK(added > 0.0, "rain fell");
-  CHECK(talus_domain_flow(d, TALUS_FLOW_DISSOLVE) > 0.0, "sand was dissolved: erosion happened");
-  CHECK(fabs(L.total_residual) <= 1e-5 * material, "residual %.3g vs material %.3g",
-        L.total_residual, material);
-  CHECK(fabs(L.residual[TALUS_MAT_WATER]) <= 1e-3 * added, "water residual %.3g vs added %.3g",
-        L.residual[TALUS_MAT_WATER], added);
+  talus_ledger_summary L;
+  talus_domain_ledger(d, &L);
   for (int m = 0; m < TALUS_MAT_COUNT; m++)
     CHECK(fabs(L.residual[m]) <= 1e-5 * material, "material %d residual %.3g", m, L.residual[m]);
   talus_domain_free(d);
