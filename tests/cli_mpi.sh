@@ -11,12 +11,6 @@
 # rank with the message and no output.
 source "$(dirname "$0")/lib_cli.sh"
 source "$SRC/tests/mpi_env.sh"
-same_as() {
-  local s
-  for s in '' _water _sand _sediment _columns _erosion _state; do
-    cmp -s "$W/$1$s.tif" "$W/$2$s.tif" || { echo "  $2$s.tif differs from $1$s.tif" >&2; return 1; }
-  done
-}
 # run NAME INPUT ARGS...: one process; mrun NP NAME INPUT ARGS...: NP ranks.
 run() {
   local name=$1 in=$2

@@ -10,13 +10,6 @@
 # - heightfield model with thermal erosion, 256 x 256 fBm noise;
 # - a DEM with NoData holes under the outflow and wall policies.
 source "$(dirname "$0")/lib_cli.sh"
-# same_as REF RUN: every output file of RUN equals REF's, byte for byte.
-same_as() {
-  local s
-  for s in '' _water _sand _sediment _columns _erosion _state; do
-    cmp -s "$W/$1$s.tif" "$W/$2$s.tif" || { echo "  $2$s.tif differs from $1$s.tif" >&2; return 1; }
-  done
-}
 # run NAME INPUT ARGS...: erode with every output, quietly.
 run() {
   local name=$1 in=$2
