@@ -151,16 +151,10 @@ static talus_status tiled_paste(talus_tiled *g, talus_store_key key, talus_tile 
 
 talus_status talus_tiled_load(talus_tiled *g, const talus_tile_source *src) {
   memset(g->flows, 0, (size_t)g->ntiles * TALUS_FLOW_COUNT * sizeof *g->flows);
-  talus_status bst = tiled_buffer(g);
-  if (bst) return bst;
-  for (int p = 0; p < g->ntiles; p++) {
-    talus_rect c = talus_tiled_core(g, p);
-    talus_status st = talus_tile_reset(g->buf, c);
-    if (!st) st = src->fill(src->user, g->buf, c);
-    if (!st) st = tiled_publish(g, p, g->step, g->buf);
-    if (st) return talus_fail_context(st, "building tile %d", p);
-  }
-  return TALUS_OK;
+  talus_status st = TALUS_OK;
+  for (int p = 0; p < g->ntiles && !st; p++)
+    st = talus_tiled_load_tile(g, p, src);
+  return st;
 }
 
 static int sign(int v) {
@@ -171,24 +165,29 @@ static int sign(int v) {
  * a generation of k steps. The core and strips cover the buffer exactly
  * once (strips are H >= k·R wide), so the pastes fill every slot and the
  * buffer needs no reset; the cell count checks that coverage. */
+/* What tiled_assemble's strip pastes share (a talus_tiled_reads visit). */
+typedef struct assemble_visit {
+  talus_tiled *g;
+  int64_t s;
+  size_t cells;
+  talus_status st;
+} assemble_visit;
+
+static void assemble_strip(void *user, int tile, int part) {
+  assemble_visit *v = user;
+  if (!v->st)
+    v->st = tiled_paste(v->g, (talus_store_key){tile, v->s, part}, v->g->buf, 1, &v->cells);
+}
+
 static talus_status tiled_assemble(talus_tiled *g, int p, int64_t s, int k) {
-  talus_rect c = talus_tiled_core(g, p), r = tiled_grow(g, c, k * g->R);
-  size_t cells = 0;
-  talus_status st = talus_tile_retarget(g->buf, r);
-  if (!st) st = tiled_paste(g, (talus_store_key){p, s, TALUS_PART_CORE}, g->buf, 1, &cells);
-  int pi = p % g->ntx, pj = p / g->ntx;
-  int i0 = r.x0 / g->core, i1 = (r.x0 + r.w - 1) / g->core;
-  int j0 = r.y0 / g->core, j1 = (r.y0 + r.h - 1) / g->core;
-  for (int j = j0; j <= j1 && !st; j++)
-    for (int i = i0; i <= i1 && !st; i++) {
-      if (i == pi && j == pj) continue;
-      int part = halo_strip_facing(sign(pi - i), sign(pj - j));
-      st = tiled_paste(g, (talus_store_key){j * g->ntx + i, s, part}, g->buf, 1, &cells);
-    }
-  if (!st && cells != (size_t)r.w * r.h)
-    st = talus_fail(TALUS_ERR_INTERNAL, "tiler", "tile %d: blocks cover %zu of %d x %d cells", p,
-                    cells, r.w, r.h);
-  return st;
+  talus_rect r = tiled_grow(g, talus_tiled_core(g, p), k * g->R);
+  assemble_visit v = {g, s, 0, talus_tile_retarget(g->buf, r)};
+  if (!v.st) v.st = tiled_paste(g, (talus_store_key){p, s, TALUS_PART_CORE}, g->buf, 1, &v.cells);
+  if (!v.st) talus_tiled_reads(g, p, k, assemble_strip, &v);
+  if (!v.st && v.cells != (size_t)r.w * r.h)
+    v.st = talus_fail(TALUS_ERR_INTERNAL, "tiler", "tile %d: blocks cover %zu of %d x %d cells", p,
+                      v.cells, r.w, r.h);
+  return v.st;
 }
 
 /* Advances tile p from step s by k steps and publishes it at s+k. */
@@ -216,26 +215,14 @@ static talus_status tiled_generation(talus_tiled *g, int64_t start, int64_t end,
   int64_t s = g->step;
   int k = end - s < g->K ? (int)(end - s) : g->K;
   for (int p = 0; p < g->ntiles; p++) {
-    int64_t at = talus_store_committed(g->store, p);
-    if (at == s + k) continue; /* done before a resume */
-    if (at != s)
-      return talus_fail(TALUS_ERR_FORMAT, "tiler", "tile %d is at step %lld, expected %lld", p,
-                        (long long)at, (long long)s);
-    talus_status st = tiled_advance_tile(g, p, s, k, stats);
-    if (st)
-      return talus_fail_context(st, "tile %d, steps %lld..%lld", p, (long long)s,
-                                (long long)(s + k));
+    talus_status st = talus_tiled_advance_one(g, p, k, stats);
+    if (st) return st;
     int64_t done = (s - start) * g->ntiles + (int64_t)k * (p + 1);
     if (progress && !progress(done, (end - start) * g->ntiles, user))
       return talus_fail(TALUS_ERR_CANCELLED, "run", "cancelled at step %lld (resumable)",
                         (long long)s);
   }
-  for (int p = 0; p < g->ntiles; p++) {
-    talus_status st = talus_store_drop_before(g->store, p, s + k);
-    if (st) return st;
-  }
-  g->step = s + k;
-  return TALUS_OK;
+  return talus_tiled_end_generation(g, k);
 }
 
 talus_status talus_tiled_run(talus_tiled *g, int64_t end, talus_run_stats *stats,
@@ -253,27 +240,16 @@ talus_status talus_tiled_run(talus_tiled *g, int64_t end, talus_run_stats *stats
 talus_status talus_tiled_resume(talus_tiled *g) {
   int64_t lo = INT64_MAX, hi = -1;
   for (int p = 0; p < g->ntiles; p++) {
-    int64_t at = talus_store_committed(g->store, p);
-    if (at < 0) return talus_fail(TALUS_ERR_FORMAT, "tiler", "tile %d was never stored", p);
+    int64_t at;
+    talus_status st = talus_tiled_resume_tile(g, p, &at);
+    if (st) return st;
     lo = at < lo ? at : lo;
     hi = at > hi ? at : hi;
   }
   if (hi - lo > g->K)
     return talus_fail(TALUS_ERR_FORMAT, "tiler",
-                      "tiles span steps %lld..%lld, more than one "
-                      "generation",
-                      (long long)lo, (long long)hi);
-  for (int p = 0; p < g->ntiles; p++) {
-    void *blob = NULL;
-    size_t n = 0;
-    talus_store_key key = {p, talus_store_committed(g->store, p), TILED_PART_LEDGER};
-    talus_status st = talus_store_get(g->store, key, &blob, &n);
-    if (!st && n != TALUS_FLOW_COUNT * sizeof(double))
-      st = talus_fail(TALUS_ERR_FORMAT, "tiler", "tile %d ledger has %zu bytes", p, n);
-    if (!st) memcpy(g->flows + (size_t)p * TALUS_FLOW_COUNT, blob, n);
-    free(blob);
-    if (st) return st;
-  }
+                      "tiles span steps %lld..%lld, more than one generation", (long long)lo,
+                      (long long)hi);
   g->step = lo;
   return TALUS_OK;
 }
@@ -314,7 +290,6 @@ void talus_tiled_set_step(talus_tiled *g, int64_t step) {
   g->step = step;
 }
 
-/* The same neighbour walk as tiled_assemble. */
 void talus_tiled_reads(const talus_tiled *g, int p, int k, void (*fn)(void *, int, int),
                        void *user) {
   talus_rect r = tiled_grow(g, talus_tiled_core(g, p), k * g->R);

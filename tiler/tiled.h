@@ -94,7 +94,9 @@ talus_status talus_tiled_core_buffer(const talus_tiled *g, talus_tile **out);
  * generation above stay those of talus_tiled_run.
  * ------------------------------------------------------------------- */
 
-/* Tile grid size in tiles, and K. */
+/* Tile grid size in tiles, and K. talus_tiled_load, _run and _resume are
+ * built from the per-tile calls below, so a driver that schedules tiles
+ * itself (mpi/) does exactly what one process does. */
 void talus_tiled_grid(const talus_tiled *g, int *ntx, int *nty);
 int talus_tiled_steps_per_exchange(const talus_tiled *g);
 /* The store the grid was created over. */
