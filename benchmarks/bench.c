@@ -143,12 +143,12 @@ static talus_status bench_parse(int argc, char **argv, bench_opts *o, int *help)
 }
 
 /* Applies "section.key=value" overrides to p. */
-static talus_status bench_sets(talus_params *p, const char *const *sets, int n) {
+static talus_status bench_sets(talus_params *p, const char *const *sets) {
   talus_status st = TALUS_OK;
-  for (int i = 0; !st && i < n && sets[i]; i++) {
+  for (; !st && sets && *sets; sets++) {
     char key[256];
-    const char *eq = strchr(sets[i], '=');
-    snprintf(key, sizeof key, "%.*s", (int)(eq - sets[i]), sets[i]);
+    const char *eq = strchr(*sets, '=');
+    snprintf(key, sizeof key, "%.*s", (int)(eq - *sets), *sets);
     st = talus_params_set(p, key, eq + 1);
   }
   return st;
@@ -166,8 +166,8 @@ static talus_status bench_domain(const bench_opts *o, const bench_workload *w, t
   snprintf(path, sizeof path, "%s/%s.ini", o->configs, w->preset);
   talus_status st = talus_params_create(&p);
   if (!st) st = talus_params_load(p, path);
-  if (!st && w->sets) st = bench_sets(p, w->sets, 64);
-  if (!st) st = bench_sets(p, o->sets, o->nsets);
+  if (!st) st = bench_sets(p, w->sets);
+  if (!st) st = bench_sets(p, o->sets);
   if (!st) st = talus_params_to_kparams(p, &k);
   if (!st) st = talus_scene_build(w->scene, (int)o->size, k.nz, (uint32_t)o->seed, &t, &cell);
   if (!st) st = talus_domain_wrap(t, cell, p, d);

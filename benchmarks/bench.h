@@ -55,7 +55,7 @@ typedef struct bench_opts {
   int threads[BENCH_MAX_THREADS], nthreads;
   double stream_mib;
   const char *output, *configs;
-  const char *sets[BENCH_MAX_SETS]; /* --set KEY=VALUE, after each workload's own */
+  const char *sets[BENCH_MAX_SETS + 1]; /* --set KEY=VALUE, after each workload's own; NULL-ended */
   int nsets;
   talus_device device; /* --device cpu|cuda */
   int64_t tile, K;     /* --tile (0: one piece), --steps-per-exchange */
