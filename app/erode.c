@@ -84,13 +84,10 @@ talus_status erode_pick_backend(const erode_opts *o, int32_t *backend) {
   return st;
 }
 
-/* Moves d to the backend --device asks for. */
+/* Moves d to the backend --device asks for (picked, and the GPU set up,
+ * once: as for a tiled run's context). */
 static talus_status erode_device(const erode_opts *o, talus_domain *d) {
-  int32_t backend;
-  talus_status st = erode_pick_backend(o, &backend);
-  if (st) return st;
-  talus_device dev = backend == TALUS_BACKEND_CUDA ? TALUS_DEVICE_CUDA : TALUS_DEVICE_CPU;
-  return talus_domain_set_device(d, dev, NULL, 0);
+  return erode_pick_backend(o, &d->ctx.backend);
 }
 
 /* The tiling options (erode_tiled.c); returns <0 on error, 0 if unknown. */
