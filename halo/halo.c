@@ -41,7 +41,9 @@ static float *halo_plane(const talus_tile *t, int f, int k) {
   return t->f + ((size_t)k * 4 + (size_t)(f - 7)) * t->plane;
 }
 
-static size_t halo_bytes(int w, int h, int layers, int hard) {
+_Static_assert(sizeof(halo_header) == HALO_HEADER_BYTES, "halo.h states the header size");
+
+size_t halo_block_bytes(int w, int h, int layers, int hard) {
   size_t cells = (size_t)w * h, head = sizeof(halo_header) + ((2 * cells + 3) & ~(size_t)3);
   return head + 4 * cells * ((size_t)layers * HALO_FIELDS + (hard ? 1u : 0u));
 }
@@ -82,7 +84,7 @@ static halo_view halo_view_of(const void *data) {
 size_t halo_block_size(const talus_tile *t, talus_rect r) {
   talus_rect in = talus_rect_intersect(r, t->buf);
   if (in.w != r.w || in.h != r.h || !r.w) return 0;
-  return halo_bytes(r.w, r.h, halo_layers_in(t, r), t->hard != NULL);
+  return halo_block_bytes(r.w, r.h, halo_layers_in(t, r), t->hard != NULL);
 }
 
 /* Copies row j of rectangle r of t into block v, all planes of layers
@@ -103,14 +105,18 @@ static void halo_cut_row(const talus_tile *t, talus_rect r, int j, halo_view v, 
     memcpy((float *)v.fl + (size_t)L * HALO_FIELDS * v.cells + c, t->hard + idx, (size_t)r.w * 4);
 }
 
+void halo_block_header(void *dst, talus_rect r, int layers, int hard) {
+  halo_header hd = {HALO_MAGIC, r.x0, r.y0, r.w, r.h, layers, hard, 0};
+  memcpy(dst, &hd, sizeof hd);
+}
+
 talus_status halo_block_write(const talus_tile *t, talus_rect r, void *dst, size_t n) {
   size_t need = halo_block_size(t, r);
   if (!need || n < need)
     return talus_fail(TALUS_ERR_INTERNAL, "halo", "cut %dx%d+%d+%d outside tile or short buffer",
                       r.w, r.h, r.x0, r.y0);
-  int L = halo_layers_in(t, r), hard = t->hard != NULL;
-  halo_header hd = {HALO_MAGIC, r.x0, r.y0, r.w, r.h, L, hard, 0};
-  memcpy(dst, &hd, sizeof hd);
+  int L = halo_layers_in(t, r);
+  halo_block_header(dst, r, L, t->hard != NULL);
   halo_view v = halo_view_of(dst);
   size_t pad = ((2 * v.cells + 3) & ~(size_t)3) - 2 * v.cells;
   memset((uint8_t *)v.msk + v.cells, 0, pad);
@@ -146,7 +152,7 @@ int halo_block_rect(const void *data, size_t n, talus_rect *r) {
   if (hd.magic != HALO_MAGIC || hd.w <= 0 || hd.h <= 0 || hd.w > HALO_MAX_SIDE ||
       hd.h > HALO_MAX_SIDE || hd.x0 < -HALO_MAX_POS || hd.x0 > HALO_MAX_POS ||
       hd.y0 < -HALO_MAX_POS || hd.y0 > HALO_MAX_POS || hd.layers < 1 || hd.layers > TALUS_NZ_MAX ||
-      n != halo_bytes(hd.w, hd.h, hd.layers, hd.flags & 1))
+      n != halo_block_bytes(hd.w, hd.h, hd.layers, hd.flags & 1))
     return 0;
   *r = (talus_rect){hd.x0, hd.y0, hd.w, hd.h};
   return 1;

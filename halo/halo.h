@@ -22,6 +22,15 @@
 
 enum { TALUS_HALO_PARTS = 9 }; /* part 0 = core, 1..8 = strips */
 
+/* The header's size: a block's body (count, mask, planes) starts here. */
+enum { HALO_HEADER_BYTES = 32 };
+/* Bytes of the block of a w × h rectangle carrying `layers` layers (and
+ * hardness when hard is set). */
+size_t halo_block_bytes(int w, int h, int layers, int hard);
+/* Writes the header of the block of global rectangle r at dst, for
+ * packers that write the body themselves (the GPU: kernels/cuda). */
+void halo_block_header(void *dst, talus_rect r, int layers, int hard);
+
 /* Cuts the global rectangle r (inside t->buf) into a new malloc'd block. */
 talus_status halo_block_cut(const talus_tile *t, talus_rect r, void **out, size_t *n);
 /* Bytes the block of global rectangle r of t takes; 0 when r is empty or

@@ -9,7 +9,9 @@
  *     volume within GPU_VOLUME_TOL (relative to the total material) and the
  *     mean |Δ surface| within GPU_SURFACE_TOL of the relief.
  *  2. GPU tiled == GPU monolithic, bit for bit (layered with everything on;
- *     heightfield with thermal), as on the CPU.
+ *     heightfield with thermal), as on the CPU; and the pipelined tiled run
+ *     (two slots, asynchronous transfers) books the ledger of the run that
+ *     advances one tile at a time, bit for bit.
  *  3. The mass ledger closes on the GPU as on the CPU (test_rivers_ledger's
  *     bounds).
  *
@@ -135,16 +137,58 @@ static void check_tiled(const char *scene, const char *preset, const char *const
   int steps = 12;
   CHECK(talus_tiler_advance(mono, &run, mono->buf, steps, &stats, NULL, NULL) == TALUS_OK,
         "gpu monolithic: %s", talus_last_error());
-  static const int layouts[][2] = {{37, 1}, {64, 2}, {100, 3}};
-  for (int i = 0; i < 3; i++) {
+  /* K 10 outlasts a slot's batch of 8 queued steps (cuda.cu). */
+  static const int layouts[][2] = {{37, 1}, {64, 2}, {100, 3}, {64, 10}};
+  for (int i = 0; i < 4; i++) {
+    double piped[TALUS_FLOW_COUNT], serial[TALUS_FLOW_COUNT];
     long diff = fixture_tiled_diff(d->tile, mono, &ctx, layouts[i][0], layouts[i][1],
-                                   ctx.step + steps, TALUS_STORE_MEMORY, NULL, NULL);
-    printf("%s: gpu tiled core %d K %d vs gpu monolithic: %ld differing values\n", preset,
-           layouts[i][0], layouts[i][1], diff);
-    CHECK(diff == 0, "%s core %d K %d: %ld values differ", preset, layouts[i][0], layouts[i][1],
-          diff);
+                                   ctx.step + steps, TALUS_STORE_MEMORY, NULL, piped);
+    fixture_tile_by_tile = 1;
+    long diff1 = fixture_tiled_diff(d->tile, mono, &ctx, layouts[i][0], layouts[i][1],
+                                    ctx.step + steps, TALUS_STORE_MEMORY, NULL, serial);
+    fixture_tile_by_tile = 0;
+    printf("%s: gpu tiled core %d K %d vs gpu monolithic: %ld differing values (pipelined), %ld "
+           "(tile by tile)\n",
+           preset, layouts[i][0], layouts[i][1], diff, diff1);
+    CHECK(diff == 0 && diff1 == 0, "%s core %d K %d: %ld, %ld values differ", preset, layouts[i][0],
+          layouts[i][1], diff, diff1);
+    CHECK(diff1 == 0 && memcmp(piped, serial, sizeof piped) == 0,
+          "%s core %d K %d: the pipelined ledger differs from the tile-by-tile one", preset,
+          layouts[i][0], layouts[i][1]);
   }
   talus_tile_free(mono);
+  talus_domain_free(d);
+}
+
+/* Blocks packed on the device are halo_block_cut's bytes: the whole tile,
+ * an inner rectangle, one cell and a corner, with and without hardness. */
+static void check_pack(const char *scene, const char *preset, const char *const *sets) {
+  talus_domain *d = warm_domain(scene, preset, sets, 96, 40);
+  CHECK(d != NULL, "%s: warm state", preset);
+  if (!d) return;
+  const talus_tile *t = d->tile;
+  talus_rect r[4] = {t->buf, {3, 5, 17, 9}, {40, 41, 1, 1}, {t->buf.w - 7, t->buf.h - 4, 7, 4}};
+  int layers[4] = {0};
+  const void *body[4] = {0};
+  talus_status st = talus_cuda_use_slot(1);
+  if (!st) st = talus_cuda_upload(t);
+  if (!st) st = talus_cuda_block_layers(r, 4, layers);
+  if (!st) st = talus_cuda_pack_blocks(r, layers, 4, body);
+  CHECK(st == TALUS_OK, "%s: device pack: %s", preset, talus_last_error());
+  for (int i = 0; i < 4 && !st; i++) {
+    unsigned char *ref = NULL;
+    size_t n = 0, bytes = halo_block_bytes(r[i].w, r[i].h, layers[i], t->hard != NULL);
+    unsigned char head[HALO_HEADER_BYTES];
+    halo_block_header(head, r[i], layers[i], t->hard != NULL);
+    CHECK(halo_block_cut(t, r[i], (void **)&ref, &n) == TALUS_OK, "host cut");
+    int same = ref && n == bytes && !memcmp(ref, head, HALO_HEADER_BYTES) &&
+               !memcmp(ref + HALO_HEADER_BYTES, body[i], n - HALO_HEADER_BYTES);
+    printf("%s: block %dx%d+%d+%d, %d layers, %zu bytes: device %s host\n", preset, r[i].w, r[i].h,
+           r[i].x0, r[i].y0, layers[i], n, same ? "==" : "!=");
+    CHECK(same, "%s block %d differs", preset, i);
+    free(ref);
+  }
+  talus_cuda_use_slot(0);
   talus_domain_free(d);
 }
 
@@ -171,6 +215,8 @@ int main(void) {
   check_tiled("chasm-source", "chasm-source", layered, 160);
   static const char *const hf[] = {"thermal.enable=true", NULL};
   check_tiled("rivers-rain", "heightfield-default", hf, 200);
+  check_pack("chasm-source", "chasm-source", layered);
+  check_pack("rivers-rain", "heightfield-default", hf);
   check_ledger();
   return check_report("test_gpu");
 }

@@ -53,6 +53,28 @@ static inline long fixture_diff_cells(const talus_tile *a, const talus_tile *b, 
   return diff;
 }
 
+/* When set, fixture_tiled_diff advances one tile at a time with
+ * talus_tiled_advance_one (the per-tile calls mpi/ drives) instead of
+ * talus_tiled_run (which pipelines tiles on the GPU). */
+static int fixture_tile_by_tile = 0;
+
+static inline talus_status fixture_tiled_advance(talus_tiled *g, int64_t end,
+                                                 talus_run_stats *stats) {
+  if (!fixture_tile_by_tile) return talus_tiled_run(g, end, stats, NULL, NULL);
+  while (talus_tiled_step(g) < end) {
+    int64_t left = end - talus_tiled_step(g);
+    int k =
+        left < talus_tiled_steps_per_exchange(g) ? (int)left : talus_tiled_steps_per_exchange(g);
+    for (int p = 0; p < talus_tiled_count(g); p++) {
+      talus_status st = talus_tiled_advance_one(g, p, k, stats);
+      if (st) return st;
+    }
+    talus_status st = talus_tiled_end_generation(g, k);
+    if (st) return st;
+  }
+  return TALUS_OK;
+}
+
 /* Runs `init` tiled (core, K) over a store of `kind` (dir for disk) from
  * ctx->step to `end` and returns the number of differing values against
  * `mono` (the monolithic result), or -1 on failure. */
@@ -71,7 +93,7 @@ static inline long fixture_tiled_diff(const talus_tile *init, const talus_tile *
   talus_status st = talus_store_open(&store, kind, dir, "fixture", ntiles, 0);
   if (!st) st = talus_tiled_create(&g, ctx, core, K, store);
   if (!st) st = talus_tiled_load(g, &src);
-  if (!st) st = talus_tiled_run(g, end, &stats, NULL, NULL);
+  if (!st) st = fixture_tiled_advance(g, end, &stats);
   if (!st) st = talus_tiled_core_buffer(g, &out);
   if (!st) {
     diff = 0;

@@ -17,6 +17,7 @@ struct talus_tiled {
   int64_t step;         /* every tile is committed at this step */
   talus_store *store;   /* borrowed */
   talus_tile *buf;      /* one buffer, large enough for any core + halo */
+  talus_tile *spare;    /* GPU only: the pipeline's second buffer; both pinned */
   double *flows;        /* [ntiles][TALUS_FLOW_COUNT] cumulative flows (heights) */
 };
 
@@ -53,6 +54,20 @@ static talus_status tiled_alloc_buffer(const talus_tiled *g, int grow, talus_til
                            g->ctx.P.model == TALUS_MODEL_HEIGHTFIELD || g->ctx.P.enable_thermal);
 }
 
+/* The advance buffers, (re)allocated after a trim: g->buf, and on the GPU
+ * the pipeline's second buffer, both pinned for asynchronous transfers. */
+static talus_status tiled_buffers(talus_tiled *g) {
+  int gpu = g->ctx.backend == TALUS_BACKEND_CUDA;
+  talus_tile **need[2] = {&g->buf, &g->spare};
+  for (int i = 0; i < 1 + gpu; i++) {
+    if (*need[i]) continue;
+    talus_status st = tiled_alloc_buffer(g, g->H, need[i]);
+    if (!st && gpu) st = talus_cuda_pin(*need[i]);
+    if (st) return st;
+  }
+  return TALUS_OK;
+}
+
 talus_status talus_tiled_create(talus_tiled **out, const talus_kctx *ctx, int core, int K,
                                 talus_store *store) {
   *out = NULL;
@@ -75,7 +90,7 @@ talus_status talus_tiled_create(talus_tiled **out, const talus_kctx *ctx, int co
   g->store = store;
   talus_store_set_recycle(store, 1); /* every generation replaces every blob */
   g->flows = calloc((size_t)g->ntiles * TALUS_FLOW_COUNT, sizeof *g->flows);
-  talus_status st = g->flows ? tiled_alloc_buffer(g, g->H, &g->buf)
+  talus_status st = g->flows ? tiled_buffers(g)
                              : talus_fail(TALUS_ERR_NOMEM, "tiler", "no memory for tile ledgers");
   if (st) {
     talus_tiled_free(g);
@@ -87,19 +102,18 @@ talus_status talus_tiled_create(talus_tiled **out, const talus_kctx *ctx, int co
 
 void talus_tiled_free(talus_tiled *g) {
   if (!g) return;
-  talus_tile_free(g->buf);
+  talus_tiled_trim(g);
   free(g->flows);
   free(g);
 }
 
 void talus_tiled_trim(talus_tiled *g) {
-  talus_tile_free(g->buf);
-  g->buf = NULL;
-}
-
-/* The advance buffer, reallocated after a trim. */
-static talus_status tiled_buffer(talus_tiled *g) {
-  return g->buf ? TALUS_OK : tiled_alloc_buffer(g, g->H, &g->buf);
+  talus_tile **have[2] = {&g->buf, &g->spare};
+  for (int i = 0; i < 2; i++) {
+    if (g->ctx.backend == TALUS_BACKEND_CUDA) talus_cuda_unpin(*have[i]);
+    talus_tile_free(*have[i]);
+    *have[i] = NULL;
+  }
 }
 
 talus_status talus_tiled_core_buffer(const talus_tiled *g, talus_tile **out) {
@@ -122,17 +136,62 @@ static talus_status tiled_put_block(talus_tiled *g, int tile, int64_t step, int 
   return talus_store_put_owned(g->store, (talus_store_key){tile, step, part}, blob, n, 1);
 }
 
+/* The blocks tile p publishes: its core (part 0), then, when there are
+ * neighbours to read them, its 8 strips (parts 1..8). Returns how many. */
+static int tiled_publish_rects(const talus_tiled *g, int p, talus_rect r[TALUS_HALO_PARTS]) {
+  r[0] = talus_tiled_core(g, p);
+  if (g->ntiles == 1) return 1;
+  for (int part = 1; part < TALUS_HALO_PARTS; part++)
+    r[part] = halo_strip_rect(r[0], g->H, part);
+  return TALUS_HALO_PARTS;
+}
+
+/* Puts tile p's ledger at `step` and commits the tile there. */
+static talus_status tiled_commit(talus_tiled *g, int p, int64_t step) {
+  talus_status st = talus_store_put(g->store, (talus_store_key){p, step, TILED_PART_LEDGER},
+                                    g->flows + (size_t)p * TALUS_FLOW_COUNT,
+                                    TALUS_FLOW_COUNT * sizeof(double), 0);
+  return st ? st : talus_store_commit(g->store, p, step);
+}
+
 /* Publishes tile p's core, strips and ledger from t at `step`, then commits. */
 static talus_status tiled_publish(talus_tiled *g, int p, int64_t step, const talus_tile *t) {
-  talus_rect c = talus_tiled_core(g, p);
-  talus_status st = tiled_put_block(g, p, step, TALUS_PART_CORE, t, c);
-  for (int part = 1; part <= 8 && !st && g->ntiles > 1; part++)
-    st = tiled_put_block(g, p, step, part, t, halo_strip_rect(c, g->H, part));
-  if (!st)
-    st = talus_store_put(g->store, (talus_store_key){p, step, TILED_PART_LEDGER},
-                         g->flows + (size_t)p * TALUS_FLOW_COUNT, TALUS_FLOW_COUNT * sizeof(double),
-                         0);
-  return st ? st : talus_store_commit(g->store, p, step);
+  talus_rect r[TALUS_HALO_PARTS];
+  int n = tiled_publish_rects(g, p, r);
+  talus_status st = TALUS_OK;
+  for (int part = 0; part < n && !st; part++)
+    st = tiled_put_block(g, p, step, part, t, r[part]);
+  return st ? st : tiled_commit(g, p, step);
+}
+
+/* Copies n bytes, in parallel when they are many (a tile's core). */
+static void tiled_copy(unsigned char *dst, const unsigned char *src, size_t n) {
+  enum { CHUNK = 1 << 20 };
+  long chunks = (long)((n + CHUNK - 1) / CHUNK);
+#pragma omp parallel for schedule(static) if (chunks > 4)
+  for (long c = 0; c < chunks; c++) {
+    size_t at = (size_t)c * CHUNK;
+    memcpy(dst + at, src + at, n - at < CHUNK ? n - at : CHUNK);
+  }
+}
+
+/* tiled_publish for a tile on the GPU's current slot: its blocks are
+ * packed on the device and only they come back to the host. */
+static talus_status tiled_publish_device(talus_tiled *g, int p, int64_t step, int hard) {
+  talus_rect r[TALUS_HALO_PARTS];
+  int n = tiled_publish_rects(g, p, r), layers[TALUS_HALO_PARTS];
+  const void *body[TALUS_HALO_PARTS];
+  talus_status st = talus_cuda_block_layers(r, n, layers);
+  if (!st) st = talus_cuda_pack_blocks(r, layers, n, body);
+  for (int i = 0; i < n && !st; i++) {
+    size_t bytes = halo_block_bytes(r[i].w, r[i].h, layers[i], hard);
+    unsigned char *blob = talus_store_blob_alloc(g->store, bytes);
+    if (!blob) return talus_fail(TALUS_ERR_NOMEM, "tiler", "no memory for a %zu-byte block", bytes);
+    halo_block_header(blob, r[i], layers[i], hard);
+    tiled_copy(blob + HALO_HEADER_BYTES, body[i], bytes - HALO_HEADER_BYTES);
+    st = talus_store_put_owned(g->store, (talus_store_key){p, step, i}, blob, bytes, 1);
+  }
+  return st ? st : tiled_commit(g, p, step);
 }
 
 /* Pastes the blob of key into t, read in place where the store allows.
@@ -161,13 +220,14 @@ static int sign(int v) {
   return (v > 0) - (v < 0);
 }
 
-/* Fills g->buf with tile p's core and every neighbour strip at step s for
+/* Fills t (an advance buffer) with tile p's core and every neighbour strip at step s for
  * a generation of k steps. The core and strips cover the buffer exactly
  * once (strips are H >= k·R wide), so the pastes fill every slot and the
  * buffer needs no reset; the cell count checks that coverage. */
 /* What tiled_assemble's strip pastes share (a talus_tiled_reads visit). */
 typedef struct assemble_visit {
   talus_tiled *g;
+  talus_tile *t;
   int64_t s;
   size_t cells;
   talus_status st;
@@ -175,14 +235,13 @@ typedef struct assemble_visit {
 
 static void assemble_strip(void *user, int tile, int part) {
   assemble_visit *v = user;
-  if (!v->st)
-    v->st = tiled_paste(v->g, (talus_store_key){tile, v->s, part}, v->g->buf, 1, &v->cells);
+  if (!v->st) v->st = tiled_paste(v->g, (talus_store_key){tile, v->s, part}, v->t, 1, &v->cells);
 }
 
-static talus_status tiled_assemble(talus_tiled *g, int p, int64_t s, int k) {
+static talus_status tiled_assemble(talus_tiled *g, int p, int64_t s, int k, talus_tile *t) {
   talus_rect r = tiled_grow(g, talus_tiled_core(g, p), k * g->R);
-  assemble_visit v = {g, s, 0, talus_tile_retarget(g->buf, r)};
-  if (!v.st) v.st = tiled_paste(g, (talus_store_key){p, s, TALUS_PART_CORE}, g->buf, 1, &v.cells);
+  assemble_visit v = {g, t, s, 0, talus_tile_retarget(t, r)};
+  if (!v.st) v.st = tiled_paste(g, (talus_store_key){p, s, TALUS_PART_CORE}, t, 1, &v.cells);
   if (!v.st) talus_tiled_reads(g, p, k, assemble_strip, &v);
   if (!v.st && v.cells != (size_t)r.w * r.h)
     v.st = talus_fail(TALUS_ERR_INTERNAL, "tiler", "tile %d: blocks cover %zu of %d x %d cells", p,
@@ -190,23 +249,115 @@ static talus_status tiled_assemble(talus_tiled *g, int p, int64_t s, int k) {
   return v.st;
 }
 
+/* Adds the flows of tile p's advance (local) to its cumulative ledger and
+ * the stage times and cell-steps to the run's stats. */
+static void tiled_book(talus_tiled *g, int p, const talus_run_stats *local,
+                       talus_run_stats *stats) {
+  double *fl = g->flows + (size_t)p * TALUS_FLOW_COUNT;
+  for (int f = 0; f < TALUS_FLOW_COUNT; f++)
+    fl[f] += local->flows[f];
+  for (int i = 0; i < TALUS_STAGE_COUNT; i++)
+    stats->stage_seconds[i] += local->stage_seconds[i];
+  stats->cell_steps += local->cell_steps;
+}
+
 /* Advances tile p from step s by k steps and publishes it at s+k. */
 static talus_status tiled_advance_tile(talus_tiled *g, int p, int64_t s, int k,
                                        talus_run_stats *stats) {
-  talus_status st = tiled_assemble(g, p, s, k);
+  talus_status st = tiled_assemble(g, p, s, k, g->buf);
   if (st) return st;
   talus_run_stats local;
   memset(&local, 0, sizeof local);
   g->ctx.step = s;
   st = talus_tiler_advance(g->buf, &g->ctx, talus_tiled_core(g, p), k, &local, NULL, NULL);
   if (st) return st;
-  double *fl = g->flows + (size_t)p * TALUS_FLOW_COUNT;
-  for (int f = 0; f < TALUS_FLOW_COUNT; f++)
-    fl[f] += local.flows[f];
-  for (int i = 0; i < TALUS_STAGE_COUNT; i++)
-    stats->stage_seconds[i] += local.stage_seconds[i];
-  stats->cell_steps += local.cell_steps;
+  tiled_book(g, p, &local, stats);
   return tiled_publish(g, p, s + k, g->buf);
+}
+
+/* Whether tile p still has to advance from step s by k: 0 when it is
+ * already committed at s + k (as after a resume). */
+static talus_status tiled_due(const talus_tiled *g, int p, int64_t s, int k, int *due) {
+  int64_t at = talus_store_committed(g->store, p);
+  *due = at != s + k;
+  if (*due && at != s)
+    return talus_fail(TALUS_ERR_FORMAT, "tiler", "tile %d is at step %lld, expected %lld", p,
+                      (long long)at, (long long)s);
+  return TALUS_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * The GPU pipeline of a generation: tile p is assembled into the buffer
+ * of slot p' = (its rank among the due tiles) mod 2 and queued on that
+ * CUDA slot; then the tile queued before it, on the other slot, is
+ * landed: waited for, booked and published, its core and strips packed
+ * into blocks on the device (only they travel back). So the GPU computes
+ * one tile while the host publishes the previous one and assembles the
+ * next, whose upload overlaps the computation. Tiles still publish in
+ * index order, each from its own step-s inputs: the bytes of the
+ * one-buffer loop.
+ * ------------------------------------------------------------------- */
+
+typedef struct tiled_flight {
+  int p; /* the tile in flight on this slot, -1 when none */
+  talus_tile *t;
+  talus_run_stats stats;
+} tiled_flight;
+
+/* Waits for the slot's tile and, when publish is set, books and publishes it. */
+static talus_status tiled_land(talus_tiled *g, tiled_flight *fl, int slot, int64_t s, int k,
+                               talus_run_stats *stats, int publish) {
+  int p = fl->p;
+  fl->p = -1;
+  if (p < 0) return TALUS_OK;
+  talus_status st = talus_cuda_use_slot(slot);
+  if (!st) st = talus_tiler_collect(&fl->stats);
+  if (!st && publish) {
+    tiled_book(g, p, &fl->stats, stats);
+    st = tiled_publish_device(g, p, s + k, fl->t->hard != NULL);
+  }
+  if (st)
+    return talus_fail_context(st, "tile %d, steps %lld..%lld", p, (long long)s, (long long)(s + k));
+  return TALUS_OK;
+}
+
+/* Assembles tile p into fl's buffer and queues it on the slot. */
+static talus_status tiled_launch(talus_tiled *g, tiled_flight *fl, int slot, int p, int64_t s,
+                                 int k) {
+  talus_status st = tiled_assemble(g, p, s, k, fl->t);
+  if (!st) st = talus_cuda_use_slot(slot);
+  if (st) return talus_fail_context(st, "tile %d", p);
+  memset(&fl->stats, 0, sizeof fl->stats);
+  fl->p = p; /* in flight from here on, even if queueing fails */
+  g->ctx.step = s;
+  return talus_tiler_queue(fl->t, &g->ctx, talus_tiled_core(g, p), k, &fl->stats);
+}
+
+static talus_status tiled_generation_gpu(talus_tiled *g, int64_t start, int64_t end,
+                                         talus_run_stats *stats, talus_step_progress_fn progress,
+                                         void *user) {
+  int64_t s = g->step;
+  int k = end - s < g->K ? (int)(end - s) : g->K;
+  tiled_flight fl[2] = {{.p = -1, .t = g->buf}, {.p = -1, .t = g->spare}};
+  int slot = 0;
+  talus_status st = TALUS_OK;
+  for (int p = 0; p < g->ntiles && !st; p++) {
+    int due = 0;
+    st = tiled_due(g, p, s, k, &due);
+    if (st || !due) continue;
+    st = tiled_launch(g, &fl[slot], slot, p, s, k);
+    slot ^= 1;
+    if (!st) st = tiled_land(g, &fl[slot], slot, s, k, stats, 1);
+    int64_t done = (s - start) * g->ntiles + (int64_t)k * (p + 1);
+    if (!st && progress && !progress(done, (end - start) * g->ntiles, user))
+      st = talus_fail(TALUS_ERR_CANCELLED, "run", "cancelled at step %lld (resumable)",
+                      (long long)s);
+  }
+  /* The last tile lands; after an error every slot is drained unpublished. */
+  talus_status last = tiled_land(g, &fl[slot ^ 1], slot ^ 1, s, k, stats, !st);
+  if (!st) st = last;
+  tiled_land(g, &fl[slot], slot, s, k, stats, 0);
+  return st ? st : talus_tiled_end_generation(g, k);
 }
 
 static talus_status tiled_generation(talus_tiled *g, int64_t start, int64_t end,
@@ -228,10 +379,12 @@ static talus_status tiled_generation(talus_tiled *g, int64_t start, int64_t end,
 talus_status talus_tiled_run(talus_tiled *g, int64_t end, talus_run_stats *stats,
                              talus_step_progress_fn progress, void *user) {
   int64_t start = g->step;
-  talus_status bst = g->step < end ? tiled_buffer(g) : TALUS_OK;
+  talus_status bst = g->step < end ? tiled_buffers(g) : TALUS_OK;
   if (bst) return bst;
+  int gpu = g->ctx.backend == TALUS_BACKEND_CUDA;
   while (g->step < end) {
-    talus_status st = tiled_generation(g, start, end, stats, progress, user);
+    talus_status st = gpu ? tiled_generation_gpu(g, start, end, stats, progress, user)
+                          : tiled_generation(g, start, end, stats, progress, user);
     if (st) return st;
   }
   return TALUS_OK;
@@ -302,7 +455,7 @@ void talus_tiled_reads(const talus_tiled *g, int p, int k, void (*fn)(void *, in
 
 talus_status talus_tiled_load_tile(talus_tiled *g, int p, const talus_tile_source *src) {
   talus_rect c = talus_tiled_core(g, p);
-  talus_status st = tiled_buffer(g);
+  talus_status st = tiled_buffers(g);
   if (!st) st = talus_tile_reset(g->buf, c);
   if (!st) st = src->fill(src->user, g->buf, c);
   if (!st) st = tiled_publish(g, p, g->step, g->buf);
@@ -310,12 +463,11 @@ talus_status talus_tiled_load_tile(talus_tiled *g, int p, const talus_tile_sourc
 }
 
 talus_status talus_tiled_advance_one(talus_tiled *g, int p, int k, talus_run_stats *stats) {
-  int64_t s = g->step, at = talus_store_committed(g->store, p);
-  if (at == s + k) return TALUS_OK; /* done before a resume */
-  if (at != s)
-    return talus_fail(TALUS_ERR_FORMAT, "tiler", "tile %d is at step %lld, expected %lld", p,
-                      (long long)at, (long long)s);
-  talus_status st = tiled_buffer(g);
+  int64_t s = g->step;
+  int due = 0;
+  talus_status st = tiled_due(g, p, s, k, &due);
+  if (st || !due) return st;
+  st = tiled_buffers(g);
   if (!st) st = tiled_advance_tile(g, p, s, k, stats);
   if (st)
     return talus_fail_context(st, "tile %d, steps %lld..%lld", p, (long long)s, (long long)(s + k));

@@ -22,9 +22,9 @@ static talus_rect stage_region(const talus_tile *t, const talus_kctx *c, int use
 
 /* Runs the stages of one global step on the context's backend. The CPU
  * books flows and times as it goes; the GPU queues the step and reports
- * both when it finishes. */
+ * both when it is waited for: now, or (wait 0) at talus_tiler_collect. */
 static talus_status advance_one(talus_tile *t, talus_kctx *c, talus_rect book, int *used,
-                                talus_run_stats *stats) {
+                                talus_run_stats *stats, int wait) {
   talus_stage_id plan[4 * TALUS_STAGE_COUNT + 2 * 64];
   int n = talus_step_plan(&c->P, c->step, plan, (int)(sizeof plan / sizeof plan[0]));
   if (n < 0) return talus_fail(TALUS_ERR_INTERNAL, "tiler", "step plan too long");
@@ -39,7 +39,8 @@ static talus_status advance_one(talus_tile *t, talus_kctx *c, talus_rect book, i
     if (!gpu) stats->stage_seconds[plan[i]] += talus_now() - t0;
   }
   if (gpu) {
-    talus_status st = talus_cuda_finish_step(stats->flows, stats->stage_seconds);
+    talus_status st =
+        wait ? talus_cuda_finish_step(stats->flows, stats->stage_seconds) : talus_cuda_end_step();
     if (st) return st;
   }
   c->step++;
@@ -53,7 +54,7 @@ static talus_status advance_steps(talus_tile *t, talus_kctx *c, talus_rect core,
   int used = 0;
   talus_rect book = {core.x0 - t->buf.x0, core.y0 - t->buf.y0, core.w, core.h};
   for (int64_t s = 0; s < steps; s++) {
-    talus_status st = advance_one(t, c, book, &used, stats);
+    talus_status st = advance_one(t, c, book, &used, stats, 1);
     if (st) return st;
     stats->cell_steps += (int64_t)core.w * core.h;
     if (progress && !progress(s + 1, steps, user))
@@ -74,4 +75,22 @@ talus_status talus_tiler_advance(talus_tile *t, talus_kctx *c, talus_rect core, 
   /* Also after a cancel: the host tile then holds the last completed step. */
   talus_status down = talus_cuda_download(t);
   return st ? st : down;
+}
+
+talus_status talus_tiler_queue(talus_tile *t, talus_kctx *c, talus_rect core, int64_t steps,
+                               talus_run_stats *stats) {
+  if (c->backend != TALUS_BACKEND_CUDA)
+    return talus_fail(TALUS_ERR_INTERNAL, "tiler", "queued advance off the GPU");
+  talus_status st = talus_cuda_upload_async(t);
+  int used = 0;
+  talus_rect book = {core.x0 - t->buf.x0, core.y0 - t->buf.y0, core.w, core.h};
+  for (int64_t s = 0; s < steps && !st; s++) {
+    st = advance_one(t, c, book, &used, stats, 0);
+    stats->cell_steps += (int64_t)core.w * core.h;
+  }
+  return st;
+}
+
+talus_status talus_tiler_collect(talus_run_stats *stats) {
+  return talus_cuda_wait(stats->flows, stats->stage_seconds);
 }

@@ -38,4 +38,18 @@ talus_status talus_tiler_advance(talus_tile *t, talus_kctx *c, talus_rect core, 
                                  talus_run_stats *stats, talus_step_progress_fn progress,
                                  void *user);
 
+/*
+ * talus_tiler_advance split in two for the GPU pipeline of tiled runs
+ * (tiled.c): queue uploads t to the current CUDA slot (talus_cuda_use_slot),
+ * queues `steps` steps and returns without waiting; collect waits for that
+ * slot and adds its flows and stage times to stats (cell_steps are added
+ * at queue time). The result stays on the device (read it back with
+ * talus_cuda_download or talus_cuda_pack_blocks). Between the two, t must
+ * not be touched; after an error of queue, collect must still be called
+ * before t is reused. The state is the bytes of talus_tiler_advance.
+ */
+talus_status talus_tiler_queue(talus_tile *t, talus_kctx *c, talus_rect core, int64_t steps,
+                               talus_run_stats *stats);
+talus_status talus_tiler_collect(talus_run_stats *stats);
+
 #endif /* TALUS_TILER_H */

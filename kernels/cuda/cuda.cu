@@ -6,11 +6,16 @@
  * (cuda_ok). The backend's state is one process-wide struct because the
  * device and its buffers are per process (one GPU per rank); it is only
  * touched by the driver thread.
+ *
+ * Slots: TALUS_CUDA_SLOTS device mirrors, each with its own stream, so a
+ * tiled run uploads the next tile while the current one computes (see
+ * cuda.h). Calls act on the slot picked by talus_cuda_use_slot.
  */
 #include <cuda_runtime.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The C headers of the library (common.h, the kernels) carry no C++
  * linkage guards of their own. */
@@ -26,13 +31,19 @@ extern "C" {
 #include "../thermal.h"
 #include "../transport.h"
 #include "../vertical.h"
+#include "halo/halo.h"
 }
 
 namespace {
 
 constexpr int BLOCK_X = 32; /* one warp per row of the block: coalesced rows */
 constexpr int BLOCK_Y = 8;
-constexpr int EVENTS_MAX = 4 * TALUS_STAGE_COUNT + 2 * 64 + 1; /* a step's plan, plus its end */
+/* Events of one step's plan plus its end. A slot holds STEP_BATCH steps
+ * of events and ledger rows; a longer queue is harvested at a step's end. */
+constexpr int STEP_EVENTS = 4 * TALUS_STAGE_COUNT + 2 * 64 + 1;
+constexpr int STEP_BATCH = 8;
+constexpr int EVENTS_MAX = STEP_BATCH * STEP_EVENTS;
+constexpr int STEP_END = -1; /* the event that closes a step's last stage */
 static_assert(TALUS_FLOW_COUNT <= BLOCK_X, "one lane per flow in the block sum");
 
 /* A field of talus_tile the mirror carries: bytes per cell (per layer when
@@ -64,22 +75,47 @@ const void *member(const talus_tile *t, size_t offset) {
   return *(void *const *)((const char *)t + offset);
 }
 
-struct backend {
-  bool ready;
-  int device;
-  char name[256];
+/* One device mirror and its stream. Each queued step books its ledger
+ * flows into a device row of its own (rows[nrows]); a harvest waits for
+ * the stream, then adds the rows in step order to acc_flows and the stage
+ * times to acc_seconds, exactly as a wait after every step would. */
+struct slot {
   talus_tile d;       /* the mirror: host struct, device arrays */
   size_t alloc_plane; /* plane and nz the arrays were sized for */
   int alloc_nz;
-  double *flows;   /* device [TALUS_FLOW_COUNT], this step's booked flows */
+  double *rows;    /* device [STEP_BATCH][TALUS_FLOW_COUNT] per-step flows */
   double *partial; /* device [TALUS_FLOW_COUNT * blocks] block sums */
   size_t partial_blocks;
   cudaStream_t stream;
   cudaEvent_t events[EVENTS_MAX];
-  talus_stage_id event_stage[EVENTS_MAX];
-  int queued; /* stages queued since the last finish_step */
+  int event_stage[EVENTS_MAX]; /* the stage an event starts, or STEP_END */
+  int queued;                  /* events recorded since the last harvest */
+  int nrows;                   /* steps ended since the last harvest */
+  double acc_flows[TALUS_FLOW_COUNT];
+  double acc_seconds[TALUS_STAGE_COUNT];
+  unsigned char *pack;      /* device staging of packed halo blocks */
+  unsigned char *pack_host; /* pinned host copy of pack */
+  size_t pack_bytes;
+  int *layers; /* device [TALUS_HALO_PARTS] column maxima of the blocks */
+};
+
+/* Host arrays pinned by talus_cuda_pin (two tile buffers' worth). */
+constexpr int PINNED_MAX = 2 * (int)(sizeof fields / sizeof fields[0]);
+
+struct backend {
+  bool ready;
+  int device;
+  char name[256];
+  slot s[TALUS_CUDA_SLOTS];
+  int cur; /* the slot the calls act on */
+  void *pinned[PINNED_MAX];
 };
 backend G;
+
+/* The slot the calls act on. */
+slot &cur() {
+  return G.s[G.cur];
+}
 
 /* The one conversion of CUDA errors into talus statuses. */
 talus_status cuda_ok(cudaError_t e, const char *what) {
@@ -102,69 +138,72 @@ size_t field_bytes(const field_decl &f, size_t plane, int nz) {
   return f.cell_bytes * plane * (f.layered ? (size_t)nz : 1u);
 }
 
-void free_arrays() {
+void free_arrays(slot &q) {
   for (const field_decl &f : fields) {
-    cudaFree(member(&G.d, f.offset));
-    member(&G.d, f.offset) = nullptr;
+    cudaFree(member(&q.d, f.offset));
+    member(&q.d, f.offset) = nullptr;
   }
-  void **lazy[] = {(void **)&G.d.thermal, (void **)&G.d.hf_cap, (void **)&G.d.hf_sed,
-                   (void **)&G.d.nb8};
+  void **lazy[] = {(void **)&q.d.thermal, (void **)&q.d.hf_cap, (void **)&q.d.hf_sed,
+                   (void **)&q.d.nb8};
   for (void **p : lazy) {
     cudaFree(*p);
     *p = nullptr;
   }
-  G.alloc_plane = 0;
-  G.alloc_nz = 0;
+  q.alloc_plane = 0;
+  q.alloc_nz = 0;
 }
 
-/* Sizes the mirror's arrays for t: the fields t has (optional ones only if
- * t has them), scratch always. Reuses the allocation when it matches. */
-talus_status alloc_arrays(const talus_tile *t) {
-  bool same = G.alloc_plane == t->plane && G.alloc_nz == t->nz;
+/* Sizes q's mirror for t: the fields t has (optional ones only if t has
+ * them), scratch always. Reuses the allocation when it matches. */
+talus_status alloc_arrays(slot &q, const talus_tile *t) {
+  bool same = q.alloc_plane == t->plane && q.alloc_nz == t->nz;
   for (const field_decl &f : fields)
     same = same && (!f.persistent ||
-                    (member(t, f.offset) != nullptr) == (member(&G.d, f.offset) != nullptr));
+                    (member(t, f.offset) != nullptr) == (member(&q.d, f.offset) != nullptr));
   if (same) return TALUS_OK;
-  free_arrays();
+  free_arrays(q);
   for (const field_decl &f : fields) {
     if (f.persistent && !member(t, f.offset)) continue;
     void *p = nullptr;
     talus_status st = cuda_ok(cudaMalloc(&p, field_bytes(f, t->plane, t->nz)), "device tile");
     if (st) {
-      free_arrays();
+      free_arrays(q);
       return st;
     }
-    member(&G.d, f.offset) = p;
+    member(&q.d, f.offset) = p;
   }
-  G.alloc_plane = t->plane;
-  G.alloc_nz = t->nz;
+  q.alloc_plane = t->plane;
+  q.alloc_nz = t->nz;
   return TALUS_OK;
 }
 
-/* The lazily allocated scratch of stage id on the device (zeroed, as
+/* The lazily allocated scratch of stage id on q's mirror (zeroed, as
  * talus_tile_ensure does on the host). */
-talus_status ensure_scratch(talus_stage_id id) {
+talus_status ensure_scratch(slot &q, talus_stage_id id) {
   talus_scratch_need need[2];
   int n = talus_stage_scratch_needs(id, need);
   for (int i = 0; i < n; i++) {
-    void *&p = member(&G.d, need[i].offset);
+    void *&p = member(&q.d, need[i].offset);
     if (p) continue;
-    size_t bytes = need[i].cell_bytes * G.alloc_plane;
+    size_t bytes = need[i].cell_bytes * q.alloc_plane;
     talus_status st = cuda_ok(cudaMalloc(&p, bytes), need[i].what);
-    if (!st) st = cuda_ok(cudaMemsetAsync(p, 0, bytes, G.stream), need[i].what);
+    if (!st) st = cuda_ok(cudaMemsetAsync(p, 0, bytes, q.stream), need[i].what);
     if (st) return st;
   }
   return TALUS_OK;
 }
 
-talus_status ensure_partial(size_t blocks) {
-  if (blocks <= G.partial_blocks) return TALUS_OK;
-  cudaFree(G.partial);
-  G.partial = nullptr;
-  G.partial_blocks = 0;
-  talus_status st = cuda_ok(cudaMalloc(&G.partial, blocks * TALUS_FLOW_COUNT * sizeof(double)),
-                            "ledger block sums");
-  if (!st) G.partial_blocks = blocks;
+talus_status ensure_partial(slot &q, size_t blocks) {
+  if (blocks <= q.partial_blocks) return TALUS_OK;
+  /* The old buffer may still be read by queued work of this slot. */
+  talus_status st = cuda_ok(cudaStreamSynchronize(q.stream), "ledger block sums");
+  cudaFree(q.partial);
+  q.partial = nullptr;
+  q.partial_blocks = 0;
+  if (!st)
+    st = cuda_ok(cudaMalloc(&q.partial, blocks * TALUS_FLOW_COUNT * sizeof(double)),
+                 "ledger block sums");
+  if (!st) q.partial_blocks = blocks;
   return st;
 }
 
@@ -193,9 +232,10 @@ __device__ void block_flows(const double *acc, double *partial, int nblocks) {
 
 typedef void (*stage_body)(const talus_tile *, const talus_kctx *, int, int, double *);
 
-/* One thread per cell of `region`; the body is the CPU backend's. */
-template <stage_body BODY>
-__global__ void __launch_bounds__(BLOCK_X *BLOCK_Y)
+/* One thread per cell of `region`; the body is the CPU backend's. MINB
+ * resident blocks per SM bound its registers (launch_stage's table). */
+template <stage_body BODY, int MINB>
+__global__ void __launch_bounds__(BLOCK_X *BLOCK_Y, MINB)
     stage_kernel(talus_tile t, talus_kctx c, talus_rect region, talus_rect book, double *partial) {
   int x = region.x0 + (int)(blockIdx.x * BLOCK_X + threadIdx.x);
   int y = region.y0 + (int)(blockIdx.y * BLOCK_Y + threadIdx.y);
@@ -231,16 +271,27 @@ __global__ void flows_reduce(const double *partial, int nblocks, double *flows) 
   if (threadIdx.x == 0) flows[f] += sh[0];
 }
 
-template <stage_body BODY>
+/* Resident blocks per SM a stage's kernel is compiled for, where more
+ * than the default pays (ncu on an H100, rivers-rain 2048², 2026-11-23):
+ * transport used 156 registers (12.5 % occupancy, 8.5 % of DRAM
+ * bandwidth); capped at 2 blocks (128 registers, 60 bytes spilled) it runs
+ * 1.87x faster; pipes used 88, capped at 3 blocks (80, no spill) 1.38x.
+ * Register allocation changes no arithmetic: the bytes stay the same. */
+constexpr int MINB_TRANSPORT = 2;
+constexpr int MINB_PIPES = 3;
+
+template <stage_body BODY, int MINB = 1>
 talus_status launch(const talus_kctx *c, talus_rect region, talus_rect book) {
   dim3 block(BLOCK_X, BLOCK_Y);
   dim3 grid((unsigned)((region.w + BLOCK_X - 1) / BLOCK_X),
             (unsigned)((region.h + BLOCK_Y - 1) / BLOCK_Y));
   size_t nblocks = (size_t)grid.x * grid.y;
-  talus_status st = ensure_partial(nblocks);
+  slot &q = cur();
+  talus_status st = ensure_partial(q, nblocks);
   if (st) return st;
-  stage_kernel<BODY><<<grid, block, 0, G.stream>>>(G.d, *c, region, book, G.partial);
-  flows_reduce<<<TALUS_FLOW_COUNT, 256, 0, G.stream>>>(G.partial, (int)nblocks, G.flows);
+  stage_kernel<BODY, MINB><<<grid, block, 0, q.stream>>>(q.d, *c, region, book, q.partial);
+  double *row = q.rows + (size_t)q.nrows * TALUS_FLOW_COUNT;
+  flows_reduce<<<TALUS_FLOW_COUNT, 256, 0, q.stream>>>(q.partial, (int)nblocks, row);
   return cuda_ok(cudaGetLastError(), "stage launch");
 }
 
@@ -250,9 +301,9 @@ talus_status launch_stage(const talus_kctx *c, talus_stage_id id, talus_rect reg
   case TALUS_STAGE_RAIN:
     return launch<k_rain>(c, region, book);
   case TALUS_STAGE_PIPES:
-    return launch<k_pipes>(c, region, book);
+    return launch<k_pipes, MINB_PIPES>(c, region, book);
   case TALUS_STAGE_TRANSPORT:
-    return launch<k_transport>(c, region, book);
+    return launch<k_transport, MINB_TRANSPORT>(c, region, book);
   case TALUS_STAGE_HORIZONTAL:
     return launch<k_horizontal>(c, region, book);
   case TALUS_STAGE_SPLIT:
@@ -288,19 +339,131 @@ talus_status launch_stage(const talus_kctx *c, talus_stage_id id, talus_rect reg
   }
 }
 
-/* Copies the persistent fields between t and the mirror. */
-talus_status copy_persistent(talus_tile *t, bool to_device) {
+/* ---------------------------------------------------------------------
+ * Halo blocks packed on the device. The body layout after the header is
+ * halo.h's: count[w*h], mask[w*h], zero padding to 4 bytes, then for each
+ * layer k < L the planes B s w C r D p fR fU fL fD, then hardness; slots
+ * at or above a cell's count are 0. Sizes come from halo_block_bytes and
+ * headers from halo_block_header, so only the body order is restated
+ * here; test_gpu checks the bytes against halo_block_cut.
+ * ------------------------------------------------------------------- */
+
+constexpr int HALO_FIELDS = 11;
+
+/* layers[0] = max(layers[0], the highest count in r); one thread per cell. */
+__global__ void block_layers(talus_tile t, talus_rect r, int *layers) {
+  int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  int v = 1;
+  if (i < r.w * r.h)
+    v = t.count[talus_idx(&t, r.x0 - t.buf.x0 + i % r.w, r.y0 - t.buf.y0 + i / r.w)];
+  for (int o = 16; o > 0; o >>= 1)
+    v = max(v, __shfl_down_sync(0xffffffffu, v, o));
+  if ((threadIdx.x & 31) == 0) atomicMax(layers, v); /* a maximum: any order gives it */
+}
+
+__device__ float *halo_plane_of(const talus_tile &t, int f, int k) {
+  float *planes[7] = {t.B, t.s, t.w, t.C, t.r, t.D, t.p};
+  return f < 7 ? planes[f] + (size_t)k * t.plane
+               : t.f + ((size_t)k * 4 + (size_t)(f - 7)) * t.plane;
+}
+
+/* Writes the body of the block of r with L layers at body; one thread per cell. */
+__global__ void block_pack(talus_tile t, talus_rect r, int L, unsigned char *body) {
+  int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  size_t cells = (size_t)r.w * r.h, planes = (2 * cells + 3) & ~(size_t)3;
+  if (i == 0)
+    for (size_t b = 2 * cells; b < planes; b++)
+      body[b] = 0;
+  if (i >= (int)cells) return;
+  size_t idx = talus_idx(&t, r.x0 - t.buf.x0 + i % r.w, r.y0 - t.buf.y0 + i / r.w);
+  int cnt = t.count[idx];
+  body[i] = (unsigned char)cnt;
+  body[cells + i] = t.mask[idx];
+  float *fl = (float *)(body + planes);
+  for (int k = 0; k < L; k++)
+    for (int f = 0; f < HALO_FIELDS; f++)
+      fl[((size_t)k * HALO_FIELDS + f) * cells + i] = cnt > k ? halo_plane_of(t, f, k)[idx] : 0.0f;
+  if (t.hard) fl[(size_t)L * HALO_FIELDS * cells + i] = t.hard[idx];
+}
+
+void free_pack(slot &q) {
+  cudaFree(q.pack);
+  cudaFreeHost(q.pack_host);
+  q.pack = nullptr;
+  q.pack_host = nullptr;
+  q.pack_bytes = 0;
+}
+
+/* Grows q's pack staging, device and pinned host, to `bytes` (q has
+ * nothing in flight). */
+talus_status ensure_pack(slot &q, size_t bytes) {
+  if (bytes <= q.pack_bytes) return TALUS_OK;
+  free_pack(q);
+  talus_status st = cuda_ok(cudaMalloc(&q.pack, bytes), "halo block staging");
+  if (!st) st = cuda_ok(cudaMallocHost(&q.pack_host, bytes), "pinned halo block staging");
+  if (st) {
+    free_pack(q);
+    return st;
+  }
+  q.pack_bytes = bytes;
+  return TALUS_OK;
+}
+
+/* Queues copies of the persistent fields between t and q's mirror. They
+ * run asynchronously where t's arrays are pinned (talus_cuda_pin). */
+talus_status queue_persistent(slot &q, talus_tile *t, bool to_device) {
   for (const field_decl &f : fields) {
     if (!f.persistent || !member(t, f.offset)) continue;
     size_t bytes = field_bytes(f, t->plane, t->nz);
-    void *dev = member(&G.d, f.offset);
+    void *dev = member(&q.d, f.offset);
     void *host = member(t, f.offset);
-    cudaError_t e = to_device ? cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, G.stream)
-                              : cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, G.stream);
+    cudaError_t e = to_device ? cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, q.stream)
+                              : cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, q.stream);
     talus_status st = cuda_ok(e, to_device ? "upload" : "download");
     if (st) return st;
   }
-  return cuda_ok(cudaStreamSynchronize(G.stream), to_device ? "upload" : "download");
+  return TALUS_OK;
+}
+
+/* Waits for q's queued work, then adds its ledger rows in step order and
+ * its stage times to the slot's accumulators. */
+talus_status harvest(slot &q) {
+  double rows[STEP_BATCH][TALUS_FLOW_COUNT];
+  size_t bytes = (size_t)q.nrows * sizeof rows[0];
+  talus_status st = TALUS_OK;
+  if (bytes)
+    st = cuda_ok(cudaMemcpyAsync(rows, q.rows, bytes, cudaMemcpyDeviceToHost, q.stream), "ledger");
+  if (!st && bytes) st = cuda_ok(cudaMemsetAsync(q.rows, 0, bytes, q.stream), "ledger");
+  if (!st) st = cuda_ok(cudaStreamSynchronize(q.stream), "step");
+  if (st) return st;
+  for (int r = 0; r < q.nrows; r++)
+    for (int f = 0; f < TALUS_FLOW_COUNT; f++)
+      q.acc_flows[f] += rows[r][f];
+  for (int i = 0; i + 1 < q.queued; i++) {
+    if (q.event_stage[i] == STEP_END) continue;
+    float ms = 0.0f;
+    st = cuda_ok(cudaEventElapsedTime(&ms, q.events[i], q.events[i + 1]), "stage time");
+    if (st) return st;
+    q.acc_seconds[q.event_stage[i]] += 1e-3 * ms;
+  }
+  q.queued = 0;
+  q.nrows = 0;
+  return TALUS_OK;
+}
+
+talus_status slot_init(slot &q) {
+  talus_status st = cuda_ok(cudaStreamCreateWithFlags(&q.stream, cudaStreamNonBlocking), "stream");
+  size_t rows = STEP_BATCH * TALUS_FLOW_COUNT * sizeof(double);
+  if (!st) st = cuda_ok(cudaMalloc(&q.rows, rows), "ledger");
+  if (!st) st = cuda_ok(cudaMemset(q.rows, 0, rows), "ledger");
+  for (int i = 0; i < EVENTS_MAX && !st; i++)
+    st = cuda_ok(cudaEventCreate(&q.events[i]), "event");
+  if (!st) st = cuda_ok(cudaMalloc(&q.layers, TALUS_HALO_PARTS * sizeof(int)), "halo layers");
+  return st;
+}
+
+bool mirrors(const slot &q, const talus_tile *t) {
+  return q.alloc_plane == t->plane && q.alloc_nz == t->nz;
 }
 
 } // namespace
@@ -320,10 +483,8 @@ extern "C" talus_status talus_cuda_init(char *name, size_t len) {
     cudaDeviceProp prop;
     talus_status st = cuda_ok(cudaSetDevice(G.device), "select device");
     if (!st) st = cuda_ok(cudaGetDeviceProperties(&prop, G.device), "device properties");
-    if (!st) st = cuda_ok(cudaStreamCreateWithFlags(&G.stream, cudaStreamNonBlocking), "stream");
-    if (!st) st = cuda_ok(cudaMalloc(&G.flows, TALUS_FLOW_COUNT * sizeof(double)), "ledger");
-    for (int i = 0; i < EVENTS_MAX && !st; i++)
-      st = cuda_ok(cudaEventCreate(&G.events[i]), "event");
+    for (slot &q : G.s)
+      if (!st) st = slot_init(q);
     if (st) return st;
     snprintf(G.name, sizeof G.name, "%s (device %d of %d, sm_%d%d)", prop.name, G.device, n,
              prop.major, prop.minor);
@@ -333,67 +494,165 @@ extern "C" talus_status talus_cuda_init(char *name, size_t len) {
   return TALUS_OK;
 }
 
-extern "C" talus_status talus_cuda_upload(const talus_tile *t) {
+extern "C" talus_status talus_cuda_use_slot(int s) {
+  if (s < 0 || s >= TALUS_CUDA_SLOTS)
+    return talus_fail(TALUS_ERR_INTERNAL, "cuda", "slot %d of %d", s, TALUS_CUDA_SLOTS);
+  G.cur = s;
+  return TALUS_OK;
+}
+
+extern "C" talus_status talus_cuda_pin(const talus_tile *t) {
   talus_status st = talus_cuda_init(NULL, 0);
-  if (!st) st = alloc_arrays(t);
+  for (const field_decl &f : fields) {
+    void *host = f.persistent ? const_cast<void *>(member(t, f.offset)) : nullptr;
+    if (st || !host) continue;
+    int i = 0;
+    while (i < PINNED_MAX && G.pinned[i])
+      i++;
+    if (i == PINNED_MAX) return talus_fail(TALUS_ERR_INTERNAL, "cuda", "too many pinned arrays");
+    /* Small arrays may share pages with pinned ones; they stay pageable
+     * (their transfers are then synchronous, never wrong). */
+    if (cudaHostRegister(host, field_bytes(f, t->plane, t->nz), cudaHostRegisterDefault) ==
+        cudaSuccess)
+      G.pinned[i] = host;
+    else
+      (void)cudaGetLastError();
+  }
+  return st;
+}
+
+extern "C" void talus_cuda_unpin(const talus_tile *t) {
+  if (!G.ready || !t) return;
+  for (const field_decl &f : fields)
+    for (void *&p : G.pinned)
+      if (p && f.persistent && p == member(t, f.offset)) {
+        cudaHostUnregister(p);
+        p = nullptr;
+      }
+}
+
+extern "C" talus_status talus_cuda_upload_async(const talus_tile *t) {
+  talus_status st = talus_cuda_init(NULL, 0);
+  slot &q = cur();
+  if (!st && (q.queued || q.nrows))
+    st = talus_fail(TALUS_ERR_INTERNAL, "cuda", "upload into a slot with work in flight");
+  if (!st) st = alloc_arrays(q, t);
   if (st) return st;
-  G.d.buf = t->buf;
-  G.d.pitch = t->pitch;
-  G.d.nz = t->nz;
-  G.d.plane = t->plane;
-  G.queued = 0;
-  st = cuda_ok(cudaMemsetAsync(G.flows, 0, TALUS_FLOW_COUNT * sizeof(double), G.stream), "ledger");
-  return st ? st : copy_persistent(const_cast<talus_tile *>(t), true);
+  q.d.buf = t->buf;
+  q.d.pitch = t->pitch;
+  q.d.nz = t->nz;
+  q.d.plane = t->plane;
+  memset(q.acc_flows, 0, sizeof q.acc_flows);
+  memset(q.acc_seconds, 0, sizeof q.acc_seconds);
+  return queue_persistent(q, const_cast<talus_tile *>(t), true);
+}
+
+extern "C" talus_status talus_cuda_upload(const talus_tile *t) {
+  talus_status st = talus_cuda_upload_async(t);
+  return st ? st : cuda_ok(cudaStreamSynchronize(cur().stream), "upload");
 }
 
 extern "C" talus_status talus_cuda_stage(const talus_kctx *c, talus_stage_id id, talus_rect region,
                                          talus_rect book) {
-  if (!G.ready || !G.alloc_plane)
+  slot &q = cur();
+  if (!G.ready || !q.alloc_plane)
     return talus_fail(TALUS_ERR_INTERNAL, "cuda", "stage queued before a tile was uploaded");
-  if (G.queued >= EVENTS_MAX - 1)
+  if (q.queued >= EVENTS_MAX - 1)
     return talus_fail(TALUS_ERR_INTERNAL, "cuda", "more than %d stages in one step",
-                      EVENTS_MAX - 1);
+                      STEP_EVENTS - 1);
+  if (q.nrows >= STEP_BATCH)
+    return talus_fail(TALUS_ERR_INTERNAL, "cuda", "stage queued past the ledger rows");
   if (region.w <= 0 || region.h <= 0) return TALUS_OK;
-  talus_status st = ensure_scratch(id);
+  talus_status st = ensure_scratch(q, id);
   if (st) return st;
-  G.event_stage[G.queued] = id;
-  st = cuda_ok(cudaEventRecord(G.events[G.queued++], G.stream), "event");
+  q.event_stage[q.queued] = id;
+  st = cuda_ok(cudaEventRecord(q.events[q.queued++], q.stream), "event");
   return st ? st : launch_stage(c, id, region, book);
 }
 
-extern "C" talus_status talus_cuda_finish_step(double *flows, double *stage_seconds) {
-  double step_flows[TALUS_FLOW_COUNT];
-  talus_status st = cuda_ok(cudaEventRecord(G.events[G.queued], G.stream), "event");
-  if (!st)
-    st = cuda_ok(
-        cudaMemcpyAsync(step_flows, G.flows, sizeof step_flows, cudaMemcpyDeviceToHost, G.stream),
-        "ledger");
-  if (!st) st = cuda_ok(cudaMemsetAsync(G.flows, 0, sizeof step_flows, G.stream), "ledger");
-  if (!st) st = cuda_ok(cudaStreamSynchronize(G.stream), "step");
+extern "C" talus_status talus_cuda_end_step(void) {
+  slot &q = cur();
+  q.event_stage[q.queued] = STEP_END;
+  talus_status st = cuda_ok(cudaEventRecord(q.events[q.queued++], q.stream), "event");
+  if (st) return st;
+  q.nrows++;
+  bool full = q.nrows == STEP_BATCH || q.queued > EVENTS_MAX - STEP_EVENTS;
+  return full ? harvest(q) : TALUS_OK;
+}
+
+extern "C" talus_status talus_cuda_wait(double *flows, double *stage_seconds) {
+  slot &q = cur();
+  talus_status st = harvest(q);
   if (st) return st;
   for (int f = 0; f < TALUS_FLOW_COUNT; f++)
-    flows[f] += step_flows[f];
-  for (int i = 0; i < G.queued; i++) {
-    float ms = 0.0f;
-    st = cuda_ok(cudaEventElapsedTime(&ms, G.events[i], G.events[i + 1]), "stage time");
-    if (st) return st;
-    stage_seconds[G.event_stage[i]] += 1e-3 * ms;
-  }
-  G.queued = 0;
+    flows[f] += q.acc_flows[f];
+  for (int i = 0; i < TALUS_STAGE_COUNT; i++)
+    stage_seconds[i] += q.acc_seconds[i];
+  memset(q.acc_flows, 0, sizeof q.acc_flows);
+  memset(q.acc_seconds, 0, sizeof q.acc_seconds);
   return TALUS_OK;
 }
 
+extern "C" talus_status talus_cuda_finish_step(double *flows, double *stage_seconds) {
+  talus_status st = talus_cuda_end_step();
+  return st ? st : talus_cuda_wait(flows, stage_seconds);
+}
+
+extern "C" talus_status talus_cuda_block_layers(const talus_rect *r, int n, int *layers) {
+  slot &q = cur();
+  if (!G.ready || !q.alloc_plane || n < 1 || n > TALUS_HALO_PARTS)
+    return talus_fail(TALUS_ERR_INTERNAL, "cuda", "block layers of %d blocks without a tile", n);
+  talus_status st = cuda_ok(cudaMemsetAsync(q.layers, 0, n * sizeof(int), q.stream), "halo layers");
+  for (int i = 0; i < n && !st; i++) {
+    int cells = r[i].w * r[i].h;
+    block_layers<<<(cells + 255) / 256, 256, 0, q.stream>>>(q.d, r[i], q.layers + i);
+    st = cuda_ok(cudaGetLastError(), "halo layers");
+  }
+  if (!st)
+    st = cuda_ok(
+        cudaMemcpyAsync(layers, q.layers, n * sizeof(int), cudaMemcpyDeviceToHost, q.stream),
+        "halo layers");
+  return st ? st : cuda_ok(cudaStreamSynchronize(q.stream), "halo layers");
+}
+
+extern "C" talus_status talus_cuda_pack_blocks(const talus_rect *r, const int *layers, int n,
+                                               const void **bodies) {
+  slot &q = cur();
+  int hard = q.d.hard != nullptr;
+  size_t off[TALUS_HALO_PARTS + 1] = {0};
+  for (int i = 0; i < n; i++) /* bodies start 256-byte aligned */
+    off[i + 1] =
+        off[i] + ((halo_block_bytes(r[i].w, r[i].h, layers[i], hard) + 255) & ~(size_t)255);
+  talus_status st = ensure_pack(q, off[n]);
+  for (int i = 0; i < n && !st; i++) {
+    int cells = r[i].w * r[i].h;
+    block_pack<<<(cells + 255) / 256, 256, 0, q.stream>>>(q.d, r[i], layers[i], q.pack + off[i]);
+    st = cuda_ok(cudaGetLastError(), "halo pack");
+    bodies[i] = q.pack_host + off[i];
+  }
+  if (!st)
+    st = cuda_ok(cudaMemcpyAsync(q.pack_host, q.pack, off[n], cudaMemcpyDeviceToHost, q.stream),
+                 "halo download");
+  return st ? st : cuda_ok(cudaStreamSynchronize(q.stream), "halo download");
+}
+
 extern "C" talus_status talus_cuda_download(talus_tile *t) {
-  if (!G.ready || G.alloc_plane != t->plane || G.alloc_nz != t->nz)
+  if (!G.ready || !mirrors(cur(), t))
     return talus_fail(TALUS_ERR_INTERNAL, "cuda", "download of a tile that was not uploaded");
-  return copy_persistent(t, false);
+  talus_status st = queue_persistent(cur(), t, false);
+  return st ? st : cuda_ok(cudaStreamSynchronize(cur().stream), "download");
 }
 
 extern "C" void talus_cuda_release(void) {
   if (!G.ready) return;
-  cudaStreamSynchronize(G.stream);
-  free_arrays();
-  cudaFree(G.partial);
-  G.partial = nullptr;
-  G.partial_blocks = 0;
+  for (slot &q : G.s) {
+    cudaStreamSynchronize(q.stream);
+    free_arrays(q);
+    cudaFree(q.partial);
+    q.partial = nullptr;
+    q.partial_blocks = 0;
+    free_pack(q);
+    q.queued = 0;
+    q.nrows = 0;
+  }
 }

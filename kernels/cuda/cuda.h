@@ -18,6 +18,15 @@
  *   accumulator. Hence a run on the GPU gives the same bytes for any tiling
  *   of the same work, as on the CPU; against the CPU it agrees only within
  *   the math libraries' tolerance (expf, powf, … differ in the last bits).
+ * - Slots: TALUS_CUDA_SLOTS mirrors, each with its own stream. A tiled run
+ *   (tiler/tiled.c) pins its two host tile buffers (talus_cuda_pin) and
+ *   alternates slots: while tile p computes on one slot, tile p+1 is
+ *   assembled on the host and uploaded on the other, and tile p-1's core
+ *   and edge strips are packed into halo blocks on the device and copied
+ *   to the store (talus_cuda_pack_blocks): the halo ring and unused
+ *   column slots never travel back. Each slot books every step's ledger flows in
+ *   a row of its own and adds the rows in step order when waited on, so a
+ *   queued run books the same bytes as one that waits after every step.
  * - Without the CUDA toolkit at build time every call below except
  *   talus_cuda_built() fails with TALUS_ERR_UNSUPPORTED (cuda_none.c).
  * - Concurrency: one driver thread per process calls the backend.
@@ -31,6 +40,8 @@
 extern "C" {
 #endif
 
+enum { TALUS_CUDA_SLOTS = 2 };
+
 /* 1 when this build contains the CUDA backend. */
 int talus_cuda_built(void);
 
@@ -40,10 +51,23 @@ int talus_cuda_built(void);
  * driver's reason when there is none. Cheap after the first success. */
 talus_status talus_cuda_init(char *name, size_t len);
 
-/* Copies the persistent fields of t into the device mirror (allocating or
+/* Picks the slot (0..TALUS_CUDA_SLOTS-1) the calls below act on. */
+talus_status talus_cuda_use_slot(int slot);
+
+/* Page-locks the persistent host arrays of t, so transfers to and from
+ * it run asynchronously at full speed; talus_cuda_unpin must be called
+ * before t is freed. Arrays that cannot be pinned stay pageable (their
+ * transfers then block the caller, which is slower, never wrong). */
+talus_status talus_cuda_pin(const talus_tile *t);
+void talus_cuda_unpin(const talus_tile *t); /* NULL or an unpinned tile: no-op */
+
+/* Copies the persistent fields of t into the slot's mirror (allocating or
  * growing it); scratch arrays are allocated on the device as stages need
- * them. Resets the queued ledger flows and stage times. */
+ * them. Resets the slot's ledger flows and stage times. The slot must
+ * have no work in flight. */
 talus_status talus_cuda_upload(const talus_tile *t);
+/* The same, queued: t must not change until talus_cuda_wait returns. */
+talus_status talus_cuda_upload_async(const talus_tile *t);
 
 /* Queues stage `id` over buffer-local `region` of the uploaded tile,
  * booking the flows of cells in buffer-local `book` (as
@@ -52,16 +76,35 @@ talus_status talus_cuda_upload(const talus_tile *t);
 talus_status talus_cuda_stage(const talus_kctx *c, talus_stage_id id, talus_rect region,
                               talus_rect book);
 
-/* Waits for the queued stages of one step; adds their ledger flows
- * (heights, m) to flows[TALUS_FLOW_COUNT] and their GPU times to
- * stage_seconds[TALUS_STAGE_COUNT]. */
+/* Closes the step whose stages were queued since the last one (may wait
+ * for the slot when its queue of steps is full). */
+talus_status talus_cuda_end_step(void);
+/* Waits for the slot's queued work; adds the ledger flows (heights, m) of
+ * its steps, in step order, to flows[TALUS_FLOW_COUNT] and their GPU
+ * times to stage_seconds[TALUS_STAGE_COUNT]. */
+talus_status talus_cuda_wait(double *flows, double *stage_seconds);
+/* talus_cuda_end_step then talus_cuda_wait. */
 talus_status talus_cuda_finish_step(double *flows, double *stage_seconds);
 
 /* Copies the persistent fields of the mirror back into t (the tile that
  * was uploaded). */
 talus_status talus_cuda_download(talus_tile *t);
 
-/* Frees the device mirror (the next upload allocates again). */
+/* Halo blocks (halo/halo.h) of global rectangles r[0..n) of the slot's
+ * mirror (n <= TALUS_HALO_PARTS, each inside the tile): block_layers
+ * writes the highest column count in each (at least 1) to layers[]; then
+ * pack_blocks packs each block's body (what follows its header) on the
+ * device with layers[i] layers and copies them all to pinned host
+ * memory: bodies[i] (owned by the slot, valid until its next pack or
+ * talus_cuda_release) holds halo_block_bytes - HALO_HEADER_BYTES bytes.
+ * With halo_block_header in front, a body gives halo_block_write's bytes.
+ * Both wait for the slot. */
+talus_status talus_cuda_block_layers(const talus_rect *r, int n, int *layers);
+talus_status talus_cuda_pack_blocks(const talus_rect *r, const int *layers, int n,
+                                    const void **bodies);
+
+/* Waits for every slot and frees the mirrors (the next upload allocates
+ * again). */
 void talus_cuda_release(void);
 
 #ifdef __cplusplus

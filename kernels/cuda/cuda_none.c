@@ -19,7 +19,21 @@ talus_status talus_cuda_init(char *name, size_t len) {
   return cuda_missing();
 }
 
+talus_status talus_cuda_use_slot(int slot) {
+  return cuda_missing();
+}
+
+talus_status talus_cuda_pin(const talus_tile *t) {
+  return cuda_missing();
+}
+
+void talus_cuda_unpin(const talus_tile *t) {}
+
 talus_status talus_cuda_upload(const talus_tile *t) {
+  return cuda_missing();
+}
+
+talus_status talus_cuda_upload_async(const talus_tile *t) {
   return cuda_missing();
 }
 
@@ -28,11 +42,28 @@ talus_status talus_cuda_stage(const talus_kctx *c, talus_stage_id id, talus_rect
   return cuda_missing();
 }
 
+talus_status talus_cuda_end_step(void) {
+  return cuda_missing();
+}
+
+talus_status talus_cuda_wait(double *flows, double *stage_seconds) {
+  return cuda_missing();
+}
+
 talus_status talus_cuda_finish_step(double *flows, double *stage_seconds) {
   return cuda_missing();
 }
 
 talus_status talus_cuda_download(talus_tile *t) {
+  return cuda_missing();
+}
+
+talus_status talus_cuda_block_layers(const talus_rect *r, int n, int *layers) {
+  return cuda_missing();
+}
+
+talus_status talus_cuda_pack_blocks(const talus_rect *r, const int *layers, int n,
+                                    const void **bodies) {
   return cuda_missing();
 }
 
