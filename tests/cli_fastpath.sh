@@ -6,35 +6,54 @@
 # columns (cave, arches, bridges) mix both paths within a row; a tiled run
 # puts tile edges next to fast cells; a DEM with NoData (when
 # $TALUS_TEST_DATA is set) adds masked neighbours and outflow sinks.
+# Likewise every instruction-set variant of the stages (TALUS_CPU_ISA=base
+# and v3 against the widest this CPU runs) gives the same states, surfaces
+# and ledgers.
 source "$(dirname "$0")/lib_cli.sh"
 
-# same NAME INPUT CONFIG ARGS...: fast and general runs write identical states.
+# same NAME VAR=VALUE INPUT CONFIG ARGS...: a run as built and one with the
+# environment variable set write identical states, surfaces and ledgers.
 same() {
-  local n=$1 in=$2 cfg=$3
-  shift 3
-  "$T" erode "$in" -o "$W/$n.fast.tif" -c "$SRC/configs/$cfg.ini" --state "$W/$n.fast.state.tif" \
-    --no-preview -q --threads 2 "$@"
-  TALUS_CPU_GENERAL=1 "$T" erode "$in" -o "$W/$n.gen.tif" -c "$SRC/configs/$cfg.ini" \
-    --state "$W/$n.gen.state.tif" --no-preview -q --threads 2 "$@"
-  check "$n: state written" '[ -s "$W/$n.fast.state.tif" ]'
-  check "$n: fast path == general path" 'cmp -s "$W/$n.fast.state.tif" "$W/$n.gen.state.tif"'
-  check "$n: surface identical" 'cmp -s "$W/$n.fast.tif" "$W/$n.gen.tif"'
+  local n=$1 env=$2 in=$3 cfg=$4
+  shift 4
+  "$T" erode "$in" -o "$W/$n.a.tif" -c "$SRC/configs/$cfg.ini" --state "$W/$n.a.state.tif" \
+    --report "$W/$n.a.json" --no-preview -q --threads 2 "$@"
+  env "$env" "$T" erode "$in" -o "$W/$n.b.tif" -c "$SRC/configs/$cfg.ini" \
+    --state "$W/$n.b.state.tif" --report "$W/$n.b.json" --no-preview -q --threads 2 "$@"
+  check "$n: state written" '[ -s "$W/$n.a.state.tif" ]'
+  check "$n: $env gives the same state" 'cmp -s "$W/$n.a.state.tif" "$W/$n.b.state.tif"'
+  check "$n: surface identical" 'cmp -s "$W/$n.a.tif" "$W/$n.b.tif"'
+  check "$n: ledger identical" \
+    'diff <(grep -A40 "\"ledger\"" "$W/$n.a.json") <(grep -A40 "\"ledger\"" "$W/$n.b.json") >/dev/null'
 }
 
 for s in rivers-rain cave arches bridges chasm-source; do
   "$T" generate $s -o "$W/$s.tif" --size 64 --seed 5 >/dev/null
 done
-same rivers-rain "$W/rivers-rain.tif" rivers-rain --steps 60
-same cave "$W/cave.tif" cave --steps 60
-same arches "$W/arches.tif" arches --steps 60
-same bridges "$W/bridges.tif" bridges --steps 60
-same chasm-source "$W/chasm-source.tif" chasm-source --steps 60
-same rivers-tiled "$W/rivers-rain.tif" rivers-rain --steps 40 --tile 32
+G=TALUS_CPU_GENERAL=1
+same rivers-rain $G "$W/rivers-rain.tif" rivers-rain --steps 60
+same cave $G "$W/cave.tif" cave --steps 60
+same arches $G "$W/arches.tif" arches --steps 60
+same bridges $G "$W/bridges.tif" bridges --steps 60
+same chasm-source $G "$W/chasm-source.tif" chasm-source --steps 60
+same rivers-tiled $G "$W/rivers-rain.tif" rivers-rain --steps 40 --tile 32
 dem=${TALUS_TEST_DATA:-}/austria_srtm30s.tif
 if [ -n "${TALUS_TEST_DATA:-}" ] && [ -f "$dem" ]; then
-  same dem-outflow "$dem" dem-default --steps 30
-  same dem-wall "$dem" dem-default --steps 30 --nodata wall
+  same dem-outflow $G "$dem" dem-default --steps 30
+  same dem-wall $G "$dem" dem-default --steps 30 --nodata wall
 fi
+
+"$T" generate noise -o "$W/noise.tif" --size 96 --seed 3 >/dev/null
+for isa in base v3; do
+  I=TALUS_CPU_ISA=$isa
+  same rivers-rain-$isa $I "$W/rivers-rain.tif" rivers-rain --steps 60
+  same cave-$isa $I "$W/cave.tif" cave --steps 60
+  same chasm-source-$isa $I "$W/chasm-source.tif" chasm-source --steps 60
+  same heightfield-$isa $I "$W/noise.tif" heightfield-default --steps 150 --set thermal.enable=true
+  if [ -n "${TALUS_TEST_DATA:-}" ] && [ -f "$dem" ]; then
+    same dem-$isa $I "$dem" dem-default --steps 30
+  fi
+done
 
 echo "cli_fastpath: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

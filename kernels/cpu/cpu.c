@@ -20,6 +20,15 @@
  * order as the general path, so results are bit-identical (cli_fastpath
  * compares whole runs against TALUS_CPU_GENERAL=1, which turns the layered
  * fast paths off).
+ *
+ * Instruction sets: on x86-64 with GCC >= 12 this file is also compiled
+ * for x86-64-v3 (AVX2) and x86-64-v4 (AVX-512) as isa/cpu_v3.c and
+ * isa/cpu_v4.c (TALUS_CPU_ISA names the variant; CMake adds the -march).
+ * talus_cpu_stage_booked runs the widest variant this CPU supports, capped
+ * by the environment's TALUS_CPU_ISA=base|v3|v4. Wider vectors change no
+ * result bit: FMA contraction is off in every variant, each lane rounds as
+ * the scalar code does, and libm is called the same way (cli_fastpath
+ * compares whole runs of every variant).
  */
 #include "cpu.h"
 
@@ -289,8 +298,19 @@ static inline int cpu_one_run_end(const talus_tile *t, int y, int x, int xb) {
     CPU_FTZ_LEAVE                                                                                  \
   }
 
-talus_status talus_cpu_stage_booked(talus_tile *t, const talus_kctx *c, talus_stage_id id,
-                                    talus_rect region, talus_rect book, double *flows) {
+#define CPU_CAT2(a, b) a##b
+#define CPU_CAT(a, b)  CPU_CAT2(a, b)
+#ifdef TALUS_CPU_ISA
+#define CPU_STAGE_BOOKED CPU_CAT(cpu_stage_booked_, TALUS_CPU_ISA)
+#else
+#define CPU_STAGE_BOOKED cpu_stage_booked_base
+#endif
+
+/* talus_cpu_stage_booked as compiled for this file's instruction set. */
+talus_status CPU_STAGE_BOOKED(talus_tile *t, const talus_kctx *c, talus_stage_id id,
+                              talus_rect region, talus_rect book, double *flows);
+talus_status CPU_STAGE_BOOKED(talus_tile *t, const talus_kctx *c, talus_stage_id id,
+                              talus_rect region, talus_rect book, double *flows) {
   if (region.w <= 0 || region.h <= 0) return TALUS_OK;
   talus_status st = talus_stage_scratch(t, id);
   if (st) return st;
@@ -363,7 +383,52 @@ talus_status talus_cpu_stage_booked(talus_tile *t, const talus_kctx *c, talus_st
   return TALUS_OK;
 }
 
+#ifndef TALUS_CPU_ISA /* the dispatch, once, in the base build of this file */
+
+typedef talus_status (*cpu_stage_fn)(talus_tile *, const talus_kctx *, talus_stage_id, talus_rect,
+                                     talus_rect, double *);
+#if TALUS_CPU_MULTIARCH
+talus_status cpu_stage_booked_v3(talus_tile *, const talus_kctx *, talus_stage_id, talus_rect,
+                                 talus_rect, double *);
+talus_status cpu_stage_booked_v4(talus_tile *, const talus_kctx *, talus_stage_id, talus_rect,
+                                 talus_rect, double *);
+#endif
+
+/* The widest variant this CPU runs, capped by TALUS_CPU_ISA; its name to
+ * *name (may be NULL). */
+static cpu_stage_fn cpu_pick(const char **name) {
+  const char *cap = getenv("TALUS_CPU_ISA");
+  int level = cap && !strcmp(cap, "base") ? 0 : cap && !strcmp(cap, "v3") ? 3 : 4;
+#if TALUS_CPU_MULTIARCH
+  __builtin_cpu_init();
+  if (level >= 4 && __builtin_cpu_supports("x86-64-v4")) {
+    if (name) *name = "x86-64-v4";
+    return cpu_stage_booked_v4;
+  }
+  if (level >= 3 && __builtin_cpu_supports("x86-64-v3")) {
+    if (name) *name = "x86-64-v3";
+    return cpu_stage_booked_v3;
+  }
+#endif
+  (void)level;
+  if (name) *name = "baseline";
+  return cpu_stage_booked_base;
+}
+
+const char *talus_cpu_isa(void) {
+  const char *name = NULL;
+  cpu_pick(&name);
+  return name;
+}
+
+talus_status talus_cpu_stage_booked(talus_tile *t, const talus_kctx *c, talus_stage_id id,
+                                    talus_rect region, talus_rect book, double *flows) {
+  return cpu_pick(NULL)(t, c, id, region, book, flows);
+}
+
 talus_status talus_cpu_stage(talus_tile *t, const talus_kctx *c, talus_stage_id id,
                              talus_rect region, double *flows) {
   return talus_cpu_stage_booked(t, c, id, region, region, flows);
 }
+
+#endif

@@ -4,7 +4,8 @@
  *
  * Ledger flows are accumulated per row in double, in x order, then summed
  * over rows in y order by the calling thread, so the ledger — like the
- * state — does not depend on the thread count.
+ * state — does not depend on the thread count. On x86-64 the stages run
+ * the widest instruction set the CPU has, with the same result bits.
  */
 #ifndef TALUS_KERNELS_CPU_H
 #define TALUS_KERNELS_CPU_H
@@ -20,5 +21,9 @@ talus_status talus_cpu_stage_booked(talus_tile *t, const talus_kctx *c, talus_st
 /* The same, booking every cell of the region (unit tests, whole domains). */
 talus_status talus_cpu_stage(talus_tile *t, const talus_kctx *c, talus_stage_id id,
                              talus_rect region, double *flows);
+
+/* The instruction set the stages run with ("x86-64-v4", "x86-64-v3" or
+ * "baseline"; see cpu.c). */
+const char *talus_cpu_isa(void);
 
 #endif /* TALUS_KERNELS_CPU_H */
