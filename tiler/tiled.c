@@ -54,12 +54,13 @@ static talus_status tiled_alloc_buffer(const talus_tiled *g, int grow, talus_til
                            g->ctx.P.model == TALUS_MODEL_HEIGHTFIELD || g->ctx.P.enable_thermal);
 }
 
-/* The advance buffers, (re)allocated after a trim: g->buf, and on the GPU
- * the pipeline's second buffer, both pinned for asynchronous transfers. */
-static talus_status tiled_buffers(talus_tiled *g) {
+/* The advance buffers, (re)allocated after a trim: g->buf and, for the
+ * GPU pipeline (spare set; talus_tiled_run on the GPU), a second one; on
+ * the GPU both are pinned for asynchronous transfers. */
+static talus_status tiled_buffers(talus_tiled *g, int spare) {
   int gpu = g->ctx.backend == TALUS_BACKEND_CUDA;
   talus_tile **need[2] = {&g->buf, &g->spare};
-  for (int i = 0; i < 1 + gpu; i++) {
+  for (int i = 0; i < 1 + (gpu && spare); i++) {
     if (*need[i]) continue;
     talus_status st = tiled_alloc_buffer(g, g->H, need[i]);
     if (!st && gpu) st = talus_cuda_pin(*need[i]);
@@ -90,7 +91,7 @@ talus_status talus_tiled_create(talus_tiled **out, const talus_kctx *ctx, int co
   g->store = store;
   talus_store_set_recycle(store, 1); /* every generation replaces every blob */
   g->flows = calloc((size_t)g->ntiles * TALUS_FLOW_COUNT, sizeof *g->flows);
-  talus_status st = g->flows ? tiled_buffers(g)
+  talus_status st = g->flows ? tiled_buffers(g, 0)
                              : talus_fail(TALUS_ERR_NOMEM, "tiler", "no memory for tile ledgers");
   if (st) {
     talus_tiled_free(g);
@@ -379,9 +380,9 @@ static talus_status tiled_generation(talus_tiled *g, int64_t start, int64_t end,
 talus_status talus_tiled_run(talus_tiled *g, int64_t end, talus_run_stats *stats,
                              talus_step_progress_fn progress, void *user) {
   int64_t start = g->step;
-  talus_status bst = g->step < end ? tiled_buffers(g) : TALUS_OK;
-  if (bst) return bst;
   int gpu = g->ctx.backend == TALUS_BACKEND_CUDA;
+  talus_status bst = g->step < end ? tiled_buffers(g, gpu) : TALUS_OK;
+  if (bst) return bst;
   while (g->step < end) {
     talus_status st = gpu ? tiled_generation_gpu(g, start, end, stats, progress, user)
                           : tiled_generation(g, start, end, stats, progress, user);
@@ -455,7 +456,7 @@ void talus_tiled_reads(const talus_tiled *g, int p, int k, void (*fn)(void *, in
 
 talus_status talus_tiled_load_tile(talus_tiled *g, int p, const talus_tile_source *src) {
   talus_rect c = talus_tiled_core(g, p);
-  talus_status st = tiled_buffers(g);
+  talus_status st = tiled_buffers(g, 0);
   if (!st) st = talus_tile_reset(g->buf, c);
   if (!st) st = src->fill(src->user, g->buf, c);
   if (!st) st = tiled_publish(g, p, g->step, g->buf);
@@ -467,7 +468,7 @@ talus_status talus_tiled_advance_one(talus_tiled *g, int p, int k, talus_run_sta
   int due = 0;
   talus_status st = tiled_due(g, p, s, k, &due);
   if (st || !due) return st;
-  st = tiled_buffers(g);
+  st = tiled_buffers(g, 0);
   if (!st) st = tiled_advance_tile(g, p, s, k, stats);
   if (st)
     return talus_fail_context(st, "tile %d, steps %lld..%lld", p, (long long)s, (long long)(s + k));

@@ -384,6 +384,7 @@ talus_status CPU_STAGE_BOOKED(talus_tile *t, const talus_kctx *c, talus_stage_id
 }
 
 #ifndef TALUS_CPU_ISA /* the dispatch, once, in the base build of this file */
+#include <pthread.h>
 
 typedef talus_status (*cpu_stage_fn)(talus_tile *, const talus_kctx *, talus_stage_id, talus_rect,
                                      talus_rect, double *);
@@ -396,7 +397,7 @@ talus_status cpu_stage_booked_v4(talus_tile *, const talus_kctx *, talus_stage_i
 
 /* The widest variant this CPU runs, capped by TALUS_CPU_ISA; its name to
  * *name (may be NULL). */
-static cpu_stage_fn cpu_pick(const char **name) {
+static cpu_stage_fn cpu_choose(const char **name) {
   const char *cap = getenv("TALUS_CPU_ISA");
   int level = cap && !strcmp(cap, "base") ? 0 : cap && !strcmp(cap, "v3") ? 3 : 4;
 #if TALUS_CPU_MULTIARCH
@@ -415,15 +416,24 @@ static cpu_stage_fn cpu_pick(const char **name) {
   return cpu_stage_booked_base;
 }
 
+/* The choice, made once per process (the environment and CPU do not change). */
+static cpu_stage_fn cpu_stage_chosen;
+static const char *cpu_isa_chosen;
+static pthread_once_t cpu_choice_once = PTHREAD_ONCE_INIT;
+
+static void cpu_make_choice(void) {
+  cpu_stage_chosen = cpu_choose(&cpu_isa_chosen);
+}
+
 const char *talus_cpu_isa(void) {
-  const char *name = NULL;
-  cpu_pick(&name);
-  return name;
+  pthread_once(&cpu_choice_once, cpu_make_choice);
+  return cpu_isa_chosen;
 }
 
 talus_status talus_cpu_stage_booked(talus_tile *t, const talus_kctx *c, talus_stage_id id,
                                     talus_rect region, talus_rect book, double *flows) {
-  return cpu_pick(NULL)(t, c, id, region, book, flows);
+  pthread_once(&cpu_choice_once, cpu_make_choice);
+  return cpu_stage_chosen(t, c, id, region, book, flows);
 }
 
 talus_status talus_cpu_stage(talus_tile *t, const talus_kctx *c, talus_stage_id id,
