@@ -66,6 +66,21 @@ TALUS_HD static inline float talus_fmaxf(float x, float y) {
 #endif
 }
 
+/* c ? a : b without a branch: for conditions no predictor can learn (a
+ * random draw), where a mispredicted branch costs more than both sides. */
+TALUS_HD static inline float talus_pickf(int c, float a, float b) {
+#ifdef TALUS_SELECT_SSE
+  uint32_t ua, ub, m = 0u - (uint32_t)(c != 0);
+  memcpy(&ua, &a, sizeof ua);
+  memcpy(&ub, &b, sizeof ub);
+  ua = (ua & m) | (ub & ~m);
+  memcpy(&a, &ua, sizeof a);
+  return a;
+#else
+  return c ? a : b;
+#endif
+}
+
 /* nextafterf(x, up ? INFINITY : -INFINITY) with libm's bits: for finite
  * non-zero x the neighbouring float is the bit pattern ±1 (glibc's integer
  * step, without its call); zero, infinities, NaN (and, under DAZ, denormals,

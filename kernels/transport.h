@@ -123,13 +123,16 @@ TALUS_HD static inline float transport_water(const talus_tile *t, const talus_kp
  * more than cap above B): a petrified amount below half an ulp of B would
  * otherwise vanish or stall. The draw u comes from the counter hash. */
 TALUS_HD static inline float transport_round_up(double B, double pe, double cap, float u) {
+  /* Which way each cell goes is as good as random, so both ways are
+   * computed and picked without branches (a mispredicted branch costs
+   * more than the other side). */
   double target = B + pe;
-  float lo = (float)target;
-  if ((double)lo > target) lo = talus_nextf(lo, 0);
+  float near = (float)target;
+  float lo = talus_pickf((double)near > target, talus_nextf(near, 0), near);
   float hi = talus_nextf(lo, 1);
-  if ((double)hi - B > cap || (double)lo == target) return lo;
   double frac = (target - (double)lo) / ((double)hi - (double)lo);
-  return (double)u < frac ? hi : lo;
+  int up = !((double)hi - B > cap) & !((double)lo == target) & ((double)u < frac);
+  return talus_pickf(up, hi, lo);
 }
 
 /* New sand thickness after slippage (clamped to the space left by water
