@@ -9,13 +9,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static char scratch[] = "/tmp/talus-fuzz-XXXXXX"; /* mkdtemp's template */
+static char scratch[4096]; /* made by mkdtemp under $TMPDIR (or /tmp) */
 static int scratch_made;
 
 void fuzz_dir_clear(void) {
   DIR *d = opendir(fuzz_dir());
   for (struct dirent *e; d && (e = readdir(d));) {
-    char path[512];
+    char path[sizeof scratch + 256];
     if (e->d_name[0] == '.') continue;
     snprintf(path, sizeof path, "%s/%s", scratch, e->d_name);
     unlink(path);
@@ -30,6 +30,8 @@ static void fuzz_dir_remove(void) {
 
 const char *fuzz_dir(void) {
   if (!scratch_made) {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(scratch, sizeof scratch, "%s/talus-fuzz-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     FUZZ_CHECK(mkdtemp(scratch), "mkdtemp failed");
     scratch_made = 1;
     atexit(fuzz_dir_remove);
