@@ -6,8 +6,7 @@
 source "$(dirname "$0")/lib_cli.sh"
 source "$SRC/tests/mpi_env.sh"
 
-"$T" generate chasm-source -o "$W/c300.tif" --size 300 --layers 8
-gdal_translate -q -srcwin 0 50 300 200 "$W/c300.tif" "$W/init.tif"
+chasm_scene init
 P=(-c "$SRC/configs/chasm-source.ini" --set water.rain=0.01 --set support.iterations=2 --steps 12
    -q --no-preview --maps --device cpu)
 A=("${P[@]}" --tile 64 --steps-per-exchange 2)

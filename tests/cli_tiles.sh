@@ -16,16 +16,9 @@ run() {
   shift 2
   "$T" erode "$W/$in" -o "$W/$name.tif" --maps --state "$W/${name}_state.tif" --no-preview -q "$@"
 }
-flow() { python3 -c "import json,sys; print(json.load(open('$1'))['ledger']['flows']['$2'] > 0)"; }
 
 # --- layered: everything on -------------------------------------------
-"$T" generate chasm-source -o "$W/c300.tif" --size 300 --layers 8
-gdal_translate -q -srcwin 0 50 300 200 "$W/c300.tif" "$W/c200.tif"
-LAY=(-c "$SRC/configs/chasm-source.ini" --set simulation.dt=0.15 --set water.rain=0.01
-     --set source1.x=200 --set source1.y=85 --set source1.radius=8 --set horizontal.strength=3
-     --set horizontal.split_size=0.25 --set support.iterations=2
-     --set support.max_propagation_distance=8)
-"$T" erode "$W/c200.tif" -o "$W/warmup.tif" "${LAY[@]}" -q --no-preview --steps 40 --state "$W/warm.tif"
+layered_warm_state
 run mono warm.tif "${LAY[@]}" --steps 6 --report "$W/mono.json"
 check "layered: columns split in the compared steps" '[ "$(flow "$W/mono.json" split)" = True ]'
 check "layered: columns collapse in the compared steps" '[ "$(flow "$W/mono.json" collapse)" = True ]'

@@ -6,8 +6,7 @@
 # refused with a message naming the problem.
 source "$(dirname "$0")/lib_cli.sh"
 
-"$T" generate chasm-source -o "$W/c300.tif" --size 300 --layers 8
-gdal_translate -q -srcwin 0 50 300 200 "$W/c300.tif" "$W/init.tif"
+chasm_scene init
 A=(-c "$SRC/configs/chasm-source.ini" --set water.rain=0.01 --set support.iterations=2
    --steps 12 --tile 64 --steps-per-exchange 2 -q --no-preview --maps)
 "$T" erode "$W/init.tif" -o "$W/ref.tif" -c "$SRC/configs/chasm-source.ini" --set water.rain=0.01 \

@@ -20,3 +20,26 @@ same_as() {
     cmp -s "$W/$1$s.tif" "$W/$2$s.tif" || { echo "  $2$s.tif differs from $1$s.tif" >&2; return 1; }
   done
 }
+
+# chasm_scene NAME: the 300 x 200 chasm-source terrain (8 layers) of the
+# tiled and MPI tests, written to $W/NAME.tif.
+chasm_scene() {
+  "$T" generate chasm-source -o "$W/c300.tif" --size 300 --layers 8
+  gdal_translate -q -srcwin 0 50 300 200 "$W/c300.tif" "$W/$1.tif"
+}
+
+# LAY: chasm-source with every layered process busy (rain, a source,
+# splits, collapses); layered_warm_state writes $W/warm.tif, 40 steps of it
+# on chasm_scene, a state where those processes act within a few steps.
+LAY=(-c "$SRC/configs/chasm-source.ini" --set simulation.dt=0.15 --set water.rain=0.01
+     --set source1.x=200 --set source1.y=85 --set source1.radius=8 --set horizontal.strength=3
+     --set horizontal.split_size=0.25 --set support.iterations=2
+     --set support.max_propagation_distance=8)
+layered_warm_state() {
+  chasm_scene c200
+  "$T" erode "$W/c200.tif" -o "$W/warmup.tif" "${LAY[@]}" -q --no-preview --steps 40 \
+    --state "$W/warm.tif"
+}
+
+# flow REPORT NAME: prints True when run report REPORT books flow NAME > 0.
+flow() { python3 -c "import json,sys; print(json.load(open('$1'))['ledger']['flows']['$2'] > 0)"; }
