@@ -62,6 +62,15 @@
 #define CPU_FTZ_LEAVE
 #endif
 
+/* [*b0, *b1): the cells of row y (a row of a region ending at x1) whose
+ * flows are booked, the span of `book` in that row; empty (at x1) when
+ * the row lies outside it. */
+static inline void cpu_row_book(talus_rect book, int y, int x1, int *b0, int *b1) {
+  int in_row = y >= book.y0 && y < book.y0 + book.h;
+  *b0 = in_row ? book.x0 : x1;
+  *b1 = in_row ? book.x0 + book.w : x1;
+}
+
 /* The loop is instantiated once per body so the compiler can inline it.
  * Cells outside `book` add their flows to a scratch accumulator that is
  * dropped, so only the booked cells reach the ledger. The row's
@@ -74,8 +83,8 @@
     _Pragma("omp for schedule(static)") for (int j = 0; j < region.h; j++) {                       \
       double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                                  \
       int y = region.y0 + j, x = region.x0, x1 = region.x0 + region.w;                             \
-      int in_row = y >= book.y0 && y < book.y0 + book.h;                                           \
-      int b0 = in_row ? book.x0 : x1, b1 = in_row ? book.x0 + book.w : x1;                         \
+      int b0, b1;                                                                                  \
+      cpu_row_book(book, y, x1, &b0, &b1);                                                         \
       for (; x < x1 && x < b0; x++)                                                                \
         body(t, c, x, y, junk);                                                                    \
       for (; x < x1 && x < b1; x++)                                                                \
@@ -138,8 +147,8 @@ static inline TALUS_FORCE_INLINE double cpu_hf_water_live(const talus_tile *t, c
     _Pragma("omp for schedule(static)") for (int j = 0; j < region.h; j++) {                       \
       double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                                  \
       int y = region.y0 + j, x = region.x0, x1 = region.x0 + region.w, xa = x1, xb = x1;           \
-      int in_row = y >= book.y0 && y < book.y0 + book.h;                                           \
-      int b0 = in_row ? book.x0 : x1, b1 = in_row ? book.x0 + book.w : x1;                         \
+      int b0, b1;                                                                                  \
+      cpu_row_book(book, y, x1, &b0, &b1);                                                         \
       if (lane) cpu_live_run(t, c, y, x, x1, &xa, &xb);                                            \
       for (; x < xa; x++)                                                                          \
         body(t, c, x, y, (x >= b0 && x < b1) ? acc : junk);                                        \
@@ -153,14 +162,6 @@ static inline TALUS_FORCE_INLINE double cpu_hf_water_live(const talus_tile *t, c
     free(lane);                                                                                    \
     CPU_FTZ_LEAVE                                                                                  \
   }
-
-/* 1 when the layered fast paths may run (TALUS_CPU_GENERAL unset or 0);
- * read per stage call (no shared state). Setting it forces the general
- * path, for tests. */
-static int cpu_fast_enabled(void) {
-  const char *e = getenv("TALUS_CPU_GENERAL");
-  return !(e && *e && strcmp(e, "0") != 0);
-}
 
 /* 1 when cell idx and its 4 neighbours hold one column each. */
 static inline TALUS_FORCE_INLINE int cpu_one4(const talus_tile *t, size_t idx) {
@@ -221,8 +222,8 @@ static inline TALUS_FORCE_INLINE void cpu_vertical_one(const talus_tile *t, cons
     _Pragma("omp for schedule(static)") for (int j = 0; j < region.h; j++) {                       \
       double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                                  \
       int y = region.y0 + j, x0 = region.x0, x1 = region.x0 + region.w, xa = x1, xb = x1;          \
-      int in_row = y >= book.y0 && y < book.y0 + book.h;                                           \
-      int b0 = in_row ? book.x0 : x1, b1 = in_row ? book.x0 + book.w : x1;                         \
+      int b0, b1;                                                                                  \
+      cpu_row_book(book, y, x1, &b0, &b1);                                                         \
       if (fast) cpu_live_run(t, c, y, x0, x1, &xa, &xb);                                           \
       for (int x = x0; x < x1; x++) {                                                              \
         double *fl = (x >= b0 && x < b1) ? acc : junk;                                             \
@@ -255,8 +256,8 @@ static inline int cpu_row_stacked(const talus_tile *t, int y, int x0, int x1) {
     _Pragma("omp for schedule(static)") for (int j = 0; j < region.h; j++) {                       \
       double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                                  \
       int y = region.y0 + j, x1 = region.x0 + region.w;                                            \
-      int in_row = y >= book.y0 && y < book.y0 + book.h;                                           \
-      int b0 = in_row ? book.x0 : x1, b1 = in_row ? book.x0 + book.w : x1;                         \
+      int b0, b1;                                                                                  \
+      cpu_row_book(book, y, x1, &b0, &b1);                                                         \
       if (!fast || cpu_row_stacked(t, y, region.x0, x1))                                           \
         for (int x = region.x0; x < x1; x++)                                                       \
           body(t, c, x, y, (x >= b0 && x < b1) ? acc : junk);                                      \
@@ -306,17 +307,18 @@ static inline int cpu_one_run_end(const talus_tile *t, int y, int x, int xb) {
 #define CPU_STAGE_BOOKED cpu_stage_booked_base
 #endif
 
-/* talus_cpu_stage_booked as compiled for this file's instruction set. */
+/* talus_cpu_stage_booked as compiled for one instruction set; `fast`
+ * allows the layered fast paths (see the notes at the top). */
+typedef talus_status cpu_stage_fn(talus_tile *t, const talus_kctx *c, talus_stage_id id,
+                                  talus_rect region, talus_rect book, double *flows, int fast);
+cpu_stage_fn CPU_STAGE_BOOKED;
 talus_status CPU_STAGE_BOOKED(talus_tile *t, const talus_kctx *c, talus_stage_id id,
-                              talus_rect region, talus_rect book, double *flows);
-talus_status CPU_STAGE_BOOKED(talus_tile *t, const talus_kctx *c, talus_stage_id id,
-                              talus_rect region, talus_rect book, double *flows) {
+                              talus_rect region, talus_rect book, double *flows, int fast) {
   if (region.w <= 0 || region.h <= 0) return TALUS_OK;
   talus_status st = talus_stage_scratch(t, id);
   if (st) return st;
   double *rows = calloc((size_t)region.h * TALUS_FLOW_COUNT, sizeof *rows);
   if (!rows) return talus_fail(TALUS_ERR_NOMEM, "cpu", "no memory for ledger rows");
-  int fast = cpu_fast_enabled();
   switch (id) {
   case TALUS_STAGE_RAIN:
     CPU_STAGE_LOOP(k_rain);
@@ -386,42 +388,43 @@ talus_status CPU_STAGE_BOOKED(talus_tile *t, const talus_kctx *c, talus_stage_id
 #ifndef TALUS_CPU_ISA /* the dispatch, once, in the base build of this file */
 #include <pthread.h>
 
-typedef talus_status (*cpu_stage_fn)(talus_tile *, const talus_kctx *, talus_stage_id, talus_rect,
-                                     talus_rect, double *);
 #if TALUS_CPU_MULTIARCH
-talus_status cpu_stage_booked_v3(talus_tile *, const talus_kctx *, talus_stage_id, talus_rect,
-                                 talus_rect, double *);
-talus_status cpu_stage_booked_v4(talus_tile *, const talus_kctx *, talus_stage_id, talus_rect,
-                                 talus_rect, double *);
+cpu_stage_fn cpu_stage_booked_v3, cpu_stage_booked_v4;
 #endif
 
 /* The widest variant this CPU runs, capped by TALUS_CPU_ISA; its name to
- * *name (may be NULL). */
-static cpu_stage_fn cpu_choose(const char **name) {
+ * *name. */
+static cpu_stage_fn *cpu_choose(const char **name) {
   const char *cap = getenv("TALUS_CPU_ISA");
   int level = cap && !strcmp(cap, "base") ? 0 : cap && !strcmp(cap, "v3") ? 3 : 4;
 #if TALUS_CPU_MULTIARCH
   __builtin_cpu_init();
   if (level >= 4 && __builtin_cpu_supports("x86-64-v4")) {
-    if (name) *name = "x86-64-v4";
+    *name = "x86-64-v4";
     return cpu_stage_booked_v4;
   }
   if (level >= 3 && __builtin_cpu_supports("x86-64-v3")) {
-    if (name) *name = "x86-64-v3";
+    *name = "x86-64-v3";
     return cpu_stage_booked_v3;
   }
 #endif
   (void)level;
-  if (name) *name = "baseline";
+  *name = "baseline";
   return cpu_stage_booked_base;
 }
 
-/* The choice, made once per process (the environment and CPU do not change). */
-static cpu_stage_fn cpu_stage_chosen;
+/* The choices, made once per process (the environment and the CPU do not
+ * change): the variant, and whether the layered fast paths run (unless
+ * TALUS_CPU_GENERAL is set to other than 0, which forces the general path
+ * everywhere, for tests). */
+static cpu_stage_fn *cpu_stage_chosen;
 static const char *cpu_isa_chosen;
+static int cpu_fast_chosen;
 static pthread_once_t cpu_choice_once = PTHREAD_ONCE_INIT;
 
 static void cpu_make_choice(void) {
+  const char *general = getenv("TALUS_CPU_GENERAL");
+  cpu_fast_chosen = !(general && *general && strcmp(general, "0") != 0);
   cpu_stage_chosen = cpu_choose(&cpu_isa_chosen);
 }
 
@@ -433,7 +436,7 @@ const char *talus_cpu_isa(void) {
 talus_status talus_cpu_stage_booked(talus_tile *t, const talus_kctx *c, talus_stage_id id,
                                     talus_rect region, talus_rect book, double *flows) {
   pthread_once(&cpu_choice_once, cpu_make_choice);
-  return cpu_stage_chosen(t, c, id, region, book, flows);
+  return cpu_stage_chosen(t, c, id, region, book, flows, cpu_fast_chosen);
 }
 
 talus_status talus_cpu_stage(talus_tile *t, const talus_kctx *c, talus_stage_id id,
