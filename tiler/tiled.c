@@ -287,6 +287,21 @@ static talus_status tiled_due(const talus_tiled *g, int p, int64_t s, int k, int
   return TALUS_OK;
 }
 
+/* Steps of the generation that starts at the current step, towards end. */
+static int tiled_generation_steps(const talus_tiled *g, int64_t end) {
+  return end - g->step < g->K ? (int)(end - g->step) : g->K;
+}
+
+/* Reports tiles 0..p of the current generation (k steps) done to progress
+ * (may be NULL); TALUS_ERR_CANCELLED when it asks to stop. */
+static talus_status tiled_report(const talus_tiled *g, int64_t start, int64_t end, int k, int p,
+                                 talus_step_progress_fn progress, void *user) {
+  int64_t done = (g->step - start) * g->ntiles + (int64_t)k * (p + 1);
+  if (!progress || progress(done, (end - start) * g->ntiles, user)) return TALUS_OK;
+  return talus_fail(TALUS_ERR_CANCELLED, "run", "cancelled at step %lld (resumable)",
+                    (long long)g->step);
+}
+
 /* ---------------------------------------------------------------------
  * The GPU pipeline of a generation: tile p is assembled into the buffer
  * of slot p' = (its rank among the due tiles) mod 2 and queued on that
@@ -338,7 +353,7 @@ static talus_status tiled_generation_gpu(talus_tiled *g, int64_t start, int64_t 
                                          talus_run_stats *stats, talus_step_progress_fn progress,
                                          void *user) {
   int64_t s = g->step;
-  int k = end - s < g->K ? (int)(end - s) : g->K;
+  int k = tiled_generation_steps(g, end);
   tiled_flight fl[2] = {{.p = -1, .t = g->buf}, {.p = -1, .t = g->spare}};
   int slot = 0;
   talus_status st = TALUS_OK;
@@ -349,10 +364,7 @@ static talus_status tiled_generation_gpu(talus_tiled *g, int64_t start, int64_t 
     st = tiled_launch(g, &fl[slot], slot, p, s, k);
     slot ^= 1;
     if (!st) st = tiled_land(g, &fl[slot], slot, s, k, stats, 1);
-    int64_t done = (s - start) * g->ntiles + (int64_t)k * (p + 1);
-    if (!st && progress && !progress(done, (end - start) * g->ntiles, user))
-      st = talus_fail(TALUS_ERR_CANCELLED, "run", "cancelled at step %lld (resumable)",
-                      (long long)s);
+    if (!st) st = tiled_report(g, start, end, k, p, progress, user);
   }
   /* The last tile lands; after an error every slot is drained unpublished. */
   talus_status last = tiled_land(g, &fl[slot ^ 1], slot ^ 1, s, k, stats, !st);
@@ -364,15 +376,11 @@ static talus_status tiled_generation_gpu(talus_tiled *g, int64_t start, int64_t 
 static talus_status tiled_generation(talus_tiled *g, int64_t start, int64_t end,
                                      talus_run_stats *stats, talus_step_progress_fn progress,
                                      void *user) {
-  int64_t s = g->step;
-  int k = end - s < g->K ? (int)(end - s) : g->K;
+  int k = tiled_generation_steps(g, end);
   for (int p = 0; p < g->ntiles; p++) {
     talus_status st = talus_tiled_advance_one(g, p, k, stats);
+    if (!st) st = tiled_report(g, start, end, k, p, progress, user);
     if (st) return st;
-    int64_t done = (s - start) * g->ntiles + (int64_t)k * (p + 1);
-    if (progress && !progress(done, (end - start) * g->ntiles, user))
-      return talus_fail(TALUS_ERR_CANCELLED, "run", "cancelled at step %lld (resumable)",
-                        (long long)s);
   }
   return talus_tiled_end_generation(g, k);
 }

@@ -47,14 +47,15 @@ static talus_status advance_one(talus_tile *t, talus_kctx *c, talus_rect book, i
   return TALUS_OK;
 }
 
-/* The steps of talus_tiler_advance; on the GPU the tile is on the device. */
+/* The steps of talus_tiler_advance (wait 1) and talus_tiler_queue (wait
+ * 0); on the GPU the tile is on the device. */
 static talus_status advance_steps(talus_tile *t, talus_kctx *c, talus_rect core, int64_t steps,
                                   talus_run_stats *stats, talus_step_progress_fn progress,
-                                  void *user) {
+                                  void *user, int wait) {
   int used = 0;
   talus_rect book = {core.x0 - t->buf.x0, core.y0 - t->buf.y0, core.w, core.h};
   for (int64_t s = 0; s < steps; s++) {
-    talus_status st = advance_one(t, c, book, &used, stats, 1);
+    talus_status st = advance_one(t, c, book, &used, stats, wait);
     if (st) return st;
     stats->cell_steps += (int64_t)core.w * core.h;
     if (progress && !progress(s + 1, steps, user))
@@ -68,10 +69,10 @@ talus_status talus_tiler_advance(talus_tile *t, talus_kctx *c, talus_rect core, 
                                  talus_run_stats *stats, talus_step_progress_fn progress,
                                  void *user) {
   if (c->backend != TALUS_BACKEND_CUDA)
-    return advance_steps(t, c, core, steps, stats, progress, user);
+    return advance_steps(t, c, core, steps, stats, progress, user, 1);
   talus_status st = talus_cuda_upload(t);
   if (st) return st;
-  st = advance_steps(t, c, core, steps, stats, progress, user);
+  st = advance_steps(t, c, core, steps, stats, progress, user, 1);
   /* Also after a cancel: the host tile then holds the last completed step. */
   talus_status down = talus_cuda_download(t);
   return st ? st : down;
@@ -82,13 +83,7 @@ talus_status talus_tiler_queue(talus_tile *t, talus_kctx *c, talus_rect core, in
   if (c->backend != TALUS_BACKEND_CUDA)
     return talus_fail(TALUS_ERR_INTERNAL, "tiler", "queued advance off the GPU");
   talus_status st = talus_cuda_upload_async(t);
-  int used = 0;
-  talus_rect book = {core.x0 - t->buf.x0, core.y0 - t->buf.y0, core.w, core.h};
-  for (int64_t s = 0; s < steps && !st; s++) {
-    st = advance_one(t, c, book, &used, stats, 0);
-    stats->cell_steps += (int64_t)core.w * core.h;
-  }
-  return st;
+  return st ? st : advance_steps(t, c, core, steps, stats, NULL, NULL, 0);
 }
 
 talus_status talus_tiler_collect(talus_run_stats *stats) {
