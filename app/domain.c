@@ -382,18 +382,22 @@ int talus_device_built(talus_device device) {
   return device != TALUS_DEVICE_CUDA || talus_cuda_built();
 }
 
-talus_status talus_domain_set_device(talus_domain *d, talus_device device, char *name, size_t len) {
+talus_status talus_backend_choose(talus_device device, int32_t *backend, char *name, size_t len) {
   if (device != TALUS_DEVICE_CPU) {
     talus_status st = talus_cuda_init(name, len);
     if (!st) {
-      d->ctx.backend = TALUS_BACKEND_CUDA;
+      *backend = TALUS_BACKEND_CUDA;
       return TALUS_OK;
     }
     if (device == TALUS_DEVICE_CUDA) return st;
   }
-  d->ctx.backend = TALUS_BACKEND_CPU;
+  *backend = TALUS_BACKEND_CPU;
   if (name && len) snprintf(name, len, "cpu");
   return TALUS_OK;
+}
+
+talus_status talus_domain_set_device(talus_domain *d, talus_device device, char *name, size_t len) {
+  return talus_backend_choose(device, &d->ctx.backend, name, len);
 }
 
 void talus_domain_free(talus_domain *d) {

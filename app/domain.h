@@ -29,4 +29,9 @@ void talus_domain_volumes(const talus_domain *d, double out[TALUS_MAT_COUNT]);
 talus_status talus_domain_wrap(talus_tile *tile, double cell_size, const talus_params *p,
                                talus_domain **out);
 
+/* The backend `device` asks for (talus_domain_set_device's rule), to
+ * *backend, and "cpu" or the GPU's name to name[len] (NULL allowed). When
+ * AUTO falls back to the CPU, talus_last_error() keeps the GPU's reason. */
+talus_status talus_backend_choose(talus_device device, int32_t *backend, char *name, size_t len);
+
 #endif /* TALUS_APP_DOMAIN_H */

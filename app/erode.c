@@ -70,18 +70,14 @@ static int erode_device_option(const char *v, erode_opts *o) {
 
 talus_status erode_pick_backend(const erode_opts *o, int32_t *backend) {
   char name[256];
-  *backend = TALUS_BACKEND_CPU;
-  if (o->device == TALUS_DEVICE_CPU) return TALUS_OK;
-  talus_status st = talus_cuda_init(name, sizeof name);
-  if (!st) {
-    *backend = TALUS_BACKEND_CUDA;
+  talus_status st = talus_backend_choose(o->device, backend, name, sizeof name);
+  if (st || o->device == TALUS_DEVICE_CPU) return st;
+  if (*backend == TALUS_BACKEND_CUDA)
     talus_info("running on %s", name);
-  } else if (o->device == TALUS_DEVICE_AUTO) {
-    if (talus_cuda_built()) talus_info("--device auto: %s; running on the CPU", talus_last_error());
-    talus_error_clear();
-    st = TALUS_OK;
-  }
-  return st;
+  else if (talus_cuda_built())
+    talus_info("--device auto: %s; running on the CPU", talus_last_error());
+  talus_error_clear();
+  return TALUS_OK;
 }
 
 /* Moves d to the backend --device asks for (picked, and the GPU set up,
