@@ -43,9 +43,15 @@ static float *halo_plane(const talus_tile *t, int f, int k) {
 
 _Static_assert(sizeof(halo_header) == HALO_HEADER_BYTES, "halo.h states the header size");
 
+/* Bytes from a block's start to its float planes: the header, then the
+ * count and mask bytes of `cells` cells padded to 4. */
+static size_t halo_planes_offset(size_t cells) {
+  return sizeof(halo_header) + ((2 * cells + 3) & ~(size_t)3);
+}
+
 size_t halo_block_bytes(int w, int h, int layers, int hard) {
-  size_t cells = (size_t)w * h, head = sizeof(halo_header) + ((2 * cells + 3) & ~(size_t)3);
-  return head + 4 * cells * ((size_t)layers * HALO_FIELDS + (hard ? 1u : 0u));
+  size_t cells = (size_t)w * h;
+  return halo_planes_offset(cells) + 4 * cells * ((size_t)layers * HALO_FIELDS + (hard ? 1u : 0u));
 }
 
 /* Highest column count inside global rectangle r of t (at least 1). */
@@ -73,18 +79,23 @@ static halo_view halo_view_of(const void *data) {
   v.cells = (size_t)v.hd.w * v.hd.h;
   v.cnt = (const uint8_t *)data + sizeof v.hd;
   v.msk = v.cnt + v.cells;
-  v.fl =
-      (const float *)((const unsigned char *)data + sizeof v.hd + ((2 * v.cells + 3) & ~(size_t)3));
+  v.fl = (const float *)((const unsigned char *)data + halo_planes_offset(v.cells));
   return v;
 }
 
 /* Parallel loops pay off only on large blocks. */
 #define HALO_PAR_CELLS 65536
 
-size_t halo_block_size(const talus_tile *t, talus_rect r) {
+/* The layers the block of global rectangle r of t carries; 0 when r is
+ * empty or not inside t->buf. */
+static int halo_block_layers(const talus_tile *t, talus_rect r) {
   talus_rect in = talus_rect_intersect(r, t->buf);
-  if (in.w != r.w || in.h != r.h || !r.w) return 0;
-  return halo_block_bytes(r.w, r.h, halo_layers_in(t, r), t->hard != NULL);
+  return in.w == r.w && in.h == r.h && r.w ? halo_layers_in(t, r) : 0;
+}
+
+size_t halo_block_size(const talus_tile *t, talus_rect r) {
+  int L = halo_block_layers(t, r);
+  return L ? halo_block_bytes(r.w, r.h, L, t->hard != NULL) : 0;
 }
 
 /* Copies row j of rectangle r of t into block v, all planes of layers
@@ -111,15 +122,14 @@ void halo_block_header(void *dst, talus_rect r, int layers, int hard) {
 }
 
 talus_status halo_block_write(const talus_tile *t, talus_rect r, void *dst, size_t n) {
-  size_t need = halo_block_size(t, r);
-  if (!need || n < need)
+  int L = halo_block_layers(t, r);
+  if (!L || n < halo_block_bytes(r.w, r.h, L, t->hard != NULL))
     return talus_fail(TALUS_ERR_INTERNAL, "halo", "cut %dx%d+%d+%d outside tile or short buffer",
                       r.w, r.h, r.x0, r.y0);
-  int L = halo_layers_in(t, r);
   halo_block_header(dst, r, L, t->hard != NULL);
   halo_view v = halo_view_of(dst);
-  size_t pad = ((2 * v.cells + 3) & ~(size_t)3) - 2 * v.cells;
-  memset((uint8_t *)v.msk + v.cells, 0, pad);
+  unsigned char *pad = (unsigned char *)dst + sizeof v.hd + 2 * v.cells;
+  memset(pad, 0, (size_t)((const unsigned char *)v.fl - pad));
 #pragma omp parallel for schedule(static) if (v.cells >= HALO_PAR_CELLS)
   for (int j = 0; j < r.h; j++)
     halo_cut_row(t, r, j, v, L);
