@@ -140,11 +140,10 @@ static void reduce_stats(talus_mpi_grid *m, talus_run_stats *stats) {
 
 talus_status talus_mpi_run(talus_mpi_grid *m, int64_t end, talus_run_stats *stats,
                            talus_step_progress_fn progress, void *user) {
-  int64_t start = talus_tiled_step(m->g), K = talus_tiled_steps_per_exchange(m->g);
+  int64_t start = talus_tiled_step(m->g);
   talus_status st = TALUS_OK;
   while (!st && talus_tiled_step(m->g) < end) {
-    int64_t left = end - talus_tiled_step(m->g);
-    st = generation(m, (int)(left < K ? left : K), stats);
+    st = generation(m, talus_tiled_generation_steps(m->g, end), stats);
     int64_t done = talus_tiled_step(m->g) - start;
     if (!st && m->rank == 0 && progress && !progress(done, end - start, user))
       st = talus_fail(TALUS_ERR_CANCELLED, "run", "cancelled at step %lld (resumable)",

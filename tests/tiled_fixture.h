@@ -62,9 +62,7 @@ static inline talus_status fixture_tiled_advance(talus_tiled *g, int64_t end,
                                                  talus_run_stats *stats) {
   if (!fixture_tile_by_tile) return talus_tiled_run(g, end, stats, NULL, NULL);
   while (talus_tiled_step(g) < end) {
-    int64_t left = end - talus_tiled_step(g);
-    int k =
-        left < talus_tiled_steps_per_exchange(g) ? (int)left : talus_tiled_steps_per_exchange(g);
+    int k = talus_tiled_generation_steps(g, end);
     for (int p = 0; p < talus_tiled_count(g); p++) {
       talus_status st = talus_tiled_advance_one(g, p, k, stats);
       if (st) return st;

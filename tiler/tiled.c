@@ -287,8 +287,7 @@ static talus_status tiled_due(const talus_tiled *g, int p, int64_t s, int k, int
   return TALUS_OK;
 }
 
-/* Steps of the generation that starts at the current step, towards end. */
-static int tiled_generation_steps(const talus_tiled *g, int64_t end) {
+int talus_tiled_generation_steps(const talus_tiled *g, int64_t end) {
   return end - g->step < g->K ? (int)(end - g->step) : g->K;
 }
 
@@ -353,7 +352,7 @@ static talus_status tiled_generation_gpu(talus_tiled *g, int64_t start, int64_t 
                                          talus_run_stats *stats, talus_step_progress_fn progress,
                                          void *user) {
   int64_t s = g->step;
-  int k = tiled_generation_steps(g, end);
+  int k = talus_tiled_generation_steps(g, end);
   tiled_flight fl[2] = {{.p = -1, .t = g->buf}, {.p = -1, .t = g->spare}};
   int slot = 0;
   talus_status st = TALUS_OK;
@@ -376,7 +375,7 @@ static talus_status tiled_generation_gpu(talus_tiled *g, int64_t start, int64_t 
 static talus_status tiled_generation(talus_tiled *g, int64_t start, int64_t end,
                                      talus_run_stats *stats, talus_step_progress_fn progress,
                                      void *user) {
-  int k = tiled_generation_steps(g, end);
+  int k = talus_tiled_generation_steps(g, end);
   for (int p = 0; p < g->ntiles; p++) {
     talus_status st = talus_tiled_advance_one(g, p, k, stats);
     if (!st) st = tiled_report(g, start, end, k, p, progress, user);

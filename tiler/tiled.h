@@ -99,6 +99,9 @@ talus_status talus_tiled_core_buffer(const talus_tiled *g, talus_tile **out);
  * itself (mpi/) does exactly what one process does. */
 void talus_tiled_grid(const talus_tiled *g, int *ntx, int *nty);
 int talus_tiled_steps_per_exchange(const talus_tiled *g);
+/* Steps k of the generation that starts at the current step on the way
+ * to step `end`: K, or fewer for the last one. */
+int talus_tiled_generation_steps(const talus_tiled *g, int64_t end);
 /* The store the grid was created over. */
 talus_store *talus_tiled_store(const talus_tiled *g);
 /* Calls fn(user, q, part) for every strip (tile q, part) that tile p reads
