@@ -194,55 +194,44 @@ talus_status talus_tile_create(talus_tile **out, talus_rect buf, int nz, int wit
   return TALUS_OK;
 }
 
-talus_status talus_tile_reset(talus_tile *t, talus_rect r) {
-  if (r.w <= 0 || r.h <= 0 || r.w > t->pitch || (size_t)r.h * (size_t)t->pitch > t->plane)
-    return talus_fail(TALUS_ERR_INTERNAL, "tile", "rectangle %dx%d does not fit the buffer", r.w,
-                      r.h);
-  t->buf = r;
-  size_t cells = (size_t)r.h * (size_t)t->pitch;
-  memset(t->count, 1, cells);
-  memset(t->mask, 0, cells);
+/* Resets the persistent fields of the n cells from plane index `at` to
+ * one empty column (layer 0: no material, ceiling at the top). */
+static void tile_reset_cells(talus_tile *t, size_t at, size_t n) {
+  memset(t->count + at, 1, n);
+  memset(t->mask + at, 0, n);
   for (int k = 0; k < t->nz; k++) {
     float *planes[7] = {t->B, t->s, t->w, t->C, t->r, t->D, t->p};
     for (int f = 0; f < 7; f++)
-      memset(planes[f] + (size_t)k * t->plane, 0, cells * 4);
+      memset(planes[f] + (size_t)k * t->plane + at, 0, n * 4);
     for (int d = 0; d < 4; d++)
-      memset(t->f + ((size_t)k * 4 + d) * t->plane, 0, cells * 4);
+      memset(t->f + ((size_t)k * 4 + d) * t->plane + at, 0, n * 4);
   }
-  for (size_t i = 0; i < cells; i++)
-    t->C[i] = TALUS_TOP;
-  if (t->hard) memset(t->hard, 0, cells * 4);
-  return TALUS_OK;
+  for (size_t i = 0; i < n; i++)
+    t->C[at + i] = TALUS_TOP;
+  if (t->hard) memset(t->hard + at, 0, n * 4);
 }
 
-/* Resets the persistent fields of columns [x0, pitch) of rows [0, h) to
- * one empty column, as talus_tile_reset. */
-static void tile_reset_pad(talus_tile *t, int h, int x0) {
-  size_t w = (size_t)(t->pitch - x0);
-  for (int y = 0; y < h && w; y++) {
-    size_t at = (size_t)y * t->pitch + x0;
-    memset(t->count + at, 1, w);
-    memset(t->mask + at, 0, w);
-    for (int k = 0; k < t->nz; k++) {
-      float *planes[7] = {t->B, t->s, t->w, t->C, t->r, t->D, t->p};
-      for (int f = 0; f < 7; f++)
-        memset(planes[f] + (size_t)k * t->plane + at, 0, w * 4);
-      for (int d = 0; d < 4; d++)
-        memset(t->f + ((size_t)k * 4 + d) * t->plane + at, 0, w * 4);
-    }
-    for (size_t i = 0; i < w; i++)
-      t->C[at + i] = TALUS_TOP;
-    if (t->hard) memset(t->hard + at, 0, w * 4);
-  }
-}
-
-talus_status talus_tile_retarget(talus_tile *t, talus_rect r) {
+/* Points t at rectangle r, which must fit its allocation. */
+static talus_status tile_target(talus_tile *t, talus_rect r) {
   if (r.w <= 0 || r.h <= 0 || r.w > t->pitch || (size_t)r.h * (size_t)t->pitch > t->plane)
     return talus_fail(TALUS_ERR_INTERNAL, "tile", "rectangle %dx%d does not fit the buffer", r.w,
                       r.h);
   t->buf = r;
-  tile_reset_pad(t, r.h, r.w);
   return TALUS_OK;
+}
+
+talus_status talus_tile_reset(talus_tile *t, talus_rect r) {
+  talus_status st = tile_target(t, r);
+  if (!st) tile_reset_cells(t, 0, (size_t)r.h * (size_t)t->pitch);
+  return st;
+}
+
+talus_status talus_tile_retarget(talus_tile *t, talus_rect r) {
+  talus_status st = tile_target(t, r);
+  /* The row padding [r.w, pitch) of rows [0, r.h), as talus_tile_reset. */
+  for (int y = 0; !st && y < r.h && r.w < t->pitch; y++)
+    tile_reset_cells(t, (size_t)y * t->pitch + (size_t)r.w, (size_t)(t->pitch - r.w));
+  return st;
 }
 
 void talus_tile_free(talus_tile *t) {
