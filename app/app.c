@@ -178,3 +178,12 @@ void app_derived_path(char *out, size_t size, const char *path, const char *suff
   }
   snprintf(out, size, "%.*s%s", (int)n, path, suffix);
 }
+
+talus_status app_param_override(talus_params *p, const char *kv) {
+  const char *eq = strchr(kv, '=');
+  if (!eq)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args", "--set expects SECTION.KEY=VALUE, got '%s'", kv);
+  char key[256];
+  snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
+  return talus_params_set(p, key, eq + 1);
+}

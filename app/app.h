@@ -25,6 +25,8 @@ int app_take(app_args *a, const char *name, const char *alias, const char **valu
 int app_flag(app_args *a, const char *name, const char *alias);
 /* Parses a decimal integer option value within [lo, hi]. */
 talus_status app_int(const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out);
+/* Applies a --set override "SECTION.KEY=VALUE" to p (talus_params_set). */
+talus_status app_param_override(talus_params *p, const char *kv);
 /* Parses a real option value within [lo, hi]. */
 talus_status app_real(const char *opt, const char *text, double lo, double hi, double *out);
 

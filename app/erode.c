@@ -208,15 +208,8 @@ static talus_status erode_params(const erode_opts *o, talus_params **out) {
   talus_status st = talus_params_create(out);
   for (int i = 0; !st && i < o->nconfigs; i++)
     st = talus_params_load(*out, o->configs[i]);
-  for (int i = 0; !st && i < o->nsets; i++) {
-    const char *eq = strchr(o->sets[i], '=');
-    if (!eq)
-      return talus_fail(TALUS_ERR_ARGUMENT, "args", "--set expects SECTION.KEY=VALUE, got '%s'",
-                        o->sets[i]);
-    char key[256];
-    snprintf(key, sizeof key, "%.*s", (int)(eq - o->sets[i]), o->sets[i]);
-    st = talus_params_set(*out, key, eq + 1);
-  }
+  for (int i = 0; !st && i < o->nsets; i++)
+    st = app_param_override(*out, o->sets[i]);
   return st;
 }
 

@@ -16,14 +16,6 @@ static void params_usage(void) {
          "  --set KEY=VALUE  override a key (with --ini); repeatable\n");
 }
 
-static talus_status params_apply_set(talus_params *p, const char *kv) {
-  const char *eq = strchr(kv, '=');
-  if (!eq) return talus_fail(TALUS_ERR_ARGUMENT, "args", "--set expects SECTION.KEY=VALUE");
-  char key[256];
-  snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
-  return talus_params_set(p, key, eq + 1);
-}
-
 talus_status talus_params_app(int argc, char **argv) {
   talus_error_clear();
   app_args a = {argc, argv, 0};
@@ -44,7 +36,7 @@ talus_status talus_params_app(int argc, char **argv) {
     else if ((r = app_take(&a, "-c", NULL, &v)))
       st = r < 0 ? TALUS_ERR_ARGUMENT : talus_params_load(p, v);
     else if ((r = app_take(&a, "--set", NULL, &v)))
-      st = r < 0 ? TALUS_ERR_ARGUMENT : params_apply_set(p, v);
+      st = r < 0 ? TALUS_ERR_ARGUMENT : app_param_override(p, v);
     else
       st = talus_fail(TALUS_ERR_ARGUMENT, "args", "unknown argument '%s'", argv[a.i]);
   }

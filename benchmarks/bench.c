@@ -145,12 +145,8 @@ static talus_status bench_parse(int argc, char **argv, bench_opts *o, int *help)
 /* Applies "section.key=value" overrides to p. */
 static talus_status bench_sets(talus_params *p, const char *const *sets) {
   talus_status st = TALUS_OK;
-  for (; !st && sets && *sets; sets++) {
-    char key[256];
-    const char *eq = strchr(*sets, '=');
-    snprintf(key, sizeof key, "%.*s", (int)(eq - *sets), *sets);
-    st = talus_params_set(p, key, eq + 1);
-  }
+  for (; !st && sets && *sets; sets++)
+    st = app_param_override(p, *sets);
   return st;
 }
 
