@@ -48,21 +48,20 @@ talus_status talus_mpi_read_core(talus_mpi_grid *m, int tile, talus_tile *dst) {
 
 /* Owns one answer: the core blob of own tile `tile`, or the error. */
 static talus_status core_send(talus_mpi_grid *m, int tile) {
-  void *blob = NULL;
+  const void *blob = NULL; /* read in place where the store allows */
+  void *hold = NULL;
   size_t n = 0;
-  talus_status st =
-      talus_mpi_owns(m, tile)
-          ? talus_store_get(m->store,
-                            (talus_store_key){tile, talus_store_committed(m->store, tile), 0},
-                            &blob, &n)
-          : talus_fail(TALUS_ERR_INTERNAL, "mpi", "asked for tile %d, owned by rank %d", tile,
-                       m->owner[tile]);
+  talus_store_key key = {tile, talus_store_committed(m->store, tile), 0};
+  talus_status st = talus_mpi_owns(m, tile)
+                        ? talus_store_get_ref(m->store, key, &blob, &n, &hold)
+                        : talus_fail(TALUS_ERR_INTERNAL, "mpi",
+                                     "asked for tile %d, owned by rank %d", tile, m->owner[tile]);
   if (!st)
     MPI_Send(blob, (int)n, MPI_BYTE, 0, TAG_CORE, MPI_COMM_WORLD);
   else
     MPI_Send(talus_last_error(), (int)strlen(talus_last_error()), MPI_CHAR, 0, TAG_CORE_ERR,
              MPI_COMM_WORLD);
-  free(blob);
+  talus_store_blob_release(m->store, hold);
   return st;
 }
 

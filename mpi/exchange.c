@@ -97,9 +97,11 @@ static talus_status pack(talus_mpi_grid *m, const mpi_list *l, int64_t s, void *
   size_t n = 0;
   talus_status st = TALUS_OK;
   for (int i = 0; i < l->n && !st; i++) {
-    void *blob = NULL;
+    const void *blob = NULL; /* read in place where the store allows (tiled.c does so) */
+    void *hold = NULL;
     size_t bytes = 0;
-    st = talus_store_get(m->store, (talus_store_key){l->v[i].q, s, l->v[i].part}, &blob, &bytes);
+    st = talus_store_get_ref(m->store, (talus_store_key){l->v[i].q, s, l->v[i].part}, &blob, &bytes,
+                             &hold);
     unsigned char *nb = st ? NULL : realloc(buf, n + sizeof(mpi_item_head) + bytes);
     if (!st && !nb) st = talus_fail(TALUS_ERR_NOMEM, "mpi", "no memory for a strip message");
     if (nb) {
@@ -108,7 +110,7 @@ static talus_status pack(talus_mpi_grid *m, const mpi_list *l, int64_t s, void *
       memcpy(nb + n + sizeof h, blob, bytes);
       buf = nb, n += sizeof h + bytes;
     }
-    free(blob);
+    talus_store_blob_release(m->store, hold);
   }
   if (!st && n > INT_MAX)
     st = talus_fail(TALUS_ERR_UNSUPPORTED, "mpi",
