@@ -81,18 +81,23 @@ TALUS_HD static inline float talus_pickf(int c, float a, float b) {
 #endif
 }
 
-/* nextafterf(x, up ? INFINITY : -INFINITY) with libm's bits: for finite
- * non-zero x the neighbouring float is the bit pattern ±1 (glibc's integer
- * step, without its call); zero, infinities, NaN (and, under DAZ, denormals,
- * which compare equal to zero) go to libm. nvcc calls nextafterf. */
+/* nextafterf(x, up ? INFINITY : -INFINITY) with libm's bits, without a
+ * branch or a call, so that vector loops can use it: a finite non-zero x
+ * (denormals included) steps its bit pattern by one, away from zero when
+ * the sign of x is the direction of travel (glibc's integer step); a zero
+ * becomes the smallest denormal of the direction's sign; an infinity in
+ * the direction of travel stays, the other becomes ±FLT_MAX by the same
+ * step; NaN gives x + y as libm does. nvcc calls nextafterf. */
 TALUS_HD static inline float talus_nextf(float x, int up) {
 #ifdef TALUS_SELECT_SSE
-  if (x == 0.0f || !(fabsf(x) <= FLT_MAX)) return nextafterf(x, up ? INFINITY : -INFINITY);
-  uint32_t u;
+  uint32_t u, down = (uint32_t)!up, r;
   memcpy(&u, &x, sizeof u);
-  u = ((u >> 31) == (uint32_t)!up) ? u + 1u : u - 1u; /* magnitude grows away from zero */
-  memcpy(&x, &u, sizeof x);
-  return x;
+  uint32_t mag = u & 0x7FFFFFFFu, step = (u >> 31) == down ? u + 1u : u - 1u;
+  uint32_t zero = (down << 31) | 1u, stays = mag == 0x7F800000u && (u >> 31) == down;
+  r = mag == 0u ? zero : stays ? u : step;
+  float y;
+  memcpy(&y, &r, sizeof y);
+  return x != x ? x + (up ? INFINITY : -INFINITY) : y;
 #else
   return nextafterf(x, up ? INFINITY : -INFINITY);
 #endif

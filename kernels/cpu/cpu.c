@@ -299,6 +299,73 @@ static inline int cpu_one_run_end(const talus_tile *t, int y, int x, int xb) {
     CPU_FTZ_LEAVE                                                                                  \
   }
 
+/* End of the run of cells from x whose neighbourhood holds single live
+ * columns (in the row's live run [xa, xb) and cpu_one4): the cells of
+ * CPU_ONE_NB. */
+static inline int cpu_one_nb_run_end(const talus_tile *t, int y, int x, int xa, int xb) {
+  return x >= xa && x < xb ? cpu_one_run_end(t, y, x, xb) : x;
+}
+
+/* End of the run of live cells of one column from x before x1 (the cells
+ * of CPU_ONE_CELL). */
+static inline int cpu_one_cell_run_end(const talus_tile *t, int y, int x, int x1) {
+  const uint8_t *n = t->count + talus_idx(t, 0, y);
+  const uint8_t *m = t->mask ? t->mask + talus_idx(t, 0, y) : NULL;
+  while (x < x1 && n[x] == 1 && !(m && m[x]))
+    x++;
+  return x;
+}
+
+/* CPU_STAGE_LOOP_ONE for a stage whose fast body books flows (transport,
+ * vertical): each run of fast cells (run_end, from cell x) is one `omp
+ * simd` loop. Each lane books into its own zeroed accumulator, whose flows
+ * named in `ids` go to `lane`; then the lanes are added to the row's
+ * accumulator cell by cell in x order, between the cells before and after
+ * the run, as the scalar loop adds them. Bit-identical because the fast
+ * body adds to each flow at most once per cell (one column), 0 + v is v,
+ * and adding a zero for a flow the body did not book changes no sum (an
+ * accumulator that starts at +0 is never -0). Cells are independent within
+ * these stages (each writes only its own cell). */
+#define CPU_STAGE_LOOP_ONE_SIMD_BOOKED(body, one, run_end, ids)                                    \
+  _Pragma("omp parallel") {                                                                        \
+    CPU_FTZ_ENTER                                                                                  \
+    const talus_tile tl = *t;                                                                      \
+    const talus_kctx cl = *c;                                                                      \
+    enum { nid = sizeof ids / sizeof *ids };                                                       \
+    size_t w = (size_t)region.w;                                                                   \
+    double *lane = malloc(sizeof(double) * nid * w);                                               \
+    _Pragma("omp for schedule(static)") for (int j = 0; j < region.h; j++) {                       \
+      double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                                  \
+      int y = region.y0 + j, x = region.x0, x1 = region.x0 + region.w, xa = x1, xb = x1;           \
+      int b0, b1;                                                                                  \
+      cpu_row_book(book, y, x1, &b0, &b1);                                                         \
+      if (fast) cpu_live_run(t, c, y, x, x1, &xa, &xb);                                            \
+      while (x < x1) {                                                                             \
+        int e = fast && lane ? run_end(t, y, x, xa, xb) : x;                                       \
+        _Pragma("GCC ivdep") for (int xv = x; xv < e; xv++) {                                      \
+          double fl[TALUS_FLOW_COUNT] = {0};                                                       \
+          one(&tl, &cl, xv, y, fl);                                                                \
+          for (int i = 0; i < nid; i++)                                                            \
+            lane[(size_t)i * w + (size_t)(xv - x)] = fl[ids[i]];                                   \
+        }                                                                                          \
+        for (int xv = x; xv < e; xv++)                                                             \
+          if (xv >= b0 && xv < b1)                                                                 \
+            for (int i = 0; i < nid; i++)                                                          \
+              acc[ids[i]] += lane[(size_t)i * w + (size_t)(xv - x)];                               \
+        if (e < x1) body(t, c, e, y, (e >= b0 && e < b1) ? acc : junk);                            \
+        x = e + 1;                                                                                 \
+      }                                                                                            \
+      memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);                                \
+    }                                                                                              \
+    free(lane);                                                                                    \
+    CPU_FTZ_LEAVE                                                                                  \
+  }
+
+/* The flows the fast transport body books. */
+static const int cpu_transport_ids[] = {TALUS_FLOW_WATER_OVERFILL, TALUS_FLOW_EVAPORATION,
+                                        TALUS_FLOW_SAND_OVERFILL,  TALUS_FLOW_SAND_CLAMP,
+                                        TALUS_FLOW_PETRIFY,        TALUS_FLOW_SEDIMENT_CLAMP};
+
 #define CPU_CAT2(a, b) a##b
 #define CPU_CAT(a, b)  CPU_CAT2(a, b)
 #ifdef TALUS_CPU_ISA
@@ -327,7 +394,8 @@ talus_status CPU_STAGE_BOOKED(talus_tile *t, const talus_kctx *c, talus_stage_id
     CPU_STAGE_LOOP_ONE_SIMD(k_pipes, cpu_pipes_one);
     break;
   case TALUS_STAGE_TRANSPORT:
-    CPU_STAGE_LOOP_ONE(k_transport, cpu_transport_one, CPU_ONE_NB);
+    CPU_STAGE_LOOP_ONE_SIMD_BOOKED(k_transport, cpu_transport_one, cpu_one_nb_run_end,
+                                   cpu_transport_ids);
     break;
   case TALUS_STAGE_HORIZONTAL:
     CPU_STAGE_LOOP_ONE_SIMD(k_horizontal, cpu_horizontal_one);
