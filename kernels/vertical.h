@@ -20,6 +20,10 @@
  * the same 1 mm water ramp as floor erosion, and only a column with a column
  * above has a ceiling to erode, so a dry gap no longer eats its roof.
  *
+ * The depth fade's tanh is talus_tanhf (fmath.h), not libm's: a libm call
+ * would keep the CPU's cells out of vector loops, and CUDA's tanhf rounds
+ * differently from glibc's.
+ *
  * Fast path: vt_cell with `one` = 1 promises a live cell of one column (the
  * CPU backend checks it); the constant count removes the ceiling and the
  * column loop, the operations are the general path's. k_vertical passes 0.
@@ -27,6 +31,7 @@
 #ifndef TALUS_KERNELS_VERTICAL_H
 #define TALUS_KERNELS_VERTICAL_H
 
+#include "fmath.h"
 #include "select.h"
 #include "state.h"
 #include <math.h>
@@ -53,7 +58,7 @@ TALUS_HD static inline vt_factors vt_factors_of(const talus_tile *t, const talus
   f.slope = m + span * sa * (1.0f - vt_smoothstep(P->slope_fade_start, 1.0f, sa));
   f.speed = m + span * sqrtf(vx * vx + vy * vy);
   f.wet = talus_fminf(1000.0f * w, 1.0f);
-  float depth = 1.0f - tanhf(2.0f * w / P->water_max_height);
+  float depth = 1.0f - talus_tanhf(2.0f * w / P->water_max_height);
   f.ws = talus_fminf(talus_fmaxf(depth, 0.0f), 1.0f) * f.wet;
   return f;
 }

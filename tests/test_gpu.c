@@ -3,9 +3,10 @@
  *
  *  1. Every preset on its scene, N steps on the CPU and on the GPU: the
  *     kernel bodies are the same and both builds round alike (no FMA
- *     contraction, IEEE division and square root), so the two differ only
- *     where the math libraries (expf, powf, …) round differently, and the
- *     dynamics spread those last bits. Stated tolerances: every material's
+ *     contraction, IEEE division and square root, no libm transcendental:
+ *     tanh is talus_tanhf), so the two differ where the CPU flushes
+ *     denormals to zero and the GPU keeps them, and the dynamics spread
+ *     those last bits. Stated tolerances: every material's
  *     volume within GPU_VOLUME_TOL (relative to the total material) and the
  *     mean |Δ surface| within GPU_SURFACE_TOL of the relief.
  *  2. GPU tiled == GPU monolithic, bit for bit (layered with everything on;

@@ -10,9 +10,11 @@
  *   loop (CPU_STAGE_LOOP_LIVE);
  * - layered pipes, transport, horizontal, vertical: the bodies are called
  *   with `one` = 1 on cells whose own and 4 neighbours' columns are single
- *   and live (CPU_STAGE_LOOP_ONE), which drops the neighbour classification
- *   and the column loops; pipes and horizontal (no ledger flows) run such
- *   runs of cells as `omp simd` loops (CPU_STAGE_LOOP_ONE_SIMD);
+ *   and live (vertical, radius 0: whose own column is), which drops the
+ *   neighbour classification and the column loops, and runs of such cells
+ *   are vector loops: CPU_STAGE_LOOP_ONE_SIMD for pipes and horizontal (no
+ *   ledger flows), CPU_STAGE_LOOP_ONE_SIMD_BOOKED for transport and
+ *   vertical (flows added in x order after the vector loop);
  * - split skips single-column cells below the split size; support
  *   propagation and collapse skip rows without stacked columns
  *   (CPU_STAGE_LOOP_STACKED): their bodies do nothing there.
@@ -170,11 +172,7 @@ static inline TALUS_FORCE_INLINE int cpu_one4(const talus_tile *t, size_t idx) {
   return (n[0] == 1) & (n[1] == 1) & (n[-1] == 1) & (n[p] == 1) & (n[-p] == 1);
 }
 
-/* The layered fast-path predicates: radius-1 stages need (x, y) in the
- * row's live run [xa, xb) and single columns around; vertical (radius 0)
- * needs a live cell of one column. */
-#define CPU_ONE_NB(t, c, x, y, xa, xb)                                                             \
-  ((x) >= (xa) && (x) < (xb) && cpu_one4(t, talus_idx(t, x, y)))
+/* A live cell of one column: the fast path of a radius-0 stage. */
 #define CPU_ONE_CELL(t, c, x, y, xa, xb)                                                           \
   (!talus_cell_masked(t, talus_idx(t, x, y)) && t->count[talus_idx(t, x, y)] == 1)
 
@@ -300,32 +298,35 @@ static inline int cpu_one_run_end(const talus_tile *t, int y, int x, int xb) {
   }
 
 /* End of the run of cells from x whose neighbourhood holds single live
- * columns (in the row's live run [xa, xb) and cpu_one4): the cells of
- * CPU_ONE_NB. */
-static inline int cpu_one_nb_run_end(const talus_tile *t, int y, int x, int xa, int xb) {
+ * columns (in the row's live run [xa, xb) and cpu_one4): the fast cells
+ * of a radius-1 stage. */
+static inline int cpu_one_nb_run_end(const talus_tile *t, int y, int x, int xa, int xb, int x1) {
+  (void)x1;
   return x >= xa && x < xb ? cpu_one_run_end(t, y, x, xb) : x;
 }
 
 /* End of the run of live cells of one column from x before x1 (the cells
  * of CPU_ONE_CELL). */
-static inline int cpu_one_cell_run_end(const talus_tile *t, int y, int x, int x1) {
-  const uint8_t *n = t->count + talus_idx(t, 0, y);
-  const uint8_t *m = t->mask ? t->mask + talus_idx(t, 0, y) : NULL;
-  while (x < x1 && n[x] == 1 && !(m && m[x]))
+static inline int cpu_one_cell_run_end(const talus_tile *t, int y, int x, int xa, int xb, int x1) {
+  (void)xa, (void)xb;
+  while (x < x1 && CPU_ONE_CELL(t, NULL, x, y, xa, xb))
     x++;
   return x;
 }
 
 /* CPU_STAGE_LOOP_ONE for a stage whose fast body books flows (transport,
- * vertical): each run of fast cells (run_end, from cell x) is one `omp
- * simd` loop. Each lane books into its own zeroed accumulator, whose flows
+ * vertical): each run of fast cells (run_end, from cell x) is one vector
+ * loop. Each lane books into its own zeroed accumulator, whose flows
  * named in `ids` go to `lane`; then the lanes are added to the row's
  * accumulator cell by cell in x order, between the cells before and after
  * the run, as the scalar loop adds them. Bit-identical because the fast
  * body adds to each flow at most once per cell (one column), 0 + v is v,
  * and adding a zero for a flow the body did not book changes no sum (an
  * accumulator that starts at +0 is never -0). Cells are independent within
- * these stages (each writes only its own cell). */
+ * these stages (each writes only its own cell), which `GCC ivdep` tells
+ * the compiler: `omp simd` would give the lane accumulator an array per
+ * lane that GCC then does not vectorise, while under ivdep it becomes
+ * registers. */
 #define CPU_STAGE_LOOP_ONE_SIMD_BOOKED(body, one, run_end, ids)                                    \
   _Pragma("omp parallel") {                                                                        \
     CPU_FTZ_ENTER                                                                                  \
@@ -341,7 +342,7 @@ static inline int cpu_one_cell_run_end(const talus_tile *t, int y, int x, int x1
       cpu_row_book(book, y, x1, &b0, &b1);                                                         \
       if (fast) cpu_live_run(t, c, y, x, x1, &xa, &xb);                                            \
       while (x < x1) {                                                                             \
-        int e = fast && lane ? run_end(t, y, x, xa, xb) : x;                                       \
+        int e = fast && lane ? run_end(t, y, x, xa, xb, x1) : x;                                   \
         _Pragma("GCC ivdep") for (int xv = x; xv < e; xv++) {                                      \
           double fl[TALUS_FLOW_COUNT] = {0};                                                       \
           one(&tl, &cl, xv, y, fl);                                                                \
@@ -360,6 +361,11 @@ static inline int cpu_one_cell_run_end(const talus_tile *t, int y, int x, int x1
     free(lane);                                                                                    \
     CPU_FTZ_LEAVE                                                                                  \
   }
+
+/* The flows the fast vertical body books. */
+static const int cpu_vertical_ids[] = {TALUS_FLOW_CEILING_EROSION, TALUS_FLOW_BEDROCK_EROSION,
+                                       TALUS_FLOW_DISSOLVE, TALUS_FLOW_DEPOSIT,
+                                       TALUS_FLOW_RECOVERY};
 
 /* The flows the fast transport body books. */
 static const int cpu_transport_ids[] = {TALUS_FLOW_WATER_OVERFILL, TALUS_FLOW_EVAPORATION,
@@ -404,7 +410,8 @@ talus_status CPU_STAGE_BOOKED(talus_tile *t, const talus_kctx *c, talus_stage_id
     CPU_STAGE_LOOP_ONE(k_split, cpu_split_none, CPU_NO_SPLIT);
     break;
   case TALUS_STAGE_VERTICAL:
-    CPU_STAGE_LOOP_ONE(k_vertical, cpu_vertical_one, CPU_ONE_CELL);
+    CPU_STAGE_LOOP_ONE_SIMD_BOOKED(k_vertical, cpu_vertical_one, cpu_one_cell_run_end,
+                                   cpu_vertical_ids);
     break;
   case TALUS_STAGE_SUPPORT_INIT:
     CPU_STAGE_LOOP(k_support_init);

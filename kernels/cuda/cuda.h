@@ -17,7 +17,8 @@
  *   fixed tree per block, then a fixed-order sum over blocks) into a device
  *   accumulator. Hence a run on the GPU gives the same bytes for any tiling
  *   of the same work, as on the CPU; against the CPU it agrees only within
- *   the math libraries' tolerance (expf, powf, … differ in the last bits).
+ *   a tolerance: the CPU flushes denormals to zero, the GPU keeps them (the
+ *   kernels call no libm function whose bits differ; see fmath.h).
  * - Slots: TALUS_CUDA_SLOTS mirrors, each with its own stream. A tiled run
  *   (tiler/tiled.c) pins its two host tile buffers (talus_cuda_pin) and
  *   alternates slots: while tile p computes on one slot, tile p+1 is
