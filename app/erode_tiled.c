@@ -19,7 +19,10 @@
  *   ~ 4H/core) but exchanges and stores tiles once per K steps. K =
  *   core / (16 R), between 1 and 8, keeps the ring under ~1/16 of the core
  *   (about 12 % extra work at the first step of a generation, less later)
- *   while dividing store traffic by K.
+ *   while dividing store traffic by K. On disk K may reach 16: there every
+ *   generation passes each tile through zstd and the file system, which
+ *   costs more than the wider ring (heightfield at 4096², cores of 2048:
+ *   the scheduler's time per step halves from K 8 to 16; RESULTS.md).
  * - Ranks (mpi/ranks.h): under `mpirun -np N` (N > 1) every rank runs this
  *   path on the tiles it owns, with its own store (memory, or DIR/rank<r> of
  *   the shared DIR); each phase ends with an agreement, so an error on any
@@ -125,9 +128,13 @@ static int64_t mono_bytes(const erode_opts *o, const talus_kparams *P, int nx, i
          TALUS_GDAL_CACHE_BYTES + TILED_SLACK;
 }
 
-static int auto_K(int core, int R) {
-  int K = R > 0 ? core / (16 * R) : 8;
-  return K < 1 ? 1 : (K > 8 ? 8 : K);
+#define TILED_MAX_K      8  /* steps per exchange chosen for a memory store */
+#define TILED_MAX_K_DISK 16 /* ... and for a disk store */
+
+/* K = core / (16 R) within 1..cap (see the notes at the top). */
+static int auto_K(int core, int R, int cap) {
+  int K = R > 0 ? core / (16 * R) : cap;
+  return K < 1 ? 1 : (K > cap ? cap : K);
 }
 
 /* Core size and K: the user's, else the largest that fits the limit. */
@@ -136,18 +143,18 @@ static talus_status tiled_plan_core(tiled_run *t, int64_t limit) {
   int nx = t->src->nx, ny = t->src->ny, R = talus_step_radius(P), big = nx > ny ? nx : ny;
   if (t->o->tile) {
     t->core = t->o->tile;
-    t->K = t->o->steps_per_exchange ? t->o->steps_per_exchange : auto_K(t->core, R);
+    t->K = t->o->steps_per_exchange ? t->o->steps_per_exchange : auto_K(t->core, R, TILED_MAX_K);
   } else {
     int c = TILED_MAX_CORE;
     while (c > 256 &&
-           (c / 2 >= big ||
-            tiled_bytes(t->o, P, nx, ny, c,
-                        (t->o->steps_per_exchange ? t->o->steps_per_exchange : auto_K(c, R)) * R) >
-                limit))
+           (c / 2 >= big || tiled_bytes(t->o, P, nx, ny, c,
+                                        (t->o->steps_per_exchange ? t->o->steps_per_exchange
+                                                                  : auto_K(c, R, TILED_MAX_K)) *
+                                            R) > limit))
       c -= 256;
     if (c == 256 && big < 1024) c = big < 128 ? big : (big + 3) / 4;
     t->core = c;
-    t->K = t->o->steps_per_exchange ? t->o->steps_per_exchange : auto_K(c, R);
+    t->K = t->o->steps_per_exchange ? t->o->steps_per_exchange : auto_K(c, R, TILED_MAX_K);
   }
   int64_t need = tiled_bytes(t->o, P, nx, ny, t->core, t->K * R);
   if (t->o->mem_limit && need > limit)
@@ -180,6 +187,10 @@ static void tiled_plan_store(tiled_run *t, int64_t limit) {
     snprintf(t->dir, sizeof t->dir, "%s", t->o->store_dir);
   else if (t->disk)
     app_derived_path(t->dir, sizeof t->dir, t->o->output, ".store");
+  int K = auto_K(t->core, R, TILED_MAX_K_DISK);
+  if (t->disk && !t->o->steps_per_exchange && K > t->K &&
+      tiled_bytes(t->o, P, nx, ny, t->core, K * R) <= limit)
+    t->K = K; /* a disk store's longer generations, when their halo fits */
 }
 
 talus_status erode_use_tiles(const erode_opts *o, const talus_params *p, int *tiled) {
