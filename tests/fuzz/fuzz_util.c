@@ -6,6 +6,8 @@
 #include "fuzz.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -30,9 +32,12 @@ static void fuzz_dir_remove(void) {
 
 const char *fuzz_dir(void) {
   if (!scratch_made) {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(scratch, sizeof scratch, "%s/talus-fuzz-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    FUZZ_CHECK(mkdtemp(scratch), "mkdtemp failed");
+    const char *tmp = getenv("TMPDIR"), *base = tmp && *tmp ? tmp : "/tmp";
+    int n = snprintf(scratch, sizeof scratch, "%s/talus-fuzz-XXXXXX", base);
+    FUZZ_CHECK(n > 0 && (size_t)n < sizeof scratch, "scratch directory name under %s too long",
+               base);
+    FUZZ_CHECK(mkdtemp(scratch), "cannot create scratch directory %s: %s", scratch,
+               strerror(errno));
     scratch_made = 1;
     atexit(fuzz_dir_remove);
   }
