@@ -173,19 +173,20 @@ static inline TALUS_FORCE_INLINE int cpu_one4(const talus_tile *t, size_t idx) {
 }
 
 /* A live cell of one column: the fast path of a radius-0 stage. */
-#define CPU_ONE_CELL(t, c, x, y, xa, xb)                                                           \
-  (!talus_cell_masked(t, talus_idx(t, x, y)) && t->count[talus_idx(t, x, y)] == 1)
+static inline TALUS_FORCE_INLINE int cpu_one_cell(const talus_tile *t, int x, int y) {
+  size_t i = talus_idx(t, x, y);
+  return !talus_cell_masked(t, i) && t->count[i] == 1;
+}
 
-/* A live cell of one column whose damage is below the split size: the
- * split stage leaves it as it is. */
-#define CPU_NO_SPLIT(t, c, x, y, xa, xb)                                                           \
-  (CPU_ONE_CELL(t, c, x, y, xa, xb) && !(t->D[talus_idx(t, x, y)] >= c->P.split_size))
+/* k_split, except on a live cell of one column whose damage is below the
+ * split size, which the split stage leaves as it is. */
+static inline TALUS_FORCE_INLINE void cpu_split_fast(const talus_tile *t, const talus_kctx *c,
+                                                     int x, int y, double *flows) {
+  if (cpu_one_cell(t, x, y) && !(t->D[talus_idx(t, x, y)] >= c->P.split_size)) return;
+  k_split(t, c, x, y, flows);
+}
 
 /* The layered stage bodies with `one` = 1 (see the notes at the top). */
-static inline TALUS_FORCE_INLINE void cpu_split_none(const talus_tile *t, const talus_kctx *c,
-                                                     int x, int y, double *flows) {
-  (void)t, (void)c, (void)x, (void)y, (void)flows;
-}
 static inline TALUS_FORCE_INLINE void cpu_pipes_one(const talus_tile *t, const talus_kctx *c, int x,
                                                     int y, double *flows) {
   (void)flows;
@@ -204,36 +205,6 @@ static inline TALUS_FORCE_INLINE void cpu_vertical_one(const talus_tile *t, cons
                                                        int x, int y, double *flows) {
   vt_cell(t, c, x, y, flows, 1);
 }
-
-/* CPU_STAGE_LOOP for a layered stage with a fast body `one` for the cells
- * where `pred` holds and the general `body` elsewhere, cells in x order
- * with the same booking as CPU_STAGE_LOOP. The fast body sees private
- * copies of the tile descriptor and the context (kernels never change
- * either): the field stores of a cell (int8_t pipes may alias anything,
- * floats may alias the float parameters) then no longer force the
- * compiler to reload every pointer, pitch and parameter after each store. */
-#define CPU_STAGE_LOOP_ONE(body, one, pred)                                                        \
-  _Pragma("omp parallel") {                                                                        \
-    CPU_FTZ_ENTER                                                                                  \
-    const talus_tile tl = *t;                                                                      \
-    const talus_kctx cl = *c;                                                                      \
-    _Pragma("omp for schedule(static)") for (int j = 0; j < region.h; j++) {                       \
-      double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                                  \
-      int y = region.y0 + j, x0 = region.x0, x1 = region.x0 + region.w, xa = x1, xb = x1;          \
-      int b0, b1;                                                                                  \
-      cpu_row_book(book, y, x1, &b0, &b1);                                                         \
-      if (fast) cpu_live_run(t, c, y, x0, x1, &xa, &xb);                                           \
-      for (int x = x0; x < x1; x++) {                                                              \
-        double *fl = (x >= b0 && x < b1) ? acc : junk;                                             \
-        if (fast && pred(t, c, x, y, xa, xb))                                                      \
-          one(&tl, &cl, x, y, fl);                                                                 \
-        else                                                                                       \
-          body(t, c, x, y, fl);                                                                    \
-      }                                                                                            \
-      memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);                                \
-    }                                                                                              \
-    CPU_FTZ_LEAVE                                                                                  \
-  }
 
 /* 1 when a cell of row y in [x0, x1) holds more than one column. */
 static inline int cpu_row_stacked(const talus_tile *t, int y, int x0, int x1) {
@@ -264,20 +235,38 @@ static inline int cpu_row_stacked(const talus_tile *t, int y, int x0, int x1) {
     CPU_FTZ_LEAVE                                                                                  \
   }
 
-/* End of the run of cells from x (within [x, xb)) whose neighbourhood
- * holds single columns only (cpu_one4). */
-static inline int cpu_one_run_end(const talus_tile *t, int y, int x, int xb) {
-  while (x < xb && cpu_one4(t, talus_idx(t, x, y)))
+/* The fast cells of a stage as runs: each returns the end of the run of
+ * fast cells from x in row y (x itself when x is not one). [xa, xb) is
+ * the row's live run (cpu_live_run), x1 the region's end. */
+
+/* Radius-1 stages: cells of the live run whose 4 neighbours and own cell
+ * hold single columns (cpu_one4). */
+static inline int cpu_one_nb_run_end(const talus_tile *t, int y, int x, int xa, int xb, int x1) {
+  (void)x1;
+  while (x >= xa && x < xb && cpu_one4(t, talus_idx(t, x, y)))
     x++;
   return x;
 }
 
-/* CPU_STAGE_LOOP_ONE for a stage that books no flow (pipes, horizontal):
- * each run of fast cells (live, single columns around) is one `omp simd`
- * loop of the `one` body. Cells are independent within a stage (each
- * writes only its own cell, reads only fields the stage does not write),
- * and vector lanes compute what the scalar body computes (no contraction,
- * no reassociation), so results do not change. */
+/* Radius-0 stages: live cells of one column (cpu_one_cell). */
+static inline int cpu_one_cell_run_end(const talus_tile *t, int y, int x, int xa, int xb, int x1) {
+  (void)xa, (void)xb;
+  while (x < x1 && cpu_one_cell(t, x, y))
+    x++;
+  return x;
+}
+
+/* CPU_STAGE_LOOP for a layered stage that books no flow (pipes,
+ * horizontal): each run of fast cells (cpu_one_nb_run_end) is one `omp
+ * simd` loop of the `one` body, the general `body` runs elsewhere. Cells
+ * are independent within a stage (each writes only its own cell, reads
+ * only fields the stage does not write), and vector lanes compute what the
+ * scalar body computes (no contraction, no reassociation), so results do
+ * not change. The fast body sees private copies of the tile descriptor and
+ * the context (kernels never change either): the field stores of a cell
+ * (int8_t pipes may alias anything, floats may alias the float
+ * parameters) then no longer force the compiler to reload every pointer,
+ * pitch and parameter after each store. */
 #define CPU_STAGE_LOOP_ONE_SIMD(body, one)                                                         \
   _Pragma("omp parallel") {                                                                        \
     CPU_FTZ_ENTER                                                                                  \
@@ -288,7 +277,7 @@ static inline int cpu_one_run_end(const talus_tile *t, int y, int x, int xb) {
       int y = region.y0 + j, x = region.x0, x1 = region.x0 + region.w, xa = x1, xb = x1;           \
       if (fast) cpu_live_run(t, c, y, x, x1, &xa, &xb);                                            \
       while (x < x1) {                                                                             \
-        int e = x >= xa && x < xb ? cpu_one_run_end(t, y, x, xb) : x;                              \
+        int e = cpu_one_nb_run_end(t, y, x, xa, xb, x1);                                           \
         _Pragma("omp simd") for (int xv = x; xv < e; xv++) one(&tl, &cl, xv, y, junk);             \
         if (e < x1) body(t, c, e, y, junk);                                                        \
         x = e + 1;                                                                                 \
@@ -297,26 +286,9 @@ static inline int cpu_one_run_end(const talus_tile *t, int y, int x, int xb) {
     CPU_FTZ_LEAVE                                                                                  \
   }
 
-/* End of the run of cells from x whose neighbourhood holds single live
- * columns (in the row's live run [xa, xb) and cpu_one4): the fast cells
- * of a radius-1 stage. */
-static inline int cpu_one_nb_run_end(const talus_tile *t, int y, int x, int xa, int xb, int x1) {
-  (void)x1;
-  return x >= xa && x < xb ? cpu_one_run_end(t, y, x, xb) : x;
-}
-
-/* End of the run of live cells of one column from x before x1 (the cells
- * of CPU_ONE_CELL). */
-static inline int cpu_one_cell_run_end(const talus_tile *t, int y, int x, int xa, int xb, int x1) {
-  (void)xa, (void)xb;
-  while (x < x1 && CPU_ONE_CELL(t, NULL, x, y, xa, xb))
-    x++;
-  return x;
-}
-
-/* CPU_STAGE_LOOP_ONE for a stage whose fast body books flows (transport,
- * vertical): each run of fast cells (run_end, from cell x) is one vector
- * loop. Each lane books into its own zeroed accumulator, whose flows
+/* CPU_STAGE_LOOP_ONE_SIMD for a stage whose fast body books flows
+ * (transport, vertical): each run of fast cells (run_end, from cell x) is
+ * one vector loop. Each lane books into its own zeroed accumulator, whose flows
  * named in `ids` go to `lane`; then the lanes are added to the row's
  * accumulator cell by cell in x order, between the cells before and after
  * the run, as the scalar loop adds them. Bit-identical because the fast
@@ -407,7 +379,11 @@ talus_status CPU_STAGE_BOOKED(talus_tile *t, const talus_kctx *c, talus_stage_id
     CPU_STAGE_LOOP_ONE_SIMD(k_horizontal, cpu_horizontal_one);
     break;
   case TALUS_STAGE_SPLIT:
-    CPU_STAGE_LOOP_ONE(k_split, cpu_split_none, CPU_NO_SPLIT);
+    if (fast) {
+      CPU_STAGE_LOOP(cpu_split_fast);
+    } else {
+      CPU_STAGE_LOOP(k_split);
+    }
     break;
   case TALUS_STAGE_VERTICAL:
     CPU_STAGE_LOOP_ONE_SIMD_BOOKED(k_vertical, cpu_vertical_one, cpu_one_cell_run_end,
