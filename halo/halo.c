@@ -52,9 +52,14 @@ static size_t halo_planes_offset(size_t cells) {
   return sizeof(halo_header) + ((2 * cells + 3) & ~(size_t)3);
 }
 
+/* Float planes of a block: 11 per layer, then hardness when present. */
+static int halo_float_planes(int layers, int hard) {
+  return layers * HALO_FIELDS + (hard ? 1 : 0);
+}
+
 size_t halo_block_bytes(int w, int h, int layers, int hard) {
   size_t cells = (size_t)w * h;
-  return halo_planes_offset(cells) + 4 * cells * ((size_t)layers * HALO_FIELDS + (hard ? 1u : 0u));
+  return halo_planes_offset(cells) + 4 * cells * (size_t)halo_float_planes(layers, hard);
 }
 
 /* Highest column count inside global rectangle r of t (at least 1). */
@@ -117,7 +122,7 @@ static void halo_cut_row(const talus_tile *t, talus_rect r, int j, halo_view v, 
     for (int i = 0; i < r.w; i++)
       dst[i] = cnt[i] > k ? src[i] : 0.0f;
   } else {
-    memcpy((float *)v.fl + (size_t)L * HALO_FIELDS * v.cells + c, t->hard + idx, (size_t)r.w * 4);
+    memcpy((float *)v.fl + (size_t)(q - 1) * v.cells + c, t->hard + idx, (size_t)r.w * 4);
   }
 }
 
@@ -135,7 +140,7 @@ talus_status halo_block_write(const talus_tile *t, talus_rect r, void *dst, size
   halo_view v = halo_view_of(dst);
   unsigned char *pad = (unsigned char *)dst + sizeof v.hd + 2 * v.cells;
   memset(pad, 0, (size_t)((const unsigned char *)v.fl - pad));
-  int planes = 1 + L * HALO_FIELDS + (t->hard != NULL);
+  int planes = 1 + halo_float_planes(L, t->hard != NULL);
 #pragma omp parallel for collapse(2) schedule(static) if (v.cells >= HALO_PAR_CELLS)
   for (int q = 0; q < planes; q++)
     for (int j = 0; j < r.h; j++)
@@ -254,7 +259,7 @@ static talus_status halo_paste(talus_tile *t, const void *data, size_t n, int fi
   talus_status st = halo_paste_check(t, data, n, &v, &in);
   if (st) return st;
   size_t area = (size_t)in.w * in.h;
-  int planes = 1 + halo_paste_layers(t, v, fill) * HALO_FIELDS + (t->hard != NULL);
+  int planes = 1 + halo_float_planes(halo_paste_layers(t, v, fill), t->hard != NULL);
 #pragma omp parallel for collapse(2) schedule(static) if (area >= HALO_PAR_CELLS)
   for (int q = 0; q < planes; q++)
     for (int y = in.y0; y < in.y0 + in.h; y++)
