@@ -131,8 +131,10 @@ static int64_t mono_bytes(const erode_opts *o, const talus_kparams *P, int nx, i
 #define TILED_MAX_K      8  /* steps per exchange chosen for a memory store */
 #define TILED_MAX_K_DISK 16 /* ... and for a disk store */
 
-/* K = core / (16 R) within 1..cap (see the notes at the top). */
-static int auto_K(int core, int R, int cap) {
+/* Steps per exchange for cores of `core` cells: the user's, else
+ * core / (16 R) within 1..cap (see the notes at the top). */
+static int plan_K(const erode_opts *o, int core, int R, int cap) {
+  if (o->steps_per_exchange) return o->steps_per_exchange;
   int K = R > 0 ? core / (16 * R) : cap;
   return K < 1 ? 1 : (K > cap ? cap : K);
 }
@@ -143,18 +145,15 @@ static talus_status tiled_plan_core(tiled_run *t, int64_t limit) {
   int nx = t->src->nx, ny = t->src->ny, R = talus_step_radius(P), big = nx > ny ? nx : ny;
   if (t->o->tile) {
     t->core = t->o->tile;
-    t->K = t->o->steps_per_exchange ? t->o->steps_per_exchange : auto_K(t->core, R, TILED_MAX_K);
+    t->K = plan_K(t->o, t->core, R, TILED_MAX_K);
   } else {
     int c = TILED_MAX_CORE;
-    while (c > 256 &&
-           (c / 2 >= big || tiled_bytes(t->o, P, nx, ny, c,
-                                        (t->o->steps_per_exchange ? t->o->steps_per_exchange
-                                                                  : auto_K(c, R, TILED_MAX_K)) *
-                                            R) > limit))
+    while (c > 256 && (c / 2 >= big || tiled_bytes(t->o, P, nx, ny, c,
+                                                   plan_K(t->o, c, R, TILED_MAX_K) * R) > limit))
       c -= 256;
     if (c == 256 && big < 1024) c = big < 128 ? big : (big + 3) / 4;
     t->core = c;
-    t->K = t->o->steps_per_exchange ? t->o->steps_per_exchange : auto_K(c, R, TILED_MAX_K);
+    t->K = plan_K(t->o, c, R, TILED_MAX_K);
   }
   int64_t need = tiled_bytes(t->o, P, nx, ny, t->core, t->K * R);
   if (t->o->mem_limit && need > limit)
@@ -187,9 +186,8 @@ static void tiled_plan_store(tiled_run *t, int64_t limit) {
     snprintf(t->dir, sizeof t->dir, "%s", t->o->store_dir);
   else if (t->disk)
     app_derived_path(t->dir, sizeof t->dir, t->o->output, ".store");
-  int K = auto_K(t->core, R, TILED_MAX_K_DISK);
-  if (t->disk && !t->o->steps_per_exchange && K > t->K &&
-      tiled_bytes(t->o, P, nx, ny, t->core, K * R) <= limit)
+  int K = plan_K(t->o, t->core, R, TILED_MAX_K_DISK);
+  if (t->disk && tiled_bytes(t->o, P, nx, ny, t->core, K * R) <= limit)
     t->K = K; /* a disk store's longer generations, when their halo fits */
 }
 
