@@ -726,6 +726,10 @@ talus_status talus_store_destroy(talus_store *s) {
   return st;
 }
 
+talus_store_kind talus_store_get_kind(const talus_store *s) {
+  return s->kind;
+}
+
 void talus_store_set_sync(talus_store *s, int on) {
   if (s) s->sync = on != 0;
 }

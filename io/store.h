@@ -133,6 +133,8 @@ typedef struct talus_store_key {
  */
 talus_status talus_store_open(talus_store **out, talus_store_kind kind, const char *dir,
                               const char *run_id, int ntiles, int resume);
+/* MEMORY or DISK, as opened. */
+talus_store_kind talus_store_get_kind(const talus_store *s);
 /* Frees the store; disk files stay in place (for a later resume). NULL is a
  * no-op. */
 void talus_store_close(talus_store *s);

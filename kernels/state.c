@@ -146,8 +146,14 @@ static void tile_init_columns(talus_tile *t) {
 }
 
 talus_status talus_tile_create(talus_tile **out, talus_rect buf, int nz, int with_hardness) {
+  return talus_tile_create_groups(out, buf, nz, with_hardness,
+                                  TALUS_TILE_PERSISTENT | TALUS_TILE_SCRATCH);
+}
+
+talus_status talus_tile_create_groups(talus_tile **out, talus_rect buf, int nz, int with_hardness,
+                                      int groups) {
   *out = NULL;
-  if (buf.w <= 0 || buf.h <= 0 || nz < 1 || nz > TALUS_NZ_MAX)
+  if (buf.w <= 0 || buf.h <= 0 || nz < 1 || nz > TALUS_NZ_MAX || !groups)
     return talus_fail(TALUS_ERR_ARGUMENT, "tile", "bad tile %dx%d with %d layers", buf.w, buf.h,
                       nz);
   talus_tile *t = NULL;
@@ -158,39 +164,62 @@ talus_status talus_tile_create(talus_tile **out, talus_rect buf, int nz, int wit
   t->nz = nz;
   t->plane = (size_t)t->pitch * (size_t)buf.h;
   size_t n = (size_t)nz * t->plane, P = t->plane;
+  enum { K = TALUS_TILE_PERSISTENT, S = TALUS_TILE_SCRATCH };
   struct {
     void **p;
     size_t bytes;
+    int group;
     const char *what;
   } parts[] = {
-      {(void **)&t->count, P, "column counts"},
-      {(void **)&t->mask, P, "NoData mask"},
-      {(void **)&t->B, n * 4, "bedrock"},
-      {(void **)&t->s, n * 4, "sand"},
-      {(void **)&t->w, n * 4, "water"},
-      {(void **)&t->C, n * 4, "ceilings"},
-      {(void **)&t->r, n * 4, "sediment"},
-      {(void **)&t->D, n * 4, "damage"},
-      {(void **)&t->p, n * 4, "stability"},
-      {(void **)&t->f, 4 * n * 4, "fluxes"},
-      {(void **)&t->pipe, 4 * n, "pipes"},
-      {(void **)&t->slip, 4 * n * 4, "slippage"},
-      {(void **)&t->kr, n * 4, "sediment scale"},
-      {(void **)&t->sina, n * 4, "tilt"},
-      {(void **)&t->vx, n * 4, "velocity x"},
-      {(void **)&t->vy, n * 4, "velocity y"},
-      {(void **)&t->sig_lo, n * 4, "overlap lo"},
-      {(void **)&t->sig_hi, n * 4, "overlap hi"},
-      {(void **)&t->hard, with_hardness ? P * 4 : 0, "hardness"},
+      {(void **)&t->count, P, K, "column counts"},
+      {(void **)&t->mask, P, K, "NoData mask"},
+      {(void **)&t->B, n * 4, K, "bedrock"},
+      {(void **)&t->s, n * 4, K, "sand"},
+      {(void **)&t->w, n * 4, K, "water"},
+      {(void **)&t->C, n * 4, K, "ceilings"},
+      {(void **)&t->r, n * 4, K, "sediment"},
+      {(void **)&t->D, n * 4, K, "damage"},
+      {(void **)&t->p, n * 4, K, "stability"},
+      {(void **)&t->f, 4 * n * 4, K, "fluxes"},
+      {(void **)&t->hard, with_hardness ? P * 4 : 0, K, "hardness"},
+      {(void **)&t->pipe, 4 * n, S, "pipes"},
+      {(void **)&t->slip, 4 * n * 4, S, "slippage"},
+      {(void **)&t->kr, n * 4, S, "sediment scale"},
+      {(void **)&t->sina, n * 4, S, "tilt"},
+      {(void **)&t->vx, n * 4, S, "velocity x"},
+      {(void **)&t->vy, n * 4, S, "velocity y"},
+      {(void **)&t->sig_lo, n * 4, S, "overlap lo"},
+      {(void **)&t->sig_hi, n * 4, S, "overlap hi"},
   };
   for (size_t i = 0; i < sizeof parts / sizeof parts[0] && !st; i++)
-    if (parts[i].bytes) st = talus_alloc(parts[i].p, parts[i].bytes, parts[i].what);
+    if (parts[i].bytes && (parts[i].group & groups))
+      st = talus_alloc(parts[i].p, parts[i].bytes, parts[i].what);
   if (st) {
     talus_tile_free(t);
     return st;
   }
-  tile_init_columns(t);
+  if (groups & K) tile_init_columns(t);
   *out = t;
+  return TALUS_OK;
+}
+
+talus_status talus_tile_swap_scratch(talus_tile *a, talus_tile *b) {
+  if (a->nz != b->nz || a->plane != b->plane)
+    return talus_fail(TALUS_ERR_INTERNAL, "tile", "scratch of %zu x %d slots lent to %zu x %d",
+                      a->plane, a->nz, b->plane, b->nz);
+  void **fields[][2] = {
+      {(void **)&a->pipe, (void **)&b->pipe},       {(void **)&a->slip, (void **)&b->slip},
+      {(void **)&a->kr, (void **)&b->kr},           {(void **)&a->sina, (void **)&b->sina},
+      {(void **)&a->vx, (void **)&b->vx},           {(void **)&a->vy, (void **)&b->vy},
+      {(void **)&a->sig_lo, (void **)&b->sig_lo},   {(void **)&a->sig_hi, (void **)&b->sig_hi},
+      {(void **)&a->thermal, (void **)&b->thermal}, {(void **)&a->hf_cap, (void **)&b->hf_cap},
+      {(void **)&a->hf_sed, (void **)&b->hf_sed},   {(void **)&a->nb8, (void **)&b->nb8},
+  };
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+    void *keep = *fields[i][0];
+    *fields[i][0] = *fields[i][1];
+    *fields[i][1] = keep;
+  }
   return TALUS_OK;
 }
 
@@ -247,11 +276,11 @@ void talus_tile_free(talus_tile *t) {
 
 size_t talus_tile_bytes(const talus_tile *t) {
   if (!t) return 0;
-  /* count + mask, 7 + 4 persistent floats, 4 pipes (int8), 4 + 6 scratch floats */
-  size_t per_layer = (7 + 4 + 4 + 6) * 4 + 4;
+  /* count + mask, 7 + 4 persistent floats; 4 pipes (int8), 4 + 6 scratch floats */
+  size_t per_layer = (t->B ? (7 + 4) * 4 : 0) + (t->pipe ? 4 + (4 + 6) * 4 : 0);
   size_t extra = (t->hard ? 4 : 0) + (t->rain ? 4 : 0) + (t->thermal ? 32 : 0) +
                  (t->hf_cap ? 4 : 0) + (t->hf_sed ? 4 : 0) + (t->nb8 ? 2 : 0);
-  return t->plane * (2 + extra) + t->plane * (size_t)t->nz * per_layer;
+  return t->plane * ((t->count ? 2 : 0) + extra) + t->plane * (size_t)t->nz * per_layer;
 }
 
 talus_status talus_tile_ensure(talus_tile *t, void **field, size_t cell_bytes, const char *what) {

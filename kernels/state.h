@@ -203,6 +203,19 @@ typedef struct talus_tile {
 /* Allocates a tile covering `buf` with nz layers; every cell starts with one
  * column of bedrock 0 and ceiling TALUS_TOP. with_hardness adds `hard`. */
 talus_status talus_tile_create(talus_tile **out, talus_rect buf, int nz, int with_hardness);
+/* The field groups of a tile: persistent (count .. f, hard) and scratch
+ * (pipe .. sig_hi; the lazily allocated ones come with the first stage
+ * that needs them). */
+enum { TALUS_TILE_PERSISTENT = 1, TALUS_TILE_SCRATCH = 2 };
+/* talus_tile_create allocating only the groups in `groups`; the pointers
+ * of the others stay NULL. For tiles that take turns at one scratch
+ * (talus_tile_swap_scratch): the resident tiles of a tile grid. */
+talus_status talus_tile_create_groups(talus_tile **out, talus_rect buf, int nz, int with_hardness,
+                                      int groups);
+/* Exchanges the scratch arrays (all of them, lazily allocated ones too) of
+ * a and b, which must have the same nz and plane: lends one scratch to
+ * whichever tile advances. Persistent fields stay where they are. */
+talus_status talus_tile_swap_scratch(talus_tile *a, talus_tile *b);
 void talus_tile_free(talus_tile *t);
 /* Like talus_tile_reset, but resets only the row padding (columns r.w ..
  * pitch-1): for a caller that then writes every cell of r as a reset would

@@ -1,8 +1,9 @@
 /*
  * cores.c — committed cores for rank 0's output writer (design in ranks.h):
  * rank 0 asks a tile's owner (TAG_CORE_REQ, the tile number; -1 ends the
- * service) and gets the core blob as the owner's store holds it
- * (TAG_CORE), or the owner's error message (TAG_CORE_ERR). One core is in
+ * service) and gets the core block (TAG_CORE: talus_tiled_core_block, from
+ * the owner's store or its resident tile), or the owner's error message
+ * (TAG_CORE_ERR). One core is in
  * flight at a time, so no rank holds more than a tile.
  */
 #ifdef TALUS_HAVE_MPI
@@ -51,9 +52,8 @@ static talus_status core_send(talus_mpi_grid *m, int tile) {
   const void *blob = NULL; /* read in place where the store allows */
   void *hold = NULL;
   size_t n = 0;
-  talus_store_key key = {tile, talus_store_committed(m->store, tile), 0};
   talus_status st = talus_mpi_owns(m, tile)
-                        ? talus_store_get_ref(m->store, key, &blob, &n, &hold)
+                        ? talus_tiled_core_block(m->g, tile, &blob, &n, &hold)
                         : talus_fail(TALUS_ERR_INTERNAL, "mpi",
                                      "asked for tile %d, owned by rank %d", tile, m->owner[tile]);
   if (!st)

@@ -5,6 +5,7 @@
 
 #include "halo/halo.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,8 +17,11 @@ struct talus_tiled {
   int ntx, nty, ntiles; /* tile grid */
   int64_t step;         /* every tile is committed at this step */
   talus_store *store;   /* borrowed */
-  talus_tile *buf;      /* one buffer, large enough for any core + halo */
+  talus_tile *buf;      /* one buffer, large enough for any core + halo; with res, its
+                         * scratch only, lent to the tile that advances */
   talus_tile *spare;    /* GPU only: the pipeline's second buffer; both pinned */
+  talus_tile **res;     /* [ntiles] resident tiles (CPU over a memory store, else NULL):
+                         * persistent fields of core + halo H, allocated at load */
   double *flows;        /* [ntiles][TALUS_FLOW_COUNT] cumulative flows (heights) */
 };
 
@@ -45,13 +49,26 @@ static talus_rect tiled_grow(const talus_tiled *g, talus_rect c, int grow) {
   return talus_rect_intersect(r, (talus_rect){0, 0, g->ctx.nx, g->ctx.ny});
 }
 
-static talus_status tiled_alloc_buffer(const talus_tiled *g, int grow, talus_tile **out) {
+/* A buffer for any core grown by `grow`, with the field groups `groups`
+ * (talus_tile_create_groups). Every buffer grown by H has the same plane,
+ * so they can lend each other their scratch. */
+static talus_status tiled_alloc_buffer(const talus_tiled *g, int grow, int groups,
+                                       talus_tile **out) {
   int w = g->core + 2 * grow, h = g->core + 2 * grow;
   if (w > g->ctx.nx) w = g->ctx.nx;
   if (h > g->ctx.ny) h = g->ctx.ny;
   /* Hardness is persistent wherever a stage reads it (thermal.h). */
-  return talus_tile_create(out, (talus_rect){0, 0, w, h}, g->ctx.P.nz,
-                           g->ctx.P.model == TALUS_MODEL_HEIGHTFIELD || g->ctx.P.enable_thermal);
+  return talus_tile_create_groups(
+      out, (talus_rect){0, 0, w, h}, g->ctx.P.nz,
+      g->ctx.P.model == TALUS_MODEL_HEIGHTFIELD || g->ctx.P.enable_thermal, groups);
+}
+
+/* Width of the ring of neighbour strips around a core for a generation of
+ * k steps: k·R, or H for resident tiles, whose buffers stay grown by H
+ * (the last, shorter generation then computes a wider ring than it needs,
+ * on step-s data, which changes nothing in the core). */
+static int tiled_ring(const talus_tiled *g, int k) {
+  return g->res ? g->H : k * g->R;
 }
 
 /* The advance buffers, (re)allocated after a trim: g->buf and, for the
@@ -59,10 +76,11 @@ static talus_status tiled_alloc_buffer(const talus_tiled *g, int grow, talus_til
  * the GPU both are pinned for asynchronous transfers. */
 static talus_status tiled_buffers(talus_tiled *g, int spare) {
   int gpu = g->ctx.backend == TALUS_BACKEND_CUDA;
+  int groups = g->res ? TALUS_TILE_SCRATCH : TALUS_TILE_PERSISTENT | TALUS_TILE_SCRATCH;
   talus_tile **need[2] = {&g->buf, &g->spare};
   for (int i = 0; i < 1 + (gpu && spare); i++) {
     if (*need[i]) continue;
-    talus_status st = tiled_alloc_buffer(g, g->H, need[i]);
+    talus_status st = tiled_alloc_buffer(g, g->H, groups, need[i]);
     if (!st && gpu) st = talus_cuda_pin(*need[i]);
     if (st) return st;
   }
@@ -91,8 +109,12 @@ talus_status talus_tiled_create(talus_tiled **out, const talus_kctx *ctx, int co
   g->store = store;
   talus_store_set_recycle(store, 1); /* every generation replaces every blob */
   g->flows = calloc((size_t)g->ntiles * TALUS_FLOW_COUNT, sizeof *g->flows);
-  talus_status st = g->flows ? tiled_buffers(g, 0)
-                             : talus_fail(TALUS_ERR_NOMEM, "tiler", "no memory for tile ledgers");
+  int resident =
+      ctx->backend != TALUS_BACKEND_CUDA && talus_store_get_kind(store) == TALUS_STORE_MEMORY;
+  if (resident) g->res = calloc((size_t)g->ntiles, sizeof *g->res);
+  talus_status st = g->flows && (g->res || !resident)
+                        ? tiled_buffers(g, 0)
+                        : talus_fail(TALUS_ERR_NOMEM, "tiler", "no memory for tile ledgers");
   if (st) {
     talus_tiled_free(g);
     return st;
@@ -104,6 +126,9 @@ talus_status talus_tiled_create(talus_tiled **out, const talus_kctx *ctx, int co
 void talus_tiled_free(talus_tiled *g) {
   if (!g) return;
   talus_tiled_trim(g);
+  for (int p = 0; g->res && p < g->ntiles; p++)
+    talus_tile_free(g->res[p]);
+  free(g->res);
   free(g->flows);
   free(g);
 }
@@ -118,7 +143,17 @@ void talus_tiled_trim(talus_tiled *g) {
 }
 
 talus_status talus_tiled_core_buffer(const talus_tiled *g, talus_tile **out) {
-  return tiled_alloc_buffer(g, 0, out);
+  return tiled_alloc_buffer(g, 0, TALUS_TILE_PERSISTENT | TALUS_TILE_SCRATCH, out);
+}
+
+/* Tile p's resident buffer (g->res set), allocated when p has none yet,
+ * reset to empty columns over p's core grown by H: for loading. */
+static talus_status tiled_resident(talus_tiled *g, int p, talus_tile **out) {
+  talus_status st =
+      g->res[p] ? TALUS_OK : tiled_alloc_buffer(g, g->H, TALUS_TILE_PERSISTENT, &g->res[p]);
+  if (!st) st = talus_tile_reset(g->res[p], tiled_grow(g, talus_tiled_core(g, p), g->H));
+  *out = g->res[p];
+  return st;
 }
 
 /* Cuts global rectangle r of t into a pooled buffer the store takes over. */
@@ -155,12 +190,13 @@ static talus_status tiled_commit(talus_tiled *g, int p, int64_t step) {
   return st ? st : talus_store_commit(g->store, p, step);
 }
 
-/* Publishes tile p's core, strips and ledger from t at `step`, then commits. */
+/* Publishes tile p's core (unless it stays resident), strips and ledger
+ * from t at `step`, then commits. */
 static talus_status tiled_publish(talus_tiled *g, int p, int64_t step, const talus_tile *t) {
   talus_rect r[TALUS_HALO_PARTS];
   int n = tiled_publish_rects(g, p, r);
   talus_status st = TALUS_OK;
-  for (int part = 0; part < n && !st; part++)
+  for (int part = g->res ? 1 : 0; part < n && !st; part++)
     st = tiled_put_block(g, p, step, part, t, r[part]);
   return st ? st : tiled_commit(g, p, step);
 }
@@ -195,17 +231,16 @@ static talus_status tiled_publish_device(talus_tiled *g, int p, int64_t step, in
   return st ? st : tiled_commit(g, p, step);
 }
 
-/* Pastes the blob of key into t, read in place where the store allows.
- * fill: halo_block_paste_fill, adding the cells written to *cells. */
-static talus_status tiled_paste(talus_tiled *g, talus_store_key key, talus_tile *t, int fill,
-                                size_t *cells) {
+/* Pastes the blob of key into t with halo_block_paste_fill, read in place
+ * where the store allows, adding the cells written to *cells. */
+static talus_status tiled_paste(talus_tiled *g, talus_store_key key, talus_tile *t, size_t *cells) {
   const void *blob = NULL;
   void *hold = NULL;
   size_t n = 0, done = 0;
   talus_status st = talus_store_get_ref(g->store, key, &blob, &n, &hold);
-  if (!st) st = fill ? halo_block_paste_fill(t, blob, n, &done) : halo_block_paste(t, blob, n);
+  if (!st) st = halo_block_paste_fill(t, blob, n, &done);
   talus_store_blob_release(g->store, hold);
-  if (cells) *cells += done;
+  *cells += done;
   return st;
 }
 
@@ -221,10 +256,6 @@ static int sign(int v) {
   return (v > 0) - (v < 0);
 }
 
-/* Fills t (an advance buffer) with tile p's core and every neighbour strip at step s for
- * a generation of k steps. The core and strips cover the buffer exactly
- * once (strips are H >= k·R wide), so the pastes fill every slot and the
- * buffer needs no reset; the cell count checks that coverage. */
 /* What tiled_assemble's strip pastes share (a talus_tiled_reads visit). */
 typedef struct assemble_visit {
   talus_tiled *g;
@@ -236,13 +267,25 @@ typedef struct assemble_visit {
 
 static void assemble_strip(void *user, int tile, int part) {
   assemble_visit *v = user;
-  if (!v->st) v->st = tiled_paste(v->g, (talus_store_key){tile, v->s, part}, v->t, 1, &v->cells);
+  if (!v->st) v->st = tiled_paste(v->g, (talus_store_key){tile, v->s, part}, v->t, &v->cells);
 }
 
+/* Fills t with tile p at step s for a generation of k steps: its core
+ * (pasted into the advance buffer, or already in place in p's resident
+ * buffer) and around it every neighbour strip. The core and strips cover
+ * the buffer exactly once (strips are H >= ring wide), so the pastes fill
+ * every slot and the buffer needs no reset; the cell count checks that
+ * coverage. */
 static talus_status tiled_assemble(talus_tiled *g, int p, int64_t s, int k, talus_tile *t) {
-  talus_rect r = tiled_grow(g, talus_tiled_core(g, p), k * g->R);
-  assemble_visit v = {g, t, s, 0, talus_tile_retarget(t, r)};
-  if (!v.st) v.st = tiled_paste(g, (talus_store_key){p, s, TALUS_PART_CORE}, t, 1, &v.cells);
+  talus_rect c = talus_tiled_core(g, p), r = tiled_grow(g, c, tiled_ring(g, k));
+  assemble_visit v = {g, t, s, 0, TALUS_OK};
+  if (g->res) {
+    assert(t == g->res[p] && !memcmp(&t->buf, &r, sizeof r));
+    v.cells = (size_t)c.w * c.h;
+  } else {
+    v.st = talus_tile_retarget(t, r);
+    if (!v.st) v.st = tiled_paste(g, (talus_store_key){p, s, TALUS_PART_CORE}, t, &v.cells);
+  }
   if (!v.st) talus_tiled_reads(g, p, k, assemble_strip, &v);
   if (!v.st && v.cells != (size_t)r.w * r.h)
     v.st = talus_fail(TALUS_ERR_INTERNAL, "tiler", "tile %d: blocks cover %zu of %d x %d cells", p,
@@ -262,18 +305,24 @@ static void tiled_book(talus_tiled *g, int p, const talus_run_stats *local,
   stats->cell_steps += local->cell_steps;
 }
 
-/* Advances tile p from step s by k steps and publishes it at s+k. */
+/* Advances tile p from step s by k steps and publishes it at s+k: in the
+ * advance buffer, or in p's resident buffer with the advance buffer's
+ * scratch lent to it meanwhile. */
 static talus_status tiled_advance_tile(talus_tiled *g, int p, int64_t s, int k,
                                        talus_run_stats *stats) {
-  talus_status st = tiled_assemble(g, p, s, k, g->buf);
+  talus_tile *t = g->res ? g->res[p] : g->buf;
+  if (!t) return talus_fail(TALUS_ERR_INTERNAL, "tiler", "tile %d was never loaded", p);
+  talus_status st = tiled_assemble(g, p, s, k, t);
+  if (!st && g->res) st = talus_tile_swap_scratch(t, g->buf);
   if (st) return st;
   talus_run_stats local;
   memset(&local, 0, sizeof local);
   g->ctx.step = s;
-  st = talus_tiler_advance(g->buf, &g->ctx, talus_tiled_core(g, p), k, &local, NULL, NULL);
+  st = talus_tiler_advance(t, &g->ctx, talus_tiled_core(g, p), k, &local, NULL, NULL);
+  if (g->res) talus_tile_swap_scratch(t, g->buf); /* the scratch goes back, also on error */
   if (st) return st;
   tiled_book(g, p, &local, stats);
-  return tiled_publish(g, p, s + k, g->buf);
+  return tiled_publish(g, p, s + k, t);
 }
 
 /* Whether tile p still has to advance from step s by k: 0 when it is
@@ -415,11 +464,38 @@ talus_status talus_tiled_resume(talus_tiled *g) {
   return TALUS_OK;
 }
 
+talus_status talus_tiled_core_block(talus_tiled *g, int tile, const void **blob, size_t *n,
+                                    void **hold) {
+  *blob = *hold = NULL;
+  *n = 0;
+  if (!g->res) {
+    talus_store_key key = {tile, talus_store_committed(g->store, tile), TALUS_PART_CORE};
+    return talus_store_get_ref(g->store, key, blob, n, hold);
+  }
+  talus_rect c = talus_tiled_core(g, tile);
+  if (!g->res[tile])
+    return talus_fail(TALUS_ERR_INTERNAL, "tiler", "tile %d was never loaded", tile);
+  size_t bytes = halo_block_size(g->res[tile], c);
+  void *cut = talus_store_blob_alloc(g->store, bytes);
+  if (!cut) return talus_fail(TALUS_ERR_NOMEM, "tiler", "no memory for a %zu-byte block", bytes);
+  talus_status st = halo_block_write(g->res[tile], c, cut, bytes);
+  if (st) {
+    talus_store_blob_release(g->store, cut);
+    return st;
+  }
+  *blob = *hold = cut;
+  *n = bytes;
+  return TALUS_OK;
+}
+
 talus_status talus_tiled_read_core(talus_tiled *g, int tile, talus_tile *dst) {
+  const void *blob = NULL;
+  void *hold = NULL;
+  size_t n = 0;
   talus_status st = talus_tile_reset(dst, talus_tiled_core(g, tile));
-  if (!st)
-    st = tiled_paste(g, (talus_store_key){tile, talus_store_committed(g->store, tile), 0}, dst, 0,
-                     NULL);
+  if (!st) st = talus_tiled_core_block(g, tile, &blob, &n, &hold);
+  if (!st) st = halo_block_paste(dst, blob, n);
+  talus_store_blob_release(g->store, hold);
   return st;
 }
 
@@ -453,7 +529,7 @@ void talus_tiled_set_step(talus_tiled *g, int64_t step) {
 
 void talus_tiled_reads(const talus_tiled *g, int p, int k, void (*fn)(void *, int, int),
                        void *user) {
-  talus_rect r = tiled_grow(g, talus_tiled_core(g, p), k * g->R);
+  talus_rect r = tiled_grow(g, talus_tiled_core(g, p), tiled_ring(g, k));
   int pi = p % g->ntx, pj = p / g->ntx;
   for (int j = r.y0 / g->core; j <= (r.y0 + r.h - 1) / g->core; j++)
     for (int i = r.x0 / g->core; i <= (r.x0 + r.w - 1) / g->core; i++)
@@ -463,10 +539,11 @@ void talus_tiled_reads(const talus_tiled *g, int p, int k, void (*fn)(void *, in
 
 talus_status talus_tiled_load_tile(talus_tiled *g, int p, const talus_tile_source *src) {
   talus_rect c = talus_tiled_core(g, p);
+  talus_tile *t = g->buf;
   talus_status st = tiled_buffers(g, 0);
-  if (!st) st = talus_tile_reset(g->buf, c);
-  if (!st) st = src->fill(src->user, g->buf, c);
-  if (!st) st = tiled_publish(g, p, g->step, g->buf);
+  if (!st) st = g->res ? tiled_resident(g, p, &t) : talus_tile_reset(g->buf, c);
+  if (!st) st = src->fill(src->user, t, c);
+  if (!st) st = tiled_publish(g, p, g->step, t);
   return st ? talus_fail_context(st, "building tile %d", p) : TALUS_OK;
 }
 

@@ -4,9 +4,10 @@
  *
  * Generation at step s (k = min(K, steps left)):
  *   for each tile p whose committed step is s:
- *     buffer = core(p) grown by k·R (R = talus_step_radius), clipped to the
- *              domain; paste core(p) at step s and, from every tile q whose
- *              core meets the buffer, q's edge strip facing p at step s;
+ *     buffer = core(p) grown by the ring k·R (R = talus_step_radius),
+ *              clipped to the domain; paste core(p) at step s and, from
+ *              every tile q whose core meets the buffer, q's edge strip
+ *              facing p at step s;
  *     advance k steps, booking only core cells in the ledger;
  *     put core(p), its 8 strips (width H = K·R) and its cumulative ledger
  *     at step s+k; then commit s+k for p.
@@ -16,10 +17,25 @@
  * from the neighbours' cores at the same step. Hence tiled == monolithic,
  * bit for bit, for any core size and K.
  *
+ * Resident tiles (CPU over a memory store): each tile keeps its own buffer,
+ * its core grown by H, holding persistent fields only. Its core never
+ * leaves it: a generation pastes just the neighbours' strips into the ring
+ * (always H wide, so the buffer never moves), advances the buffer in
+ * place with the one advance buffer's scratch lent to it
+ * (talus_tile_swap_scratch), and publishes only the strips. So no core is
+ * cut or pasted per generation; a core leaves only when read back
+ * (talus_tiled_core_block). The bytes are those of the store path: the
+ * core cells hold what a paste of their block would give them, since
+ * every slot at or above a cell's count holds its reset value in both (the
+ * kernels keep slots they vacate reset, as a monolithic run relies on).
+ * The disk store and the GPU keep the path above: a disk store exists to
+ * hold what memory cannot, and a GPU tile lives on the device.
+ *
  * Crash safety: the step is part of every blob's name, so a tile's step-s
  * core and strips survive until the whole generation is committed; a run
  * killed anywhere resumes from the manifest and recomputes only tiles not
- * yet committed, giving the bytes of an uninterrupted run.
+ * yet committed, giving the bytes of an uninterrupted run. (A memory store
+ * does not outlive its process, so resident tiles lose nothing by it.)
  *
  * Concurrency: tiles of a generation are advanced one after another; each
  * advance is parallel inside (OpenMP over rows), and so are the cut and
@@ -37,6 +53,8 @@
  *   (talus_store_get_ref). The store recycles dropped buffers
  *   (talus_store_set_recycle), so a generation reuses the previous one's
  *   pages instead of faulting in fresh ones.
+ * - Resident tiles (above) move only strips: about 4H/core of a core's
+ *   bytes per generation instead of twice the core.
  */
 #ifndef TALUS_TILER_TILED_H
 #define TALUS_TILER_TILED_H
@@ -74,6 +92,11 @@ talus_status talus_tiled_run(talus_tiled *g, int64_t end, talus_run_stats *stats
 
 /* Pastes the committed core of tile `tile` into dst (reset to the core). */
 talus_status talus_tiled_read_core(talus_tiled *g, int tile, talus_tile *dst);
+/* The committed core of tile `tile` as a halo block: read in place from
+ * the store, or cut from the tile's resident buffer. Pass *hold to
+ * talus_store_blob_release(talus_tiled_store(g), *hold) when done. */
+talus_status talus_tiled_core_block(talus_tiled *g, int tile, const void **blob, size_t *n,
+                                    void **hold);
 
 /* Grid facts. */
 int talus_tiled_count(const talus_tiled *g);
