@@ -206,7 +206,7 @@ static void tile_invariance(void) {
   float p1 = whole.t->p[talus_col(whole.t, talus_idx(whole.t, PX + 2, 5), 1)];
   CHECK(p1 > 0.0f, "propagation reached the second ledge cell: %g", (double)p1);
   advance(&whole, 1);
-  talus_rect core = {halo, 0, W - CORE0, H};
+  talus_rect core = {CORE0, 0, W - CORE0, H}; /* global, as buf */
   CHECK(talus_tiler_advance(part, &pc, core, steps, &ps, NULL, NULL) == TALUS_OK, "advance part");
   int same = 0, cells = 0, held = 0, fallen = 0;
   for (int gy = 0; gy < H; gy++)

@@ -341,11 +341,17 @@ static void test_tile_invariance(void) {
   memset(&st1, 0, sizeof st1);
   memset(&st2, 0, sizeof st2);
   talus_rect core = {0, 0, N, N};
-  talus_tiler_advance(whole, &c, core, K, &st1, NULL, NULL);
-  talus_tiler_advance(part, &c2, pr, K, &st2, NULL, NULL);
+  /* The part's core: its buffer less K·R on both interior edges. */
+  talus_rect pcore = {pr.x0 + K * R, 0, pr.w - 2 * K * R, N};
+  CHECK(talus_tiler_advance(whole, &c, core, K, &st1, NULL, NULL) == TALUS_OK, "whole advances");
+  CHECK(talus_tiler_advance(part, &c2, pcore, K, &st2, NULL, NULL) == TALUS_OK, "part advances");
+  /* A core whose halo is narrower than the steps' reach is refused. */
+  talus_kctx c3 = c;
+  CHECK(talus_tiler_advance(part, &c3, pr, K, &st2, NULL, NULL) == TALUS_ERR_INTERNAL,
+        "a halo narrower than K steps' reach is refused");
   int same = 1, cells = 0;
   for (int y = 0; y < N; y++)
-    for (int gx = pr.x0 + K * R; gx < pr.x0 + pr.w - K * R; gx++, cells++) {
+    for (int gx = pcore.x0; gx < pcore.x0 + pcore.w; gx++, cells++) {
       size_t a = talus_idx(whole, gx, y), b = talus_idx(part, gx - pr.x0, y);
       for (int k = 0; k < whole->count[a]; k++) {
         size_t ca = talus_col(whole, a, k), cb = talus_col(part, b, k);

@@ -4,34 +4,85 @@
  */
 #include "tiler.h"
 
+#include <limits.h>
 #include <string.h>
 
-/* The buffer-local region a stage may update after `used` cells of radius
- * were consumed: the buffer shrunk by `used` on every edge that is not a
- * border of the domain. */
-static talus_rect stage_region(const talus_tile *t, const talus_kctx *c, int used) {
-  int left = t->buf.x0 > 0 ? used : 0;
-  int bottom = t->buf.y0 > 0 ? used : 0;
-  int right = t->buf.x0 + t->buf.w < c->nx ? used : 0;
-  int top = t->buf.y0 + t->buf.h < c->ny ? used : 0;
-  talus_rect r = {left, bottom, t->buf.w - left - right, t->buf.h - bottom - top};
+/* A step's plan: its stages in order, and how far they read in all. */
+typedef struct step_plan {
+  talus_stage_id stage[4 * TALUS_STAGE_COUNT + 2 * 64];
+  int n, radius;
+} step_plan;
+
+static talus_status plan_step(const talus_kparams *P, int64_t step, step_plan *sp) {
+  sp->n = talus_step_plan(P, step, sp->stage, (int)(sizeof sp->stage / sizeof sp->stage[0]));
+  if (sp->n < 0) return talus_fail(TALUS_ERR_INTERNAL, "tiler", "step plan too long");
+  sp->radius = 0;
+  for (int i = 0; i < sp->n; i++)
+    sp->radius += talus_stage_def_of(sp->stage[i])->radius;
+  return TALUS_OK;
+}
+
+/* How far the stages of steps [from, to) read in all (the sum of their
+ * radii), counted until it reaches `cap`. */
+static int64_t steps_reach(const talus_kparams *P, int64_t from, int64_t to, int64_t cap) {
+  int64_t reach = 0;
+  step_plan sp;
+  for (int64_t s = from; s < to && reach < cap; s++)
+    reach += plan_step(P, s, &sp) ? cap : sp.radius;
+  return reach;
+}
+
+/* The widest and the narrowest margin of core inside t's buffer: the
+ * narrowest over the buffer's edges that are not domain borders (INT_MAX
+ * when all are), as only there is something left out. */
+static void core_margins(const talus_tile *t, const talus_kctx *c, talus_rect core, int *widest,
+                         int *interior) {
+  int m[4] = {core.x0 - t->buf.x0, core.y0 - t->buf.y0, t->buf.x0 + t->buf.w - (core.x0 + core.w),
+              t->buf.y0 + t->buf.h - (core.y0 + core.h)};
+  int border[4] = {t->buf.x0 == 0, t->buf.y0 == 0, t->buf.x0 + t->buf.w == c->nx,
+                   t->buf.y0 + t->buf.h == c->ny};
+  *widest = 0;
+  *interior = INT_MAX;
+  for (int i = 0; i < 4; i++) {
+    *widest = m[i] > *widest ? m[i] : *widest;
+    if (!border[i] && m[i] < *interior) *interior = m[i];
+  }
+}
+
+/* The buffer-local region a stage must update for the core to be exact at
+ * the end of the advance: the core grown by `need`, how far the stages
+ * after it still read, clipped to the buffer. (The libvips rule: a result
+ * asks for its inputs grown by the reach of what computes it.) */
+static talus_rect stage_region(const talus_tile *t, talus_rect core, int64_t need) {
+  int g = need < INT_MAX / 4 ? (int)need : INT_MAX / 4;
+  int x0 = core.x0 - g > t->buf.x0 ? core.x0 - g : t->buf.x0;
+  int y0 = core.y0 - g > t->buf.y0 ? core.y0 - g : t->buf.y0;
+  int x1 = core.x0 + core.w + g, y1 = core.y0 + core.h + g;
+  x1 = x1 < t->buf.x0 + t->buf.w ? x1 : t->buf.x0 + t->buf.w;
+  y1 = y1 < t->buf.y0 + t->buf.h ? y1 : t->buf.y0 + t->buf.h;
+  talus_rect r = {x0 - t->buf.x0, y0 - t->buf.y0, x1 - x0, y1 - y0};
   if (r.w < 0) r.w = 0;
   if (r.h < 0) r.h = 0;
   return r;
 }
 
-/* Runs the stages of one global step on the context's backend. The CPU
- * books flows and times as it goes; the GPU queues the step and reports
- * both when it is waited for: now, or (wait 0) at talus_tiler_collect. */
-static talus_status advance_one(talus_tile *t, talus_kctx *c, talus_rect book, int *used,
+/* Runs the stages of one global step on the context's backend; `after` is
+ * how far the steps after it read (from core, the advance's core). The
+ * CPU books flows and times as it goes; the GPU queues the step and
+ * reports both when it is waited for: now, or (wait 0) at
+ * talus_tiler_collect. */
+static talus_status advance_one(talus_tile *t, talus_kctx *c, talus_rect core, int64_t after,
                                 talus_run_stats *stats, int wait) {
-  talus_stage_id plan[4 * TALUS_STAGE_COUNT + 2 * 64];
-  int n = talus_step_plan(&c->P, c->step, plan, (int)(sizeof plan / sizeof plan[0]));
-  if (n < 0) return talus_fail(TALUS_ERR_INTERNAL, "tiler", "step plan too long");
+  step_plan sp;
+  talus_status pst = plan_step(&c->P, c->step, &sp);
+  if (pst) return pst;
+  talus_rect book = {core.x0 - t->buf.x0, core.y0 - t->buf.y0, core.w, core.h};
   int gpu = c->backend == TALUS_BACKEND_CUDA;
-  for (int i = 0; i < n; i++) {
-    *used += talus_stage_def_of(plan[i])->radius;
-    talus_rect region = stage_region(t, c, *used);
+  int64_t need = after + sp.radius;
+  for (int i = 0; i < sp.n; i++) {
+    const talus_stage_id *plan = sp.stage;
+    need -= talus_stage_def_of(plan[i])->radius;
+    talus_rect region = stage_region(t, core, need);
     double t0 = talus_now();
     talus_status st = gpu ? talus_cuda_stage(c, plan[i], region, book)
                           : talus_cpu_stage_booked(t, c, plan[i], region, book, stats->flows);
@@ -52,10 +103,18 @@ static talus_status advance_one(talus_tile *t, talus_kctx *c, talus_rect book, i
 static talus_status advance_steps(talus_tile *t, talus_kctx *c, talus_rect core, int64_t steps,
                                   talus_run_stats *stats, talus_step_progress_fn progress,
                                   void *user, int wait) {
-  int used = 0;
-  talus_rect book = {core.x0 - t->buf.x0, core.y0 - t->buf.y0, core.w, core.h};
+  int widest, interior;
+  core_margins(t, c, core, &widest, &interior);
+  int64_t end = c->step + steps;
+  int64_t reach = interior == INT_MAX ? 0 : steps_reach(&c->P, c->step, end, interior + 1LL);
+  if (reach > interior)
+    return talus_fail(TALUS_ERR_INTERNAL, "tiler",
+                      "a halo of %d cells is narrower than the %lld cells %lld steps read through",
+                      interior, (long long)reach, (long long)steps);
   for (int64_t s = 0; s < steps; s++) {
-    talus_status st = advance_one(t, c, book, &used, stats, wait);
+    /* Only a reach below the widest margin shrinks a region. */
+    int64_t after = steps_reach(&c->P, c->step + 1, end, (int64_t)widest);
+    talus_status st = advance_one(t, c, core, after, stats, wait);
     if (st) return st;
     stats->cell_steps += (int64_t)core.w * core.h;
     if (progress && !progress(s + 1, steps, user))

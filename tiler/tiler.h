@@ -2,11 +2,15 @@
  * tiler.h — the run's driver. Plans which rectangle each stage must update
  * and advances tiles step by step through the stage plan.
  *
- * Region shrinking (the libvips rule, inverted): a tile buffer that carries
- * a halo of width H on an interior edge stays exact in its core for H/R
- * steps. Each stage updates the buffer minus the radius consumed so far on
- * edges that are not domain borders, so no kernel ever reads outside the
- * buffer. A tile covering the whole domain (H = 0) updates every cell.
+ * Regions (the libvips rule): a result asks for its inputs grown by the
+ * reach of what computes it. The reach of an advance is the sum of the
+ * radii of all its stages (at most steps · R, R = talus_step_radius; less
+ * on the steps without a support cycle's end); a tile buffer whose halo on
+ * every interior edge is at least that stays exact in its core. Each stage
+ * updates the core grown by the reach of the stages after it, clipped to
+ * the buffer: no kernel reads outside the buffer, and no cell is computed
+ * that the core's result does not need. A tile covering the whole domain
+ * updates every cell.
  */
 #ifndef TALUS_TILER_H
 #define TALUS_TILER_H
@@ -28,7 +32,8 @@ typedef int (*talus_step_progress_fn)(int64_t done, int64_t total, void *user);
 /*
  * Advances tile t by `steps` steps starting at global step c->step (which it
  * advances). The tile must be exact (halo filled) for `steps` steps: its
- * halo on interior edges must be at least steps * talus_step_radius().
+ * halo on interior edges must be at least the steps' reach (above; at most
+ * steps * talus_step_radius()), else TALUS_ERR_INTERNAL.
  * On cancel returns TALUS_ERR_CANCELLED with c->step at the last completed
  * step. `core` is the rectangle whose cells count towards cell_steps.
  * Stages run on c->backend; on the GPU the tile is uploaded first and its
