@@ -10,19 +10,24 @@
  *   estimated footprint fits --mem-limit (default: 3/4 of the RAM) and no
  *   tiling option was given; tiled otherwise.
  * - Store: memory when every tile fits the limit besides the working
- *   buffers, else disk (--store DIR, or <output>.store when not given).
+ *   buffers (on the CPU each tile is then resident: its core grown by H in
+ *   its own buffer, tiler/tiled.h), else disk (--store DIR, or
+ *   <output>.store when not given).
  * - Core size: the largest multiple of 256 (the output block, so a tile row
  *   writes whole block rows) up to 2048 whose working set fits the limit;
  *   small maps get cores of about a quarter of the map.
  * - K (steps per exchange): halo H = K·R (R the step radius). A generation
- *   recomputes a ring of width up to H around every core (redundant work
- *   ~ 4H/core) but exchanges and stores tiles once per K steps. K =
- *   core / (16 R), between 1 and 8, keeps the ring under ~1/16 of the core
- *   (about 12 % extra work at the first step of a generation, less later)
- *   while dividing store traffic by K. On disk K may reach 16: there every
- *   generation passes each tile through zstd and the file system, which
- *   costs more than the wider ring (heightfield at 4096², cores of 2048:
- *   the scheduler's time per step halves from K 8 to 16; RESULTS.md).
+ *   recomputes a ring of width up to H around every core (each stage only
+ *   what the later ones read: redundant work ~ 2H/core) but exchanges
+ *   tiles once per K steps.
+ *   - Memory store: K = core / (32 R), between 1 and 8. Its tiles are
+ *     resident and exchange only strips H wide, so the exchange costs about
+ *     the same per step whatever K; a narrow ring is then the cheaper side
+ *     (rivers-rain at 4096², cores of 2048: K 4 beat K 8; RESULTS.md).
+ *   - Disk store: K = core / (16 R), between 1 and 32. Every generation
+ *     passes each core through zstd and the file system, which costs more
+ *     than the wider ring (heightfield at 4096², cores of 2048: the
+ *     scheduler's time per step halves from K 8 to 16 and again to 32).
  * - Ranks (mpi/ranks.h): under `mpirun -np N` (N > 1) every rank runs this
  *   path on the tiles it owns, with its own store (memory, or DIR/rank<r> of
  *   the shared DIR); each phase ends with an agreement, so an error on any
@@ -128,15 +133,18 @@ static int64_t mono_bytes(const erode_opts *o, const talus_kparams *P, int nx, i
          TALUS_GDAL_CACHE_BYTES + TILED_SLACK;
 }
 
-#define TILED_MAX_K      8  /* steps per exchange chosen for a memory store */
-#define TILED_MAX_K_DISK 16 /* ... and for a disk store */
+/* The rule for steps per exchange, K = core / (div R) within 1..cap, of a
+ * memory store and of a disk store (see the notes at the top). */
+typedef struct k_rule {
+  int div, cap;
+} k_rule;
+static const k_rule TILED_K_MEMORY = {32, 8}, TILED_K_DISK = {16, 32};
 
-/* Steps per exchange for cores of `core` cells: the user's, else
- * core / (16 R) within 1..cap (see the notes at the top). */
-static int plan_K(const erode_opts *o, int core, int R, int cap) {
+/* Steps per exchange for cores of `core` cells: the user's, else the rule's. */
+static int plan_K(const erode_opts *o, int core, int R, k_rule rule) {
   if (o->steps_per_exchange) return o->steps_per_exchange;
-  int K = R > 0 ? core / (16 * R) : cap;
-  return K < 1 ? 1 : (K > cap ? cap : K);
+  int K = R > 0 ? core / (rule.div * R) : rule.cap;
+  return K < 1 ? 1 : (K > rule.cap ? rule.cap : K);
 }
 
 /* Core size and K: the user's, else the largest that fits the limit. */
@@ -145,15 +153,15 @@ static talus_status tiled_plan_core(tiled_run *t, int64_t limit) {
   int nx = t->src->nx, ny = t->src->ny, R = talus_step_radius(P), big = nx > ny ? nx : ny;
   if (t->o->tile) {
     t->core = t->o->tile;
-    t->K = plan_K(t->o, t->core, R, TILED_MAX_K);
+    t->K = plan_K(t->o, t->core, R, TILED_K_MEMORY);
   } else {
     int c = TILED_MAX_CORE;
     while (c > 256 && (c / 2 >= big || tiled_bytes(t->o, P, nx, ny, c,
-                                                   plan_K(t->o, c, R, TILED_MAX_K) * R) > limit))
+                                                   plan_K(t->o, c, R, TILED_K_MEMORY) * R) > limit))
       c -= 256;
     if (c == 256 && big < 1024) c = big < 128 ? big : (big + 3) / 4;
     t->core = c;
-    t->K = plan_K(t->o, c, R, TILED_MAX_K);
+    t->K = plan_K(t->o, c, R, TILED_K_MEMORY);
   }
   int64_t need = tiled_bytes(t->o, P, nx, ny, t->core, t->K * R);
   if (t->o->mem_limit && need > limit)
@@ -164,13 +172,17 @@ static talus_status tiled_plan_core(tiled_run *t, int64_t limit) {
   return TALUS_OK;
 }
 
-/* Cells of the tiles this process keeps: all of them, or under MPI the
- * largest block a rank owns (whole tiles of at most core² cells). */
-static int64_t kept_cells(const tiled_run *t) {
-  int nx = t->src->nx, ny = t->src->ny, ranks = talus_mpi_size();
-  if (ranks == 1) return (int64_t)nx * ny;
-  int64_t ntiles = (int64_t)((nx + t->core - 1) / t->core) * ((ny + t->core - 1) / t->core);
-  return (ntiles + ranks - 1) / ranks * (int64_t)t->core * t->core;
+/* Bytes of the tiles this process keeps in a memory store (all of them,
+ * or under MPI the most a rank owns): each tile's resident buffer, its
+ * core grown by the halo H (tiler/tiled.h), and its 8 strips at two steps
+ * while a generation is open. */
+static int64_t kept_bytes(const tiled_run *t, int H) {
+  int nx = t->src->nx, ny = t->src->ny, ranks = talus_mpi_size(), c = t->core;
+  int64_t ntiles = (int64_t)((nx + c - 1) / c) * ((ny + c - 1) / c);
+  int64_t kept = (ntiles + ranks - 1) / ranks;
+  int64_t bw = c + 2 * H < nx ? c + 2 * H : nx, bh = c + 2 * H < ny ? c + 2 * H : ny;
+  int64_t strips = ntiles > 1 ? 2 * (4 * (int64_t)H * c + 4 * (int64_t)H * H) : 0;
+  return kept * (bw * bh + strips) * cell_bytes_kept(&t->src->ctx.P);
 }
 
 /* Memory store when every tile this process keeps fits besides the
@@ -178,15 +190,14 @@ static int64_t kept_cells(const tiled_run *t) {
 static void tiled_plan_store(tiled_run *t, int64_t limit) {
   const talus_kparams *P = &t->src->ctx.P;
   int nx = t->src->nx, ny = t->src->ny, R = talus_step_radius(P);
-  /* Cores and strips of two steps while a generation is open. */
-  int64_t kept = kept_cells(t) * cell_bytes_kept(P) * 2;
+  int64_t kept = kept_bytes(t, t->K * R);
   t->disk =
       t->o->store_dir != NULL || kept + tiled_bytes(t->o, P, nx, ny, t->core, t->K * R) > limit;
   if (t->o->store_dir)
     snprintf(t->dir, sizeof t->dir, "%s", t->o->store_dir);
   else if (t->disk)
     app_derived_path(t->dir, sizeof t->dir, t->o->output, ".store");
-  int K = plan_K(t->o, t->core, R, TILED_MAX_K_DISK);
+  int K = plan_K(t->o, t->core, R, TILED_K_DISK);
   if (t->disk && tiled_bytes(t->o, P, nx, ny, t->core, K * R) <= limit)
     t->K = K; /* a disk store's longer generations, when their halo fits */
 }
@@ -337,30 +348,8 @@ static talus_status tiled_advance(tiled_run *t) {
 /* A tile of persistent fields only (what the store holds): reading back
  * needs no scratch, which would double the footprint. */
 static talus_status tiled_light_tile(const tiled_run *t, int w, int h, talus_tile **out) {
-  talus_tile *tl = NULL;
-  int nz = t->src->ctx.P.nz;
-  talus_status st = talus_alloc((void **)&tl, sizeof *tl, "tile header");
-  if (st) return st;
-  memset(tl, 0, sizeof *tl);
-  tl->buf = (talus_rect){0, 0, w, h};
-  tl->pitch = (w + 15) & ~15;
-  tl->nz = nz;
-  tl->plane = (size_t)tl->pitch * h;
-  size_t P = tl->plane, n = P * nz * 4;
-  void **f[] = {(void **)&tl->B, (void **)&tl->s, (void **)&tl->w, (void **)&tl->C,
-                (void **)&tl->r, (void **)&tl->D, (void **)&tl->p};
-  st = talus_alloc((void **)&tl->count, P, "column counts");
-  if (!st) st = talus_alloc((void **)&tl->mask, P, "NoData mask");
-  for (size_t i = 0; i < 7 && !st; i++)
-    st = talus_alloc(f[i], n, "tile field");
-  if (!st) st = talus_alloc((void **)&tl->f, 4 * n, "tile fluxes");
-  if (!st && t->hard) st = talus_alloc((void **)&tl->hard, P * 4, "hardness");
-  if (st) {
-    talus_tile_free(tl);
-    return st;
-  }
-  *out = tl;
-  return TALUS_OK;
+  return talus_tile_create_groups(out, (talus_rect){0, 0, w, h}, t->src->ctx.P.nz, t->hard,
+                                  TALUS_TILE_PERSISTENT);
 }
 
 /* The committed core of a tile, from this process or its rank. */
