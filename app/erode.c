@@ -51,7 +51,7 @@ static void erode_usage(void) {
       "  --tile N               run in tiles of N x N cells (default when tiled: the largest\n"
       "                         multiple of 256 up to 2048 that fits the limit)\n"
       "  --steps-per-exchange K steps between halo exchanges (default: tile / (32 R), 1..8;\n"
-      "                         on disk tile / (16 R), 1..32; R the step radius): halo K*R;\n"
+      "                         on disk tile / (8 R), 1..32; R the step radius): halo K*R;\n"
       "                         larger K means more redundant halo work, fewer exchanges\n"
       "                         and less store I/O\n"
       "  --store DIR            keep tiles zstd-compressed in DIR (default when tiles do not\n"

@@ -24,10 +24,11 @@
  *     resident and exchange only strips H wide, so the exchange costs about
  *     the same per step whatever K; a narrow ring is then the cheaper side
  *     (rivers-rain at 4096², cores of 2048: K 4 beat K 8; RESULTS.md).
- *   - Disk store: K = core / (16 R), between 1 and 32. Every generation
+ *   - Disk store: K = core / (8 R), between 1 and 32. Every generation
  *     passes each core through zstd and the file system, which costs more
- *     than the wider ring (heightfield at 4096², cores of 2048: the
- *     scheduler's time per step halves from K 8 to 16 and again to 32).
+ *     than the wider ring (at 4096², cores of 2048: the heightfield's
+ *     scheduler time per step halves from K 8 to 16 and again to 32;
+ *     rivers-rain ran fastest at K 16 of 9, 16 and 32).
  * - Ranks (mpi/ranks.h): under `mpirun -np N` (N > 1) every rank runs this
  *   path on the tiles it owns, with its own store (memory, or DIR/rank<r> of
  *   the shared DIR); each phase ends with an agreement, so an error on any
@@ -138,7 +139,7 @@ static int64_t mono_bytes(const erode_opts *o, const talus_kparams *P, int nx, i
 typedef struct k_rule {
   int div, cap;
 } k_rule;
-static const k_rule TILED_K_MEMORY = {32, 8}, TILED_K_DISK = {16, 32};
+static const k_rule TILED_K_MEMORY = {32, 8}, TILED_K_DISK = {8, 32};
 
 /* Steps per exchange for cores of `core` cells: the user's, else the rule's. */
 static int plan_K(const erode_opts *o, int core, int R, k_rule rule) {

@@ -71,20 +71,21 @@ check "no output is written" '[ ! -e "$W/bad.tif" ]'
 
 # --- memory planning per rank ----------------------------------------
 # Under --mem-limit each rank plans for the tiles it keeps, not the whole
-# map: 2000² heightfield in 4 tiles keeps ~400 MB of cores and strips in
-# one process (with ~600 MB of working set: disk under 900M) and ~200 MB
-# per rank with 2 ranks (memory). The bytes stay those of one process.
+# map: 2000² heightfield in 4 tiles keeps ~260 MB of resident tiles and
+# strips in one process (with ~600 MB of working set: disk under 800M) and
+# ~130 MB per rank with 2 ranks (memory). The bytes stay those of one
+# process.
 "$T" generate noise -o "$W/n2000.tif" --size 2000 --layers 1
 M=(-c "$SRC/configs/heightfield-default.ini" --steps 1 --tile 1000 --no-preview -q --device cpu
-   --mem-limit 900M)
+   --mem-limit 800M)
 store_of() { python3 -c "import json; print(json.load(open('$1'))['tiling']['store'])"; }
 "$T" erode "$W/n2000.tif" -o "$W/plan1.tif" "${M[@]}" --report "$W/plan1.json"
 "${MPIRUN[@]}" -np 2 "$T" erode "$W/n2000.tif" -o "$W/plan2.tif" "${M[@]}" --report "$W/plan2.json"
-check "--mem-limit 900M, one process: the 2000² map's tiles go to disk" \
+check "--mem-limit 800M, one process: the 2000² map's tiles go to disk" \
   '[ "$(store_of "$W/plan1.json")" = disk ]'
-check "--mem-limit 900M, 2 ranks: each rank's half fits in memory" \
+check "--mem-limit 800M, 2 ranks: each rank's half fits in memory" \
   '[ "$(store_of "$W/plan2.json")" = memory ]'
-check "--mem-limit 900M: 2 ranks (memory) == one process (disk)" 'cmp -s "$W/plan1.tif" "$W/plan2.tif"'
+check "--mem-limit 800M: 2 ranks (memory) == one process (disk)" 'cmp -s "$W/plan1.tif" "$W/plan2.tif"'
 
 echo "cli_mpi: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -33,7 +33,7 @@ if [ -s "$W/rss" ]; then
 fi
 
 # Steps per exchange: core / (32 R) up to 8 with a memory store (resident
-# tiles exchange only strips), core / (16 R) up to 32 with a disk store (a
+# tiles exchange only strips), core / (8 R) up to 32 with a disk store (a
 # generation there costs a pass through zstd and the file system); both
 # give the bytes of the run in one piece.
 H=(-c "$SRC/configs/heightfield-default.ini" --steps 20 --no-preview -q)
@@ -46,9 +46,9 @@ auto_k() { # JSON DIV CAP: the K the rule gives for the run's core and halo
 R=t['halo_width']//K; print(K, min($3, max(1, t['core']//($2*R))))"
 }
 read -r km want_m <<<"$(auto_k "$W/h_mem.json" 32 8)"
-read -r kd want_d <<<"$(auto_k "$W/h_disk.json" 16 32)"
+read -r kd want_d <<<"$(auto_k "$W/h_disk.json" 8 32)"
 check "memory store: K $km = core / (32 R) capped at 8 ($want_m)" '[ "$km" = "$want_m" ]'
-check "disk store: K $kd = core / (16 R) capped at 32 ($want_d), above 8" \
+check "disk store: K $kd = core / (8 R) capped at 32 ($want_d), above 8" \
   '[ "$kd" = "$want_d" ] && [ "$kd" -gt 8 ]'
 check "memory store: heightfield output == one piece" 'cmp -s "$W/h_one.tif" "$W/h_mem.tif"'
 check "disk store: heightfield output == one piece" 'cmp -s "$W/h_one.tif" "$W/h_disk.tif"'

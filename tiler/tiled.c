@@ -114,7 +114,7 @@ talus_status talus_tiled_create(talus_tiled **out, const talus_kctx *ctx, int co
   if (resident) g->res = calloc((size_t)g->ntiles, sizeof *g->res);
   talus_status st = g->flows && (g->res || !resident)
                         ? tiled_buffers(g, 0)
-                        : talus_fail(TALUS_ERR_NOMEM, "tiler", "no memory for tile ledgers");
+                        : talus_fail(TALUS_ERR_NOMEM, "tiler", "no memory for the tile tables");
   if (st) {
     talus_tiled_free(g);
     return st;
