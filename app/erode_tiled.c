@@ -28,7 +28,8 @@
  *     passes each core through zstd and the file system, which costs more
  *     than the wider ring (at 4096², cores of 2048: the heightfield's
  *     scheduler time per step halves from K 8 to 16 and again to 32;
- *     rivers-rain ran fastest at K 16 of 9, 16 and 32).
+ *     rivers-rain ran fastest at K 16 of 9, 16, 19 and 32, its ring being
+ *     13 cells a step).
  * - Ranks (mpi/ranks.h): under `mpirun -np N` (N > 1) every rank runs this
  *   path on the tiles it owns, with its own store (memory, or DIR/rank<r> of
  *   the shared DIR); each phase ends with an agreement, so an error on any
