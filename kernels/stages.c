@@ -126,6 +126,13 @@ talus_status talus_stage_scratch(talus_tile *t, talus_stage_id id) {
   return st;
 }
 
+int talus_plan_radius(const talus_stage_id *plan, int n) {
+  int r = 0;
+  for (int i = 0; i < n; i++)
+    r += talus_stage_def_of(plan[i])->radius;
+  return r;
+}
+
 int talus_step_radius(const talus_kparams *P) {
   talus_stage_id plan[4 * TALUS_STAGE_COUNT + 2 * 64];
   int worst = 0;
@@ -134,9 +141,7 @@ int talus_step_radius(const talus_kparams *P) {
   int64_t probes[3] = {0, cycle > 1 ? 1 : 0, cycle - 1};
   for (int i = 0; i < 3; i++) {
     int n = talus_step_plan(P, probes[i], plan, (int)(sizeof plan / sizeof plan[0]));
-    int r = 0;
-    for (int j = 0; j < n; j++)
-      r += talus_stage_def_of(plan[j])->radius;
+    int r = talus_plan_radius(plan, n);
     if (r > worst) worst = r;
   }
   return worst;

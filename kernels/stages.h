@@ -73,5 +73,7 @@ talus_status talus_stage_scratch(talus_tile *t, talus_stage_id id);
 /* Dependency radius of one step: the largest sum of stage radii over the
  * steps of a support cycle (3 + 2P for the layered model with support). */
 int talus_step_radius(const talus_kparams *P);
+/* How far the n stages of a plan read in all: the sum of their radii. */
+int talus_plan_radius(const talus_stage_id *plan, int n);
 
 #endif /* TALUS_KERNELS_STAGES_H */

@@ -100,14 +100,16 @@ static void check_domain(int nx, int ny, const int (*cases)[2], int ncases, int 
   }
   /* The disk store, whose tiles are pasted and cut every generation where
    * the memory store's stay resident, gives the same bytes. */
-  char dir[] = "/tmp/talus_tiled_XXXXXX";
-  for (int i = 0; i < 2 && mkdtemp(dir); i++) {
-    long diff = fixture_tiled_diff(init, mono, &ctx, cases[i][0], cases[i][1], end,
-                                   TALUS_STORE_DISK, dir, NULL);
+  for (int i = 0; i < 2; i++) {
+    char dir[] = "/tmp/talus_tiled_XXXXXX"; /* a fresh mkdtemp template per store */
+    int made = mkdtemp(dir) != NULL;
+    CHECK(made, "a scratch directory for the disk store");
+    long diff = made ? fixture_tiled_diff(init, mono, &ctx, cases[i][0], cases[i][1], end,
+                                          TALUS_STORE_DISK, dir, NULL)
+                     : -1;
     CHECK(diff == 0, "%dx%d disk store, core %d K %d: %ld values differ", nx, ny, cases[i][0],
           cases[i][1], diff);
     rmdir(dir);
-    memcpy(dir + strlen(dir) - 6, "XXXXXX", 6);
   }
   talus_tile_free(init);
   talus_tile_free(mono);

@@ -4,6 +4,8 @@
  */
 #include "tiler.h"
 
+#include "halo/halo.h"
+
 #include <limits.h>
 #include <string.h>
 
@@ -16,9 +18,7 @@ typedef struct step_plan {
 static talus_status plan_step(const talus_kparams *P, int64_t step, step_plan *sp) {
   sp->n = talus_step_plan(P, step, sp->stage, (int)(sizeof sp->stage / sizeof sp->stage[0]));
   if (sp->n < 0) return talus_fail(TALUS_ERR_INTERNAL, "tiler", "step plan too long");
-  sp->radius = 0;
-  for (int i = 0; i < sp->n; i++)
-    sp->radius += talus_stage_def_of(sp->stage[i])->radius;
+  sp->radius = talus_plan_radius(sp->stage, sp->n);
   return TALUS_OK;
 }
 
@@ -55,14 +55,9 @@ static void core_margins(const talus_tile *t, const talus_kctx *c, talus_rect co
  * asks for its inputs grown by the reach of what computes it.) */
 static talus_rect stage_region(const talus_tile *t, talus_rect core, int64_t need) {
   int g = need < INT_MAX / 4 ? (int)need : INT_MAX / 4;
-  int x0 = core.x0 - g > t->buf.x0 ? core.x0 - g : t->buf.x0;
-  int y0 = core.y0 - g > t->buf.y0 ? core.y0 - g : t->buf.y0;
-  int x1 = core.x0 + core.w + g, y1 = core.y0 + core.h + g;
-  x1 = x1 < t->buf.x0 + t->buf.w ? x1 : t->buf.x0 + t->buf.w;
-  y1 = y1 < t->buf.y0 + t->buf.h ? y1 : t->buf.y0 + t->buf.h;
-  talus_rect r = {x0 - t->buf.x0, y0 - t->buf.y0, x1 - x0, y1 - y0};
-  if (r.w < 0) r.w = 0;
-  if (r.h < 0) r.h = 0;
+  talus_rect grown = {core.x0 - g, core.y0 - g, core.w + 2 * g, core.h + 2 * g};
+  talus_rect r = talus_rect_intersect(grown, t->buf);
+  r.x0 -= t->buf.x0, r.y0 -= t->buf.y0;
   return r;
 }
 
@@ -80,14 +75,14 @@ static talus_status advance_one(talus_tile *t, talus_kctx *c, talus_rect core, i
   int gpu = c->backend == TALUS_BACKEND_CUDA;
   int64_t need = after + sp.radius;
   for (int i = 0; i < sp.n; i++) {
-    const talus_stage_id *plan = sp.stage;
-    need -= talus_stage_def_of(plan[i])->radius;
+    talus_stage_id id = sp.stage[i];
+    need -= talus_stage_def_of(id)->radius;
     talus_rect region = stage_region(t, core, need);
     double t0 = talus_now();
-    talus_status st = gpu ? talus_cuda_stage(c, plan[i], region, book)
-                          : talus_cpu_stage_booked(t, c, plan[i], region, book, stats->flows);
+    talus_status st = gpu ? talus_cuda_stage(c, id, region, book)
+                          : talus_cpu_stage_booked(t, c, id, region, book, stats->flows);
     if (st) return st;
-    if (!gpu) stats->stage_seconds[plan[i]] += talus_now() - t0;
+    if (!gpu) stats->stage_seconds[id] += talus_now() - t0;
   }
   if (gpu) {
     talus_status st =
