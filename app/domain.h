@@ -7,7 +7,7 @@
 #ifndef TALUS_APP_DOMAIN_H
 #define TALUS_APP_DOMAIN_H
 
-#include "io/config.h"
+#include "io/config/config.h"
 #include "tiler/tiler.h"
 
 struct talus_domain {

@@ -9,6 +9,7 @@
  * the whole map.
  */
 #include "erode.h"
+#include "io/export/export.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * the raster's first (top) row; the geotransform is the usual north-up one.
  */
 #include "app.h"
-#include "io/scenes.h"
+#include "app/scenes.h"
 #include "state.h"
 
 #include <stdlib.h>

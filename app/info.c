@@ -2,7 +2,7 @@
  * info.c — `talus info FILE`: what a raster or talus state holds.
  */
 #include "app.h"
-#include "io/raster.h"
+#include "io/raster/raster.h"
 
 #include <string.h>
 

@@ -3,7 +3,7 @@
  * effective configuration after presets and overrides.
  */
 #include "app.h"
-#include "io/config.h"
+#include "io/config/config.h"
 
 #include <string.h>
 

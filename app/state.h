@@ -18,7 +18,7 @@
 #define TALUS_APP_STATE_H
 
 #include "domain.h"
-#include "io/raster.h"
+#include "io/raster/raster.h"
 
 /* 1 if `path` is a raster carrying TALUS_STATE metadata, else 0. */
 int app_state_probe(const char *path);

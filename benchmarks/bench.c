@@ -11,7 +11,7 @@
  */
 #include "app/app.h"
 #include "bench.h"
-#include "io/scenes.h"
+#include "app/scenes.h"
 
 #include <omp.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
 
 #include "app/domain.h"
 
-/* A fixed workload: a scene from io/scenes.c, a preset from configs/, and
+/* A fixed workload: a scene from app/scenes.c, a preset from configs/, and
  * overrides on top ("section.key=value", NULL-terminated). */
 typedef struct bench_workload {
   const char *name;

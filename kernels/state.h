@@ -82,7 +82,7 @@ typedef struct talus_source {
 
 /*
  * Physics parameters, plain data copied by value into every kernel launch.
- * Filled from the declared parameter table (io/config.c); the fields marked
+ * Filled from the declared parameter table (io/config/params.c); the fields marked
  * "derived" are computed by talus_kparams_derive() and never set directly.
  */
 typedef struct talus_kparams {
@@ -157,7 +157,7 @@ typedef struct talus_kparams {
   float hf_inv_depth; /* 1 / hf_max_depth [1/m] */
 } talus_kparams;
 
-/* Fills the defaults of the reference implementation (see io/config.c for
+/* Fills the defaults of the reference implementation (see io/config/params.c for
  * the declared table, which is the authority for keys and ranges). */
 void talus_kparams_defaults(talus_kparams *p);
 /* Computes the derived fields. Returns TALUS_ERR_RANGE on inconsistent values. */

@@ -7,7 +7,7 @@
 
 #include "app/domain.h"
 #include "check.h"
-#include "io/scenes.h"
+#include "app/scenes.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * configs/ loads, and the INI writer round-trips.
  */
 #include "check.h"
-#include "io/config.h"
+#include "io/config/config.h"
 
 #include <dirent.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * Skipped (77) when $TALUS_TEST_DATA is unset.
  */
 #include "check.h"
-#include "io/raster.h"
+#include "io/raster/raster.h"
 #include "kernels/state.h"
 
 #include <dirent.h>

@@ -7,7 +7,8 @@
  * preview and `talus info`.
  */
 #include "check.h"
-#include "io/raster.h"
+#include "io/export/export.h"
+#include "io/raster/raster.h"
 #include "kernels/state.h"
 
 #include <cpl_conv.h>

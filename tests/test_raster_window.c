@@ -10,8 +10,9 @@
  * pixel; scene windows equal the whole-scene build for every scene.
  */
 #include "check.h"
-#include "io/raster.h"
-#include "io/scenes.h"
+#include "io/export/export.h"
+#include "io/raster/raster.h"
+#include "app/scenes.h"
 #include "kernels/state.h"
 
 #include <cpl_conv.h>

@@ -6,7 +6,7 @@
  * the noise scene is one landscape whatever its size.
  */
 #include "check.h"
-#include "io/scenes.h"
+#include "app/scenes.h"
 
 #include <string.h>
 

@@ -11,7 +11,7 @@
  * points and resumed until it finishes with exactly the expected blobs.
  */
 #include "check.h"
-#include "io/store.h"
+#include "io/store/store.h"
 
 #include <dirent.h>
 #include <errno.h>

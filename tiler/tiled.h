@@ -59,7 +59,7 @@
 #ifndef TALUS_TILER_TILED_H
 #define TALUS_TILER_TILED_H
 
-#include "io/store.h"
+#include "io/store/store.h"
 #include "tiler.h"
 
 /* Fills the persistent fields of global rectangle r of tile t (r lies

@@ -6,7 +6,7 @@
  * written again with talus_blob_write, reads back to the same bytes.
  */
 #include "fuzz.h"
-#include "io/store.h"
+#include "io/store/store.h"
 
 #include <string.h>
 #include <unistd.h>

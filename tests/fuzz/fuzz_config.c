@@ -8,7 +8,7 @@
  * or names the disagreeing keys (TALUS_ERR_RANGE).
  */
 #include "fuzz.h"
-#include "io/config.h"
+#include "io/config/config.h"
 
 #include <dirent.h>
 #include <string.h>

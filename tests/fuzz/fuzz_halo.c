@@ -7,7 +7,7 @@
  */
 #include "fuzz.h"
 #include "halo/halo.h"
-#include "io/scenes.h"
+#include "app/scenes.h"
 
 #include <string.h>
 

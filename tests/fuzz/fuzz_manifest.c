@@ -8,7 +8,7 @@
  * store that commits and resumes again.
  */
 #include "fuzz.h"
-#include "io/store.h"
+#include "io/store/store.h"
 
 #include <string.h>
 #include <unistd.h>

@@ -1,12 +1,12 @@
 /*
  * preview.c — before/after hillshade PNG previews, written through GDAL's
  * PNG driver from a MEM dataset. Downsampling is the preview accumulator's
- * (raster_stream.c): heights are box-averaged first and shaded here at the
+ * (below): heights are box-averaged first and shaded here at the
  * preview's own resolution, so memory is O(preview) and a preview built
  * from windows equals one built from whole arrays.
  */
-#define TALUS_RASTER_INTERNAL
-#include "io/raster.h"
+#include "io/export/export.h"
+#include "io/raster/raster_private.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -99,7 +99,7 @@ static talus_status render(int nx, int ny, double cell, const float *const z[2],
   return TALUS_OK;
 }
 
-talus_status talus_preview_render(const char *path, int nx, int ny, double cell_size,
+static talus_status preview_render(const char *path, int nx, int ny, double cell_size,
                                   const float *const z[2], const uint8_t *const nodata[2]) {
   uint8_t *img = NULL;
   char *partial = NULL;
@@ -127,4 +127,129 @@ talus_status talus_preview_png(const char *path, int nx, int ny, double cell_siz
   if (st == TALUS_OK) st = talus_preview_acc_write(acc, path);
   talus_preview_acc_free(acc);
   return st;
+}
+
+/* ---------------------------------------------------------------------
+ * Preview accumulator
+ * ------------------------------------------------------------------- */
+
+#define ACC_ONE        65536.0   /* fixed point: 2^-16 m per unit */
+#define ACC_MAX_HEIGHT 1048576.0 /* 2^20 m: |value| <= 2^36 units */
+#define ACC_MAX_FACTOR 8192      /* boxes of <= 2^26 cells: sums stay below 2^62 */
+
+struct talus_preview_acc {
+  int nx, ny, f, ow, oh; /* map, box size, panel size */
+  double cell;           /* cell size of the map [m] */
+  int64_t *sum[2];       /* [ow*oh] per panel, fixed point */
+  uint32_t *cnt[2];      /* [ow*oh] valid cells summed */
+};
+
+/* Smallest box size f with 2·ceil(nx/f) + gap <= max_width. */
+static int64_t acc_factor(int nx, int max_width) {
+  int64_t m = (max_width - TALUS_PREVIEW_GAP) / 2; /* widest panel */
+  return ((int64_t)nx + m - 1) / m;
+}
+
+talus_status talus_preview_acc_open(int nx, int ny, double cell_size, int max_width,
+                                    talus_preview_acc **out) {
+  if (!out) return talus_fail(TALUS_ERR_ARGUMENT, "io", "preview: NULL output");
+  *out = NULL;
+  if (max_width <= 0) max_width = TALUS_PREVIEW_DEFAULT_WIDTH;
+  if (nx <= 0 || ny <= 0 || !(cell_size > 0.0) || !isfinite(cell_size) ||
+      max_width < 2 + TALUS_PREVIEW_GAP)
+    return talus_fail(TALUS_ERR_ARGUMENT, "io",
+                      "preview: bad arguments (%d x %d cells, cell size %g, max width %d)", nx, ny,
+                      cell_size, max_width);
+  int64_t f = acc_factor(nx, max_width);
+  if (f > ACC_MAX_FACTOR)
+    return talus_fail(TALUS_ERR_RANGE, "io",
+                      "preview: %d cells do not fit %d pixels (more than %d cells a pixel)", nx,
+                      max_width, ACC_MAX_FACTOR);
+  talus_preview_acc *a = calloc(1, sizeof *a);
+  if (!a) return talus_fail(TALUS_ERR_NOMEM, "io", "preview: out of memory");
+  *a = (talus_preview_acc){
+      nx,        ny,           (int)f,      (int)((nx + f - 1) / f), (int)((ny + f - 1) / f),
+      cell_size, {NULL, NULL}, {NULL, NULL}};
+  size_t n = (size_t)a->ow * (size_t)a->oh;
+  for (int p = 0; p < 2; p++) {
+    a->sum[p] = calloc(n, sizeof *a->sum[p]);
+    a->cnt[p] = calloc(n, sizeof *a->cnt[p]);
+    if (!a->sum[p] || !a->cnt[p]) {
+      talus_status st = talus_fail(TALUS_ERR_NOMEM, "io",
+                                   "preview: cannot allocate %d x %d "
+                                   "pixels",
+                                   a->ow, a->oh);
+      talus_preview_acc_free(a);
+      return st;
+    }
+  }
+  *out = a;
+  return TALUS_OK;
+}
+
+/* A height in fixed point, clamped to ±ACC_MAX_HEIGHT so sums cannot
+ * overflow; rounding is to nearest, ties away from zero, whatever the FPU
+ * rounding mode. */
+static int64_t acc_fixed(float v) {
+  double h = (double)v;
+  h = h > ACC_MAX_HEIGHT ? ACC_MAX_HEIGHT : (h < -ACC_MAX_HEIGHT ? -ACC_MAX_HEIGHT : h);
+  return (int64_t)llround(h * ACC_ONE);
+}
+
+talus_status talus_preview_acc_add(talus_preview_acc *acc, int which, int x0, int y0, int w, int h,
+                                   const float *heights, const uint8_t *nodata) {
+  if (!acc || !heights || (which != 0 && which != 1))
+    return talus_fail(TALUS_ERR_ARGUMENT, "io", "preview add: bad arguments (panel %d)", which);
+  talus_status st = talus_window_check("preview", acc->nx, acc->ny, x0, y0, w, h);
+  if (st != TALUS_OK) return st;
+  for (int y = 0; y < h; y++) {
+    size_t row = (size_t)((y0 + y) / acc->f) * (size_t)acc->ow;
+    int64_t *sum = acc->sum[which] + row;
+    uint32_t *cnt = acc->cnt[which] + row;
+    for (int x = 0; x < w; x++) {
+      size_t i = (size_t)y * (size_t)w + (size_t)x;
+      if ((nodata && nodata[i]) || !isfinite(heights[i])) continue;
+      int ox = (x0 + x) / acc->f;
+      sum[ox] += acc_fixed(heights[i]);
+      cnt[ox]++;
+    }
+  }
+  return TALUS_OK;
+}
+
+/* Box means of panel p as floats, and its NoData mask (boxes with no
+ * valid cell). */
+static void acc_means(const talus_preview_acc *acc, int p, float *z, uint8_t *nd) {
+  size_t n = (size_t)acc->ow * (size_t)acc->oh;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t c = acc->cnt[p][i];
+    nd[i] = c == 0;
+    z[i] = c ? (float)((double)acc->sum[p][i] / (double)c / ACC_ONE) : 0.0f;
+  }
+}
+
+talus_status talus_preview_acc_write(const talus_preview_acc *acc, const char *path) {
+  if (!acc) return talus_fail(TALUS_ERR_ARGUMENT, "io", "preview write: NULL accumulator");
+  size_t n = (size_t)acc->ow * (size_t)acc->oh;
+  float *z[2] = {malloc(n * sizeof(float)), malloc(n * sizeof(float))};
+  uint8_t *nd[2] = {malloc(n), malloc(n)};
+  talus_status st = TALUS_OK;
+  if (!z[0] || !z[1] || !nd[0] || !nd[1])
+    st = talus_fail(TALUS_ERR_NOMEM, "io", "preview: cannot allocate %d x %d pixels", acc->ow,
+                    acc->oh);
+  for (int p = 0; st == TALUS_OK && p < 2; p++)
+    acc_means(acc, p, z[p], nd[p]);
+  if (st == TALUS_OK)
+    st = preview_render(path, acc->ow, acc->oh, acc->cell * acc->f, (const float *const *)z,
+                              (const uint8_t *const *)nd);
+  for (int p = 0; p < 2; p++)
+    free(z[p]), free(nd[p]);
+  return st;
+}
+
+void talus_preview_acc_free(talus_preview_acc *acc) {
+  if (!acc) return;
+  for (int p = 0; p < 2; p++)
+    free(acc->sum[p]), free(acc->cnt[p]);
+  free(acc);
 }

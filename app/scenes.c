@@ -3,7 +3,7 @@
  * layered tile, and the value-noise fBm the procedural scenes use. See
  * scenes.h for the conventions (band rule, pillars, noise scale).
  */
-#include "scenes.h"
+#include "app/scenes.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,12 +1,10 @@
 /*
- * raster_stream.c — windowed writing for maps larger than memory: the
+ * stream.c — windowed writing for maps larger than memory: the
  * streaming GeoTIFF writer (windows in any order, gathered by GDAL's
- * bounded block cache) and the preview accumulator (box sums of the size
- * of the preview). talus_geotiff_write and talus_preview_png are wrappers
- * over these, so there is one code path for each output.
+ * bounded block cache); talus_geotiff_write (whole arrays) is a
+ * wrapper over it, so there is one code path for each output.
  */
-#define TALUS_RASTER_INTERNAL
-#include "io/raster.h"
+#include "io/raster/raster_private.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -149,126 +147,51 @@ void talus_geotiff_stream_abort(talus_geotiff_stream *s) {
 }
 
 /* ---------------------------------------------------------------------
- * Preview accumulator
+ * Whole arrays: talus_geotiff_write is the stream fed window by window
  * ------------------------------------------------------------------- */
 
-#define ACC_ONE        65536.0   /* fixed point: 2^-16 m per unit */
-#define ACC_MAX_HEIGHT 1048576.0 /* 2^20 m: |value| <= 2^36 units */
-#define ACC_MAX_FACTOR 8192      /* boxes of <= 2^26 cells: sums stay below 2^62 */
-
-struct talus_preview_acc {
-  int nx, ny, f, ow, oh; /* map, box size, panel size */
-  double cell;           /* cell size of the map [m] */
-  int64_t *sum[2];       /* [ow*oh] per panel, fixed point */
-  uint32_t *cnt[2];      /* [ow*oh] valid cells summed */
-};
-
-/* Smallest box size f with 2·ceil(nx/f) + gap <= max_width. */
-static int64_t acc_factor(int nx, int max_width) {
-  int64_t m = (max_width - TALUS_PREVIEW_GAP) / 2; /* widest panel */
-  return ((int64_t)nx + m - 1) / m;
-}
-
-talus_status talus_preview_acc_open(int nx, int ny, double cell_size, int max_width,
-                                    talus_preview_acc **out) {
-  if (!out) return talus_fail(TALUS_ERR_ARGUMENT, "io", "preview: NULL output");
-  *out = NULL;
-  if (max_width <= 0) max_width = TALUS_PREVIEW_DEFAULT_WIDTH;
-  if (nx <= 0 || ny <= 0 || !(cell_size > 0.0) || !isfinite(cell_size) ||
-      max_width < 2 + TALUS_PREVIEW_GAP)
-    return talus_fail(TALUS_ERR_ARGUMENT, "io",
-                      "preview: bad arguments (%d x %d cells, cell size %g, max width %d)", nx, ny,
-                      cell_size, max_width);
-  int64_t f = acc_factor(nx, max_width);
-  if (f > ACC_MAX_FACTOR)
-    return talus_fail(TALUS_ERR_RANGE, "io",
-                      "preview: %d cells do not fit %d pixels (more than %d cells a pixel)", nx,
-                      max_width, ACC_MAX_FACTOR);
-  talus_preview_acc *a = calloc(1, sizeof *a);
-  if (!a) return talus_fail(TALUS_ERR_NOMEM, "io", "preview: out of memory");
-  *a = (talus_preview_acc){
-      nx,        ny,           (int)f,      (int)((nx + f - 1) / f), (int)((ny + f - 1) / f),
-      cell_size, {NULL, NULL}, {NULL, NULL}};
-  size_t n = (size_t)a->ow * (size_t)a->oh;
-  for (int p = 0; p < 2; p++) {
-    a->sum[p] = calloc(n, sizeof *a->sum[p]);
-    a->cnt[p] = calloc(n, sizeof *a->cnt[p]);
-    if (!a->sum[p] || !a->cnt[p]) {
-      talus_status st = talus_fail(TALUS_ERR_NOMEM, "io",
-                                   "preview: cannot allocate %d x %d "
-                                   "pixels",
-                                   a->ow, a->oh);
-      talus_preview_acc_free(a);
-      return st;
-    }
-  }
-  *out = a;
-  return TALUS_OK;
-}
-
-/* A height in fixed point, clamped to ±ACC_MAX_HEIGHT so sums cannot
- * overflow; rounding is to nearest, ties away from zero, whatever the FPU
- * rounding mode. */
-static int64_t acc_fixed(float v) {
-  double h = (double)v;
-  h = h > ACC_MAX_HEIGHT ? ACC_MAX_HEIGHT : (h < -ACC_MAX_HEIGHT ? -ACC_MAX_HEIGHT : h);
-  return (int64_t)llround(h * ACC_ONE);
-}
-
-talus_status talus_preview_acc_add(talus_preview_acc *acc, int which, int x0, int y0, int w, int h,
-                                   const float *heights, const uint8_t *nodata) {
-  if (!acc || !heights || (which != 0 && which != 1))
-    return talus_fail(TALUS_ERR_ARGUMENT, "io", "preview add: bad arguments (panel %d)", which);
-  talus_status st = talus_window_check("preview", acc->nx, acc->ny, x0, y0, w, h);
-  if (st != TALUS_OK) return st;
-  for (int y = 0; y < h; y++) {
-    size_t row = (size_t)((y0 + y) / acc->f) * (size_t)acc->ow;
-    int64_t *sum = acc->sum[which] + row;
-    uint32_t *cnt = acc->cnt[which] + row;
-    for (int x = 0; x < w; x++) {
-      size_t i = (size_t)y * (size_t)w + (size_t)x;
-      if ((nodata && nodata[i]) || !isfinite(heights[i])) continue;
-      int ox = (x0 + x) / acc->f;
-      sum[ox] += acc_fixed(heights[i]);
-      cnt[ox]++;
-    }
-  }
-  return TALUS_OK;
-}
-
-/* Box means of panel p as floats, and its NoData mask (boxes with no
- * valid cell). */
-static void acc_means(const talus_preview_acc *acc, int p, float *z, uint8_t *nd) {
-  size_t n = (size_t)acc->ow * (size_t)acc->oh;
-  for (size_t i = 0; i < n; i++) {
-    uint32_t c = acc->cnt[p][i];
-    nd[i] = c == 0;
-    z[i] = c ? (float)((double)acc->sum[p][i] / (double)c / ACC_ONE) : 0.0f;
-  }
-}
-
-talus_status talus_preview_acc_write(const talus_preview_acc *acc, const char *path) {
-  if (!acc) return talus_fail(TALUS_ERR_ARGUMENT, "io", "preview write: NULL accumulator");
-  size_t n = (size_t)acc->ow * (size_t)acc->oh;
-  float *z[2] = {malloc(n * sizeof(float)), malloc(n * sizeof(float))};
-  uint8_t *nd[2] = {malloc(n), malloc(n)};
+/* Writes the bands window by window, all bands of a window before the next.
+ * Windows are whole multiples of the block height, so every block is
+ * complete when GDAL's cache flushes it and none is compressed twice. */
+static talus_status write_bands(talus_geotiff_stream *s, int nx, int ny, int nbands,
+                                const float *const *bands) {
+  int bx = 0, by = 0;
+  talus_geotiff_stream_block_size(s, &bx, &by);
+  int rows = by > 0 ? by * ((TALUS_RASTER_WINDOW_ROWS + by - 1) / by) : TALUS_RASTER_WINDOW_ROWS;
   talus_status st = TALUS_OK;
-  if (!z[0] || !z[1] || !nd[0] || !nd[1])
-    st = talus_fail(TALUS_ERR_NOMEM, "io", "preview: cannot allocate %d x %d pixels", acc->ow,
-                    acc->oh);
-  for (int p = 0; st == TALUS_OK && p < 2; p++)
-    acc_means(acc, p, z[p], nd[p]);
-  if (st == TALUS_OK)
-    st = talus_preview_render(path, acc->ow, acc->oh, acc->cell * acc->f, (const float *const *)z,
-                              (const uint8_t *const *)nd);
-  for (int p = 0; p < 2; p++)
-    free(z[p]), free(nd[p]);
+  for (int y0 = 0; st == TALUS_OK && y0 < ny; y0 += rows) {
+    int h = ny - y0 < rows ? ny - y0 : rows;
+    for (int b = 0; st == TALUS_OK && b < nbands; b++)
+      st = talus_geotiff_stream_write(s, b, 0, y0, nx, h, bands[b] + (size_t)y0 * (size_t)nx);
+  }
   return st;
 }
 
-void talus_preview_acc_free(talus_preview_acc *acc) {
-  if (!acc) return;
-  for (int p = 0; p < 2; p++)
-    free(acc->sum[p]), free(acc->cnt[p]);
-  free(acc);
+/* Validates the arguments of talus_geotiff_write. */
+static talus_status check_write_args(const char *path, int nx, int ny, int nbands,
+                                     const float *const *bands) {
+  if (!path || !path[0]) return talus_fail(TALUS_ERR_ARGUMENT, "io", "no output path given");
+  if (nx <= 0 || ny <= 0 || nbands <= 0 || !bands)
+    return talus_fail(TALUS_ERR_ARGUMENT, "io", "'%s': nothing to write (%d x %d, %d bands)", path,
+                      nx, ny, nbands);
+  for (int b = 0; b < nbands; b++)
+    if (!bands[b])
+      return talus_fail(TALUS_ERR_ARGUMENT, "io", "'%s': band %d is NULL", path, b + 1);
+  return TALUS_OK;
+}
+
+talus_status talus_geotiff_write(const char *path, int nx, int ny, int nbands,
+                                 const float *const *bands, const char *const *band_names,
+                                 const char *const *metadata, const talus_georef *geo,
+                                 const talus_write_options *opt) {
+  talus_status st = check_write_args(path, nx, ny, nbands, bands);
+  talus_geotiff_stream *s = NULL;
+  if (st == TALUS_OK)
+    st = talus_geotiff_stream_open(path, nx, ny, nbands, band_names, metadata, geo, opt, &s);
+  if (st == TALUS_OK) st = write_bands(s, nx, ny, nbands, bands);
+  if (st != TALUS_OK) {
+    talus_geotiff_stream_abort(s);
+    return st;
+  }
+  return talus_geotiff_stream_commit(s);
 }

@@ -1,9 +1,9 @@
 /*
  * store.c — the tile store (see store.h): key bookkeeping shared by both
  * kinds, the memory store, the disk store's directory handling, manifest
- * and commit journal. The blob file codec lives in store_disk.c.
+ * and commit journal. The blob file codec lives in disk.c.
  */
-#include "io/store.h"
+#include "io/store/store.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,13 +1,12 @@
 /*
- * raster_resample.c — reads band 1 of any raster resampled (bilinear) onto
+ * resample.c — reads band 1 of any raster resampled (bilinear) onto
  * an nx × ny grid: the per-cell input maps of `talus erode` (--hardness,
  * --rain-map). The map is stretched over the grid, i.e. it is taken to
  * cover the same extent as the terrain; georeferencing is not compared.
  * Reads are windowed: each window of output rows asks GDAL for the
  * matching (fractional) window of the source.
  */
-#define TALUS_RASTER_INTERNAL
-#include "io/raster.h"
+#include "io/raster/raster_private.h"
 
 #include <math.h>
 #include <stdlib.h>

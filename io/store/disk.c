@@ -1,5 +1,5 @@
 /*
- * store_disk.c — the blob file codec of the disk store: CRC32C, the 4-byte
+ * disk.c — the blob file codec of the disk store: CRC32C, the 4-byte
  * lane shuffle, and streaming zstd write (tmp + rename) and verified read of
  * one blob file. The format is documented in store.h. The CRC uses the
  * SSE4.2 instruction where the CPU has it (TALUS_CRC_SOFT=1 forces the
@@ -8,7 +8,7 @@
  * chunk by chunk so a call needs O(TALUS_STORE_CHUNK) memory whatever the
  * blob size (the blob itself aside).
  */
-#include "io/store.h"
+#include "io/store/store.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,7 +6,7 @@
  *
  * Design notes
  * ------------
- * - The table in config.c is the authority for keys and ranges; the
+ * - The table in params.c is the authority for keys and ranges; the
  *   defaults themselves come from talus_kparams_defaults() (kernels/state.c)
  *   and the table repeats them for documentation. test_config checks that
  *   the two agree, so neither can drift silently.

@@ -1,12 +1,12 @@
 /*
- * config.c — the declared parameter table and everything that reads or
+ * params.c — the declared parameter table and everything that reads or
  * writes a parameter set: typed parsing with range checks, nearest-key
- * suggestions, INI loading, and the table/JSON/INI writers.
+ * suggestions, and the table/JSON/INI writers (INI loading: ini.c).
  *
  * Owns only static constant data (the table); a talus_params belongs to its
  * creator. Messages go through talus_fail with module "params".
  */
-#include "config.h"
+#include "io/config/config_private.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -204,7 +204,7 @@ _Static_assert(sizeof table / sizeof table[0] <= TALUS_PARAM_MAX,
 _Static_assert(offsetof(param_decl, info) == 0, "talus_param_at relies on info first");
 
 /* Longest text compared by the suggestion search; longer input gets none. */
-#define SUGGEST_MAX 64
+#define SUGGEST_MAX TALUS_PARAM_KEY_MAX
 /* Longest value text accepted. */
 #define VALUE_MAX 256
 
@@ -284,7 +284,7 @@ static const char *nearest_key(const char *typed) {
 }
 
 /* Records the unknown-key error, with a suggestion when one is close. */
-static talus_status unknown_key(const char *key, const char *where) {
+talus_status talus_params_unknown_key(const char *key, const char *where) {
   const char *near = nearest_key(key);
   if (near)
     return talus_fail(TALUS_ERR_PARAM, "params", "%sunknown key '%s'; did you mean '%s'?", where,
@@ -318,6 +318,11 @@ static talus_status unknown_section(const char *name, const char *where) {
                     where, name);
 }
 
+
+talus_status talus_params_section_check(const char *name, size_t cap, const char *where) {
+  if (strlen(name) >= cap || !section_known(name, strlen(name))) return unknown_section(name, where);
+  return TALUS_OK;
+}
 /* ---------------------------------------------------------------------
  * Values: reading and writing the storage, parsing and formatting text.
  * ------------------------------------------------------------------- */
@@ -496,10 +501,10 @@ static talus_status parse_value(int i, const char *text, double *out, const char
 }
 
 /* Sets key from value text; `where` prefixes messages ("file:line: " or ""). */
-static talus_status params_set_at(talus_params *p, const char *key, const char *value,
+talus_status talus_params_set_at(talus_params *p, const char *key, const char *value,
                                   const char *where) {
   int i = talus_param_find(key);
-  if (i < 0) return unknown_key(key, where);
+  if (i < 0) return talus_params_unknown_key(key, where);
   while (isspace((unsigned char)*value))
     value++;
   size_t len = strlen(value);
@@ -550,14 +555,14 @@ talus_status talus_params_copy(const talus_params *src, talus_params **out) {
 talus_status talus_params_set(talus_params *params, const char *key, const char *value) {
   if (!params || !key || !value)
     return talus_fail(TALUS_ERR_ARGUMENT, "params", "set needs a parameter set, key and value");
-  return params_set_at(params, key, value, "");
+  return talus_params_set_at(params, key, value, "");
 }
 
 talus_status talus_params_get(const talus_params *params, const char *key, double *out) {
   if (!params || !key || !out)
     return talus_fail(TALUS_ERR_ARGUMENT, "params", "get needs a parameter set, key and output");
   int i = talus_param_find(key);
-  if (i < 0) return unknown_key(key, "");
+  if (i < 0) return talus_params_unknown_key(key, "");
   *out = value_get(params, i);
   return TALUS_OK;
 }
@@ -614,82 +619,6 @@ talus_status talus_params_to_kparams(const talus_params *p, talus_kparams *out) 
   talus_status st = check_consistency(&k);
   if (!st) st = talus_kparams_derive(&k);
   if (!st) *out = k;
-  return st;
-}
-
-/* ---------------------------------------------------------------------
- * INI files.
- * ------------------------------------------------------------------- */
-
-/* Strips a comment (from ';' or '#') and surrounding blanks in place. */
-static char *ini_strip(char *line) {
-  line[strcspn(line, ";#\r\n")] = '\0';
-  while (isspace((unsigned char)*line))
-    line++;
-  size_t len = strlen(line);
-  while (len && isspace((unsigned char)line[len - 1]))
-    line[--len] = '\0';
-  return line;
-}
-
-/* Handles "[name]": checks the name and makes it the current section. */
-static talus_status ini_section(char *line, char *section, size_t cap, const char *where) {
-  char *close = strchr(line, ']');
-  if (!close || close[1] != '\0')
-    return talus_fail(TALUS_ERR_FORMAT, "params", "%sexpected '[section]'", where);
-  *close = '\0';
-  char *name = ini_strip(line + 1);
-  if (!*name) return talus_fail(TALUS_ERR_FORMAT, "params", "%sempty section name", where);
-  if (strlen(name) >= cap || !section_known(name, strlen(name)))
-    return unknown_section(name, where);
-  strcpy(section, name);
-  return TALUS_OK;
-}
-
-/* Handles "key = value" inside `section` ("" before any: key is full). */
-static talus_status ini_assign(talus_params *p, char *line, const char *section,
-                               const char *where) {
-  char *eq = strchr(line, '=');
-  if (!eq)
-    return talus_fail(TALUS_ERR_FORMAT, "params", "%sexpected 'key = value' or '[section]'", where);
-  *eq = '\0';
-  char *key = ini_strip(line), *value = ini_strip(eq + 1);
-  if (!*key) return talus_fail(TALUS_ERR_FORMAT, "params", "%smissing key before '='", where);
-  char full[2 * SUGGEST_MAX + 2];
-  int n = snprintf(full, sizeof full, "%s%s%s", section, *section ? "." : "", key);
-  if (n < 0 || (size_t)n >= sizeof full) return unknown_key(key, where);
-  return params_set_at(p, full, value, where);
-}
-
-/* Parses one line (1-based lineno) of an INI file. */
-static talus_status ini_line(talus_params *p, char *line, long lineno, char *section, size_t cap,
-                             const char *path) {
-  char where[512];
-  snprintf(where, sizeof where, "%s:%ld: ", path, lineno);
-  if (lineno == 1 && !strncmp(line, "\xEF\xBB\xBF", 3)) line += 3; /* UTF-8 BOM */
-  line = ini_strip(line);
-  if (!*line) return TALUS_OK;
-  if (*line == '[') return ini_section(line, section, cap, where);
-  return ini_assign(p, line, section, where);
-}
-
-talus_status talus_params_load(talus_params *params, const char *path) {
-  if (!params || !path)
-    return talus_fail(TALUS_ERR_ARGUMENT, "params", "load needs a parameter set and a path");
-  FILE *f = fopen(path, "r");
-  if (!f) return talus_fail(TALUS_ERR_IO, "params", "cannot open '%s': %s", path, strerror(errno));
-  talus_params work = *params; /* all or nothing: a bad line leaves params as they were */
-  char section[SUGGEST_MAX + 1] = "";
-  char *line = NULL;
-  size_t linecap = 0;
-  long lineno = 0;
-  talus_status st = TALUS_OK;
-  while (!st && getline(&line, &linecap, f) != -1)
-    st = ini_line(&work, line, ++lineno, section, sizeof section, path);
-  if (!st && ferror(f)) st = talus_fail(TALUS_ERR_IO, "params", "error reading '%s'", path);
-  free(line);
-  fclose(f);
-  if (!st) *params = work;
   return st;
 }
 

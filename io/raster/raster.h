@@ -1,8 +1,10 @@
 /*
  * raster.h — GDAL raster input and output: read a DEM (any GDAL raster,
- * band 1) with its georeferencing and NoData mask, write float GeoTIFFs,
- * write hillshade PNG previews, read multi-band talus states back, and
- * describe a raster for `talus info`.
+ * band 1) with its georeferencing and NoData mask, write float GeoTIFFs
+ * (whole or streamed window by window), read multi-band talus states back,
+ * and describe a raster for `talus info`. The previews are io/export's;
+ * the GDAL-facing helpers shared by this family and io/export are in
+ * raster_private.h.
  *
  * Design notes
  * ------------
@@ -122,23 +124,6 @@ talus_status talus_geotiff_write(const char *path, int nx, int ny, int nbands,
                                  const char *const *metadata, const talus_georef *geo,
                                  const talus_write_options *opt);
 
-#define TALUS_PREVIEW_DEFAULT_WIDTH 2048
-#define TALUS_PREVIEW_GAP           4 /* black pixels between the two panels */
-
-/*
- * Writes an 8-bit grey PNG: the hillshade of `before` on the left, of
- * `after` on the right (same sun: azimuth 315°, altitude 45°; z-factor 1;
- * NoData black; shades 1..255). Heights are first box-averaged down by an
- * integer factor f so the width stays ≤ max_width (≤ 0 means
- * TALUS_PREVIEW_DEFAULT_WIDTH), and slopes taken on cells of f·cell_size
- * metres: this is talus_preview_acc fed with the whole arrays, so a
- * windowed preview gives the same image. nodata may be NULL. Same partial
- * + rename rule as talus_geotiff_write.
- */
-talus_status talus_preview_png(const char *path, int nx, int ny, double cell_size,
-                               const float *before, const float *after, const uint8_t *nodata,
-                               int max_width);
-
 /*
  * All bands of a raster as Float32 with their descriptions, its georef and
  * its default-domain metadata (for reading a talus state back). Every
@@ -182,7 +167,7 @@ talus_status talus_raster_info(const char *path, FILE *to);
 talus_status talus_raster_read_resampled(const char *path, int nx, int ny, float **out);
 
 /* =====================================================================
- * Windowed I/O (io/raster_window.c, io/raster_stream.c): maps larger than
+ * Windowed I/O (window.c, stream.c): maps larger than
  * memory. Inputs are read window by window and outputs written window by
  * window, in any order; no call holds a whole map (except the bounded FILL
  * fallback of the DEM reader). The whole-map functions above are thin
@@ -311,121 +296,6 @@ talus_status talus_geotiff_stream_commit(talus_geotiff_stream *s);
 /* Closes and removes the partial file; frees s. NULL is a no-op. */
 void talus_geotiff_stream_abort(talus_geotiff_stream *s);
 
-typedef struct talus_preview_acc talus_preview_acc;
-
-/*
- * Accumulates the before/after preview of an nx × ny map from windows.
- * Heights are box-averaged into f × f boxes, f the smallest integer that
- * fits both panels and the gap in max_width (≤ 0: the default), and the
- * hillshade is computed on the averaged maps with cells of f·cell_size
- * (talus_preview_png works the same way; it is this accumulator fed with
- * the whole arrays). Sums are exact (fixed point, 2^-16 m, heights clamped
- * to ±2^20 m), so the image does not depend on the order of windows.
- * Memory: about 24 bytes per preview pixel. A box with no valid cell is
- * NoData (black). f above 8192 is a TALUS_ERR_RANGE.
- */
-talus_status talus_preview_acc_open(int nx, int ny, double cell_size, int max_width,
-                                    talus_preview_acc **out);
-/* Adds window (x0, y0, w, h) of panel `which` (0 before, 1 after): heights
- * (w*h) and NoData mask (w*h, 1 = NoData, may be NULL). Non-finite heights
- * count as NoData. Each cell should be added once per panel. */
-talus_status talus_preview_acc_add(talus_preview_acc *acc, int which, int x0, int y0, int w, int h,
-                                   const float *heights, const uint8_t *nodata);
-/* Renders both panels and writes the PNG (partial + rename). acc is kept. */
-talus_status talus_preview_acc_write(const talus_preview_acc *acc, const char *path);
-/* Frees acc. NULL is a no-op. */
-void talus_preview_acc_free(talus_preview_acc *acc);
 /* ====================== end of windowed I/O ========================== */
-
-/* ---------------------------------------------------------------------
- * Module-internal (io/raster*.c and io/preview.c define
- * TALUS_RASTER_INTERNAL before including this header).
- * ------------------------------------------------------------------- */
-#ifdef TALUS_RASTER_INTERNAL
-#include <gdal.h>
-
-/* Registers the GDAL drivers (once), pushes the quiet error handler and
- * clears GDAL's last error. Every public call pairs it with leave. */
-void talus_gdal_enter(void);
-void talus_gdal_leave(void);
-/* The one place GDAL errors become talus errors: formats the message,
- * appends GDAL's last error message (if any) and records it for module
- * "io". Returns status. */
-talus_status talus_gdal_fail(talus_status status, const char *fmt, ...) TALUS_PRINTF(2, 3);
-/* ": the disk holding DIR is full" when the file system that path (a file
- * being written) lies on has less than 1 MiB left for us, else "": write
- * errors from GDAL rarely say why. The text lives until the next call in
- * this thread. */
-const char *talus_disk_full_hint(const char *path);
-
-/* Opens path read-only as a raster with at least one band, mapping failures
- * to IO (missing/unreadable), DATA (dimensions GDAL refuses) or FORMAT. */
-talus_status talus_raster_open(const char *path, GDALDatasetH *out);
-/* Refuses 0-sized rasters and those over max_cells (0 = default). */
-talus_status talus_raster_check_size(const char *path, int nx, int ny, int64_t max_cells);
-/* Fills g from the dataset and band (NULL band: no NoData). */
-talus_status talus_georef_from(GDALDatasetH ds, GDALRasterBandH band, talus_georef *g);
-/* TALUS_ERR_ARGUMENT naming `what` unless window (x0, y0, w, h) is non-empty
- * and inside nx × ny. */
-talus_status talus_window_check(const char *what, int nx, int ny, int x0, int y0, int w, int h);
-/* Reads window (x0, y0, w, h) of band as `type` (Float32 or Byte) into dst
- * (rows `pitch` cells apart), at most TALUS_RASTER_WINDOW_ROWS rows per
- * RasterIO call. */
-talus_status talus_band_window(const char *path, GDALRasterBandH band, GDALDataType type, int x0,
-                               int y0, int w, int h, void *dst, size_t pitch);
-/* Refuses complex band b (1-based) of path: a height has no imaginary part. */
-talus_status talus_band_check_real(const char *path, GDALRasterBandH band, int b);
-/* Caps GDAL's block cache (see "Windowed I/O"); idempotent. */
-void talus_gdal_cache_cap(void);
-/* Validates the caller's DEM options into o, defaults filled in. */
-talus_status talus_dem_options_check(const talus_dem_options *opt, talus_dem_options *o);
-
-/* A DEM reader that loads the whole map into memory whatever its size and
- * policy (talus_dem_read). */
-talus_status talus_dem_reader_open_whole(const char *path, const talus_dem_options *opt,
-                                         talus_dem_reader **out);
-/* Moves an in-memory reader's map and georef into *out (as talus_dem_read
- * fills it); r must still be closed. */
-talus_status talus_dem_reader_take(talus_dem_reader *r, talus_dem *out);
-/* Moves size, names, metadata and georef of r into *out (band stays NULL). */
-void talus_bands_reader_take(talus_bands_reader *r, talus_bands *out);
-
-/* Creates the GTiff dataset at partial (path in messages) with talus's
- * creation options over opt's, georef, band names and metadata. */
-talus_status talus_gtiff_create(const char *path, const char *partial, int nx, int ny, int nbands,
-                                const char *const *names, const char *const *metadata,
-                                const talus_georef *geo, const talus_write_options *opt,
-                                GDALDatasetH *out);
-/* Renders the two nx × ny hillshade panels (no downsampling; nodata[i]
- * may be NULL) and writes the PNG at path (partial + rename). */
-talus_status talus_preview_render(const char *path, int nx, int ny, double cell_size,
-                                  const float *const z[2], const uint8_t *const nodata[2]);
-
-typedef enum {
-  TALUS_CRS_NONE = 0,
-  TALUS_CRS_PROJECTED = 1,
-  TALUS_CRS_GEOGRAPHIC = 2
-} talus_crs_kind;
-
-/* Metric pixel size of a georef over nx × ny pixels. */
-typedef struct talus_cellsize {
-  talus_crs_kind kind;
-  int has_gt;         /* 0: no geotransform, 1 m assumed */
-  double dx, dy;      /* pixel size along x and y [m] */
-  double cell;        /* the one cell size talus uses: sqrt(dx*dy) [m] */
-  double lon, lat;    /* centre (geographic CRS only) [degrees] */
-  int utm_epsg;       /* 326NN / 327NN for the centre (geographic only) */
-  char crs_name[128]; /* "" when no CRS */
-} talus_cellsize;
-
-talus_status talus_cellsize_of(const talus_georef *g, int nx, int ny, talus_cellsize *out);
-
-/* Creates the partial file name "<path>.partial" (malloc'd) after checking
- * that path's directory exists and is writable; TALUS_ERR_IO otherwise. */
-talus_status talus_partial_begin(const char *path, char **partial);
-/* Success: renames partial over path (with any .aux.xml sidecar). Failure
- * (ok == 0): removes partial. Frees partial. */
-talus_status talus_partial_end(const char *path, char *partial, int ok);
-#endif
 
 #endif /* TALUS_IO_RASTER_H */

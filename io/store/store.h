@@ -223,7 +223,7 @@ void talus_store_get_stats(const talus_store *s, talus_store_stats *out);
 /* Memory the store holds between calls: blobs (MEMORY) and bookkeeping. */
 size_t talus_store_memory_bytes(const talus_store *s);
 
-/* ---- blob file codec (store_disk.c), used by the disk store and tests ---- */
+/* ---- blob file codec (disk.c), used by the disk store and tests ---- */
 
 /* CRC32C of n bytes continuing from crc (start with 0). */
 uint32_t talus_crc32c(uint32_t crc, const void *data, size_t n);

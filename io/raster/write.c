@@ -1,10 +1,9 @@
 /*
- * raster_write.c — float GeoTIFF output and the partial-file + rename rule
- * that every writer of this module follows: the destination either appears
+ * write.c — the GeoTIFF creation primitive and the partial-file + rename
+ * rule that every writer of the raster and export families follows: the destination either appears
  * complete or not at all.
  */
-#define TALUS_RASTER_INTERNAL
-#include "io/raster.h"
+#include "io/raster/raster_private.h"
 
 #include <cpl_string.h>
 #include <errno.h>
@@ -182,50 +181,4 @@ talus_status talus_gtiff_create(const char *path, const char *partial, int nx, i
   if (st != TALUS_OK && ds) GDALClose(ds);
   if (st == TALUS_OK) *out = ds;
   return st;
-}
-
-/* Writes the bands window by window, all bands of a window before the next.
- * Windows are whole multiples of the block height, so every block is
- * complete when GDAL's cache flushes it and none is compressed twice. */
-static talus_status write_bands(talus_geotiff_stream *s, int nx, int ny, int nbands,
-                                const float *const *bands) {
-  int bx = 0, by = 0;
-  talus_geotiff_stream_block_size(s, &bx, &by);
-  int rows = by > 0 ? by * ((TALUS_RASTER_WINDOW_ROWS + by - 1) / by) : TALUS_RASTER_WINDOW_ROWS;
-  talus_status st = TALUS_OK;
-  for (int y0 = 0; st == TALUS_OK && y0 < ny; y0 += rows) {
-    int h = ny - y0 < rows ? ny - y0 : rows;
-    for (int b = 0; st == TALUS_OK && b < nbands; b++)
-      st = talus_geotiff_stream_write(s, b, 0, y0, nx, h, bands[b] + (size_t)y0 * (size_t)nx);
-  }
-  return st;
-}
-
-/* Validates the arguments of talus_geotiff_write. */
-static talus_status check_write_args(const char *path, int nx, int ny, int nbands,
-                                     const float *const *bands) {
-  if (!path || !path[0]) return talus_fail(TALUS_ERR_ARGUMENT, "io", "no output path given");
-  if (nx <= 0 || ny <= 0 || nbands <= 0 || !bands)
-    return talus_fail(TALUS_ERR_ARGUMENT, "io", "'%s': nothing to write (%d x %d, %d bands)", path,
-                      nx, ny, nbands);
-  for (int b = 0; b < nbands; b++)
-    if (!bands[b])
-      return talus_fail(TALUS_ERR_ARGUMENT, "io", "'%s': band %d is NULL", path, b + 1);
-  return TALUS_OK;
-}
-
-talus_status talus_geotiff_write(const char *path, int nx, int ny, int nbands,
-                                 const float *const *bands, const char *const *band_names,
-                                 const char *const *metadata, const talus_georef *geo,
-                                 const talus_write_options *opt) {
-  talus_status st = check_write_args(path, nx, ny, nbands, bands);
-  talus_geotiff_stream *s = NULL;
-  if (st == TALUS_OK)
-    st = talus_geotiff_stream_open(path, nx, ny, nbands, band_names, metadata, geo, opt, &s);
-  if (st == TALUS_OK) st = write_bands(s, nx, ny, nbands, bands);
-  if (st != TALUS_OK) {
-    talus_geotiff_stream_abort(s);
-    return st;
-  }
-  return talus_geotiff_stream_commit(s);
 }
