@@ -8,6 +8,7 @@
 #define TALUS_APP_DOMAIN_H
 
 #include "io/config/config.h"
+#include "talus.h"
 #include "tiler/tiler.h"
 
 struct talus_domain {

@@ -40,7 +40,7 @@ talus_status talus_params_app(int argc, char **argv) {
     else
       st = talus_fail(TALUS_ERR_ARGUMENT, "args", "unknown argument '%s'", argv[a.i]);
   }
-  if (!st && ini) st = talus_params_print_ini(p, stdout);
+  if (!st && ini) st = talus_params_print_ini(p, talus_version(), stdout);
   if (!st && !ini && talus_params_print_table(stdout, section) == 0)
     st = talus_fail(TALUS_ERR_PARAM, "params", "no section or key named '%s'", section);
   talus_params_free(p);

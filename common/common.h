@@ -11,7 +11,8 @@
 #ifndef TALUS_COMMON_H
 #define TALUS_COMMON_H
 
-#include "talus.h"
+#include "talus_status.h"
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

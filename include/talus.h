@@ -3,9 +3,12 @@
  *
  * Design notes
  * ------------
- * - Every call returns a talus_status. The codes below are stable: new codes
- *   are appended, never renumbered. On failure a human-readable message is
- *   kept in a thread-local buffer (talus_last_error()).
+ * - Every call returns a talus_status (talus_status.h: stable codes, the
+ *   thread-local error message, the progress callback type).
+ * - The parts the lower modules implement have headers of their own, which
+ *   this one includes: talus_params.h (the parameter table, io/config) and
+ *   talus_ledger.h (the mass ledger's materials and flows, kernels). The
+ *   rest (domains, devices, the applications) is app/'s.
  * - Two levels, as in GDAL: the domain API (create a domain from a
  *   heightmap, run N steps, read fields back, free) and the application
  *   calls behind each `talus` command (talus_erode_app, …), which main()
@@ -19,6 +22,10 @@
 #ifndef TALUS_H
 #define TALUS_H
 
+#include "talus_ledger.h"
+#include "talus_params.h"
+#include "talus_status.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,79 +33,8 @@
 extern "C" {
 #endif
 
-#define TALUS_VERSION_MAJOR  0
-#define TALUS_VERSION_MINOR  1
-#define TALUS_VERSION_PATCH  0
-#define TALUS_VERSION_STRING "0.1.0"
-
-/* Stable status codes. Never renumber; append only. */
-typedef enum talus_status {
-  TALUS_OK = 0,
-  TALUS_ERR_ARGUMENT = 1,    /* a bad argument from the caller */
-  TALUS_ERR_NOMEM = 2,       /* allocation failed */
-  TALUS_ERR_IO = 3,          /* a file could not be read or written */
-  TALUS_ERR_FORMAT = 4,      /* a file is not what it claims to be */
-  TALUS_ERR_PARAM = 5,       /* unknown configuration key */
-  TALUS_ERR_RANGE = 6,       /* configuration value out of range / bad type */
-  TALUS_ERR_DATA = 7,        /* input data unusable (NaN, all NoData, size) */
-  TALUS_ERR_CANCELLED = 8,   /* the progress callback asked to stop */
-  TALUS_ERR_UNSUPPORTED = 9, /* feature not built or not available */
-  TALUS_ERR_INTERNAL = 10,   /* an invariant broke: a bug in talus */
-  TALUS_ERR_DEVICE = 11      /* accelerator missing or failing */
-} talus_status;
-
-/* Name of a status code ("TALUS_ERR_IO"); never NULL. */
-const char *talus_status_name(talus_status status);
-
-/* Message describing the last failure on this thread; "" if none.
- * Owned by the library, valid until the next talus call on this thread. */
-const char *talus_last_error(void);
-
 /* Library version string, with the backends built: "0.1.0 (cpu, openmp)". */
 const char *talus_version(void);
-
-/* GDAL-compatible progress callback: complete in [0,1], message may be NULL.
- * Return non-zero to continue, 0 to cancel. */
-typedef int (*talus_progress_fn)(double complete, const char *message, void *user);
-
-/* ---------------------------------------------------------------------
- * Parameters: one table of declared keys ("section.key"), each with a
- * type, range, default, unit and description.
- * ------------------------------------------------------------------- */
-typedef struct talus_params talus_params;
-
-typedef enum talus_param_type {
-  TALUS_PARAM_REAL = 0,
-  TALUS_PARAM_INT = 1,
-  TALUS_PARAM_BOOL = 2,
-  TALUS_PARAM_ENUM = 3
-} talus_param_type;
-
-typedef struct talus_param_info {
-  const char *key; /* "section.key" */
-  talus_param_type type;
-  double min, max;     /* inclusive bounds (REAL, INT) */
-  double def;          /* default (REAL, INT, BOOL, index for ENUM) */
-  const char *choices; /* ENUM: "a|b|c"; NULL otherwise */
-  const char *unit;    /* "m/s", "" when dimensionless */
-  const char *description;
-} talus_param_info;
-
-/* Number of declared keys, and the i-th declaration (NULL if out of range). */
-int talus_param_count(void);
-const talus_param_info *talus_param_at(int index);
-
-/* Creates a parameter set holding every default. *out owned by caller. */
-talus_status talus_params_create(talus_params **out);
-/* Frees a parameter set; NULL is a no-op. */
-void talus_params_free(talus_params *params);
-/* Sets "section.key" from text. Unknown keys are TALUS_ERR_PARAM (the
- * message suggests the nearest key); bad values TALUS_ERR_RANGE. */
-talus_status talus_params_set(talus_params *params, const char *key, const char *value);
-/* Loads an INI file over the current values (same errors, with line numbers). */
-talus_status talus_params_load(talus_params *params, const char *path);
-/* Reads a value as a double (ENUM gives the choice index). */
-talus_status talus_params_get(const talus_params *params, const char *key, double *out);
 
 /* ---------------------------------------------------------------------
  * Domain API: one terrain held in memory.
@@ -171,28 +107,6 @@ int talus_domain_ny(const talus_domain *domain);
 int talus_domain_layers(const talus_domain *domain); /* allocated Nz */
 int64_t talus_domain_step(const talus_domain *domain);
 
-/* The mass ledger: volumes in m³. Materials and flows are listed by index. */
-typedef enum talus_material {
-  TALUS_MAT_WATER = 0,
-  TALUS_MAT_SEDIMENT = 1,
-  TALUS_MAT_SAND = 2,
-  TALUS_MAT_BEDROCK = 3,
-  TALUS_MAT_COUNT = 4,
-  TALUS_MAT_OUTSIDE = 4 /* the world beyond the domain: sources and sinks */
-} talus_material;
-
-typedef struct talus_ledger_summary {
-  double initial[TALUS_MAT_COUNT];  /* volume held at creation */
-  double current[TALUS_MAT_COUNT];  /* volume held now */
-  double inflow[TALUS_MAT_COUNT];   /* sum of recorded flows into it */
-  double outflow[TALUS_MAT_COUNT];  /* sum of recorded flows out of it */
-  double residual[TALUS_MAT_COUNT]; /* current-initial-inflow+outflow */
-  double total_residual;            /* over all materials */
-} talus_ledger_summary;
-
-int talus_flow_count(void);
-/* Flow i: its name, and the materials it moves from and to. */
-const char *talus_flow_name(int flow, talus_material *from, talus_material *to);
 /* Volume [m³] moved by flow i so far. */
 double talus_domain_flow(const talus_domain *domain, int flow);
 talus_status talus_domain_ledger(const talus_domain *domain, talus_ledger_summary *out);

@@ -28,6 +28,7 @@
 #define TALUS_KERNELS_STATE_H
 
 #include "common.h"
+#include "talus_ledger.h"
 #include <float.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -252,7 +252,7 @@ static void test_ini_round_trip(void) {
   char path[] = "/tmp/talus_test_config_rt_XXXXXX";
   int fd = mkstemp(path);
   FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-  CHECK(f && talus_params_print_ini(p, f) == TALUS_OK, "print_ini");
+  CHECK(f && talus_params_print_ini(p, NULL, f) == TALUS_OK, "print_ini");
   if (f) fclose(f);
   CHECK(talus_params_load(q, path) == TALUS_OK, "reload: %s", talus_last_error());
   CHECK(same_values(p, q), "print_ini round trip");

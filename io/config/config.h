@@ -24,7 +24,7 @@
 #ifndef TALUS_IO_CONFIG_H
 #define TALUS_IO_CONFIG_H
 
-#include "talus.h"
+#include "talus_params.h"
 #include "state.h"
 
 #include <stdio.h>
@@ -76,7 +76,8 @@ talus_status talus_params_write_json(const talus_params *p, FILE *to, int indent
 
 /* Writes all current values as an INI file that talus_params_load reads back
  * to identical values (each key commented with unit and range).
- * TALUS_ERR_IO when the stream reports an error. */
-talus_status talus_params_print_ini(const talus_params *p, FILE *to);
+ * The header line names `version` (the caller's talus_version(); NULL:
+ * TALUS_VERSION_STRING). TALUS_ERR_IO when the stream reports an error. */
+talus_status talus_params_print_ini(const talus_params *p, const char *version, FILE *to);
 
 #endif /* TALUS_IO_CONFIG_H */

@@ -678,9 +678,10 @@ talus_status talus_params_write_json(const talus_params *p, FILE *to, int indent
                     : TALUS_OK;
 }
 
-talus_status talus_params_print_ini(const talus_params *p, FILE *to) {
+talus_status talus_params_print_ini(const talus_params *p, const char *version, FILE *to) {
   if (!p || !to) return talus_fail(TALUS_ERR_ARGUMENT, "params", "no parameter set or stream");
-  fprintf(to, "; talus %s parameters: every key (load with -c FILE)\n", talus_version());
+  fprintf(to, "; talus %s parameters: every key (load with -c FILE)\n",
+          version ? version : TALUS_VERSION_STRING);
   const char *last = NULL;
   size_t last_len = 0;
   for (int i = 0; i < TABLE_COUNT; i++) {

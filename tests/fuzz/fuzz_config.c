@@ -22,7 +22,7 @@ static char *config_text(const talus_params *p) {
   char *text = NULL;
   size_t n = 0;
   FILE *f = open_memstream(&text, &n);
-  FUZZ_CHECK(f && talus_params_print_ini(p, f) == TALUS_OK, "print_ini failed");
+  FUZZ_CHECK(f && talus_params_print_ini(p, NULL, f) == TALUS_OK, "print_ini failed");
   fclose(f);
   return text;
 }
