@@ -22,15 +22,7 @@
 extern "C" {
 #include "cuda.h"
 
-#include "../heightfield.h"
-#include "../horizontal.h"
-#include "../pipes.h"
-#include "../rain.h"
-#include "../split.h"
-#include "../support.h"
-#include "../thermal.h"
-#include "../transport.h"
-#include "../vertical.h"
+#include "../bodies.h"
 #include "halo/halo.h"
 }
 
@@ -233,7 +225,8 @@ __device__ void block_flows(const double *acc, double *partial, int nblocks) {
 typedef void (*stage_body)(const talus_tile *, const talus_kctx *, int, int, double *);
 
 /* One thread per cell of `region`; the body is the CPU backend's. MINB
- * resident blocks per SM bound its registers (launch_stage's table). */
+ * resident blocks per SM bound its registers (the CUDA_MINB column of
+ * stages.def). */
 template <stage_body BODY, int MINB>
 __global__ void __launch_bounds__(BLOCK_X *BLOCK_Y, MINB)
     stage_kernel(talus_tile t, talus_kctx c, talus_rect region, talus_rect book, double *partial) {
@@ -271,16 +264,11 @@ __global__ void flows_reduce(const double *partial, int nblocks, double *flows) 
   if (threadIdx.x == 0) flows[f] += sh[0];
 }
 
-/* Resident blocks per SM a stage's kernel is compiled for, where more
- * than the default pays (ncu on an H100, rivers-rain 2048², 2026-11-23):
- * transport used 156 registers (12.5 % occupancy, 8.5 % of DRAM
- * bandwidth); capped at 2 blocks (128 registers, 60 bytes spilled) it runs
- * 1.87x faster; pipes used 88, capped at 3 blocks (80, no spill) 1.38x.
- * Register allocation changes no arithmetic: the bytes stay the same. */
-constexpr int MINB_TRANSPORT = 2;
-constexpr int MINB_PIPES = 3;
-
-template <stage_body BODY, int MINB = 1>
+/* Queues stage_kernel<BODY, MINB> over region and the reduction of its
+ * booked flows into the slot's current ledger row; owns the grid shape
+ * and the block-sum buffer's size. MINB is the stage's CUDA_MINB column
+ * of stages.def (why it is not 1 for some stages is written there). */
+template <stage_body BODY, int MINB>
 talus_status launch(const talus_kctx *c, talus_rect region, talus_rect book) {
   dim3 block(BLOCK_X, BLOCK_Y);
   dim3 grid((unsigned)((region.w + BLOCK_X - 1) / BLOCK_X),
@@ -295,45 +283,16 @@ talus_status launch(const talus_kctx *c, talus_rect region, talus_rect book) {
   return cuda_ok(cudaGetLastError(), "stage launch");
 }
 
+/* Queues stage `id`: its BODY with its CUDA_MINB, as its row of
+ * stages.def says. */
 talus_status launch_stage(const talus_kctx *c, talus_stage_id id, talus_rect region,
                           talus_rect book) {
   switch (id) {
-  case TALUS_STAGE_RAIN:
-    return launch<k_rain>(c, region, book);
-  case TALUS_STAGE_PIPES:
-    return launch<k_pipes, MINB_PIPES>(c, region, book);
-  case TALUS_STAGE_TRANSPORT:
-    return launch<k_transport, MINB_TRANSPORT>(c, region, book);
-  case TALUS_STAGE_HORIZONTAL:
-    return launch<k_horizontal>(c, region, book);
-  case TALUS_STAGE_SPLIT:
-    return launch<k_split>(c, region, book);
-  case TALUS_STAGE_VERTICAL:
-    return launch<k_vertical>(c, region, book);
-  case TALUS_STAGE_SUPPORT_INIT:
-    return launch<k_support_init>(c, region, book);
-  case TALUS_STAGE_SUPPORT_RED:
-    return launch<k_support_red>(c, region, book);
-  case TALUS_STAGE_SUPPORT_BLACK:
-    return launch<k_support_black>(c, region, book);
-  case TALUS_STAGE_COLLAPSE:
-    return launch<k_collapse>(c, region, book);
-  case TALUS_STAGE_THERMAL_OUT:
-    return launch<k_thermal_out>(c, region, book);
-  case TALUS_STAGE_THERMAL_IN:
-    return launch<k_thermal_in>(c, region, book);
-  case TALUS_STAGE_HF_RAIN:
-    return launch<k_hf_rain>(c, region, book);
-  case TALUS_STAGE_HF_FLUX:
-    return launch<k_hf_flux>(c, region, book);
-  case TALUS_STAGE_HF_WATER:
-    return launch<k_hf_water>(c, region, book);
-  case TALUS_STAGE_HF_ERODE:
-    return launch<k_hf_erode>(c, region, book);
-  case TALUS_STAGE_HF_ADVECT:
-    return launch<k_hf_advect>(c, region, book);
-  case TALUS_STAGE_HF_SETTLE:
-    return launch<k_hf_settle>(c, region, book);
+#define TALUS_STAGE(ID, NAME, RADIUS, BODY, CPU_LOOP, CUDA_MINB)                                   \
+  case TALUS_STAGE_##ID:                                                                           \
+    return launch<BODY, CUDA_MINB>(c, region, book);
+#include "../stages.def"
+#undef TALUS_STAGE
   default:
     return talus_fail(TALUS_ERR_INTERNAL, "cuda", "unknown stage %d", (int)id);
   }
