@@ -23,7 +23,7 @@ extern "C" {
 #include "cuda.h"
 
 #include "../bodies.h"
-#include "halo/halo.h"
+#include "halo/block.h"
 }
 
 namespace {
@@ -299,15 +299,12 @@ talus_status launch_stage(const talus_kctx *c, talus_stage_id id, talus_rect reg
 }
 
 /* ---------------------------------------------------------------------
- * Halo blocks packed on the device. The body layout after the header is
- * halo.h's: count[w*h], mask[w*h], zero padding to 4 bytes, then for each
- * layer k < L the planes B s w C r D p fR fU fL fD, then hardness; slots
- * at or above a cell's count are 0. Sizes come from halo_block_bytes and
- * headers from halo_block_header, so only the body order is restated
- * here; test_gpu checks the bytes against halo_block_cut.
+ * Halo blocks packed on the device, in the format of halo/block.h (the
+ * body that follows the header: count, mask, padding, each layer's planes
+ * in block order, hardness; slots at or above a cell's count are 0). The
+ * offsets, the plane order and its mapping onto a tile are block.h's;
+ * test_gpu checks the bytes against halo_block_cut.
  * ------------------------------------------------------------------- */
-
-constexpr int HALO_FIELDS = 11;
 
 /* layers[0] = max(layers[0], the highest count in r); one thread per cell. */
 __global__ void block_layers(talus_tile t, talus_rect r, int *layers) {
@@ -320,16 +317,15 @@ __global__ void block_layers(talus_tile t, talus_rect r, int *layers) {
   if ((threadIdx.x & 31) == 0) atomicMax(layers, v); /* a maximum: any order gives it */
 }
 
+/* The plane of t that block plane f (HALO_PLANE_*) of layer k holds. */
 __device__ float *halo_plane_of(const talus_tile &t, int f, int k) {
-  float *planes[7] = {t.B, t.s, t.w, t.C, t.r, t.D, t.p};
-  return f < 7 ? planes[f] + (size_t)k * t.plane
-               : t.f + ((size_t)k * 4 + (size_t)(f - 7)) * t.plane;
+  return HALO_TILE_PLANE(&t, f, k);
 }
 
 /* Writes the body of the block of r with L layers at body; one thread per cell. */
 __global__ void block_pack(talus_tile t, talus_rect r, int L, unsigned char *body) {
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
-  size_t cells = (size_t)r.w * r.h, planes = (2 * cells + 3) & ~(size_t)3;
+  size_t cells = (size_t)r.w * r.h, planes = halo_body_planes_offset(cells);
   if (i == 0)
     for (size_t b = 2 * cells; b < planes; b++)
       body[b] = 0;

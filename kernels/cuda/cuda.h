@@ -91,14 +91,15 @@ talus_status talus_cuda_finish_step(double *flows, double *stage_seconds);
  * was uploaded). */
 talus_status talus_cuda_download(talus_tile *t);
 
-/* Halo blocks (halo/halo.h) of global rectangles r[0..n) of the slot's
+/* Halo blocks (halo/block.h) of global rectangles r[0..n) of the slot's
  * mirror (n <= TALUS_HALO_PARTS, each inside the tile): block_layers
  * writes the highest column count in each (at least 1) to layers[]; then
  * pack_blocks packs each block's body (what follows its header) on the
  * device with layers[i] layers and copies them all to pinned host
  * memory: bodies[i] (owned by the slot, valid until its next pack or
  * talus_cuda_release) holds halo_block_bytes - HALO_HEADER_BYTES bytes.
- * With halo_block_header in front, a body gives halo_block_write's bytes.
+ * With its header in front (halo.h, halo_block_header), a body gives
+ * halo_block_write's bytes.
  * Both wait for the slot. */
 talus_status talus_cuda_block_layers(const talus_rect *r, int n, int *layers);
 talus_status talus_cuda_pack_blocks(const talus_rect *r, const int *layers, int n,
