@@ -115,15 +115,11 @@ talus_status cuda_ok(cudaError_t e, const char *what) {
   return talus_fail(TALUS_ERR_DEVICE, "cuda", "%s: %s", what, cudaGetErrorString(e));
 }
 
-/* The node-local rank from the MPI launcher's environment (0 alone). */
-int local_rank() {
-  const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
-                        "MV2_COMM_WORLD_LOCAL_RANK"};
-  for (const char *v : vars) {
-    const char *s = getenv(v);
-    if (s && *s) return atoi(s) > 0 ? atoi(s) : 0;
-  }
-  return 0;
+/* Owns the rule that queued work needs talus_cuda_init first (only the
+ * caller knows the local rank that picks the device). */
+talus_status need_init(const char *what) {
+  if (G.ready) return TALUS_OK;
+  return talus_fail(TALUS_ERR_INTERNAL, "cuda", "%s before talus_cuda_init", what);
 }
 
 size_t field_bytes(const field_decl &f, size_t plane, int nz) {
@@ -427,14 +423,16 @@ extern "C" int talus_cuda_built(void) {
   return 1;
 }
 
-extern "C" talus_status talus_cuda_init(char *name, size_t len) {
+/* Owns the device choice: local rank modulo the visible devices, once per
+ * process. */
+extern "C" talus_status talus_cuda_init(int local_rank, char *name, size_t len) {
   if (!G.ready) {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess)
       return talus_fail(TALUS_ERR_DEVICE, "cuda", "no usable GPU: %s", cudaGetErrorString(e));
     if (n < 1) return talus_fail(TALUS_ERR_DEVICE, "cuda", "no usable GPU: no CUDA device visible");
-    G.device = local_rank() % n;
+    G.device = (local_rank > 0 ? local_rank : 0) % n;
     cudaDeviceProp prop;
     talus_status st = cuda_ok(cudaSetDevice(G.device), "select device");
     if (!st) st = cuda_ok(cudaGetDeviceProperties(&prop, G.device), "device properties");
@@ -457,7 +455,7 @@ extern "C" talus_status talus_cuda_use_slot(int s) {
 }
 
 extern "C" talus_status talus_cuda_pin(const talus_tile *t) {
-  talus_status st = talus_cuda_init(NULL, 0);
+  talus_status st = need_init("pin");
   for (const field_decl &f : fields) {
     void *host = f.persistent ? const_cast<void *>(member(t, f.offset)) : nullptr;
     if (st || !host) continue;
@@ -487,7 +485,7 @@ extern "C" void talus_cuda_unpin(const talus_tile *t) {
 }
 
 extern "C" talus_status talus_cuda_upload_async(const talus_tile *t) {
-  talus_status st = talus_cuda_init(NULL, 0);
+  talus_status st = need_init("upload");
   slot &q = cur();
   if (!st && (q.queued || q.nrows))
     st = talus_fail(TALUS_ERR_INTERNAL, "cuda", "upload into a slot with work in flight");

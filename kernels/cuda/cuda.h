@@ -5,7 +5,8 @@
  * Design notes
  * ------------
  * - The backend owns one device per process (MPI local rank modulo the
- *   visible devices, chosen by talus_cuda_init) and one *device mirror* of
+ *   visible devices, chosen by talus_cuda_init; the caller passes the
+ *   rank, the backend reads no launcher variable) and one *device mirror* of
  *   the tile being advanced: a talus_tile whose arrays live on the GPU.
  *   The driver (tiler/tiler.c) uploads a tile's persistent fields, queues
  *   the stages of `steps` steps, and downloads the persistent fields back.
@@ -46,11 +47,14 @@ enum { TALUS_CUDA_SLOTS = 2 };
 /* 1 when this build contains the CUDA backend. */
 int talus_cuda_built(void);
 
-/* Makes the backend usable: finds the driver and a device (the local MPI
- * rank, from the launcher's environment, modulo the visible devices) and
- * writes its name to name[len] (may be NULL). TALUS_ERR_DEVICE with the
- * driver's reason when there is none. Cheap after the first success. */
-talus_status talus_cuda_init(char *name, size_t len);
+/* Makes the backend usable: finds the driver and a device (local_rank,
+ * the process's MPI rank on its node as the caller has it from
+ * talus_mpi_local_rank, modulo the visible devices) and writes its name
+ * to name[len] (may be NULL). TALUS_ERR_DEVICE with the driver's reason
+ * when there is none. Cheap after the first success, which fixes the
+ * device for the process (a later local_rank is ignored). The calls
+ * below need it first (pin and upload fail with TALUS_ERR_INTERNAL). */
+talus_status talus_cuda_init(int local_rank, char *name, size_t len);
 
 /* Picks the slot (0..TALUS_CUDA_SLOTS-1) the calls below act on. */
 talus_status talus_cuda_use_slot(int slot);
