@@ -8,6 +8,8 @@
  */
 #include "domain.h"
 
+#include "mpi/ranks.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -382,9 +384,12 @@ int talus_device_built(talus_device device) {
   return device != TALUS_DEVICE_CUDA || talus_cuda_built();
 }
 
+/* Owns the device rule of a run: the GPU of this process (the MPI local
+ * rank, a launcher fact of mpi/, picks it among the visible devices) unless
+ * the CPU is asked for, or AUTO finds no GPU. */
 talus_status talus_backend_choose(talus_device device, int32_t *backend, char *name, size_t len) {
   if (device != TALUS_DEVICE_CPU) {
-    talus_status st = talus_cuda_init(name, len);
+    talus_status st = talus_cuda_init(talus_mpi_local_rank(), name, len);
     if (!st) {
       *backend = TALUS_BACKEND_CUDA;
       return TALUS_OK;

@@ -1,5 +1,5 @@
 /*
- * halo.c — block cut/paste of persistent tile fields (format in halo.h).
+ * halo.c — block cut/paste of persistent tile fields (format in block.h).
  *
  * Both directions copy one row of one plane at a time (the count and mask
  * rows, each layer's 11 float planes, hardness): the inner loops are
@@ -15,51 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HALO_MAGIC    0x4B4C4254u /* "TBLK" */
-#define HALO_FIELDS   11          /* B s w C r D p fR fU fL fD */
-#define HALO_MAX_SIDE (1 << 20)   /* a block side [cells]; keeps sizes from overflowing */
-#define HALO_MAX_POS  (1 << 30)   /* |x0|, |y0|: x0 + w stays an int */
+#define HALO_MAX_SIDE (1 << 20) /* a block side [cells]; keeps sizes from overflowing */
+#define HALO_MAX_POS  (1 << 30) /* |x0|, |y0|: x0 + w stays an int */
 
-typedef struct halo_header {
-  uint32_t magic;
-  int32_t x0, y0, w, h;
-  int32_t layers;
-  int32_t flags; /* bit 0: hardness present */
-  int32_t reserved;
-} halo_header;
-
-talus_rect talus_rect_intersect(talus_rect a, talus_rect b) {
-  int32_t x0 = a.x0 > b.x0 ? a.x0 : b.x0, y0 = a.y0 > b.y0 ? a.y0 : b.y0;
-  int32_t x1 = a.x0 + a.w < b.x0 + b.w ? a.x0 + a.w : b.x0 + b.w;
-  int32_t y1 = a.y0 + a.h < b.y0 + b.h ? a.y0 + a.h : b.y0 + b.h;
-  talus_rect r = {x0, y0, x1 > x0 ? x1 - x0 : 0, y1 > y0 ? y1 - y0 : 0};
-  if (!r.w || !r.h) r.w = r.h = 0;
-  return r;
-}
-
-/* Plane of field f of layer k in tile t. */
+/* Plane of field f (HALO_PLANE_*) of layer k in tile t. */
 static float *halo_plane(const talus_tile *t, int f, int k) {
-  float *planes[7] = {t->B, t->s, t->w, t->C, t->r, t->D, t->p};
-  if (f < 7) return planes[f] + (size_t)k * t->plane;
-  return t->f + ((size_t)k * 4 + (size_t)(f - 7)) * t->plane;
-}
-
-_Static_assert(sizeof(halo_header) == HALO_HEADER_BYTES, "halo.h states the header size");
-
-/* Bytes from a block's start to its float planes: the header, then the
- * count and mask bytes of `cells` cells padded to 4. */
-static size_t halo_planes_offset(size_t cells) {
-  return sizeof(halo_header) + ((2 * cells + 3) & ~(size_t)3);
-}
-
-/* Float planes of a block: 11 per layer, then hardness when present. */
-static int halo_float_planes(int layers, int hard) {
-  return layers * HALO_FIELDS + (hard ? 1 : 0);
-}
-
-size_t halo_block_bytes(int w, int h, int layers, int hard) {
-  size_t cells = (size_t)w * h;
-  return halo_planes_offset(cells) + 4 * cells * (size_t)halo_float_planes(layers, hard);
+  return HALO_TILE_PLANE(t, f, k);
 }
 
 /* Highest column count inside global rectangle r of t (at least 1). */
@@ -127,7 +88,7 @@ static void halo_cut_row(const talus_tile *t, talus_rect r, int j, halo_view v, 
 }
 
 void halo_block_header(void *dst, talus_rect r, int layers, int hard) {
-  halo_header hd = {HALO_MAGIC, r.x0, r.y0, r.w, r.h, layers, hard, 0};
+  halo_header hd = halo_header_of(r.x0, r.y0, r.w, r.h, layers, hard);
   memcpy(dst, &hd, sizeof hd);
 }
 
@@ -191,7 +152,7 @@ static int halo_counts_valid(const unsigned char *cnt, size_t cells, int layers)
 
 /* Value a reset tile holds in slot k of field f (talus_tile_reset). */
 static float halo_reset_value(int f, int k) {
-  return f == 3 && k == 0 ? TALUS_TOP : 0.0f;
+  return f == HALO_PLANE_C && k == 0 ? TALUS_TOP : 0.0f;
 }
 
 /* Layers a paste writes: the block's, or with fill every layer of t. */

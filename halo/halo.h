@@ -4,31 +4,18 @@
  * (clipped to it). The kernels never see tiles; the tiler moves blocks
  * between tiles through a store.
  *
- * Block layout (little-endian host order; blocks never leave one machine
- * architecture): a header {magic, global rect x0 y0 w h, layers L, flags},
- * then count[w*h] and mask[w*h] bytes padded to 4, then for each layer
- * k < L the planes B s w C r D p fR fU fL fD (w*h floats each), then
- * hardness (w*h floats) when flagged. L is the highest column count inside
- * the rectangle ("only the layers in use"); slots at or above a cell's
- * count are written as 0, so stale data never travels.
- *
- * The 8 strips of a core: parts 1..8 = R, U, L, D sides (width H, full core
- * length) then RU, LU, LD, RD corners (H × H), clipped to the core.
+ * The block format (header, sizes, plane order, the parts of a core) is
+ * block.h's, which this header includes; here are the operations on tiles.
  */
 #ifndef TALUS_HALO_H
 #define TALUS_HALO_H
 
+#include "block.h"
 #include "kernels/state.h"
 
-enum { TALUS_HALO_PARTS = 9 }; /* part 0 = core, 1..8 = strips */
-
-/* The header's size: a block's body (count, mask, planes) starts here. */
-enum { HALO_HEADER_BYTES = 32 };
-/* Bytes of the block of a w × h rectangle carrying `layers` layers (and
- * hardness when hard is set). */
-size_t halo_block_bytes(int w, int h, int layers, int hard);
-/* Writes the header of the block of global rectangle r at dst, for
- * packers that write the body themselves (the GPU: kernels/cuda). */
+/* Writes the header of the block of global rectangle r at dst (block.h's
+ * halo_header_of), for packers that write the body themselves (the GPU:
+ * kernels/cuda). */
 void halo_block_header(void *dst, talus_rect r, int layers, int hard);
 
 /* Cuts the global rectangle r (inside t->buf) into a new malloc'd block. */
@@ -59,8 +46,5 @@ talus_rect halo_strip_rect(talus_rect core, int H, int part);
 /* The strip part a tile at tile-offset (dx, dy) ∈ {-1,0,1}² (not both 0)
  * from the publisher needs: the publisher's side facing it. */
 int halo_strip_facing(int dx, int dy);
-
-/* Intersection of two rectangles (w or h 0 when empty). */
-talus_rect talus_rect_intersect(talus_rect a, talus_rect b);
 
 #endif /* TALUS_HALO_H */

@@ -1,31 +1,18 @@
 /*
- * stages.c — the stage table and the step plan. The plan is the only place
- * that says which stages run at a given global step; the support cycle's
- * phase comes from the global step, never from a tile-local counter.
+ * stages.c — the stage table (the rows of stages.def) and the step plan.
+ * The plan is the only place that says which stages run at a given global
+ * step; the support cycle's phase comes from the global step, never from a
+ * tile-local counter.
  */
 #include "stages.h"
 
 #include <stddef.h>
 
+/* The rows of stages.def, indexed by id. */
 static const talus_stage_def stage_table[TALUS_STAGE_COUNT] = {
-    {TALUS_STAGE_RAIN, "rain", 0},
-    {TALUS_STAGE_PIPES, "pipes", 1},
-    {TALUS_STAGE_TRANSPORT, "transport", 1},
-    {TALUS_STAGE_HORIZONTAL, "horizontal", 1},
-    {TALUS_STAGE_SPLIT, "split", 0},
-    {TALUS_STAGE_VERTICAL, "vertical", 0},
-    {TALUS_STAGE_SUPPORT_INIT, "support_init", 0},
-    {TALUS_STAGE_SUPPORT_RED, "support_red", 1},
-    {TALUS_STAGE_SUPPORT_BLACK, "support_black", 1},
-    {TALUS_STAGE_COLLAPSE, "collapse", 0},
-    {TALUS_STAGE_THERMAL_OUT, "thermal_out", 1},
-    {TALUS_STAGE_THERMAL_IN, "thermal_in", 1},
-    {TALUS_STAGE_HF_RAIN, "hf_rain", 0},
-    {TALUS_STAGE_HF_FLUX, "hf_flux", 1},
-    {TALUS_STAGE_HF_WATER, "hf_water", 1},
-    {TALUS_STAGE_HF_ERODE, "hf_erode", 0},
-    {TALUS_STAGE_HF_ADVECT, "hf_advect", 1},
-    {TALUS_STAGE_HF_SETTLE, "hf_settle", 0},
+#define TALUS_STAGE(ID, NAME, RADIUS, BODY, CPU_LOOP, CUDA_MINB) {TALUS_STAGE_##ID, NAME, RADIUS},
+#include "stages.def"
+#undef TALUS_STAGE
 };
 
 const talus_stage_def *talus_stage_def_of(talus_stage_id id) {

@@ -12,34 +12,26 @@
  *     between threads;
  *   - no globals, no atomics, randomness only from talus_hash().
  * The tiler derives halo widths from talus_step_radius() and nowhere else.
+ *
+ * Each stage is declared once, as a row of stages.def (id, name, radius,
+ * body, CPU loop shape, CUDA launch bounds), which this header (the enum),
+ * stages.c (the table), cpu/cpu.c and cuda/cuda.cu (the dispatch) expand.
  */
 #ifndef TALUS_KERNELS_STAGES_H
 #define TALUS_KERNELS_STAGES_H
 
 #include "state.h"
 
+/* The stages, numbered in the order of stages.def (what each does is
+ * written beside its row there). */
 typedef enum talus_stage_id {
-  TALUS_STAGE_RAIN = 0,      /* rain and sources (radius 0) */
-  TALUS_STAGE_PIPES,         /* pipes, flux, slippage, tilt, limiters (1) */
-  TALUS_STAGE_TRANSPORT,     /* water, sediment, sand, evaporation, petrification (1) */
-  TALUS_STAGE_HORIZONTAL,    /* horizontal erosion damage (1) */
-  TALUS_STAGE_SPLIT,         /* column splitting (0) */
-  TALUS_STAGE_VERTICAL,      /* vertical erosion, dissolve/deposit, recovery (0) */
-  TALUS_STAGE_SUPPORT_INIT,  /* stability init at a cycle's first step (0) */
-  TALUS_STAGE_SUPPORT_RED,   /* propagation half-sweep, x+y odd (1) */
-  TALUS_STAGE_SUPPORT_BLACK, /* propagation half-sweep, x+y even (1) */
-  TALUS_STAGE_COLLAPSE,      /* collapse and merge at a cycle's last step (0) */
-  TALUS_STAGE_THERMAL_OUT,   /* thermal: outflows of the 8 pipes (1) */
-  TALUS_STAGE_THERMAL_IN,    /* thermal: collect inflows, pay outflows (1) */
-  TALUS_STAGE_HF_RAIN,       /* heightfield: rain (0) */
-  TALUS_STAGE_HF_FLUX,       /* heightfield: pipe fluxes with the K limiter (1) */
-  TALUS_STAGE_HF_WATER,      /* heightfield: water height, velocity, capacity (1) */
-  TALUS_STAGE_HF_ERODE,      /* heightfield: dissolve/deposit, softening, evaporation (0) */
-  TALUS_STAGE_HF_ADVECT,     /* heightfield: semi-Lagrangian sediment sample (1) */
-  TALUS_STAGE_HF_SETTLE,     /* heightfield: advected sediment becomes the state (0) */
+#define TALUS_STAGE(ID, NAME, RADIUS, BODY, CPU_LOOP, CUDA_MINB) TALUS_STAGE_##ID,
+#include "stages.def"
+#undef TALUS_STAGE
   TALUS_STAGE_COUNT
 } talus_stage_id;
 
+/* A stage's declaration: its row of stages.def. */
 typedef struct talus_stage_def {
   talus_stage_id id;
   const char *name;

@@ -1,6 +1,7 @@
 /*
- * state.c — tile buffers, parameter defaults and derivation, ledger flow
- * declarations. Owns nothing global: every tile belongs to its creator.
+ * state.c — tile buffers and rectangles, parameter defaults and
+ * derivation, ledger flow declarations. Owns nothing global: every tile
+ * belongs to its creator.
  */
 #include "state.h"
 
@@ -136,6 +137,15 @@ const char *talus_flow_info(int flow, int *from, int *to) {
   if (from) *from = flow_table[flow].from;
   if (to) *to = flow_table[flow].to;
   return flow_table[flow].name;
+}
+
+talus_rect talus_rect_intersect(talus_rect a, talus_rect b) {
+  int32_t x0 = a.x0 > b.x0 ? a.x0 : b.x0, y0 = a.y0 > b.y0 ? a.y0 : b.y0;
+  int32_t x1 = a.x0 + a.w < b.x0 + b.w ? a.x0 + a.w : b.x0 + b.w;
+  int32_t y1 = a.y0 + a.h < b.y0 + b.h ? a.y0 + a.h : b.y0 + b.h;
+  talus_rect r = {x0, y0, x1 > x0 ? x1 - x0 : 0, y1 > y0 ? y1 - y0 : 0};
+  if (!r.w || !r.h) r.w = r.h = 0;
+  return r;
 }
 
 static void tile_init_columns(talus_tile *t) {

@@ -169,6 +169,9 @@ typedef struct talus_rect {
   int32_t x0, y0, w, h;
 } talus_rect;
 
+/* Intersection of two rectangles (w or h 0 when empty). */
+talus_rect talus_rect_intersect(talus_rect a, talus_rect b);
+
 /*
  * A tile buffer: persistent fields (kept by stores and exchanged by halos)
  * then scratch fields (rebuilt every step). Owned by whoever created it via

@@ -10,8 +10,7 @@
 
 /* Owns the refusal of a multi-rank launch without MPI support. */
 talus_status talus_mpi_begin(void) {
-  const char *n = getenv("OMPI_COMM_WORLD_SIZE");
-  if (!n) n = getenv("PMI_SIZE");
+  const char *n = talus_mpi_launch_size();
   if (n && atoi(n) > 1)
     return talus_fail(TALUS_ERR_UNSUPPORTED, "mpi",
                       "this talus was built without MPI but runs as one of %s ranks: rebuild "

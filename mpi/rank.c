@@ -11,7 +11,6 @@
 #include "grid.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -20,15 +19,10 @@
 static int mpi_started; /* 1 when talus_mpi_begin called MPI_Init */
 static int mpi_rank, mpi_size = 1, mpi_node_size = 1;
 
-/* Owns the launcher test: an MPI launcher set one of these. */
-static int mpi_launched(void) {
-  return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
-}
-
 talus_status talus_mpi_begin(void) {
   int inited = 0;
   MPI_Initialized(&inited);
-  if (inited || !mpi_launched()) return TALUS_OK;
+  if (inited || !talus_mpi_launched()) return TALUS_OK;
   int provided = 0;
   if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
     return talus_fail(TALUS_ERR_IO, "mpi", "MPI_Init failed");

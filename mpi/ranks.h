@@ -4,11 +4,11 @@
  * Design notes
  * ------------
  * - Start. talus_mpi_begin initialises MPI only when a launcher started the
- *   process (OMPI_COMM_WORLD_SIZE / PMI_SIZE / PMIX_RANK in the
- *   environment); a plain run never touches MPI. A build without MPI (none.c)
- *   refuses to run as one of several ranks instead of writing the same
- *   output N times. Logs and progress come from rank 0 only
- *   (talus_log_set_rank).
+ *   process (talus_mpi_launched: OMPI_COMM_WORLD_SIZE / PMI_SIZE /
+ *   PMIX_RANK in the environment); a plain run never touches MPI. A build
+ *   without MPI (none.c) refuses to run as one of several ranks instead of
+ *   writing the same output N times. Logs and progress come from rank 0
+ *   only (talus_log_set_rank).
  * - Decomposition (plan.c). The tile grid (ntx × nty) is cut into a
  *   px × py grid of rectangular blocks, px·py = ranks, px and py the factor
  *   pair whose block shape is closest to square (least strip traffic);
@@ -44,6 +44,11 @@
  *   one process (a VRT mosaic is a different file, and merging parts would
  *   re-read and re-encode the whole map), and the writer's block rows span
  *   tiles of several ranks anyway.
+ * - Launcher facts (launcher.c). The launcher's environment variables are
+ *   read there and nowhere else, in builds with and without MPI: whether a
+ *   launcher started the process, the rank count it announced, and the
+ *   node-local rank, from which the GPU backend picks its device (local
+ *   rank modulo the visible devices; app/domain.c passes it down).
  * - Exact sums. Per-tile ledger flows are reduced with MPI_SUM where every
  *   entry is non-zero on one rank only (x + 0 = x), then summed in tile
  *   order as one process does: the report's ledger matches bit for bit.
@@ -52,6 +57,17 @@
 #define TALUS_MPI_RANKS_H
 
 #include "tiler/tiled.h"
+
+/* Launcher facts (launcher.c; built with and without MPI, and the only
+ * reader of the launcher's environment). 1 when an MPI launcher started
+ * this process. */
+int talus_mpi_launched(void);
+/* The rank count the launcher announced, as its text; NULL when none did. */
+const char *talus_mpi_launch_size(void);
+/* This process's rank on its node as the launcher tells it (0 when alone
+ * or when no launcher says): the GPU it uses is this modulo the visible
+ * devices. */
+int talus_mpi_local_rank(void);
 
 /* Starts MPI when launched by mpirun; sets the log rank. Idempotent. */
 talus_status talus_mpi_begin(void);

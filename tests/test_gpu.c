@@ -20,6 +20,7 @@
  */
 #include "check.h"
 #include "kernels/cuda/cuda.h"
+#include "mpi/ranks.h"
 #include "scene_fixture.h"
 #include "tiled_fixture.h"
 
@@ -206,7 +207,8 @@ static void check_ledger(void) {
 
 int main(void) {
   char name[256];
-  if (talus_cuda_init(name, sizeof name)) return check_skip("test_gpu", talus_last_error());
+  if (talus_cuda_init(talus_mpi_local_rank(), name, sizeof name))
+    return check_skip("test_gpu", talus_last_error());
   printf("GPU: %s\n", name);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     check_preset(&cases[i]);

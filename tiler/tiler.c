@@ -4,8 +4,6 @@
  */
 #include "tiler.h"
 
-#include "halo/halo.h"
-
 #include <limits.h>
 #include <string.h>
 

@@ -1,8 +1,10 @@
 /*
- * cpu.c — the CPU backend. One loop shape for every stage: rows split
+ * cpu.c — the CPU backend. One loop for every stage: rows split
  * statically across OpenMP threads, cells in x order, ledger flows summed
  * per row in double and then over rows in y order (thread-count invariant).
- * The kernel bodies are the shared k_* functions of kernels/.
+ * The kernel bodies are the shared k_* functions of kernels/; each stage's
+ * row of ../stages.def names its body and the loop macro below (the loop
+ * shape) that runs it, and CPU_STAGE_BOOKED expands those rows.
  *
  * Fast paths (CPU only; the GPU and the cells they do not cover run the
  * k_* bodies unchanged):
@@ -15,9 +17,10 @@
  *   are vector loops: CPU_STAGE_LOOP_ONE_SIMD for pipes and horizontal (no
  *   ledger flows), CPU_STAGE_LOOP_ONE_SIMD_BOOKED for transport and
  *   vertical (flows added in x order after the vector loop);
- * - split skips single-column cells below the split size; support
- *   propagation and collapse skip rows without stacked columns
- *   (CPU_STAGE_LOOP_STACKED): their bodies do nothing there.
+ * - split skips single-column cells below the split size
+ *   (CPU_STAGE_LOOP_FAST, cpu_split_fast); support propagation and
+ *   collapse skip rows without stacked columns (CPU_STAGE_LOOP_STACKED):
+ *   their bodies do nothing there.
  * Every fast path computes the same floating-point operations in the same
  * order as the general path, so results are bit-identical (cli_fastpath
  * compares whole runs against TALUS_CPU_GENERAL=1, which turns the layered
@@ -34,15 +37,7 @@
  */
 #include "cpu.h"
 
-#include "../heightfield.h"
-#include "../horizontal.h"
-#include "../pipes.h"
-#include "../rain.h"
-#include "../split.h"
-#include "../support.h"
-#include "../thermal.h"
-#include "../transport.h"
-#include "../vertical.h"
+#include "../bodies.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +180,15 @@ static inline TALUS_FORCE_INLINE void cpu_split_fast(const talus_tile *t, const 
   if (cpu_one_cell(t, x, y) && !(t->D[talus_idx(t, x, y)] >= c->P.split_size)) return;
   k_split(t, c, x, y, flows);
 }
+
+/* CPU_STAGE_LOOP of `quick`, a body that gives body's results faster
+ * (split: cpu_split_fast), when the fast paths are on; of `body` when not. */
+#define CPU_STAGE_LOOP_FAST(body, quick)                                                           \
+  if (fast) {                                                                                      \
+    CPU_STAGE_LOOP(quick);                                                                         \
+  } else {                                                                                         \
+    CPU_STAGE_LOOP(body);                                                                          \
+  }
 
 /* The layered stage bodies with `one` = 1 (see the notes at the top). */
 static inline TALUS_FORCE_INLINE void cpu_pipes_one(const talus_tile *t, const talus_kctx *c, int x,
@@ -353,7 +357,9 @@ static const int cpu_transport_ids[] = {TALUS_FLOW_WATER_OVERFILL, TALUS_FLOW_EV
 #endif
 
 /* talus_cpu_stage_booked as compiled for one instruction set; `fast`
- * allows the layered fast paths (see the notes at the top). */
+ * allows the layered fast paths (see the notes at the top). Owns the
+ * dispatch of a stage id to its loop (the CPU_LOOP column of stages.def)
+ * and the ledger rows' sum in y order. */
 typedef talus_status cpu_stage_fn(talus_tile *t, const talus_kctx *c, talus_stage_id id,
                                   talus_rect region, talus_rect book, double *flows, int fast);
 cpu_stage_fn CPU_STAGE_BOOKED;
@@ -365,66 +371,12 @@ talus_status CPU_STAGE_BOOKED(talus_tile *t, const talus_kctx *c, talus_stage_id
   double *rows = calloc((size_t)region.h * TALUS_FLOW_COUNT, sizeof *rows);
   if (!rows) return talus_fail(TALUS_ERR_NOMEM, "cpu", "no memory for ledger rows");
   switch (id) {
-  case TALUS_STAGE_RAIN:
-    CPU_STAGE_LOOP(k_rain);
+#define TALUS_STAGE(ID, NAME, RADIUS, BODY, CPU_LOOP, CUDA_MINB)                                   \
+  case TALUS_STAGE_##ID:                                                                           \
+    CPU_LOOP;                                                                                      \
     break;
-  case TALUS_STAGE_PIPES:
-    CPU_STAGE_LOOP_ONE_SIMD(k_pipes, cpu_pipes_one);
-    break;
-  case TALUS_STAGE_TRANSPORT:
-    CPU_STAGE_LOOP_ONE_SIMD_BOOKED(k_transport, cpu_transport_one, cpu_one_nb_run_end,
-                                   cpu_transport_ids);
-    break;
-  case TALUS_STAGE_HORIZONTAL:
-    CPU_STAGE_LOOP_ONE_SIMD(k_horizontal, cpu_horizontal_one);
-    break;
-  case TALUS_STAGE_SPLIT:
-    if (fast) {
-      CPU_STAGE_LOOP(cpu_split_fast);
-    } else {
-      CPU_STAGE_LOOP(k_split);
-    }
-    break;
-  case TALUS_STAGE_VERTICAL:
-    CPU_STAGE_LOOP_ONE_SIMD_BOOKED(k_vertical, cpu_vertical_one, cpu_one_cell_run_end,
-                                   cpu_vertical_ids);
-    break;
-  case TALUS_STAGE_SUPPORT_INIT:
-    CPU_STAGE_LOOP(k_support_init);
-    break;
-  case TALUS_STAGE_SUPPORT_RED:
-    CPU_STAGE_LOOP_STACKED(k_support_red);
-    break;
-  case TALUS_STAGE_SUPPORT_BLACK:
-    CPU_STAGE_LOOP_STACKED(k_support_black);
-    break;
-  case TALUS_STAGE_COLLAPSE:
-    CPU_STAGE_LOOP_STACKED(k_collapse);
-    break;
-  case TALUS_STAGE_THERMAL_OUT:
-    CPU_STAGE_LOOP(k_thermal_out);
-    break;
-  case TALUS_STAGE_THERMAL_IN:
-    CPU_STAGE_LOOP(k_thermal_in);
-    break;
-  case TALUS_STAGE_HF_RAIN:
-    CPU_STAGE_LOOP(k_hf_rain);
-    break;
-  case TALUS_STAGE_HF_FLUX:
-    CPU_STAGE_LOOP_LIVE(k_hf_flux, cpu_hf_flux_live, TALUS_FLOW_RAIN);
-    break;
-  case TALUS_STAGE_HF_WATER:
-    CPU_STAGE_LOOP_LIVE(k_hf_water, cpu_hf_water_live, TALUS_FLOW_WATER_OVERFILL);
-    break;
-  case TALUS_STAGE_HF_ERODE:
-    CPU_STAGE_LOOP(k_hf_erode);
-    break;
-  case TALUS_STAGE_HF_ADVECT:
-    CPU_STAGE_LOOP(k_hf_advect);
-    break;
-  case TALUS_STAGE_HF_SETTLE:
-    CPU_STAGE_LOOP(k_hf_settle);
-    break;
+#include "../stages.def"
+#undef TALUS_STAGE
   default:
     free(rows);
     return talus_fail(TALUS_ERR_INTERNAL, "cpu", "unknown stage %d", (int)id);

@@ -22,16 +22,8 @@
 extern "C" {
 #include "cuda.h"
 
-#include "../heightfield.h"
-#include "../horizontal.h"
-#include "../pipes.h"
-#include "../rain.h"
-#include "../split.h"
-#include "../support.h"
-#include "../thermal.h"
-#include "../transport.h"
-#include "../vertical.h"
-#include "halo/halo.h"
+#include "../bodies.h"
+#include "halo/block.h"
 }
 
 namespace {
@@ -123,15 +115,11 @@ talus_status cuda_ok(cudaError_t e, const char *what) {
   return talus_fail(TALUS_ERR_DEVICE, "cuda", "%s: %s", what, cudaGetErrorString(e));
 }
 
-/* The node-local rank from the MPI launcher's environment (0 alone). */
-int local_rank() {
-  const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
-                        "MV2_COMM_WORLD_LOCAL_RANK"};
-  for (const char *v : vars) {
-    const char *s = getenv(v);
-    if (s && *s) return atoi(s) > 0 ? atoi(s) : 0;
-  }
-  return 0;
+/* Owns the rule that queued work needs talus_cuda_init first (only the
+ * caller knows the local rank that picks the device). */
+talus_status need_init(const char *what) {
+  if (G.ready) return TALUS_OK;
+  return talus_fail(TALUS_ERR_INTERNAL, "cuda", "%s before talus_cuda_init", what);
 }
 
 size_t field_bytes(const field_decl &f, size_t plane, int nz) {
@@ -233,7 +221,8 @@ __device__ void block_flows(const double *acc, double *partial, int nblocks) {
 typedef void (*stage_body)(const talus_tile *, const talus_kctx *, int, int, double *);
 
 /* One thread per cell of `region`; the body is the CPU backend's. MINB
- * resident blocks per SM bound its registers (launch_stage's table). */
+ * resident blocks per SM bound its registers (the CUDA_MINB column of
+ * stages.def). */
 template <stage_body BODY, int MINB>
 __global__ void __launch_bounds__(BLOCK_X *BLOCK_Y, MINB)
     stage_kernel(talus_tile t, talus_kctx c, talus_rect region, talus_rect book, double *partial) {
@@ -271,16 +260,11 @@ __global__ void flows_reduce(const double *partial, int nblocks, double *flows) 
   if (threadIdx.x == 0) flows[f] += sh[0];
 }
 
-/* Resident blocks per SM a stage's kernel is compiled for, where more
- * than the default pays (ncu on an H100, rivers-rain 2048², 2026-11-23):
- * transport used 156 registers (12.5 % occupancy, 8.5 % of DRAM
- * bandwidth); capped at 2 blocks (128 registers, 60 bytes spilled) it runs
- * 1.87x faster; pipes used 88, capped at 3 blocks (80, no spill) 1.38x.
- * Register allocation changes no arithmetic: the bytes stay the same. */
-constexpr int MINB_TRANSPORT = 2;
-constexpr int MINB_PIPES = 3;
-
-template <stage_body BODY, int MINB = 1>
+/* Queues stage_kernel<BODY, MINB> over region and the reduction of its
+ * booked flows into the slot's current ledger row; owns the grid shape
+ * and the block-sum buffer's size. MINB is the stage's CUDA_MINB column
+ * of stages.def (why it is not 1 for some stages is written there). */
+template <stage_body BODY, int MINB>
 talus_status launch(const talus_kctx *c, talus_rect region, talus_rect book) {
   dim3 block(BLOCK_X, BLOCK_Y);
   dim3 grid((unsigned)((region.w + BLOCK_X - 1) / BLOCK_X),
@@ -295,60 +279,28 @@ talus_status launch(const talus_kctx *c, talus_rect region, talus_rect book) {
   return cuda_ok(cudaGetLastError(), "stage launch");
 }
 
+/* Queues stage `id`: its BODY with its CUDA_MINB, as its row of
+ * stages.def says. */
 talus_status launch_stage(const talus_kctx *c, talus_stage_id id, talus_rect region,
                           talus_rect book) {
   switch (id) {
-  case TALUS_STAGE_RAIN:
-    return launch<k_rain>(c, region, book);
-  case TALUS_STAGE_PIPES:
-    return launch<k_pipes, MINB_PIPES>(c, region, book);
-  case TALUS_STAGE_TRANSPORT:
-    return launch<k_transport, MINB_TRANSPORT>(c, region, book);
-  case TALUS_STAGE_HORIZONTAL:
-    return launch<k_horizontal>(c, region, book);
-  case TALUS_STAGE_SPLIT:
-    return launch<k_split>(c, region, book);
-  case TALUS_STAGE_VERTICAL:
-    return launch<k_vertical>(c, region, book);
-  case TALUS_STAGE_SUPPORT_INIT:
-    return launch<k_support_init>(c, region, book);
-  case TALUS_STAGE_SUPPORT_RED:
-    return launch<k_support_red>(c, region, book);
-  case TALUS_STAGE_SUPPORT_BLACK:
-    return launch<k_support_black>(c, region, book);
-  case TALUS_STAGE_COLLAPSE:
-    return launch<k_collapse>(c, region, book);
-  case TALUS_STAGE_THERMAL_OUT:
-    return launch<k_thermal_out>(c, region, book);
-  case TALUS_STAGE_THERMAL_IN:
-    return launch<k_thermal_in>(c, region, book);
-  case TALUS_STAGE_HF_RAIN:
-    return launch<k_hf_rain>(c, region, book);
-  case TALUS_STAGE_HF_FLUX:
-    return launch<k_hf_flux>(c, region, book);
-  case TALUS_STAGE_HF_WATER:
-    return launch<k_hf_water>(c, region, book);
-  case TALUS_STAGE_HF_ERODE:
-    return launch<k_hf_erode>(c, region, book);
-  case TALUS_STAGE_HF_ADVECT:
-    return launch<k_hf_advect>(c, region, book);
-  case TALUS_STAGE_HF_SETTLE:
-    return launch<k_hf_settle>(c, region, book);
+#define TALUS_STAGE(ID, NAME, RADIUS, BODY, CPU_LOOP, CUDA_MINB)                                   \
+  case TALUS_STAGE_##ID:                                                                           \
+    return launch<BODY, CUDA_MINB>(c, region, book);
+#include "../stages.def"
+#undef TALUS_STAGE
   default:
     return talus_fail(TALUS_ERR_INTERNAL, "cuda", "unknown stage %d", (int)id);
   }
 }
 
 /* ---------------------------------------------------------------------
- * Halo blocks packed on the device. The body layout after the header is
- * halo.h's: count[w*h], mask[w*h], zero padding to 4 bytes, then for each
- * layer k < L the planes B s w C r D p fR fU fL fD, then hardness; slots
- * at or above a cell's count are 0. Sizes come from halo_block_bytes and
- * headers from halo_block_header, so only the body order is restated
- * here; test_gpu checks the bytes against halo_block_cut.
+ * Halo blocks packed on the device, in the format of halo/block.h (the
+ * body that follows the header: count, mask, padding, each layer's planes
+ * in block order, hardness; slots at or above a cell's count are 0). The
+ * offsets, the plane order and its mapping onto a tile are block.h's;
+ * test_gpu checks the bytes against halo_block_cut.
  * ------------------------------------------------------------------- */
-
-constexpr int HALO_FIELDS = 11;
 
 /* layers[0] = max(layers[0], the highest count in r); one thread per cell. */
 __global__ void block_layers(talus_tile t, talus_rect r, int *layers) {
@@ -361,16 +313,15 @@ __global__ void block_layers(talus_tile t, talus_rect r, int *layers) {
   if ((threadIdx.x & 31) == 0) atomicMax(layers, v); /* a maximum: any order gives it */
 }
 
+/* The plane of t that block plane f (HALO_PLANE_*) of layer k holds. */
 __device__ float *halo_plane_of(const talus_tile &t, int f, int k) {
-  float *planes[7] = {t.B, t.s, t.w, t.C, t.r, t.D, t.p};
-  return f < 7 ? planes[f] + (size_t)k * t.plane
-               : t.f + ((size_t)k * 4 + (size_t)(f - 7)) * t.plane;
+  return HALO_TILE_PLANE(&t, f, k);
 }
 
 /* Writes the body of the block of r with L layers at body; one thread per cell. */
 __global__ void block_pack(talus_tile t, talus_rect r, int L, unsigned char *body) {
   int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
-  size_t cells = (size_t)r.w * r.h, planes = (2 * cells + 3) & ~(size_t)3;
+  size_t cells = (size_t)r.w * r.h, planes = halo_body_planes_offset(cells);
   if (i == 0)
     for (size_t b = 2 * cells; b < planes; b++)
       body[b] = 0;
@@ -472,14 +423,16 @@ extern "C" int talus_cuda_built(void) {
   return 1;
 }
 
-extern "C" talus_status talus_cuda_init(char *name, size_t len) {
+/* Owns the device choice: local rank modulo the visible devices, once per
+ * process. */
+extern "C" talus_status talus_cuda_init(int local_rank, char *name, size_t len) {
   if (!G.ready) {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess)
       return talus_fail(TALUS_ERR_DEVICE, "cuda", "no usable GPU: %s", cudaGetErrorString(e));
     if (n < 1) return talus_fail(TALUS_ERR_DEVICE, "cuda", "no usable GPU: no CUDA device visible");
-    G.device = local_rank() % n;
+    G.device = (local_rank > 0 ? local_rank : 0) % n;
     cudaDeviceProp prop;
     talus_status st = cuda_ok(cudaSetDevice(G.device), "select device");
     if (!st) st = cuda_ok(cudaGetDeviceProperties(&prop, G.device), "device properties");
@@ -502,7 +455,7 @@ extern "C" talus_status talus_cuda_use_slot(int s) {
 }
 
 extern "C" talus_status talus_cuda_pin(const talus_tile *t) {
-  talus_status st = talus_cuda_init(NULL, 0);
+  talus_status st = need_init("pin");
   for (const field_decl &f : fields) {
     void *host = f.persistent ? const_cast<void *>(member(t, f.offset)) : nullptr;
     if (st || !host) continue;
@@ -532,7 +485,7 @@ extern "C" void talus_cuda_unpin(const talus_tile *t) {
 }
 
 extern "C" talus_status talus_cuda_upload_async(const talus_tile *t) {
-  talus_status st = talus_cuda_init(NULL, 0);
+  talus_status st = need_init("upload");
   slot &q = cur();
   if (!st && (q.queued || q.nrows))
     st = talus_fail(TALUS_ERR_INTERNAL, "cuda", "upload into a slot with work in flight");

@@ -5,7 +5,8 @@
  * Design notes
  * ------------
  * - The backend owns one device per process (MPI local rank modulo the
- *   visible devices, chosen by talus_cuda_init) and one *device mirror* of
+ *   visible devices, chosen by talus_cuda_init; the caller passes the
+ *   rank, the backend reads no launcher variable) and one *device mirror* of
  *   the tile being advanced: a talus_tile whose arrays live on the GPU.
  *   The driver (tiler/tiler.c) uploads a tile's persistent fields, queues
  *   the stages of `steps` steps, and downloads the persistent fields back.
@@ -46,11 +47,14 @@ enum { TALUS_CUDA_SLOTS = 2 };
 /* 1 when this build contains the CUDA backend. */
 int talus_cuda_built(void);
 
-/* Makes the backend usable: finds the driver and a device (the local MPI
- * rank, from the launcher's environment, modulo the visible devices) and
- * writes its name to name[len] (may be NULL). TALUS_ERR_DEVICE with the
- * driver's reason when there is none. Cheap after the first success. */
-talus_status talus_cuda_init(char *name, size_t len);
+/* Makes the backend usable: finds the driver and a device (local_rank,
+ * the process's MPI rank on its node as the caller has it from
+ * talus_mpi_local_rank, modulo the visible devices) and writes its name
+ * to name[len] (may be NULL). TALUS_ERR_DEVICE with the driver's reason
+ * when there is none. Cheap after the first success, which fixes the
+ * device for the process (a later local_rank is ignored). The calls
+ * below need it first (pin and upload fail with TALUS_ERR_INTERNAL). */
+talus_status talus_cuda_init(int local_rank, char *name, size_t len);
 
 /* Picks the slot (0..TALUS_CUDA_SLOTS-1) the calls below act on. */
 talus_status talus_cuda_use_slot(int slot);
@@ -91,14 +95,15 @@ talus_status talus_cuda_finish_step(double *flows, double *stage_seconds);
  * was uploaded). */
 talus_status talus_cuda_download(talus_tile *t);
 
-/* Halo blocks (halo/halo.h) of global rectangles r[0..n) of the slot's
+/* Halo blocks (halo/block.h) of global rectangles r[0..n) of the slot's
  * mirror (n <= TALUS_HALO_PARTS, each inside the tile): block_layers
  * writes the highest column count in each (at least 1) to layers[]; then
  * pack_blocks packs each block's body (what follows its header) on the
  * device with layers[i] layers and copies them all to pinned host
  * memory: bodies[i] (owned by the slot, valid until its next pack or
  * talus_cuda_release) holds halo_block_bytes - HALO_HEADER_BYTES bytes.
- * With halo_block_header in front, a body gives halo_block_write's bytes.
+ * With its header in front (halo.h, halo_block_header), a body gives
+ * halo_block_write's bytes.
  * Both wait for the slot. */
 talus_status talus_cuda_block_layers(const talus_rect *r, int n, int *layers);
 talus_status talus_cuda_pack_blocks(const talus_rect *r, const int *layers, int n,

@@ -14,7 +14,7 @@ static talus_status cuda_missing(void) {
                     "toolkit and -DTALUS_CUDA=ON)");
 }
 
-talus_status talus_cuda_init(char *name, size_t len) {
+talus_status talus_cuda_init(int local_rank, char *name, size_t len) {
   if (name && len) name[0] = '\0';
   return cuda_missing();
 }
