@@ -6,7 +6,8 @@
 #define TALUS_APP_ERODE_H
 
 #include "app.h"
-#include "state.h"
+#include "domain.h"
+#include "io/raster/raster.h"
 
 #define ERODE_MAX_LIST 64
 #define ERODE_KEY_OPTS 8

@@ -39,6 +39,7 @@
  *   load, so the same sums). Logs, progress and the report come from rank 0.
  */
 #include "erode_tiled.h"
+#include "io/state.h"
 #include "mpi/ranks.h"
 #include "report.h"
 
@@ -212,10 +213,8 @@ talus_status erode_use_tiles(const erode_opts *o, const talus_params *p, int *ti
   if (!st) st = talus_bands_reader_open(o->input, &r);
   if (st) return st;
   int nx = talus_bands_reader_nx(r), ny = talus_bands_reader_ny(r);
-  const char *flag = talus_bands_reader_meta(r, "TALUS_STATE");
-  int state = flag && !strcmp(flag, "1"); /* as app_state_probe */
-  const char *layers = talus_bands_reader_meta(r, "TALUS_LAYERS");
-  if (state && layers) P.nz = atoi(layers) > 0 ? atoi(layers) : P.nz;
+  int layers = 0, state = talus_state_reader_probe(r, &layers);
+  if (layers > 0) P.nz = layers;
   int64_t need = mono_bytes(o, &P, nx, ny, state);
   talus_bands_reader_close(r);
   if ((int64_t)nx * ny > TILED_MAX_CELLS)
@@ -365,9 +364,7 @@ static talus_status tiled_layers(tiled_run *t, talus_tile *core, int *L) {
   for (int i = 0; i < talus_tiled_count(t->g); i++) {
     talus_status st = tiled_read_core(t, i, core);
     if (st) return st;
-    for (int y = 0; y < core->buf.h; y++)
-      for (int x = 0; x < core->buf.w; x++)
-        if (core->count[talus_idx(core, x, y)] > *L) *L = core->count[talus_idx(core, x, y)];
+    *L = talus_state_layers(core, *L);
   }
   return TALUS_OK;
 }

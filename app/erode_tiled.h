@@ -7,14 +7,15 @@
 #define TALUS_APP_ERODE_TILED_H
 
 #include "erode.h"
+#include "io/state.h"
 #include "tiler/tiled.h"
 
 /* The run's input, open for windowed reads. */
 typedef struct erode_source {
-  talus_dem_reader *dem;      /* a DEM, or NULL */
-  talus_bands_reader *bands;  /* a talus state, or NULL */
-  int surface, columns;       /* state bands */
-  int band[TALUS_NZ_MAX][11]; /* state band of field f of layer k, -1 when absent */
+  talus_dem_reader *dem;                      /* a DEM, or NULL */
+  talus_bands_reader *bands;                  /* a talus state, or NULL */
+  int surface, columns;                       /* state bands */
+  int band[TALUS_NZ_MAX][TALUS_STATE_FIELDS]; /* state band of field f of layer k, -1 if absent */
   int nx, ny;
   double cell;  /* [m] */
   int64_t step; /* global step of the input (states carry one) */
