@@ -102,7 +102,7 @@ static int erode_tile_option(app_args *a, erode_opts *o) {
     return o->steps_per_exchange = (int)n, 1;
   }
   if ((r = app_take(a, "--mem-limit", NULL, &v)))
-    return r < 0 || erode_parse_size("--mem-limit", v, &o->mem_limit) ? -1 : 1;
+    return r < 0 || app_size("--mem-limit", v, &o->mem_limit) ? -1 : 1;
   if ((r = app_take(a, "--store", NULL, &v))) return r < 0 ? r : (o->store_dir = v, 1);
   if (app_flag(a, "--resume", NULL)) return o->resume = 1;
   return 0;

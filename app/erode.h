@@ -84,8 +84,5 @@ talus_status erode_use_tiles(const erode_opts *o, const talus_params *p, int *ti
  * a store (memory, or disk when it does not fit o->mem_limit), run, outputs
  * written tile by tile. */
 talus_status erode_tiled(erode_opts *o, const talus_params *p);
-/* Parses "512M", "4G", "1.5T", "1000000" (bytes; K, M, G, T are powers of
- * 1024) for option opt. */
-talus_status erode_parse_size(const char *opt, const char *text, int64_t *out);
 
 #endif /* TALUS_APP_ERODE_H */

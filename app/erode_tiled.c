@@ -69,25 +69,6 @@ typedef struct tiled_run {
   report_facts facts;
 } tiled_run;
 
-talus_status erode_parse_size(const char *opt, const char *text, int64_t *out) {
-  char *end = NULL;
-  double v = strtod(text, &end);
-  double unit = 1.0;
-  if (end && *end) {
-    const char *units = "KMGT";
-    const char *u = strchr(units, end[0] & ~0x20);
-    if (u && (!end[1] || ((end[1] == 'B' || end[1] == 'b') && !end[2])))
-      unit = pow(1024.0, (double)(u - units + 1));
-    else
-      unit = 0.0;
-  }
-  if (end == text || !(unit > 0.0) || !(v * unit >= 1 << 20) || v * unit > 9e18)
-    return talus_fail(TALUS_ERR_ARGUMENT, "args",
-                      "%s expects a size of at least 1M such as 512M or 4G, got '%s'", opt, text);
-  *out = (int64_t)(v * unit);
-  return TALUS_OK;
-}
-
 /* ---------------------------------------------------------------------
  * Memory estimates and the plan
  * ------------------------------------------------------------------- */
