@@ -42,6 +42,7 @@
 #include "io/state.h"
 #include "mpi/ranks.h"
 #include "report.h"
+#include "tiler/volumes.h"
 
 #include <math.h>
 #include <omp.h>
@@ -63,7 +64,7 @@ typedef struct tiled_run {
   int core, K, disk, hard;
   char dir[4200]; /* the disk store's directory */
   int64_t end;
-  erode_volumes v0, v1;
+  talus_volumes v0, v1;
   talus_run_stats stats;
   report_run rr;
   report_facts facts;
@@ -264,12 +265,12 @@ static talus_status tiled_open_store(tiled_run *t, const talus_params *p) {
 static talus_status tiled_fill(void *user, talus_tile *tile, talus_rect r) {
   tiled_run *t = user;
   talus_status st = erode_source_fill(t->src, tile, r);
-  if (!st) erode_volumes_add(tile, r, &t->v0);
+  if (!st) talus_volumes_add(tile, r, &t->v0);
   return st;
 }
 
 static talus_status tiled_save_volumes(tiled_run *t) {
-  const erode_volumes *v = &t->v0;
+  const talus_volumes *v = &t->v0;
   char text[512];
   snprintf(text, sizeof text, "%a %a %a %a %a %lld %a", v->m[0], v->m[1], v->m[2], v->m[3],
            v->bedrock0, (long long)v->live, v->lowest);
@@ -278,7 +279,7 @@ static talus_status tiled_save_volumes(tiled_run *t) {
 
 static int tiled_load_volumes(tiled_run *t) {
   const char *text = talus_store_get_meta(t->store, "initial_volumes");
-  erode_volumes *v = &t->v0;
+  talus_volumes *v = &t->v0;
   long long live = 0;
   if (!text || sscanf(text, "%la %la %la %la %la %lld %la", &v->m[0], &v->m[1], &v->m[2], &v->m[3],
                       &v->bedrock0, &live, &v->lowest) != 7)
@@ -301,8 +302,7 @@ static talus_status tiled_start(tiled_run *t) {
   int resumed = 0; /* the report tells --resume as asked, as without ranks */
   if (t->m) return talus_mpi_start(t->m, &src, t->o->resume, &resumed);
   if (t->o->resume && tiled_loaded(t)) return talus_tiled_resume(t->g);
-  memset(&t->v0, 0, sizeof t->v0);
-  t->v0.lowest = INFINITY;
+  talus_volumes_reset(&t->v0);
   talus_status st = talus_tiled_load(t->g, &src);
   return st ? st : tiled_save_volumes(t);
 }
@@ -368,11 +368,11 @@ static talus_status tiled_output_tile(tiled_run *t, erode_writer *w, talus_tile 
   talus_rect c = talus_tiled_core(t->g, tile);
   int bh = erode_writer_block_rows(w);
   talus_status st = tiled_read_core(t, tile, core);
-  if (!st) erode_volumes_add(core, c, &t->v1);
+  if (!st) talus_volumes_add(core, c, &t->v1);
   for (int y0 = c.y0; y0 < c.y0 + c.h && !st; y0 += bh) {
     talus_rect r = {c.x0, y0, c.w, c.y0 + c.h - y0 < bh ? c.y0 + c.h - y0 : bh};
     st = tiled_before(t, b, r, before);
-    if (!st && t->m) erode_volumes_add(b, r, &t->v0); /* row-major over the core, as a load */
+    if (!st && t->m) talus_volumes_add(b, r, &t->v0); /* row-major over the core, as a load */
     if (!st) st = erode_writer_add(w, core, r, before);
   }
   return st;
@@ -384,12 +384,8 @@ static talus_status tiled_output_rows(tiled_run *t, erode_writer *w, talus_tile 
   float *before = NULL;
   talus_status st = tiled_light_tile(t, t->core, bh, &b);
   if (!st) st = talus_alloc((void **)&before, (size_t)t->core * bh * 4, "initial surface");
-  memset(&t->v1, 0, sizeof t->v1);
-  t->v1.lowest = INFINITY;
-  if (t->m) {
-    memset(&t->v0, 0, sizeof t->v0);
-    t->v0.lowest = INFINITY;
-  }
+  talus_volumes_reset(&t->v1);
+  if (t->m) talus_volumes_reset(&t->v0);
   for (int i = 0; i < ntiles && !st; i++) {
     st = tiled_output_tile(t, w, core, b, before, i);
     talus_rect c = talus_tiled_core(t->g, i);
@@ -437,8 +433,8 @@ static void tiled_facts(tiled_run *t) {
   for (int i = 0; i < TALUS_FLOW_COUNT; i++)
     f->flows[i] = heights[i] * area;
   double datum = isfinite(t->v0.lowest) ? t->v0.lowest : 0.0;
-  erode_volumes_of(&t->v0, datum, area, f->ledger.initial);
-  erode_volumes_of(&t->v1, datum, area, f->ledger.current);
+  talus_volumes_of(&t->v0, datum, area, f->ledger.initial);
+  talus_volumes_of(&t->v1, datum, area, f->ledger.current);
   report_close_ledger(f);
   talus_store_stats ss;
   talus_store_get_stats(t->store, &ss);
