@@ -9,6 +9,7 @@
  */
 #include "erode_tiled.h"
 #include "io/state.h"
+#include "tiler/plan.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,7 @@ static talus_status source_open_dem(erode_source *s, const char *path, const tal
   talus_params_get(p, "input.cell_size", &dopt.cell_size);
   dopt.z_scale = 1.0;
   talus_params_get(p, "input.z_scale", &dopt.z_scale);
-  dopt.max_cells = (int64_t)1 << 36; /* erode_use_tiles refused larger maps */
+  dopt.max_cells = TALUS_PLAN_MAX_CELLS; /* erode_use_tiles refused larger maps */
   talus_status st = talus_dem_reader_open(path, &dopt, &s->dem);
   if (st) return st;
   s->nx = talus_dem_reader_nx(s->dem);
