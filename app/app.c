@@ -51,6 +51,25 @@ talus_status app_int(const char *opt, const char *text, int64_t lo, int64_t hi, 
   return TALUS_OK;
 }
 
+talus_status app_size(const char *opt, const char *text, int64_t *out) {
+  char *end = NULL;
+  double v = strtod(text, &end);
+  double unit = 1.0;
+  if (end && *end) {
+    const char *units = "KMGT";
+    const char *u = strchr(units, end[0] & ~0x20);
+    if (u && (!end[1] || ((end[1] == 'B' || end[1] == 'b') && !end[2])))
+      unit = pow(1024.0, (double)(u - units + 1));
+    else
+      unit = 0.0;
+  }
+  if (end == text || !(unit > 0.0) || !(v * unit >= 1 << 20) || v * unit > 9e18)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                      "%s expects a size of at least 1M such as 512M or 4G, got '%s'", opt, text);
+  *out = (int64_t)(v * unit);
+  return TALUS_OK;
+}
+
 talus_status app_real(const char *opt, const char *text, double lo, double hi, double *out) {
   char *end = NULL;
   errno = 0;

@@ -25,6 +25,9 @@ int app_take(app_args *a, const char *name, const char *alias, const char **valu
 int app_flag(app_args *a, const char *name, const char *alias);
 /* Parses a decimal integer option value within [lo, hi]. */
 talus_status app_int(const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out);
+/* Parses a size of at least 1M for option opt: "512M", "4G", "1.5T",
+ * "1000000" (bytes; K, M, G, T, with or without a B, are powers of 1024). */
+talus_status app_size(const char *opt, const char *text, int64_t *out);
 /* Applies a --set override "SECTION.KEY=VALUE" to p (talus_params_set). */
 talus_status app_param_override(talus_params *p, const char *kv);
 /* Parses a real option value within [lo, hi]. */

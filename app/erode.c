@@ -11,6 +11,7 @@
  * files were renamed into place (say, the report) removes those too.
  */
 #include "erode.h"
+#include "io/state.h"
 #include "mpi/ranks.h"
 
 #include <cpl_conv.h>
@@ -101,7 +102,7 @@ static int erode_tile_option(app_args *a, erode_opts *o) {
     return o->steps_per_exchange = (int)n, 1;
   }
   if ((r = app_take(a, "--mem-limit", NULL, &v)))
-    return r < 0 || erode_parse_size("--mem-limit", v, &o->mem_limit) ? -1 : 1;
+    return r < 0 || app_size("--mem-limit", v, &o->mem_limit) ? -1 : 1;
   if ((r = app_take(a, "--store", NULL, &v))) return r < 0 ? r : (o->store_dir = v, 1);
   if (app_flag(a, "--resume", NULL)) return o->resume = 1;
   return 0;
@@ -263,14 +264,73 @@ static void erode_remove_written(const erode_outputs *w) {
   }
 }
 
+/* The NoData mask of a state read whole, from its surface band. */
+static talus_status erode_state_mask(const talus_bands *b, const talus_state_header *h,
+                                     uint8_t **out) {
+  size_t n = (size_t)b->nx * b->ny;
+  uint8_t *mask = calloc(n, 1);
+  *out = mask;
+  if (!mask) return talus_fail(TALUS_ERR_NOMEM, "state", "no memory for the mask");
+  for (size_t i = 0; i < n; i++)
+    mask[i] = (uint8_t)talus_state_nodata(&b->geo, b->band[h->surface][i]);
+  return TALUS_OK;
+}
+
+/* Column counts, then every stored layer field, into the domain's tile. */
+static talus_status erode_state_fill(const talus_bands *b, const talus_state_header *h,
+                                     talus_domain *d) {
+  talus_tile *t = d->tile;
+  if (h->columns < 0) return talus_fail(TALUS_ERR_FORMAT, "state", "state has no 'columns' band");
+  talus_status st = talus_state_set_counts(t, t->buf, b->band[h->columns]);
+  char name[TALUS_STATE_NAME_MAX];
+  for (int k = 0; k < t->nz && !st; k++)
+    for (int f = 0; f < TALUS_STATE_FIELDS; f++) {
+      talus_state_band_name(k, f, name);
+      int bi = talus_bands_find(b, name);
+      if (bi < 0) continue; /* layers above the highest count are not stored */
+      talus_state_set_layer(t, t->buf, f, k, b->band[bi]);
+    }
+  return st;
+}
+
+/* A new domain from a state read whole (the format is io/state.h's; the
+ * domain is app's). p supplies the physics; the state supplies geometry,
+ * layers and step. */
+static talus_status erode_state_domain(const talus_bands *b, const talus_params *params,
+                                       talus_domain **out) {
+  *out = NULL;
+  talus_state_header h;
+  talus_status st = talus_state_header_bands(b, &h);
+  if (st) return st;
+  talus_params *p = NULL;
+  st = talus_params_copy(params, &p);
+  char nz[32];
+  snprintf(nz, sizeof nz, "%d", h.layers);
+  if (!st) st = talus_params_set(p, "simulation.layers", nz);
+  uint8_t *mask = NULL;
+  if (!st) st = erode_state_mask(b, &h, &mask);
+  talus_domain *d = NULL;
+  if (!st) st = talus_domain_create(&d, b->nx, b->ny, h.cell, b->band[h.bed0], mask, p);
+  if (!st) st = erode_state_fill(b, &h, d);
+  if (!st) d->ctx.step = h.step;
+  free(mask);
+  talus_params_free(p);
+  if (st) {
+    talus_domain_free(d);
+    return st;
+  }
+  *out = d;
+  return TALUS_OK;
+}
+
 /* Reads the input into a new domain: a talus state, or a DEM. */
 static talus_status erode_load(const erode_opts *o, const talus_params *p, talus_domain **d,
                                talus_georef *geo) {
-  if (app_state_probe(o->input)) {
+  if (talus_state_probe(o->input)) {
     talus_bands b;
     talus_status st = talus_bands_read(o->input, &b);
     if (st) return st;
-    st = app_state_load(&b, p, d);
+    st = erode_state_domain(&b, p, d);
     if (!st) st = talus_georef_copy(geo, &b.geo);
     talus_bands_free(&b);
     return st;

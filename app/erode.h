@@ -1,12 +1,15 @@
 /*
- * erode.h — private to `talus erode`: the parsed options, shared by the
- * argument/input half (erode.c) and the run/output half (erode_output.c).
+ * erode.h — private to `talus erode`: the parsed options and the calls
+ * its files share: erode.c (arguments, the monolithic input), erode_output.c
+ * (the monolithic run), erode_write.c (the output files), erode_tiled.c and
+ * erode_source.c (the tiled run and its windowed input).
  */
 #ifndef TALUS_APP_ERODE_H
 #define TALUS_APP_ERODE_H
 
 #include "app.h"
-#include "state.h"
+#include "domain.h"
+#include "io/raster/raster.h"
 
 #define ERODE_MAX_LIST 64
 #define ERODE_KEY_OPTS 8
@@ -76,15 +79,13 @@ talus_status erode_writer_commit(erode_writer *w);
 /* Removes every partial file; frees w. NULL is a no-op. */
 void erode_writer_abort(erode_writer *w);
 
-/* Sets *tiled when the run must be tiled: asked for (--tile, --store, ...)
- * or the input does not fit the memory limit in one piece. */
+/* Sets *tiled when the run must be tiled (erode_tiled.c, by the rule of
+ * tiler/plan.h): asked for (--tile, --store, ...) or the input does not
+ * fit the memory limit in one piece. */
 talus_status erode_use_tiles(const erode_opts *o, const talus_params *p, int *tiled);
 /* The tiled run (erode_tiled.c): input read window by window into tiles in
  * a store (memory, or disk when it does not fit o->mem_limit), run, outputs
  * written tile by tile. */
 talus_status erode_tiled(erode_opts *o, const talus_params *p);
-/* Parses "512M", "4G", "1.5T", "1000000" (bytes; K, M, G, T are powers of
- * 1024) for option opt. */
-talus_status erode_parse_size(const char *opt, const char *text, int64_t *out);
 
 #endif /* TALUS_APP_ERODE_H */

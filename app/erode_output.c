@@ -4,27 +4,19 @@
  * run's do, so both write the same bytes.
  */
 #include "erode.h"
+#include "io/state.h"
 #include "report.h"
 
 #include <omp.h>
 #include <stdlib.h>
 
-/* Highest column count of the domain: the layers a state file keeps. */
-static int output_layers(const talus_domain *d) {
-  const talus_tile *t = d->tile;
-  int L = 1;
-  for (int y = 0; y < t->buf.h; y++)
-    for (int x = 0; x < t->buf.w; x++)
-      if (t->count[talus_idx(t, x, y)] > L) L = t->count[talus_idx(t, x, y)];
-  return L;
-}
-
 static talus_status output_all(const erode_opts *o, const talus_domain *d, const talus_georef *geo,
                                const float *before) {
   int nx = talus_domain_nx(d), ny = talus_domain_ny(d);
   erode_writer *w = NULL;
-  talus_status st = erode_writer_open(&w, o, geo, nx, ny, (double)d->ctx.P.cell_size, d->tile->nz,
-                                      o->state ? output_layers(d) : 1, d->ctx.step, 0);
+  talus_status st =
+      erode_writer_open(&w, o, geo, nx, ny, (double)d->ctx.P.cell_size, d->tile->nz,
+                        o->state ? talus_state_layers(d->tile, 1) : 1, d->ctx.step, 0);
   int bh = st ? 0 : erode_writer_block_rows(w);
   for (int y0 = 0; y0 < ny && !st; y0 += bh) {
     talus_rect r = {0, y0, nx, ny - y0 < bh ? ny - y0 : bh};

@@ -2,28 +2,17 @@
  * erode_source.c — the initial state of a tiled `talus erode` run, read
  * window by window through GDAL: a DEM (band 1 = height) or a talus state.
  * A window filled here holds, cell for cell, what talus_domain_create (DEM)
- * or app_state_load (state) put in a monolithic domain before its first
+ * or a state's load (erode.c, with io/state.h) put in a monolithic domain before its first
  * step: NoData cells get bedrock 0, hardness the configured constant, and
  * the heightfield model folds sand into bedrock. Hence tiled == monolithic
  * from the first step on.
  */
 #include "erode_tiled.h"
+#include "io/state.h"
+#include "tiler/plan.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define SOURCE_FIELDS 11
-static const char *const source_field_names[SOURCE_FIELDS] = {
-    "bedrock",   "sand",   "water",  "ceiling", "sediment", "damage",
-    "stability", "flux_r", "flux_u", "flux_l",  "flux_d"};
-
-/* Plane of state field f of layer k in tile t. */
-static float *source_plane(talus_tile *t, int f, int k) {
-  float *planes[7] = {t->B, t->s, t->w, t->C, t->r, t->D, t->p};
-  if (f < 7) return planes[f] + (size_t)k * t->plane;
-  return t->f + ((size_t)k * 4 + (size_t)(f - 7)) * t->plane;
-}
 
 static talus_status source_scratch(erode_source *s, size_t cells) {
   if (cells <= s->cells) return TALUS_OK;
@@ -45,7 +34,7 @@ static talus_status source_open_dem(erode_source *s, const char *path, const tal
   talus_params_get(p, "input.cell_size", &dopt.cell_size);
   dopt.z_scale = 1.0;
   talus_params_get(p, "input.z_scale", &dopt.z_scale);
-  dopt.max_cells = (int64_t)1 << 36; /* erode_use_tiles refused larger maps */
+  dopt.max_cells = TALUS_PLAN_MAX_CELLS; /* erode_use_tiles refused larger maps */
   talus_status st = talus_dem_reader_open(path, &dopt, &s->dem);
   if (st) return st;
   s->nx = talus_dem_reader_nx(s->dem);
@@ -58,26 +47,22 @@ static talus_status source_open_dem(erode_source *s, const char *path, const tal
 static talus_status source_open_state(erode_source *s, const char *path, talus_params *p) {
   talus_status st = talus_bands_reader_open(path, &s->bands);
   if (st) return st;
-  const char *layers = talus_bands_reader_meta(s->bands, "TALUS_LAYERS");
-  const char *step = talus_bands_reader_meta(s->bands, "TALUS_STEP");
-  const char *cell = talus_bands_reader_meta(s->bands, "TALUS_CELL_SIZE");
-  s->surface = talus_bands_reader_find(s->bands, "surface");
-  s->columns = talus_bands_reader_find(s->bands, "columns");
-  if (!layers || !step || !cell || s->surface < 0 || s->columns < 0 ||
-      talus_bands_reader_find(s->bands, "layer0.bedrock") < 0)
-    return talus_fail(TALUS_ERR_FORMAT, "state",
-                      "incomplete talus state (metadata or bands missing)");
+  talus_state_header h;
+  st = talus_state_header_reader(s->bands, &h);
+  if (st) return st;
+  s->surface = h.surface;
+  s->columns = h.columns;
   char nz[32];
-  snprintf(nz, sizeof nz, "%d", atoi(layers));
+  snprintf(nz, sizeof nz, "%d", h.layers);
   st = talus_params_set(p, "simulation.layers", nz);
   s->nx = talus_bands_reader_nx(s->bands);
   s->ny = talus_bands_reader_ny(s->bands);
-  s->cell = atof(cell);
-  s->step = atoll(step);
+  s->cell = h.cell;
+  s->step = h.step;
   for (int k = 0; k < TALUS_NZ_MAX; k++)
-    for (int f = 0; f < SOURCE_FIELDS; f++) {
-      char name[32];
-      snprintf(name, sizeof name, "layer%d.%s", k, source_field_names[f]);
+    for (int f = 0; f < TALUS_STATE_FIELDS; f++) {
+      char name[TALUS_STATE_NAME_MAX];
+      talus_state_band_name(k, f, name);
       s->band[k][f] = talus_bands_reader_find(s->bands, name);
     }
   return st ? st : talus_georef_copy(&s->geo, talus_bands_reader_georef(s->bands));
@@ -88,7 +73,7 @@ talus_status erode_source_open(erode_source **out, const char *path, const talus
   erode_source *s = calloc(1, sizeof *s);
   if (!s) return talus_fail(TALUS_ERR_NOMEM, "erode", "no memory for the input");
   talus_status st = talus_params_copy(params, &s->params);
-  if (!st && app_state_probe(path))
+  if (!st && talus_state_probe(path))
     st = source_open_state(s, path, s->params);
   else if (!st)
     st = source_open_dem(s, path, s->params);
@@ -134,39 +119,22 @@ static talus_status source_fill_dem(erode_source *s, talus_tile *t, talus_rect r
 
 /* Column counts and the NoData mask from bands "columns" and "surface". */
 static talus_status source_state_counts(erode_source *s, talus_tile *t, talus_rect r) {
-  const talus_georef *g = &s->geo;
   talus_status st = talus_bands_reader_read(s->bands, s->surface, r.x0, r.y0, r.w, r.h, s->v);
   for (int y = 0; y < r.h && !st; y++)
-    for (int x = 0; x < r.w; x++) {
-      float v = s->v[(size_t)y * r.w + x];
-      t->mask[source_idx(t, r, x, y)] = g->has_nodata && (v == (float)g->nodata || isnan(v));
-    }
+    for (int x = 0; x < r.w; x++)
+      t->mask[source_idx(t, r, x, y)] =
+          (uint8_t)talus_state_nodata(&s->geo, s->v[(size_t)y * r.w + x]);
   if (!st) st = talus_bands_reader_read(s->bands, s->columns, r.x0, r.y0, r.w, r.h, s->v);
-  for (int y = 0; y < r.h && !st; y++)
-    for (int x = 0; x < r.w; x++) {
-      size_t idx = source_idx(t, r, x, y);
-      float c = s->v[(size_t)y * r.w + x];
-      if (t->mask[idx]) continue;
-      if (!(c >= 1.0f && c <= (float)t->nz))
-        return talus_fail(TALUS_ERR_FORMAT, "state", "column count %g at (%d, %d) outside [1, %d]",
-                          (double)c, r.x0 + x, r.y0 + y, t->nz);
-      t->count[idx] = (uint8_t)c;
-    }
-  return st;
+  return st ? st : talus_state_set_counts(t, r, s->v);
 }
 
 static talus_status source_fill_state(erode_source *s, talus_tile *t, talus_rect r) {
   talus_status st = source_state_counts(s, t, r);
   for (int k = 0; k < t->nz && !st; k++)
-    for (int f = 0; f < SOURCE_FIELDS && !st; f++) {
+    for (int f = 0; f < TALUS_STATE_FIELDS && !st; f++) {
       if (s->band[k][f] < 0) continue; /* layers above the highest count are not stored */
       st = talus_bands_reader_read(s->bands, s->band[k][f], r.x0, r.y0, r.w, r.h, s->v);
-      float *pl = source_plane(t, f, k);
-      for (int y = 0; y < r.h && !st; y++)
-        for (int x = 0; x < r.w; x++) {
-          size_t idx = source_idx(t, r, x, y);
-          if (k < t->count[idx]) pl[idx] = s->v[(size_t)y * r.w + x];
-        }
+      if (!st) talus_state_set_layer(t, r, f, k, s->v);
     }
   return st;
 }
@@ -192,29 +160,4 @@ talus_status erode_source_fill(void *user, talus_tile *t, talus_rect r) {
   if (!st) st = s->dem ? source_fill_dem(s, t, r) : source_fill_state(s, t, r);
   if (!st) source_start(s, t, r);
   return st;
-}
-
-void erode_volumes_add(const talus_tile *t, talus_rect r, erode_volumes *v) {
-  for (int y = r.y0; y < r.y0 + r.h; y++)
-    for (int x = r.x0; x < r.x0 + r.w; x++) {
-      size_t idx = talus_idx(t, x - t->buf.x0, y - t->buf.y0);
-      if (t->mask[idx]) continue;
-      v->live++;
-      if (t->B[idx] < v->lowest) v->lowest = t->B[idx];
-      v->bedrock0 += t->B[idx];
-      for (int k = 0; k < t->count[idx]; k++) {
-        size_t c = talus_col(t, idx, k);
-        v->m[TALUS_MAT_WATER] += t->w[c];
-        v->m[TALUS_MAT_SEDIMENT] += t->r[c];
-        v->m[TALUS_MAT_SAND] += t->s[c];
-        if (k) v->m[TALUS_MAT_BEDROCK] += (double)t->B[c] - (double)t->C[c - t->plane];
-      }
-    }
-}
-
-void erode_volumes_of(const erode_volumes *v, double datum, double area,
-                      double out[TALUS_MAT_COUNT]) {
-  for (int m = 0; m < TALUS_MAT_COUNT; m++)
-    out[m] = v->m[m] * area;
-  out[TALUS_MAT_BEDROCK] += (v->bedrock0 - datum * (double)v->live) * area;
 }

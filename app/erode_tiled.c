@@ -5,42 +5,27 @@
  * ever holds the whole map, so peak memory follows the tile size, not the
  * map size.
  *
- * Choices (all overridable):
- * - Monolithic or tiled: a map runs as one piece in memory when its
- *   estimated footprint fits --mem-limit (default: 3/4 of the RAM) and no
- *   tiling option was given; tiled otherwise.
- * - Store: memory when every tile fits the limit besides the working
- *   buffers (on the CPU each tile is then resident: its core grown by H in
- *   its own buffer, tiler/tiled.h), else disk (--store DIR, or
- *   <output>.store when not given).
- * - Core size: the largest multiple of 256 (the output block, so a tile row
- *   writes whole block rows) up to 2048 whose working set fits the limit;
- *   small maps get cores of about a quarter of the map.
- * - K (steps per exchange): halo H = K·R (R the step radius). A generation
- *   recomputes a ring of width up to H around every core (each stage only
- *   what the later ones read: redundant work ~ 2H/core) but exchanges
- *   tiles once per K steps.
- *   - Memory store: K = core / (32 R), between 1 and 8. Its tiles are
- *     resident and exchange only strips H wide, so the exchange costs about
- *     the same per step whatever K; a narrow ring is then the cheaper side
- *     (rivers-rain at 4096², cores of 2048: K 4 beat K 8; RESULTS.md).
- *   - Disk store: K = core / (8 R), between 1 and 32. Every generation
- *     passes each core through zstd and the file system, which costs more
- *     than the wider ring (at 4096², cores of 2048: the heightfield's
- *     scheduler time per step halves from K 8 to 16 and again to 32;
- *     rivers-rain ran fastest at K 16 of 9, 16, 19 and 32, its ring being
- *     13 cells a step).
- * - Ranks (mpi/ranks.h): under `mpirun -np N` (N > 1) every rank runs this
- *   path on the tiles it owns, with its own store (memory, or DIR/rank<r> of
- *   the shared DIR); each phase ends with an agreement, so an error on any
- *   rank stops all of them with its message. Rank 0 writes the outputs,
- *   asking the owners for their cores, and books the initial volumes while
- *   it re-reads the input for the erosion map (same cells, same order as a
- *   load, so the same sums). Logs, progress and the report come from rank 0.
+ * The plan, one piece or tiled, core size, K and the store kind, is
+ * tiler/plan.h's (its rules and memory model are written there); this
+ * file hands it the options, the machine's memory (default --mem-limit:
+ * 3/4 of the RAM, shared by the ranks of one machine) and the input's
+ * facts, and words its outcome. A disk store lives in --store DIR, or
+ * <output>.store when not given.
+ *
+ * Ranks (mpi/ranks.h): under `mpirun -np N` (N > 1) every rank runs this
+ * path on the tiles it owns, with its own store (memory, or DIR/rank<r> of
+ * the shared DIR); each phase ends with an agreement, so an error on any
+ * rank stops all of them with its message. Rank 0 writes the outputs,
+ * asking the owners for their cores, and books the initial volumes while
+ * it re-reads the input for the erosion map (same cells, same order as a
+ * load, so the same sums). Logs, progress and the report come from rank 0.
  */
 #include "erode_tiled.h"
+#include "io/state.h"
 #include "mpi/ranks.h"
 #include "report.h"
+#include "tiler/plan.h"
+#include "tiler/volumes.h"
 
 #include <math.h>
 #include <omp.h>
@@ -48,10 +33,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define TILED_MAX_CORE  2048
-#define TILED_SLACK     ((int64_t)160 << 20) /* heap, libraries, bookkeeping */
-#define TILED_MAX_CELLS ((int64_t)1 << 36)   /* 262144² cells: tile counts stay small */
 
 typedef struct tiled_run {
   erode_opts *o;
@@ -62,33 +43,14 @@ typedef struct tiled_run {
   int core, K, disk, hard;
   char dir[4200]; /* the disk store's directory */
   int64_t end;
-  erode_volumes v0, v1;
+  talus_volumes v0, v1;
   talus_run_stats stats;
   report_run rr;
   report_facts facts;
 } tiled_run;
 
-talus_status erode_parse_size(const char *opt, const char *text, int64_t *out) {
-  char *end = NULL;
-  double v = strtod(text, &end);
-  double unit = 1.0;
-  if (end && *end) {
-    const char *units = "KMGT";
-    const char *u = strchr(units, end[0] & ~0x20);
-    if (u && (!end[1] || ((end[1] == 'B' || end[1] == 'b') && !end[2])))
-      unit = pow(1024.0, (double)(u - units + 1));
-    else
-      unit = 0.0;
-  }
-  if (end == text || !(unit > 0.0) || !(v * unit >= 1 << 20) || v * unit > 9e18)
-    return talus_fail(TALUS_ERR_ARGUMENT, "args",
-                      "%s expects a size of at least 1M such as 512M or 4G, got '%s'", opt, text);
-  *out = (int64_t)(v * unit);
-  return TALUS_OK;
-}
-
 /* ---------------------------------------------------------------------
- * Memory estimates and the plan
+ * The plan (tiler/plan.h), from the options and the input's facts
  * ------------------------------------------------------------------- */
 
 static int64_t default_limit(void) {
@@ -97,111 +59,44 @@ static int64_t default_limit(void) {
   return all / talus_mpi_node_size(); /* ranks on one machine share its memory */
 }
 
-static int64_t run_limit(const erode_opts *o) {
-  return o->mem_limit ? o->mem_limit : default_limit();
+/* What the planner needs of the run: the options, the machine, and the
+ * input's size nx × ny, its layers nz and whether it is a state. R, the
+ * step radius, is 0 until the input is open (talus_plan_tiles reads it). */
+static talus_plan_in tiled_plan_in(const erode_opts *o, int nx, int ny, int nz, int state) {
+  talus_plan_in in = {0};
+  in.nx = nx, in.ny = ny, in.nz = nz, in.state_bands = talus_state_band_count(nz);
+  in.state_in = state, in.maps = o->maps, in.state_out = o->state != NULL;
+  in.mem_limit = o->mem_limit;
+  in.auto_limit = o->mem_limit ? 0 : default_limit();
+  in.tile = o->tile, in.steps_per_exchange = o->steps_per_exchange;
+  in.store_dir = o->store_dir != NULL, in.resume = o->resume;
+  in.ranks = talus_mpi_size();
+  in.gdal_cache = TALUS_GDAL_CACHE_BYTES;
+  return in;
 }
 
-/* Bytes a cell costs in a tile with scratch (talus_tile_create), and in a
- * tile of persistent fields only or a store blob. */
-static int64_t cell_bytes_full(const talus_kparams *P) {
-  return 56 + 88 * (int64_t)P->nz;
-}
-static int64_t cell_bytes_kept(const talus_kparams *P) {
-  return 6 + 44 * (int64_t)P->nz;
-}
-
-/* Output bands a row buffer holds: surface, maps, state. */
-static int64_t output_bands(const erode_opts *o, const talus_kparams *P) {
-  return 1 + (o->maps ? 5 : 0) + (o->state ? 2 + 11 * (int64_t)P->nz : 0);
-}
-
-/* Peak bytes of a tiled run with cores of c and halo H, besides the store. */
-static int64_t tiled_bytes(const erode_opts *o, const talus_kparams *P, int nx, int ny, int c,
-                           int H) {
-  int64_t bw = c + 2 * H < nx ? c + 2 * H : nx, bh = c + 2 * H < ny ? c + 2 * H : ny;
-  int64_t run = bw * bh * cell_bytes_full(P);
-  int64_t out = ((int64_t)c * c + (int64_t)c * 256) * cell_bytes_kept(P) +
-                output_bands(o, P) * (c + 256) * (int64_t)nx * 4;
-  int64_t io = TALUS_GDAL_CACHE_BYTES + TALUS_STORE_CALL_BYTES * omp_get_max_threads();
-  return (run > out ? run : out) + io + TILED_SLACK;
-}
-
-/* Peak bytes of a monolithic run: the domain, the initial surface and the
- * input as read (a DEM's heights and mask; a state's bands). */
-static int64_t mono_bytes(const erode_opts *o, const talus_kparams *P, int nx, int ny, int state) {
-  int64_t input = state ? 4 * (2 + 11 * (int64_t)P->nz) : 5;
-  int64_t cells = (int64_t)nx * ny;
-  return cells * (cell_bytes_full(P) + 4 + input) + output_bands(o, P) * 256 * (int64_t)nx * 4 +
-         TALUS_GDAL_CACHE_BYTES + TILED_SLACK;
-}
-
-/* The rule for steps per exchange, K = core / (div R) within 1..cap, of a
- * memory store and of a disk store (see the notes at the top). */
-typedef struct k_rule {
-  int div, cap;
-} k_rule;
-static const k_rule TILED_K_MEMORY = {32, 8}, TILED_K_DISK = {8, 32};
-
-/* Steps per exchange for cores of `core` cells: the user's, else the rule's. */
-static int plan_K(const erode_opts *o, int core, int R, k_rule rule) {
-  if (o->steps_per_exchange) return o->steps_per_exchange;
-  int K = R > 0 ? core / (rule.div * R) : rule.cap;
-  return K < 1 ? 1 : (K > rule.cap ? rule.cap : K);
-}
-
-/* Core size and K: the user's, else the largest that fits the limit. */
-static talus_status tiled_plan_core(tiled_run *t, int64_t limit) {
+/* Core size, K and the store: the user's, else the plan's. Tiles that do
+ * not fit a --mem-limit the user gave are refused. */
+static talus_status tiled_plan(tiled_run *t) {
   const talus_kparams *P = &t->src->ctx.P;
-  int nx = t->src->nx, ny = t->src->ny, R = talus_step_radius(P), big = nx > ny ? nx : ny;
-  if (t->o->tile) {
-    t->core = t->o->tile;
-    t->K = plan_K(t->o, t->core, R, TILED_K_MEMORY);
-  } else {
-    int c = TILED_MAX_CORE;
-    while (c > 256 && (c / 2 >= big || tiled_bytes(t->o, P, nx, ny, c,
-                                                   plan_K(t->o, c, R, TILED_K_MEMORY) * R) > limit))
-      c -= 256;
-    if (c == 256 && big < 1024) c = big < 128 ? big : (big + 3) / 4;
-    t->core = c;
-    t->K = plan_K(t->o, c, R, TILED_K_MEMORY);
-  }
-  int64_t need = tiled_bytes(t->o, P, nx, ny, t->core, t->K * R);
-  if (t->o->mem_limit && need > limit)
+  talus_plan_in in = tiled_plan_in(t->o, t->src->nx, t->src->ny, P->nz, t->src->bands != NULL);
+  in.R = talus_step_radius(P);
+  in.threads = omp_get_max_threads();
+  talus_plan plan = {0};
+  talus_plan_tiles(&in, &plan);
+  t->core = plan.core, t->K = plan.K;
+  if (plan.refused)
     return talus_fail(TALUS_ERR_ARGUMENT, "erode",
                       "tiles of %d cells with %d steps per exchange (halo %d) need about %.2f GiB, "
                       "more than --mem-limit %.2f GiB: use a smaller --tile or a larger limit",
-                      t->core, t->K, t->K * R, need / 1073741824.0, limit / 1073741824.0);
-  return TALUS_OK;
-}
-
-/* Bytes of the tiles this process keeps in a memory store (all of them,
- * or under MPI the most a rank owns): each tile's resident buffer, its
- * core grown by the halo H (tiler/tiled.h), and its 8 strips at two steps
- * while a generation is open. */
-static int64_t kept_bytes(const tiled_run *t, int H) {
-  int nx = t->src->nx, ny = t->src->ny, ranks = talus_mpi_size(), c = t->core;
-  int64_t ntiles = (int64_t)((nx + c - 1) / c) * ((ny + c - 1) / c);
-  int64_t kept = (ntiles + ranks - 1) / ranks;
-  int64_t bw = c + 2 * H < nx ? c + 2 * H : nx, bh = c + 2 * H < ny ? c + 2 * H : ny;
-  int64_t strips = ntiles > 1 ? 2 * (4 * (int64_t)H * c + 4 * (int64_t)H * H) : 0;
-  return kept * (bw * bh + strips) * cell_bytes_kept(&t->src->ctx.P);
-}
-
-/* Memory store when every tile this process keeps fits besides the
- * working set, else disk. */
-static void tiled_plan_store(tiled_run *t, int64_t limit) {
-  const talus_kparams *P = &t->src->ctx.P;
-  int nx = t->src->nx, ny = t->src->ny, R = talus_step_radius(P);
-  int64_t kept = kept_bytes(t, t->K * R);
-  t->disk =
-      t->o->store_dir != NULL || kept + tiled_bytes(t->o, P, nx, ny, t->core, t->K * R) > limit;
+                      t->core, t->K, plan.halo, plan.tile_bytes / 1073741824.0,
+                      plan.limit / 1073741824.0);
+  t->disk = plan.store == TALUS_STORE_DISK;
   if (t->o->store_dir)
     snprintf(t->dir, sizeof t->dir, "%s", t->o->store_dir);
   else if (t->disk)
     app_derived_path(t->dir, sizeof t->dir, t->o->output, ".store");
-  int K = plan_K(t->o, t->core, R, TILED_K_DISK);
-  if (t->disk && tiled_bytes(t->o, P, nx, ny, t->core, K * R) <= limit)
-    t->K = K; /* a disk store's longer generations, when their halo fits */
+  return TALUS_OK;
 }
 
 talus_status erode_use_tiles(const erode_opts *o, const talus_params *p, int *tiled) {
@@ -212,23 +107,21 @@ talus_status erode_use_tiles(const erode_opts *o, const talus_params *p, int *ti
   if (!st) st = talus_bands_reader_open(o->input, &r);
   if (st) return st;
   int nx = talus_bands_reader_nx(r), ny = talus_bands_reader_ny(r);
-  const char *flag = talus_bands_reader_meta(r, "TALUS_STATE");
-  int state = flag && !strcmp(flag, "1"); /* as app_state_probe */
-  const char *layers = talus_bands_reader_meta(r, "TALUS_LAYERS");
-  if (state && layers) P.nz = atoi(layers) > 0 ? atoi(layers) : P.nz;
-  int64_t need = mono_bytes(o, &P, nx, ny, state);
+  int layers = 0, state = talus_state_reader_probe(r, &layers);
+  if (layers > 0) P.nz = layers;
   talus_bands_reader_close(r);
-  if ((int64_t)nx * ny > TILED_MAX_CELLS)
+  talus_plan_in in = tiled_plan_in(o, nx, ny, P.nz, state);
+  talus_plan plan;
+  talus_plan_pieces(&in, &plan);
+  if (plan.too_large)
     return talus_fail(TALUS_ERR_DATA, "erode",
                       "'%s' is %d x %d cells, too large: at most %lld cells", o->input, nx, ny,
-                      (long long)TILED_MAX_CELLS);
-  *tiled = o->tile || o->steps_per_exchange || o->store_dir || o->resume || talus_mpi_size() > 1;
-  if (!*tiled && need > run_limit(o)) {
-    *tiled = 1;
+                      (long long)TALUS_PLAN_MAX_CELLS);
+  *tiled = plan.tiled;
+  if (plan.tiled && !plan.asked)
     talus_info("%d x %d cells need about %.1f GiB in one piece, more than the %.1f GiB limit: "
                "running tiled",
-               nx, ny, need / 1073741824.0, run_limit(o) / 1073741824.0);
-  }
+               nx, ny, plan.one_bytes / 1073741824.0, plan.limit / 1073741824.0);
   return TALUS_OK;
 }
 
@@ -284,12 +177,12 @@ static talus_status tiled_open_store(tiled_run *t, const talus_params *p) {
 static talus_status tiled_fill(void *user, talus_tile *tile, talus_rect r) {
   tiled_run *t = user;
   talus_status st = erode_source_fill(t->src, tile, r);
-  if (!st) erode_volumes_add(tile, r, &t->v0);
+  if (!st) talus_volumes_add(tile, r, &t->v0);
   return st;
 }
 
 static talus_status tiled_save_volumes(tiled_run *t) {
-  const erode_volumes *v = &t->v0;
+  const talus_volumes *v = &t->v0;
   char text[512];
   snprintf(text, sizeof text, "%a %a %a %a %a %lld %a", v->m[0], v->m[1], v->m[2], v->m[3],
            v->bedrock0, (long long)v->live, v->lowest);
@@ -298,7 +191,7 @@ static talus_status tiled_save_volumes(tiled_run *t) {
 
 static int tiled_load_volumes(tiled_run *t) {
   const char *text = talus_store_get_meta(t->store, "initial_volumes");
-  erode_volumes *v = &t->v0;
+  talus_volumes *v = &t->v0;
   long long live = 0;
   if (!text || sscanf(text, "%la %la %la %la %la %lld %la", &v->m[0], &v->m[1], &v->m[2], &v->m[3],
                       &v->bedrock0, &live, &v->lowest) != 7)
@@ -321,8 +214,7 @@ static talus_status tiled_start(tiled_run *t) {
   int resumed = 0; /* the report tells --resume as asked, as without ranks */
   if (t->m) return talus_mpi_start(t->m, &src, t->o->resume, &resumed);
   if (t->o->resume && tiled_loaded(t)) return talus_tiled_resume(t->g);
-  memset(&t->v0, 0, sizeof t->v0);
-  t->v0.lowest = INFINITY;
+  talus_volumes_reset(&t->v0);
   talus_status st = talus_tiled_load(t->g, &src);
   return st ? st : tiled_save_volumes(t);
 }
@@ -365,9 +257,7 @@ static talus_status tiled_layers(tiled_run *t, talus_tile *core, int *L) {
   for (int i = 0; i < talus_tiled_count(t->g); i++) {
     talus_status st = tiled_read_core(t, i, core);
     if (st) return st;
-    for (int y = 0; y < core->buf.h; y++)
-      for (int x = 0; x < core->buf.w; x++)
-        if (core->count[talus_idx(core, x, y)] > *L) *L = core->count[talus_idx(core, x, y)];
+    *L = talus_state_layers(core, *L);
   }
   return TALUS_OK;
 }
@@ -390,11 +280,11 @@ static talus_status tiled_output_tile(tiled_run *t, erode_writer *w, talus_tile 
   talus_rect c = talus_tiled_core(t->g, tile);
   int bh = erode_writer_block_rows(w);
   talus_status st = tiled_read_core(t, tile, core);
-  if (!st) erode_volumes_add(core, c, &t->v1);
+  if (!st) talus_volumes_add(core, c, &t->v1);
   for (int y0 = c.y0; y0 < c.y0 + c.h && !st; y0 += bh) {
     talus_rect r = {c.x0, y0, c.w, c.y0 + c.h - y0 < bh ? c.y0 + c.h - y0 : bh};
     st = tiled_before(t, b, r, before);
-    if (!st && t->m) erode_volumes_add(b, r, &t->v0); /* row-major over the core, as a load */
+    if (!st && t->m) talus_volumes_add(b, r, &t->v0); /* row-major over the core, as a load */
     if (!st) st = erode_writer_add(w, core, r, before);
   }
   return st;
@@ -406,12 +296,8 @@ static talus_status tiled_output_rows(tiled_run *t, erode_writer *w, talus_tile 
   float *before = NULL;
   talus_status st = tiled_light_tile(t, t->core, bh, &b);
   if (!st) st = talus_alloc((void **)&before, (size_t)t->core * bh * 4, "initial surface");
-  memset(&t->v1, 0, sizeof t->v1);
-  t->v1.lowest = INFINITY;
-  if (t->m) {
-    memset(&t->v0, 0, sizeof t->v0);
-    t->v0.lowest = INFINITY;
-  }
+  talus_volumes_reset(&t->v1);
+  if (t->m) talus_volumes_reset(&t->v0);
   for (int i = 0; i < ntiles && !st; i++) {
     st = tiled_output_tile(t, w, core, b, before, i);
     talus_rect c = talus_tiled_core(t->g, i);
@@ -459,8 +345,8 @@ static void tiled_facts(tiled_run *t) {
   for (int i = 0; i < TALUS_FLOW_COUNT; i++)
     f->flows[i] = heights[i] * area;
   double datum = isfinite(t->v0.lowest) ? t->v0.lowest : 0.0;
-  erode_volumes_of(&t->v0, datum, area, f->ledger.initial);
-  erode_volumes_of(&t->v1, datum, area, f->ledger.current);
+  talus_volumes_of(&t->v0, datum, area, f->ledger.initial);
+  talus_volumes_of(&t->v1, datum, area, f->ledger.current);
   report_close_ledger(f);
   talus_store_stats ss;
   talus_store_get_stats(t->store, &ss);
@@ -487,16 +373,14 @@ static talus_status tiled_check_options(const erode_opts *o) {
 }
 
 static talus_status tiled_prepare(tiled_run *t, const talus_params *p) {
-  int64_t limit = run_limit(t->o);
   talus_status st = tiled_check_options(t->o);
   if (!st) st = erode_source_open(&t->src, t->o->input, p);
   if (!st) st = erode_pick_backend(t->o, &t->src->ctx.backend);
   if (st) return st;
   t->end = t->src->step + t->o->steps;
   t->hard = t->src->ctx.P.model == TALUS_MODEL_HEIGHTFIELD || t->src->ctx.P.enable_thermal;
-  st = tiled_plan_core(t, limit);
+  st = tiled_plan(t);
   if (st) return st;
-  tiled_plan_store(t, limit);
   st = tiled_open_store(t, t->src->params);
   if (!st) st = talus_tiled_create(&t->g, &t->src->ctx, t->core, t->K, t->store);
   if (!st && talus_mpi_size() > 1) st = talus_mpi_grid_create(&t->m, t->g);

@@ -1,20 +1,21 @@
 /*
  * erode_tiled.h — private to the tiled path of `talus erode`: the input
- * read window by window as a tile source (erode_source.c), and material
- * volumes summed tile by tile for the mass ledger.
+ * read window by window as a tile source (erode_source.c). The material
+ * volumes it sums tile by tile for the mass ledger are tiler/volumes.h's.
  */
 #ifndef TALUS_APP_ERODE_TILED_H
 #define TALUS_APP_ERODE_TILED_H
 
 #include "erode.h"
+#include "io/state.h"
 #include "tiler/tiled.h"
 
 /* The run's input, open for windowed reads. */
 typedef struct erode_source {
-  talus_dem_reader *dem;      /* a DEM, or NULL */
-  talus_bands_reader *bands;  /* a talus state, or NULL */
-  int surface, columns;       /* state bands */
-  int band[TALUS_NZ_MAX][11]; /* state band of field f of layer k, -1 when absent */
+  talus_dem_reader *dem;                      /* a DEM, or NULL */
+  talus_bands_reader *bands;                  /* a talus state, or NULL */
+  int surface, columns;                       /* state bands */
+  int band[TALUS_NZ_MAX][TALUS_STATE_FIELDS]; /* state band of field f of layer k, -1 if absent */
   int nx, ny;
   double cell;  /* [m] */
   int64_t step; /* global step of the input (states carry one) */
@@ -31,20 +32,5 @@ talus_status erode_source_open(erode_source **out, const char *path, const talus
 void erode_source_close(erode_source *s);
 /* talus_tile_source fill: the initial state of global rectangle r. */
 talus_status erode_source_fill(void *user, talus_tile *t, talus_rect r);
-
-/* Material held by live cells, as sums of heights, the datum-free way:
- * bedrock of layer 0 is bedrock0 - datum * live (the datum, the lowest
- * initial bedrock top, is known only once every tile was seen). */
-typedef struct erode_volumes {
-  double m[TALUS_MAT_COUNT]; /* water, sediment, sand, bedrock above layer 0 [m] */
-  double bedrock0;           /* sum of layer-0 bedrock tops [m] */
-  int64_t live;              /* cells not NoData */
-  double lowest;             /* least layer-0 bedrock top (start with INFINITY) */
-} erode_volumes;
-
-void erode_volumes_add(const talus_tile *t, talus_rect r, erode_volumes *v);
-/* Volumes [m³] for datum and cell area. */
-void erode_volumes_of(const erode_volumes *v, double datum, double area,
-                      double out[TALUS_MAT_COUNT]);
 
 #endif /* TALUS_APP_ERODE_TILED_H */

@@ -10,15 +10,10 @@
  */
 #include "erode.h"
 #include "io/export/export.h"
+#include "io/state.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define STATE_FIELDS 11
-static const char *const state_field_names[STATE_FIELDS] = {
-    "bedrock",   "sand",   "water",  "ceiling", "sediment", "damage",
-    "stability", "flux_r", "flux_u", "flux_l",  "flux_d"};
 
 enum { MAP_WATER, MAP_SAND, MAP_SEDIMENT, MAP_COLUMNS, MAP_EROSION, MAP_COUNT };
 static const struct {
@@ -58,13 +53,6 @@ struct erode_writer {
   size_t rect_cells;
 };
 
-/* Plane of state field f of layer k in tile t. */
-static const float *state_plane(const talus_tile *t, int f, int k) {
-  const float *planes[7] = {t->B, t->s, t->w, t->C, t->r, t->D, t->p};
-  if (f < 7) return planes[f] + (size_t)k * t->plane;
-  return t->f + ((size_t)k * 4 + (size_t)(f - 7)) * t->plane;
-}
-
 static talus_status writer_add_file(erode_writer *w, const char *path, int nbands,
                                     const char *const *names, const char *const *meta,
                                     const talus_georef *geo, const talus_write_options *wo) {
@@ -78,32 +66,21 @@ static talus_status writer_add_file(erode_writer *w, const char *path, int nband
   return TALUS_OK;
 }
 
-/* The state file: surface, columns, then 11 fields of each layer k < L. */
+/* The state file (io/state.h): surface, columns, then 11 fields of each
+ * layer k < L. */
 static talus_status writer_open_state(erode_writer *w, const talus_georef *geo,
                                       const talus_write_options *wo, int nz, double cell,
                                       int64_t step) {
-  int nb = 2 + w->L * STATE_FIELDS;
-  char(*buf)[32] = calloc((size_t)nb, sizeof *buf);
+  int nb = talus_state_band_count(w->L);
+  char(*buf)[TALUS_STATE_NAME_MAX] = calloc((size_t)nb, sizeof *buf);
   const char **names = calloc((size_t)nb + 1, sizeof *names);
   talus_status st =
       (buf && names) ? TALUS_OK : talus_fail(TALUS_ERR_NOMEM, "erode", "no memory for bands");
   if (!st) {
-    names[0] = "surface";
-    names[1] = "columns";
-    for (int k = 0; k < w->L; k++)
-      for (int f = 0; f < STATE_FIELDS; f++) {
-        int b = 2 + k * STATE_FIELDS + f;
-        snprintf(buf[b], 32, "layer%d.%s", k, state_field_names[f]);
-        names[b] = buf[b];
-      }
-    char md[5][64];
-    snprintf(md[0], 64, "TALUS_STATE=1");
-    snprintf(md[1], 64, "TALUS_STATE_VERSION=1");
-    snprintf(md[2], 64, "TALUS_LAYERS=%d", nz);
-    snprintf(md[3], 64, "TALUS_STEP=%lld", (long long)step);
-    snprintf(md[4], 64, "TALUS_CELL_SIZE=%.17g", cell);
-    const char *meta[] = {md[0], md[1], md[2], md[3], md[4], NULL};
-    st = writer_add_file(w, w->o->state, nb, names, meta, geo, wo);
+    talus_state_band_names(w->L, buf, names);
+    talus_state_meta md;
+    talus_state_metadata(&md, nz, step, cell);
+    st = writer_add_file(w, w->o->state, nb, names, md.list, geo, wo);
   }
   free(buf);
   free(names);
@@ -195,9 +172,8 @@ static void writer_state_cell(const erode_writer *w, const talus_tile *t, size_t
   w->ring[b0][off] = surface;
   w->ring[b0 + 1][off] = (float)t->count[idx];
   for (int k = 0; k < w->L; k++)
-    for (int f = 0; f < STATE_FIELDS; f++)
-      w->ring[b0 + 2 + k * STATE_FIELDS + f][off] =
-          k < t->count[idx] ? state_plane(t, f, k)[idx] : NAN;
+    for (int f = 0; f < TALUS_STATE_FIELDS; f++)
+      w->ring[b0 + talus_state_band(k, f)][off] = talus_state_value(t, idx, f, k);
 }
 
 static talus_status writer_preview(erode_writer *w, talus_rect r, const float *before) {

@@ -9,7 +9,8 @@
  */
 #include "app.h"
 #include "app/scenes.h"
-#include "state.h"
+#include "domain.h"
+#include "io/state.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +76,7 @@ static talus_status generate_write(const generate_opts *o, talus_domain *d, doub
   int n = talus_domain_nx(d);
   talus_georef geo = {{0.0, cell, 0.0, n * cell, 0.0, -cell}, (char *)LOCAL_METRIC_WKT, 0, 0.0};
   talus_write_options wo = {.creation_options = o->co};
-  return app_state_write(o->output, d, &geo, &wo);
+  return talus_state_write(o->output, d->tile, d->ctx.step, (double)d->ctx.P.cell_size, &geo, &wo);
 }
 
 talus_status talus_generate_app(int argc, char **argv) {

@@ -1,6 +1,7 @@
 /*
  * tiled.h — the generation scheduler: a domain as a grid of tiles kept in
- * a store (memory or zstd files on disk), advanced K steps per generation.
+ * a store (memory or zstd files on disk), advanced K steps per generation
+ * (the core size, K and the store kind are plan.h's choice).
  *
  * Generation at step s (k = min(K, steps left)):
  *   for each tile p whose committed step is s:

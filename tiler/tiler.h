@@ -2,6 +2,11 @@
  * tiler.h — the run's driver. Plans which rectangle each stage must update
  * and advances tiles step by step through the stage plan.
  *
+ * The family: tiler.h (a tile's advance), tiled.h (the generation
+ * scheduler over a store), plan.h (one piece or tiled, core size, K and
+ * store kind, from numbers alone), volumes.h (the ledger's volumes summed
+ * tile by tile).
+ *
  * Regions (the libvips rule): a result asks for its inputs grown by the
  * reach of what computes it. The reach of an advance is the sum of the
  * radii of all its stages (at most steps · R, R = talus_step_radius; less

@@ -1,0 +1,103 @@
+/*
+ * state.h — the layered-state file format, and its one owner: the layered
+ * state as one multi-band GeoTIFF, so a run can be continued exactly
+ * (`talus erode state.tif …`) and GIS tools still see the terrain in band 1.
+ * Everything that writes, reads or recognises a state (talus generate, the
+ * outputs of talus erode, its monolithic and windowed inputs) goes through
+ * the calls below; none spells a band name or a metadata key itself.
+ *
+ * Format (metadata TALUS_STATE=1, TALUS_STATE_VERSION=1):
+ *   band 1 "surface"  top S = B + s of the topmost column (NoData on masked cells)
+ *   band 2 "columns"  column count
+ *   then per layer k < L (L = highest count in the map), 11 bands named
+ *   "layer<k>.<field>" for field in bedrock, sand, water, ceiling, sediment,
+ *   damage, stability, flux_r, flux_u, flux_l, flux_d; absent slots are NaN.
+ *   Metadata: TALUS_LAYERS (allocated Nz), TALUS_STEP (global step),
+ *   TALUS_CELL_SIZE [m], TALUS_MODEL.
+ * Every persistent field is stored losslessly, so continuing from a state
+ * gives the bytes of an uninterrupted run.
+ *
+ * Layering: io/state sits beside io/raster and above the kernels; it sees
+ * tiles (kernels/state.h) and rasters (io/raster/raster.h), never a domain
+ * (app/). Making a domain out of a state is app's (erode.c).
+ */
+#ifndef TALUS_IO_STATE_H
+#define TALUS_IO_STATE_H
+
+#include "io/raster/raster.h"
+#include "kernels/state.h"
+
+#define TALUS_STATE_FIELDS   11 /* fields stored per layer */
+#define TALUS_STATE_NAME_MAX 32 /* a band name with its NUL */
+#define TALUS_STATE_META     5  /* metadata items a state file carries */
+
+/* 1 if `path` is a raster carrying TALUS_STATE metadata, else 0 (also
+ * when it cannot be opened; nothing is recorded as an error). */
+int talus_state_probe(const char *path);
+/* 1 if the open raster r carries TALUS_STATE metadata, else 0; *layers
+ * gets its TALUS_LAYERS (0 when absent or not a state). */
+int talus_state_reader_probe(const talus_bands_reader *r, int *layers);
+
+/* Bands of a state file of L layers: surface, columns, 11 per layer. */
+int talus_state_band_count(int L);
+/* Index of the band of field f (0 .. TALUS_STATE_FIELDS-1) of layer k. */
+int talus_state_band(int k, int f);
+/* The band name "layer<k>.<field>" of field f of layer k, into buf. */
+void talus_state_band_name(int k, int f, char buf[TALUS_STATE_NAME_MAX]);
+/* The names of all talus_state_band_count(L) bands, in order, into
+ * names[] (names[i] points into buf[i] or at a constant; buf holds
+ * talus_state_band_count(L) entries). */
+void talus_state_band_names(int L, char (*buf)[TALUS_STATE_NAME_MAX], const char **names);
+
+/* The metadata block of a state file: text holds the items, list the
+ * NULL-terminated "KEY=VALUE" list talus_geotiff_write takes (pointing
+ * into text, so the struct must not be copied after the call). */
+typedef struct talus_state_meta {
+  char text[TALUS_STATE_META][64];
+  const char *list[TALUS_STATE_META + 1];
+} talus_state_meta;
+/* Fills m for a state of nz allocated layers at global step `step` with
+ * cells of `cell` metres. */
+void talus_state_metadata(talus_state_meta *m, int nz, int64_t step, double cell);
+
+/* The highest column count of t's buffer, or L when that is higher (start
+ * with 1; fold tile after tile to get a map's layers). */
+int talus_state_layers(const talus_tile *t, int L);
+/* The stored value of field f of layer k of the cell at buffer index idx:
+ * NaN where the cell has no such layer. */
+float talus_state_value(const talus_tile *t, size_t idx, int f, int k);
+
+/* Writes t's whole buffer (a whole map: a domain's tile) as a state file
+ * at `path`, at global step `step` with cells of `cell` metres. geo (may
+ * be NULL) gives the georeferencing and the NoData written on masked
+ * cells; wo may be NULL. */
+talus_status talus_state_write(const char *path, const talus_tile *t, int64_t step, double cell,
+                               const talus_georef *geo, const talus_write_options *wo);
+
+/* What a state's metadata says, and where its first bands are. */
+typedef struct talus_state_header {
+  int layers;                 /* TALUS_LAYERS: allocated slots per cell, as read (atoi) */
+  int64_t step;               /* TALUS_STEP: the global step */
+  double cell;                /* TALUS_CELL_SIZE [m] */
+  int surface, columns, bed0; /* bands "surface", "columns", "layer0.bedrock"; -1 if absent */
+} talus_state_header;
+/* The header of a state read whole. Fails (TALUS_ERR_FORMAT) unless the
+ * three metadata items and the surface and layer0.bedrock bands exist. */
+talus_status talus_state_header_bands(const talus_bands *b, talus_state_header *h);
+/* The header of a state open for windowed reads. Fails (TALUS_ERR_FORMAT)
+ * unless the three metadata items and the surface, columns and
+ * layer0.bedrock bands exist. */
+talus_status talus_state_header_reader(const talus_bands_reader *r, talus_state_header *h);
+
+/* 1 when a cell whose surface band holds v is NoData under geo. */
+int talus_state_nodata(const talus_georef *geo, float v);
+/* Column counts of global rectangle r (inside t->buf) from the columns
+ * band's values over r (r.w × r.h, row-major); masked cells are skipped.
+ * A count outside [1, t->nz] is a TALUS_ERR_FORMAT naming the cell. */
+talus_status talus_state_set_counts(talus_tile *t, talus_rect r, const float *columns);
+/* Field f of layer k over global rectangle r (inside t->buf) from its
+ * band's values over r (r.w × r.h, row-major), on the cells that have
+ * that layer (set the counts first). */
+void talus_state_set_layer(talus_tile *t, talus_rect r, int f, int k, const float *band);
+
+#endif /* TALUS_IO_STATE_H */

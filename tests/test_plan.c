@@ -1,0 +1,319 @@
+/*
+ * test_plan.c — the plan of a run (tiler/plan.h), a pure function: a map
+ * that fits runs in one piece and one that does not is tiled; the core is
+ * the largest multiple of 256 up to 2048 whose working set fits; K follows
+ * the store's rule (memory: core / (32 R) in 1..8, disk: core / (8 R) in
+ * 1..32); --tile, --steps-per-exchange and --store are respected; the disk
+ * store is taken when the tiles do not fit in memory; a --mem-limit even
+ * the smallest tile exceeds is refused; the predicted bytes grow with the
+ * map. Expected numbers are worked out here from the memory model that
+ * plan.h states, not copied from the planner's output.
+ */
+#include "check.h"
+#include "io/state.h"
+#include "tiler/plan.h"
+
+#include <string.h>
+
+#define MIB ((int64_t)1 << 20)
+#define GIB ((int64_t)1 << 30)
+
+/* A run of an nx × ny map with 4 layers, step radius 4, one thread, one
+ * rank, no outputs besides the surface, and a generous machine. */
+static talus_plan_in base(int nx, int ny) {
+  talus_plan_in in;
+  memset(&in, 0, sizeof in);
+  in.nx = nx, in.ny = ny, in.nz = 4, in.state_bands = talus_state_band_count(4);
+  in.R = 4;
+  in.auto_limit = 64 * GIB;
+  in.ranks = 1, in.threads = 1;
+  in.gdal_cache = 256 * MIB;
+  return in;
+}
+
+static int64_t min64(int64_t a, int64_t b) {
+  return a < b ? a : b;
+}
+static int64_t max64(int64_t a, int64_t b) {
+  return a > b ? a : b;
+}
+
+/* plan.h's memory model, written out again: a cell costs 56 + 88 nz with
+ * scratch, 6 + 44 nz kept; io is GDAL's cache and 16 MiB per thread; 160
+ * MiB of slack. */
+static int64_t out_bands(const talus_plan_in *in) {
+  return 1 + (in->maps ? 5 : 0) + (in->state_out ? 2 + 11 * in->nz : 0);
+}
+static int64_t model_tile(const talus_plan_in *in, int c, int H) {
+  int64_t full = 56 + 88 * in->nz, kept = 6 + 44 * in->nz;
+  int64_t bw = min64(c + 2 * H, in->nx), bh = min64(c + 2 * H, in->ny);
+  int64_t run = bw * bh * full;
+  int64_t out = ((int64_t)c * c + (int64_t)c * 256) * kept + out_bands(in) * (c + 256) * in->nx * 4;
+  return max64(run, out) + in->gdal_cache + 16 * MIB * in->threads + 160 * MIB;
+}
+static int64_t model_kept(const talus_plan_in *in, int c, int H) {
+  int64_t ntiles = (int64_t)((in->nx + c - 1) / c) * ((in->ny + c - 1) / c);
+  int64_t mine = (ntiles + in->ranks - 1) / in->ranks;
+  int64_t bw = min64(c + 2 * H, in->nx), bh = min64(c + 2 * H, in->ny);
+  int64_t strips = ntiles > 1 ? 2 * (4 * (int64_t)H * c + 4 * (int64_t)H * H) : 0;
+  return mine * (bw * bh + strips) * (6 + 44 * in->nz);
+}
+static int64_t model_one(const talus_plan_in *in) {
+  int64_t input = in->state_in ? 4 * (2 + 11 * in->nz) : 5;
+  return (int64_t)in->nx * in->ny * (56 + 88 * in->nz + 4 + input) +
+         out_bands(in) * 256 * in->nx * 4 + in->gdal_cache + 160 * MIB;
+}
+
+static void test_model(void) {
+  CHECK(talus_state_band_count(4) == 46, "a state of 4 layers has %d bands, not 46",
+        talus_state_band_count(4));
+  talus_plan_in in = base(512, 512);
+  /* 512² cells × (408 + 4 + 5) + 256 rows × 512 × 4 + 256 MiB + 160 MiB */
+  CHECK(talus_plan_one_bytes(&in) == 546045952, "one piece of 512²: %lld bytes",
+        (long long)talus_plan_one_bytes(&in));
+  in.maps = 1, in.state_out = 1, in.state_in = 1;
+  CHECK(talus_plan_one_bytes(&in) == model_one(&in), "one piece with every output: %lld vs %lld",
+        (long long)talus_plan_one_bytes(&in), (long long)model_one(&in));
+  in = base(8192, 8192);
+  /* core 1024, halo 32: the buffer (1088² × 408) outweighs the outputs */
+  CHECK(talus_plan_tile_bytes(&in, 1024, 32) == (int64_t)1088 * 1088 * 408 + 432 * MIB,
+        "tiles of 1024 + 2·32 over 8192²: %lld bytes",
+        (long long)talus_plan_tile_bytes(&in, 1024, 32));
+  for (int c = 256; c <= 2048; c += 256)
+    for (int H = 0; H <= 128; H += 32)
+      CHECK(talus_plan_tile_bytes(&in, c, H) == model_tile(&in, c, H),
+            "core %d halo %d: %lld vs %lld", c, H, (long long)talus_plan_tile_bytes(&in, c, H),
+            (long long)model_tile(&in, c, H));
+  /* a buffer is clipped to the map: 1024 + 2·32 > 1070 */
+  in = base(1070, 1070);
+  CHECK(talus_plan_tile_bytes(&in, 1024, 32) == (int64_t)1070 * 1070 * 408 + 432 * MIB,
+        "tiles of 1024 + 2·32 over 1070²: %lld bytes",
+        (long long)talus_plan_tile_bytes(&in, 1024, 32));
+  for (int n = 1000; n <= 1200; n += 10)
+    for (int H = 0; H <= 96; H += 8) {
+      in = base(n, 2 * n);
+      CHECK(talus_plan_tile_bytes(&in, 1024, H) == model_tile(&in, 1024, H),
+            "%d x %d, halo %d: %lld vs %lld", n, 2 * n, H,
+            (long long)talus_plan_tile_bytes(&in, 1024, H), (long long)model_tile(&in, 1024, H));
+      CHECK(talus_plan_kept_bytes(&in, 1024, H) == model_kept(&in, 1024, H),
+            "kept %d x %d, halo %d: %lld vs %lld", n, 2 * n, H,
+            (long long)talus_plan_kept_bytes(&in, 1024, H), (long long)model_kept(&in, 1024, H));
+    }
+  /* 2048² in cores of 512, halo 16: 16 tiles, each 544² and 8 strips at two
+   * steps, 2 · (4·16·512 + 4·16²) cells, of 182 bytes a cell */
+  in = base(2048, 2048);
+  CHECK(talus_plan_kept_bytes(&in, 512, 16) == 16 * (544 * 544 + 67584) * (int64_t)182,
+        "kept tiles of 2048² at core 512: %lld bytes",
+        (long long)talus_plan_kept_bytes(&in, 512, 16));
+  in.ranks = 4; /* a rank keeps at most a quarter of them */
+  CHECK(talus_plan_kept_bytes(&in, 512, 16) == 4 * (544 * 544 + 67584) * (int64_t)182,
+        "kept tiles of a rank of 4: %lld bytes", (long long)talus_plan_kept_bytes(&in, 512, 16));
+  in = base(512, 512); /* one tile: no strips */
+  CHECK(talus_plan_kept_bytes(&in, 512, 16) == 512 * 512 * (int64_t)182,
+        "one kept tile: %lld bytes", (long long)talus_plan_kept_bytes(&in, 512, 16));
+}
+
+static void test_K(void) {
+  talus_plan_in in = base(8192, 8192); /* R = 4 */
+  int mem[][2] = {{256, 2}, {512, 4}, {1024, 8}, {2048, 8}, {64, 1}};
+  for (size_t i = 0; i < sizeof mem / sizeof mem[0]; i++)
+    CHECK(talus_plan_K(&in, mem[i][0], TALUS_STORE_MEMORY) == mem[i][1],
+          "memory K of core %d: %d, not %d", mem[i][0],
+          talus_plan_K(&in, mem[i][0], TALUS_STORE_MEMORY), mem[i][1]);
+  int disk[][2] = {{256, 8}, {512, 16}, {1024, 32}, {2048, 32}, {16, 1}};
+  for (size_t i = 0; i < sizeof disk / sizeof disk[0]; i++)
+    CHECK(talus_plan_K(&in, disk[i][0], TALUS_STORE_DISK) == disk[i][1],
+          "disk K of core %d: %d, not %d", disk[i][0],
+          talus_plan_K(&in, disk[i][0], TALUS_STORE_DISK), disk[i][1]);
+  in.R = 0; /* no stage reaches a neighbour: the caps */
+  CHECK(talus_plan_K(&in, 256, TALUS_STORE_MEMORY) == 8, "memory K at R 0");
+  CHECK(talus_plan_K(&in, 256, TALUS_STORE_DISK) == 32, "disk K at R 0");
+  in.R = 13; /* rivers-rain's ring: 2048 / (32·13) = 4, 2048 / (8·13) = 19 */
+  CHECK(talus_plan_K(&in, 2048, TALUS_STORE_MEMORY) == 4, "memory K at R 13");
+  CHECK(talus_plan_K(&in, 2048, TALUS_STORE_DISK) == 19, "disk K at R 13");
+  in.steps_per_exchange = 3; /* the user's, whatever the store */
+  CHECK(talus_plan_K(&in, 2048, TALUS_STORE_MEMORY) == 3, "--steps-per-exchange, memory");
+  CHECK(talus_plan_K(&in, 2048, TALUS_STORE_DISK) == 3, "--steps-per-exchange, disk");
+}
+
+static void test_pieces(void) {
+  talus_plan_in in = base(512, 512);
+  talus_plan p;
+  in.auto_limit = model_one(&in); /* fits exactly */
+  talus_plan_pieces(&in, &p);
+  CHECK(!p.tiled && !p.asked && !p.too_large, "a map that fits runs in one piece");
+  CHECK(p.one_bytes == model_one(&in) && p.limit == in.auto_limit, "one piece: %lld bytes of %lld",
+        (long long)p.one_bytes, (long long)p.limit);
+  in.auto_limit--; /* a byte short */
+  talus_plan_pieces(&in, &p);
+  CHECK(p.tiled && !p.asked, "a map that does not fit is tiled");
+  in.mem_limit = 64 * GIB; /* --mem-limit wins over the machine's limit */
+  talus_plan_pieces(&in, &p);
+  CHECK(!p.tiled && p.limit == 64 * GIB, "--mem-limit: limit %lld", (long long)p.limit);
+  /* each tiling option asks for tiles, and so do ranks */
+  for (int i = 0; i < 5; i++) {
+    talus_plan_in a = base(512, 512);
+    if (i == 0) a.tile = 256;
+    if (i == 1) a.steps_per_exchange = 2;
+    if (i == 2) a.store_dir = 1;
+    if (i == 3) a.resume = 1;
+    if (i == 4) a.ranks = 2;
+    talus_plan_pieces(&a, &p);
+    CHECK(p.tiled && p.asked, "option %d asks for tiles", i);
+  }
+  in = base(262144, 262144); /* 2^36 cells: the most */
+  talus_plan_pieces(&in, &p);
+  CHECK(!p.too_large, "262144² is not too large");
+  in.nx++;
+  talus_plan_pieces(&in, &p);
+  CHECK(p.too_large && !p.tiled, "262145 × 262144 is too large");
+}
+
+static talus_plan tiles(const talus_plan_in *in) {
+  talus_plan p;
+  memset(&p, 0, sizeof p);
+  talus_plan_tiles(in, &p);
+  return p;
+}
+
+static void test_core(void) {
+  /* 8192², R 4: the memory K is core / 128 up to 8, so a halo of 32 from
+   * core 1024 on. Cores of 1024 fit this limit, cores of 1280 do not. */
+  talus_plan_in in = base(8192, 8192);
+  in.auto_limit = model_tile(&in, 1024, 32) + 1;
+  CHECK(model_tile(&in, 1280, 32) > in.auto_limit, "the limit is below cores of 1280");
+  talus_plan p = tiles(&in);
+  CHECK(p.core == 1024, "core %d, not 1024", p.core);
+  /* 64 tiles of 1088² cells and 2 · (4·32·1024 + 4·32²) strip cells do
+   * not fit besides: disk; its K of 32 (halo 128) does not fit either, so
+   * the memory K stays */
+  CHECK(p.store == TALUS_STORE_DISK, "the tiles do not fit in memory: disk");
+  CHECK(p.K == 8 && p.halo == 32, "K %d halo %d, not 8 and 32", p.K, p.halo);
+  CHECK(p.tile_bytes == model_tile(&in, 1024, 32) &&
+            p.kept_bytes == 64 * ((int64_t)1088 * 1088 + 270336) * 182,
+        "bytes %lld kept %lld", (long long)p.tile_bytes, (long long)p.kept_bytes);
+  CHECK(!p.refused, "no --mem-limit: never refused");
+  /* room for the disk store's halo of 128 (a 1280² buffer, smaller than
+   * 1280 + 2·32): the disk K */
+  in.auto_limit = model_tile(&in, 1024, 128);
+  CHECK(model_tile(&in, 1280, 32) > in.auto_limit, "the limit is below cores of 1280");
+  p = tiles(&in);
+  CHECK(p.core == 1024 && p.store == TALUS_STORE_DISK && p.K == 32 && p.halo == 128,
+        "core %d K %d halo %d store %d", p.core, p.K, p.halo, (int)p.store);
+  CHECK(p.tile_bytes == model_tile(&in, 1024, 128), "bytes at the disk K: %lld",
+        (long long)p.tile_bytes);
+  /* a generous limit: the largest core, 2048, at K 8 */
+  in.auto_limit = 1024 * GIB;
+  p = tiles(&in);
+  CHECK(p.core == 2048 && p.K == 8 && p.store == TALUS_STORE_MEMORY, "core %d K %d store %d",
+        p.core, p.K, (int)p.store);
+  /* cores are multiples of 256 for every limit between the extremes */
+  for (int c = 256; c <= 2048; c += 256) {
+    int K = c / 128 < 8 ? c / 128 : 8;
+    in.auto_limit = model_tile(&in, c, K * 4);
+    p = tiles(&in);
+    CHECK(p.core == c, "the limit of core %d gives core %d", c, p.core);
+  }
+  /* no core is larger than twice the map's larger side; a map whose side
+   * is 256 or less gets about a quarter of it, or all of it under 128 */
+  int small[][3] = {{600, 600, 1024}, {1000, 300, 1792}, {300, 300, 512},
+                    {256, 200, 64},   {200, 200, 50},    {100, 60, 100}};
+  for (size_t i = 0; i < sizeof small / sizeof small[0]; i++) {
+    in = base(small[i][0], small[i][1]);
+    p = tiles(&in);
+    CHECK(p.core == small[i][2], "%d x %d: core %d, not %d", small[i][0], small[i][1], p.core,
+          small[i][2]);
+  }
+}
+
+static void test_user(void) {
+  /* --tile: that core, the memory rule's K; in memory when all fit */
+  talus_plan_in in = base(2048, 2048);
+  in.tile = 512;
+  talus_plan p = tiles(&in);
+  CHECK(p.core == 512 && p.K == 4 && p.halo == 16 && p.store == TALUS_STORE_MEMORY,
+        "--tile 512: core %d K %d halo %d store %d", p.core, p.K, p.halo, (int)p.store);
+  /* the memory store exactly fits its tiles besides the working set; a byte
+   * less and the tiles go to disk, at the disk rule's K (512 / 32 = 16) */
+  int64_t kept = 16 * (544 * 544 + 67584) * (int64_t)182;
+  in.auto_limit = kept + model_tile(&in, 512, 16);
+  p = tiles(&in);
+  CHECK(p.store == TALUS_STORE_MEMORY && p.kept_bytes == kept, "store %d kept %lld", (int)p.store,
+        (long long)p.kept_bytes);
+  in.auto_limit--;
+  p = tiles(&in);
+  CHECK(p.store == TALUS_STORE_DISK && p.K == 16 && p.halo == 64, "store %d K %d halo %d",
+        (int)p.store, p.K, p.halo);
+  /* --store: disk whatever fits */
+  in = base(2048, 2048);
+  in.tile = 512, in.store_dir = 1;
+  p = tiles(&in);
+  CHECK(p.store == TALUS_STORE_DISK && p.K == 16, "--store: store %d K %d", (int)p.store, p.K);
+  /* --steps-per-exchange: that K in memory and on disk */
+  in.steps_per_exchange = 3;
+  p = tiles(&in);
+  CHECK(p.store == TALUS_STORE_DISK && p.K == 3 && p.halo == 12, "--store, K 3: K %d halo %d", p.K,
+        p.halo);
+  in.store_dir = 0;
+  p = tiles(&in);
+  CHECK(p.store == TALUS_STORE_MEMORY && p.K == 3 && p.halo == 12, "K 3: store %d K %d halo %d",
+        (int)p.store, p.K, p.halo);
+  /* ranks keep a share of the tiles each: a limit too small for all 16
+   * tiles fits the 4 a rank of 4 keeps */
+  in = base(2048, 2048);
+  in.tile = 512;
+  in.auto_limit = 4 * (544 * 544 + 67584) * (int64_t)182 + model_tile(&in, 512, 16);
+  CHECK(tiles(&in).store == TALUS_STORE_DISK, "one process: disk");
+  in.ranks = 4;
+  CHECK(tiles(&in).store == TALUS_STORE_MEMORY, "a rank of 4: memory");
+}
+
+static void test_refusal(void) {
+  /* GDAL's cache and the slack alone exceed 400 MiB: even cores of 256 do
+   * not fit, and a --mem-limit so small is refused */
+  talus_plan_in in = base(8192, 8192);
+  in.mem_limit = 400 * MIB;
+  talus_plan p = tiles(&in);
+  CHECK(p.refused && p.core == 256 && p.K == 2 && p.halo == 8, "refused %d core %d K %d halo %d",
+        p.refused, p.core, p.K, p.halo);
+  CHECK(p.tile_bytes == model_tile(&in, 256, 8) && p.limit == 400 * MIB, "refused at %lld of %lld",
+        (long long)p.tile_bytes, (long long)p.limit);
+  /* so is a --tile too large for the limit */
+  in.mem_limit = model_tile(&in, 1024, 32);
+  in.tile = 1024;
+  CHECK(!tiles(&in).refused, "tiles of 1024 fit exactly");
+  in.tile = 1280;
+  CHECK(tiles(&in).refused, "tiles of 1280 do not");
+  /* without --mem-limit the plan goes ahead on the smallest core */
+  in = base(8192, 8192);
+  in.auto_limit = 400 * MIB;
+  p = tiles(&in);
+  CHECK(!p.refused && p.core == 256 && p.store == TALUS_STORE_DISK, "refused %d core %d store %d",
+        p.refused, p.core, (int)p.store);
+}
+
+static void test_monotone(void) {
+  int64_t one = 0, tile = 0, kept = 0;
+  for (int n = 256; n <= 65536; n *= 2)
+    for (int m = n; m < 2 * n; m += n / 2) {
+      talus_plan_in in = base(m, n);
+      in.maps = 1, in.state_out = 1;
+      int64_t o = talus_plan_one_bytes(&in), t = talus_plan_tile_bytes(&in, 1024, 32),
+              k = talus_plan_kept_bytes(&in, 1024, 32);
+      CHECK(o > one, "%d x %d: one piece %lld after %lld", m, n, (long long)o, (long long)one);
+      CHECK(t >= tile, "%d x %d: tiles %lld after %lld", m, n, (long long)t, (long long)tile);
+      CHECK(k >= kept, "%d x %d: kept %lld after %lld", m, n, (long long)k, (long long)kept);
+      one = o, tile = t, kept = k;
+    }
+}
+
+int main(void) {
+  test_model();
+  test_K();
+  test_pieces();
+  test_core();
+  test_user();
+  test_refusal();
+  test_monotone();
+  return check_report("test_plan");
+}

@@ -1,0 +1,120 @@
+/*
+ * plan.c — the plan of a run (plan.h): the memory model, then one piece or
+ * tiled, the core size, K and the store kind. Pure arithmetic on the
+ * numbers in talus_plan_in.
+ */
+#include "tiler/plan.h"
+
+#include <string.h>
+
+/* Bytes a cell costs in a tile with scratch (talus_tile_create), and in a
+ * tile of persistent fields only or a store blob. */
+static int64_t cell_bytes_full(const talus_plan_in *in) {
+  return 56 + 88 * (int64_t)in->nz;
+}
+static int64_t cell_bytes_kept(const talus_plan_in *in) {
+  return 6 + 44 * (int64_t)in->nz;
+}
+
+/* Output bands a row buffer holds: surface, maps, state. */
+static int64_t output_bands(const talus_plan_in *in) {
+  return 1 + (in->maps ? 5 : 0) + (in->state_out ? (int64_t)in->state_bands : 0);
+}
+
+/* The side of a tile's buffer along a map side of n cells: its core c
+ * grown by H on both sides, clipped to the map. */
+static int64_t plan_span(int c, int H, int n) {
+  return c + 2 * H < n ? c + 2 * H : n;
+}
+
+int64_t talus_plan_tile_bytes(const talus_plan_in *in, int c, int H) {
+  int64_t bw = plan_span(c, H, in->nx), bh = plan_span(c, H, in->ny);
+  int64_t run = bw * bh * cell_bytes_full(in);
+  int64_t out = ((int64_t)c * c + (int64_t)c * 256) * cell_bytes_kept(in) +
+                output_bands(in) * (c + 256) * (int64_t)in->nx * 4;
+  int64_t io = in->gdal_cache + TALUS_STORE_CALL_BYTES * in->threads;
+  return (run > out ? run : out) + io + TALUS_PLAN_SLACK;
+}
+
+int64_t talus_plan_one_bytes(const talus_plan_in *in) {
+  int64_t input = in->state_in ? 4 * (int64_t)in->state_bands : 5;
+  int64_t cells = (int64_t)in->nx * in->ny;
+  return cells * (cell_bytes_full(in) + 4 + input) + output_bands(in) * 256 * (int64_t)in->nx * 4 +
+         in->gdal_cache + TALUS_PLAN_SLACK;
+}
+
+int64_t talus_plan_kept_bytes(const talus_plan_in *in, int c, int H) {
+  int nx = in->nx, ny = in->ny;
+  int64_t ntiles = (int64_t)((nx + c - 1) / c) * ((ny + c - 1) / c);
+  int64_t kept = (ntiles + in->ranks - 1) / in->ranks;
+  int64_t bw = plan_span(c, H, nx), bh = plan_span(c, H, ny);
+  int64_t strips = ntiles > 1 ? 2 * (4 * (int64_t)H * c + 4 * (int64_t)H * H) : 0;
+  return kept * (bw * bh + strips) * cell_bytes_kept(in);
+}
+
+/* The rule for steps per exchange, K = core / (div R) within 1..cap, of a
+ * memory store and of a disk store (plan.h). */
+typedef struct k_rule {
+  int div, cap;
+} k_rule;
+static const k_rule PLAN_K_MEMORY = {32, 8}, PLAN_K_DISK = {8, 32};
+
+int talus_plan_K(const talus_plan_in *in, int c, talus_store_kind store) {
+  k_rule rule = store == TALUS_STORE_DISK ? PLAN_K_DISK : PLAN_K_MEMORY;
+  if (in->steps_per_exchange) return in->steps_per_exchange;
+  int K = in->R > 0 ? c / (rule.div * in->R) : rule.cap;
+  return K < 1 ? 1 : (K > rule.cap ? rule.cap : K);
+}
+
+static int64_t plan_limit(const talus_plan_in *in) {
+  return in->mem_limit ? in->mem_limit : in->auto_limit;
+}
+
+void talus_plan_pieces(const talus_plan_in *in, talus_plan *out) {
+  memset(out, 0, sizeof *out);
+  out->limit = plan_limit(in);
+  out->one_bytes = talus_plan_one_bytes(in);
+  out->too_large = (int64_t)in->nx * in->ny > TALUS_PLAN_MAX_CELLS;
+  if (out->too_large) return;
+  out->asked = in->tile || in->steps_per_exchange || in->store_dir || in->resume || in->ranks > 1;
+  out->tiled = out->asked || out->one_bytes > out->limit;
+}
+
+/* The core: the user's, else the largest multiple of 256 up to 2048 whose
+ * working set (at the memory store's K) fits the limit; small maps get
+ * about a quarter of the map. */
+static int plan_core(const talus_plan_in *in, int64_t limit) {
+  if (in->tile) return in->tile;
+  int big = in->nx > in->ny ? in->nx : in->ny, c = TALUS_PLAN_MAX_CORE;
+  while (c > TALUS_PLAN_CORE_STEP &&
+         (c / 2 >= big ||
+          talus_plan_tile_bytes(in, c, talus_plan_K(in, c, TALUS_STORE_MEMORY) * in->R) > limit))
+    c -= TALUS_PLAN_CORE_STEP;
+  if (c == TALUS_PLAN_CORE_STEP && big < 1024) c = big < 128 ? big : (big + 3) / 4;
+  return c;
+}
+
+void talus_plan_tiles(const talus_plan_in *in, talus_plan *out) {
+  int64_t limit = plan_limit(in);
+  int R = in->R;
+  out->limit = limit;
+  out->core = plan_core(in, limit);
+  out->K = talus_plan_K(in, out->core, TALUS_STORE_MEMORY);
+  out->halo = out->K * R;
+  out->tile_bytes = talus_plan_tile_bytes(in, out->core, out->halo);
+  out->store = TALUS_STORE_MEMORY;
+  out->kept_bytes = 0;
+  out->refused = in->mem_limit && out->tile_bytes > limit;
+  if (out->refused) return;
+  /* Memory store when every tile this process keeps fits besides the
+   * working set, else disk. */
+  out->kept_bytes = talus_plan_kept_bytes(in, out->core, out->halo);
+  if (in->store_dir || out->kept_bytes + out->tile_bytes > limit) out->store = TALUS_STORE_DISK;
+  int K = talus_plan_K(in, out->core, TALUS_STORE_DISK);
+  int64_t bytes = talus_plan_tile_bytes(in, out->core, K * R);
+  if (out->store == TALUS_STORE_DISK && bytes <= limit) {
+    out->K = K; /* a disk store's longer generations, when their halo fits */
+    out->halo = K * R;
+    out->tile_bytes = bytes;
+  }
+}

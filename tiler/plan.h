@@ -1,0 +1,113 @@
+/*
+ * plan.h — the plan of a run: in one piece or tiled, and when tiled the
+ * tile core, K (steps per exchange), the halo and the store kind, from the
+ * map's size, the memory limit and the user's choices. A pure function of
+ * plain numbers: the caller opens the input, asks the machine (RAM, MPI
+ * ranks, threads) and says what the messages say; nothing here reads a
+ * file, logs or fails.
+ *
+ * Rules (the user's --tile, --steps-per-exchange and --store override them):
+ * - One piece or tiled: a map runs as one piece in memory when its
+ *   estimated footprint fits the limit and no tiling option was given
+ *   (nor more than one rank); tiled otherwise.
+ * - Store: memory when every tile this process keeps fits the limit
+ *   besides the working set (on the CPU each tile is then resident: its
+ *   core grown by H in its own buffer, tiler/tiled.h), else disk.
+ * - Core size: the largest multiple of 256 (the output block, so a tile row
+ *   writes whole block rows) up to 2048 whose working set fits the limit;
+ *   small maps (largest side under 1024) get cores of about a quarter of
+ *   the map, or the whole map under 128 cells.
+ * - K (steps per exchange): halo H = K·R (R the step radius). A generation
+ *   recomputes a ring of width up to H around every core (each stage only
+ *   what the later ones read: redundant work ~ 2H/core) but exchanges
+ *   tiles once per K steps.
+ *   - Memory store: K = core / (32 R), between 1 and 8. Its tiles are
+ *     resident and exchange only strips H wide, so the exchange costs about
+ *     the same per step whatever K; a narrow ring is then the cheaper side
+ *     (rivers-rain at 4096², cores of 2048: K 4 beat K 8; RESULTS.md).
+ *   - Disk store: K = core / (8 R), between 1 and 32, when its working set
+ *     still fits the limit (else the memory store's K). Every generation
+ *     passes each core through zstd and the file system, which costs more
+ *     than the wider ring (at 4096², cores of 2048: the heightfield's
+ *     scheduler time per step halves from K 8 to 16 and again to 32;
+ *     rivers-rain ran fastest at K 16 of 9, 16, 19 and 32, its ring being
+ *     13 cells a step).
+ * - Refusal: tiles whose working set exceeds a limit the user gave
+ *   (--mem-limit) are refused; without one the plan goes ahead.
+ *
+ * Memory model (bytes): a cell costs 56 + 88·nz in a tile with scratch and
+ * 6 + 44·nz in a tile of persistent fields only or a store blob; a row
+ * buffer of the outputs holds 1 band (surface), 5 more with --maps and a
+ * state file's bands with --state; GDAL's block cache, one store call's
+ * buffer per thread and 160 MiB of slack (heap, libraries, bookkeeping)
+ * come on top.
+ */
+#ifndef TALUS_TILER_PLAN_H
+#define TALUS_TILER_PLAN_H
+
+#include "io/store/store.h"
+
+#include <stdint.h>
+
+#define TALUS_PLAN_MAX_CORE  2048                 /* largest automatic core [cells] */
+#define TALUS_PLAN_CORE_STEP 256                  /* automatic cores are multiples of this */
+#define TALUS_PLAN_SLACK     ((int64_t)160 << 20) /* heap, libraries, bookkeeping */
+#define TALUS_PLAN_MAX_CELLS ((int64_t)1 << 36)   /* 262144² cells: tile counts stay small */
+
+/* What the plan is made from. */
+typedef struct talus_plan_in {
+  int nx, ny;             /* the map [cells] */
+  int nz;                 /* column slots per cell (a state's own layers) */
+  int state_bands;        /* bands of a state file of nz layers (talus_state_band_count) */
+  int R;                  /* step radius (talus_step_radius); talus_plan_tiles only */
+  int state_in;           /* the input is a talus state (read whole: every band) */
+  int maps, state_out;    /* outputs besides the surface: --maps, --state */
+  int64_t mem_limit;      /* --mem-limit [bytes]; 0: none given */
+  int64_t auto_limit;     /* the limit without --mem-limit [bytes] (3/4 of the RAM per rank) */
+  int tile;               /* --tile; 0: the rule's core */
+  int steps_per_exchange; /* --steps-per-exchange; 0: the rule's K */
+  int store_dir;          /* --store given (a disk store) */
+  int resume;             /* --resume (of a tiled run) */
+  int ranks;              /* MPI ranks (1 without MPI) */
+  int threads;            /* worker threads (each may hold a store call's buffer) */
+  int64_t gdal_cache;     /* GDAL's block cache [bytes] */
+} talus_plan_in;
+
+/* The plan. */
+typedef struct talus_plan {
+  int64_t limit;          /* the limit planned for: mem_limit, else auto_limit */
+  int64_t one_bytes;      /* peak bytes of the run in one piece */
+  int too_large;          /* more than TALUS_PLAN_MAX_CELLS cells: no run at all */
+  int asked;              /* an option (or more than one rank) asks for tiles */
+  int tiled;              /* 1: tiled (asked, or one piece does not fit); 0: one piece */
+  int core, K, halo;      /* cores of core² cells, K steps per exchange, halo K·R */
+  talus_store_kind store; /* where the tiles are kept */
+  int64_t tile_bytes;     /* peak bytes of the tiled run at core and K, besides the store */
+  int64_t kept_bytes;     /* bytes of the tiles this process keeps in a memory store */
+  int refused;            /* tile_bytes is over the user's --mem-limit: no run */
+} talus_plan;
+
+/* One piece or tiled: fills limit, one_bytes, too_large, asked and tiled
+ * of *out (the rest is zeroed). */
+void talus_plan_pieces(const talus_plan_in *in, talus_plan *out);
+/* The tiles of a tiled run: fills limit, core, K, halo, store, tile_bytes,
+ * kept_bytes and refused of *out (the rest is left as it is). When
+ * refused, core, K, halo and tile_bytes are those refused and the store
+ * is not planned (memory, kept_bytes 0). */
+void talus_plan_tiles(const talus_plan_in *in, talus_plan *out);
+
+/* The memory model, for tests and messages. Peak bytes of the run in one
+ * piece: the domain, the initial surface and the input as read. */
+int64_t talus_plan_one_bytes(const talus_plan_in *in);
+/* Peak bytes of a tiled run with cores of c and halo H, besides the store. */
+int64_t talus_plan_tile_bytes(const talus_plan_in *in, int c, int H);
+/* Bytes of the tiles this process keeps in a memory store (all of them,
+ * or under MPI the most a rank owns): each tile's resident buffer, its
+ * core grown by H, and its 8 strips at two steps while a generation is
+ * open. */
+int64_t talus_plan_kept_bytes(const talus_plan_in *in, int c, int H);
+/* Steps per exchange for cores of c cells over `store`: the user's, else
+ * the rule's (memory: c / (32 R) in 1..8; disk: c / (8 R) in 1..32). */
+int talus_plan_K(const talus_plan_in *in, int c, talus_store_kind store);
+
+#endif /* TALUS_TILER_PLAN_H */
