@@ -401,6 +401,18 @@ talus_status talus_backend_choose(talus_device device, int32_t *backend, char *n
   return TALUS_OK;
 }
 
+talus_status talus_backend_choose_reported(talus_device device, int32_t *backend) {
+  char name[256];
+  talus_status st = talus_backend_choose(device, backend, name, sizeof name);
+  if (st || device == TALUS_DEVICE_CPU) return st;
+  if (*backend == TALUS_BACKEND_CUDA)
+    talus_info("running on %s", name);
+  else if (talus_cuda_built())
+    talus_info("--device auto: %s; running on the CPU", talus_last_error());
+  talus_error_clear();
+  return TALUS_OK;
+}
+
 talus_status talus_domain_set_device(talus_domain *d, talus_device device, char *name, size_t len) {
   return talus_backend_choose(device, &d->ctx.backend, name, len);
 }

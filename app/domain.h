@@ -34,5 +34,10 @@ talus_status talus_domain_wrap(talus_tile *tile, double cell_size, const talus_p
  * *backend, and "cpu" or the GPU's name to name[len] (NULL allowed). When
  * AUTO falls back to the CPU, talus_last_error() keeps the GPU's reason. */
 talus_status talus_backend_choose(talus_device device, int32_t *backend, char *name, size_t len);
+/* talus_backend_choose for a command (--device): auto takes a usable GPU,
+ * else says why in one line (when this build has CUDA) and takes the CPU;
+ * cuda without one fails with the driver's reason. Names the GPU it takes;
+ * clears the fallback's error. */
+talus_status talus_backend_choose_reported(talus_device device, int32_t *backend);
 
 #endif /* TALUS_APP_DOMAIN_H */

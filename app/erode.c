@@ -70,22 +70,10 @@ static int erode_device_option(const char *v, erode_opts *o) {
   return -1;
 }
 
-talus_status erode_pick_backend(const erode_opts *o, int32_t *backend) {
-  char name[256];
-  talus_status st = talus_backend_choose(o->device, backend, name, sizeof name);
-  if (st || o->device == TALUS_DEVICE_CPU) return st;
-  if (*backend == TALUS_BACKEND_CUDA)
-    talus_info("running on %s", name);
-  else if (talus_cuda_built())
-    talus_info("--device auto: %s; running on the CPU", talus_last_error());
-  talus_error_clear();
-  return TALUS_OK;
-}
-
 /* Moves d to the backend --device asks for (picked, and the GPU set up,
  * once: as for a tiled run's context). */
 static talus_status erode_device(const erode_opts *o, talus_domain *d) {
-  return erode_pick_backend(o, &d->ctx.backend);
+  return talus_backend_choose_reported(o->device, &d->ctx.backend);
 }
 
 /* The tiling options (erode_tiled.c); returns <0 on error, 0 if unknown. */

@@ -42,10 +42,6 @@ typedef struct erode_opts {
 talus_status erode_run_and_write(erode_opts *o, talus_domain *d, const talus_georef *geo,
                                  const talus_params *p);
 
-/* The backend --device asks for (erode.c): auto takes a usable GPU, else
- * says why in one line (when this build has CUDA) and takes the CPU; cuda
- * without one fails with the driver's reason. Names the GPU it takes. */
-talus_status erode_pick_backend(const erode_opts *o, int32_t *backend);
 
 #define ERODE_MAX_OUTPUTS 10
 #define ERODE_PATH_MAX    4200

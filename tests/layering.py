@@ -96,8 +96,10 @@ def check_includes(src, files):
     return bad
 
 
-def objects(build):
-    """Object files of the library and the command: {source path: object}."""
+def objects(src, build):
+    """Object files of the library, the command and the benchmark whose
+    sources exist (a build folder may keep objects of removed files):
+    {source path: object}."""
     out = {}
     for d in ("CMakeFiles/talus_lib.dir", "CMakeFiles/talus.dir",
               "benchmarks/CMakeFiles/talus_bench.dir"):
@@ -108,7 +110,8 @@ def objects(build):
                     rel = os.path.relpath(os.path.join(dirpath, n), root)
                     if d.startswith("benchmarks"):
                         rel = "benchmarks/" + rel
-                    out[rel[:-2]] = os.path.join(dirpath, n)
+                    if os.path.exists(os.path.join(src, rel[:-2])):
+                        out[rel[:-2]] = os.path.join(dirpath, n)
     return out
 
 
@@ -127,8 +130,8 @@ def symbols(obj):
     return defined, undefined
 
 
-def check_calls(build):
-    objs = objects(build)
+def check_calls(src, build):
+    objs = objects(src, build)
     syms = {src: symbols(o) for src, o in objs.items()}
     owner = {}
     for src, (defined, _) in syms.items():
@@ -195,7 +198,7 @@ def main():
     files = project_files(src)
     bad = check_includes(src, files)
     if len(sys.argv) > 2:
-        bad += check_calls(sys.argv[2])
+        bad += check_calls(src, sys.argv[2])
     for b in bad:
         print("layering: " + b)
     print(f"layering: {len(files)} files checked, {len(bad)} findings")
