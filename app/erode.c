@@ -14,7 +14,6 @@
 #include "io/state.h"
 #include "mpi/ranks.h"
 
-#include <cpl_conv.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,7 +167,7 @@ static talus_status erode_parse(int argc, char **argv, erode_opts *o, int *help)
     if (!strcmp(arg, "--config")) {
       if (a.i + 2 >= argc)
         return talus_fail(TALUS_ERR_ARGUMENT, "args", "--config needs KEY VALUE");
-      CPLSetConfigOption(argv[a.i + 1], argv[a.i + 2]);
+      talus_raster_config_set(argv[a.i + 1], argv[a.i + 2]);
       a.i += 3;
       continue;
     }

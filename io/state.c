@@ -6,7 +6,6 @@
  */
 #include "io/state.h"
 
-#include <gdal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,14 +28,9 @@ static int state_flagged(const char *v) {
 }
 
 int talus_state_probe(const char *path) {
-  GDALAllRegister();
-  CPLPushErrorHandler(CPLQuietErrorHandler);
-  GDALDatasetH ds = GDALOpen(path, GA_ReadOnly);
-  CPLPopErrorHandler();
-  if (!ds) return 0;
-  int yes = state_flagged(GDALGetMetadataItem(ds, "TALUS_STATE", NULL));
-  GDALClose(ds);
-  return yes;
+  char flag[32];
+  return talus_raster_metadata_item(path, "TALUS_STATE", flag, sizeof flag) &&
+         state_flagged(flag);
 }
 
 int talus_state_reader_probe(const talus_bands_reader *r, int *layers) {

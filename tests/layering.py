@@ -5,7 +5,10 @@ Fails (exit 1, one line per finding) when
   1. a file includes a project header by any path but its own folder's
      ("state.h"), the source root's ("kernels/state.h") or include/'s
      ("talus.h") — no "../", nothing found only through -I;
-  2. a file includes a header of a module above its own in the order below;
+  2. a file includes a header of a module above its own in the order below,
+     or a foreign library's header outside the one module that converts
+     that library (ARCHITECTURE.md §9: GDAL in io/raster, zstd in
+     io/store, json-c in io/json, MPI in mpi, CUDA in kernels/cuda);
   3. (given a build directory) an object file calls a function defined in a
      module above its own, or two object files call each other, directly or
      round a longer circle.
@@ -39,6 +42,14 @@ ORDER = [
     ("tests", 20), ("benchmarks", 20),
 ]
 SOURCES = (".c", ".h", ".cu", ".def")
+FOREIGN = [  # (header pattern, the module that owns the library)
+    (re.compile(r"^(gdal[a-z_]*|cpl_[a-z_]+|ogr_[a-z_]+)\.h$"), "io/raster"),
+    (re.compile(r"^zstd[a-z_]*\.h$"), "io/store"),
+    (re.compile(r"^json-c/|^json\.h$"), "io/json"),
+    (re.compile(r"^mpi\.h$"), "mpi"),
+    (re.compile(r"^cuda[a-z_]*\.h$"), "kernels/cuda"),
+]
+SYSTEM = re.compile(r'^\s*#\s*include\s+<([^>]+)>', re.M)
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -93,6 +104,14 @@ def check_includes(src, files):
             if theirs and theirs[1] > mine[1]:
                 bad.append(f"{f}:{line}: {mine[0]} includes {target} of {theirs[0]}, "
                            "a module above it")
+        if mine[1] >= 20:  # tests and benchmarks may reach any library
+            continue
+        for m in SYSTEM.finditer(text):
+            for pattern, owner in FOREIGN:
+                if pattern.search(m.group(1)) and not (f == owner or f.startswith(owner + "/")):
+                    line = text.count("\n", 0, m.start()) + 1
+                    bad.append(f"{f}:{line}: <{m.group(1)}> belongs to {owner}, the one "
+                               "module that converts that library")
     return bad
 
 

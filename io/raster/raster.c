@@ -40,6 +40,21 @@ void talus_gdal_leave(void) {
   CPLPopErrorHandler();
 }
 
+void talus_raster_config_set(const char *key, const char *value) {
+  CPLSetConfigOption(key, value);
+}
+
+int talus_raster_metadata_item(const char *path, const char *key, char *out, size_t len) {
+  talus_gdal_enter();
+  GDALDatasetH ds = path ? GDALOpen(path, GA_ReadOnly) : NULL;
+  const char *v = ds ? GDALGetMetadataItem(ds, key, NULL) : NULL;
+  int found = v && len > 0;
+  if (found) snprintf(out, len, "%s", v);
+  if (ds) GDALClose(ds);
+  talus_gdal_leave();
+  return found;
+}
+
 talus_status talus_gdal_fail(talus_status status, const char *fmt, ...) {
   char msg[1024];
   va_list ap;

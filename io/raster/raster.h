@@ -56,6 +56,15 @@ void talus_georef_free(talus_georef *g);
 /* Deep copy of src into dst (dst is overwritten, not freed first). */
 talus_status talus_georef_copy(talus_georef *dst, const talus_georef *src);
 
+/* Sets a GDAL configuration option (`--config KEY VALUE`) for the rest of
+ * the process: the one place app/ reaches GDAL's settings. */
+void talus_raster_config_set(const char *key, const char *value);
+
+/* Copies the default-domain metadata item `key` of the raster at path to
+ * out[len] and returns 1; returns 0, quietly (no error recorded), when the
+ * file does not open as a raster or has no such item. */
+int talus_raster_metadata_item(const char *path, const char *key, char *out, size_t len);
+
 typedef struct talus_dem_options {
   int nodata_policy; /* talus_nodata_policy (kernels/state.h) */
   double cell_size;  /* > 0 overrides the raster's cell size [m], no warning */
