@@ -32,7 +32,7 @@ typedef struct erode_opts {
   int resume;
   int64_t mem_limit;   /* bytes */
   talus_device device; /* --device auto|cpu|cuda */
-  char preview_buf[4096];
+  char preview_buf[TALUS_PATH_MAX];
   char keybuf[ERODE_KEY_OPTS][512]; /* "--cell-size 30" as "input.cell_size=30" */
   int nkeys;
 } erode_opts;
@@ -44,7 +44,7 @@ talus_status erode_run_and_write(erode_opts *o, talus_domain *d, const talus_geo
 
 
 #define ERODE_MAX_OUTPUTS 10
-#define ERODE_PATH_MAX    4200
+#define ERODE_PATH_MAX    TALUS_PATH_BUF
 /* Writes every path a run writes into paths (erode_write.c): the surface,
  * the --maps, the state, the preview and the report; returns the count.
  * The checks before the run and the cleanup after a failed write both walk

@@ -41,7 +41,7 @@ typedef struct tiled_run {
   talus_tiled *g;
   talus_mpi_grid *m; /* with more than one rank, else NULL */
   int core, K, disk, hard;
-  char dir[4200]; /* the disk store's directory */
+  char dir[TALUS_PATH_BUF]; /* the disk store's directory */
   int64_t end;
   talus_volumes v0, v1;
   talus_run_stats stats;
@@ -143,7 +143,7 @@ static talus_status tiled_run_id(const tiled_run *t, const talus_params *p, char
   struct stat sb;
   memset(&sb, 0, sizeof sb);
   stat(t->o->input, &sb);
-  char real[4096];
+  char real[TALUS_PATH_MAX];
   if (!realpath(t->o->input, real)) snprintf(real, sizeof real, "%s", t->o->input);
   snprintf(id, n,
            "talus-erode-1 %dx%d nz=%d core=%d K=%d steps=%lld..%lld params=%08x "
@@ -157,7 +157,7 @@ static talus_status tiled_run_id(const tiled_run *t, const talus_params *p, char
 
 static talus_status tiled_open_store(tiled_run *t, const talus_params *p) {
   int ntx = (t->src->nx + t->core - 1) / t->core, nty = (t->src->ny + t->core - 1) / t->core;
-  char id[TALUS_STORE_RUN_ID_MAX], dir[4300];
+  char id[TALUS_STORE_RUN_ID_MAX], dir[TALUS_PATH_BUF + TALUS_PATH_SUFFIX_MAX];
   snprintf(dir, sizeof dir, "%s", t->dir);
   if (talus_mpi_size() > 1) /* ranks share DIR, one sub-directory each */
     snprintf(dir, sizeof dir, "%s/rank%d", t->dir, talus_mpi_rank());

@@ -92,7 +92,7 @@ static talus_status writer_open_files(erode_writer *w, const talus_georef *geo, 
   talus_write_options wo = {.creation_options = w->o->co};
   const char *name[1] = {"eroded surface [m]"};
   talus_status st = writer_add_file(w, w->o->output, 1, name, NULL, geo, &wo);
-  char path[4200];
+  char path[TALUS_PATH_BUF];
   for (int m = 0; m < MAP_COUNT && !st && w->o->maps; m++) {
     app_derived_path(path, sizeof path, w->o->output, map_files[m].suffix);
     name[0] = map_files[m].name;

@@ -17,6 +17,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Path buffers. A path as the system allows it, and room for what talus
+ * appends to one: ".partial", a map's "_sediment.tif", a store's tile or
+ * journal name, ".tmp"; no suffix is longer than TALUS_PATH_SUFFIX_MAX. A
+ * path longer than its buffer is refused with a message, never cut. */
+#define TALUS_PATH_MAX        4096
+#define TALUS_PATH_SUFFIX_MAX 104
+#define TALUS_PATH_BUF        (TALUS_PATH_MAX + TALUS_PATH_SUFFIX_MAX)
+
 #if defined(__CUDACC__)
 #define TALUS_HD __host__ __device__
 #else

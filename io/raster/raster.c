@@ -69,8 +69,8 @@ talus_status talus_gdal_fail(talus_status status, const char *fmt, ...) {
 }
 
 const char *talus_disk_full_hint(const char *path) {
-  static _Thread_local char hint[4200];
-  char dir[4096];
+  static _Thread_local char hint[TALUS_PATH_BUF];
+  char dir[TALUS_PATH_MAX];
   snprintf(dir, sizeof dir, "%s", path ? path : ".");
   char *slash = strrchr(dir, '/');
   if (!slash)

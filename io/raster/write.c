@@ -16,7 +16,7 @@
  * is not a directory, so the failure names the real cause. */
 static talus_status check_destination(const char *path) {
   const char *slash = strrchr(path, '/');
-  char dir[4096];
+  char dir[TALUS_PATH_MAX];
   if (!slash)
     snprintf(dir, sizeof dir, ".");
   else if (slash == path)
@@ -52,7 +52,7 @@ talus_status talus_partial_begin(const char *path, char **partial) {
  * partial; a stale sidecar of an older path is removed so that it cannot
  * override what was just written. */
 static void partial_sidecar(const char *path, const char *partial, int ok) {
-  char from[4200], to[4200];
+  char from[TALUS_PATH_BUF], to[TALUS_PATH_BUF];
   snprintf(from, sizeof from, "%s.aux.xml", partial);
   snprintf(to, sizeof to, "%s.aux.xml", path);
   struct stat sb;

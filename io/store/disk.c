@@ -288,7 +288,7 @@ static talus_status blob_write_fd(int fd, const char *tmp, talus_store_key key, 
 
 talus_status talus_blob_write(const char *path, talus_store_key key, const void *data, size_t n,
                               int elem4, int level, int sync, uint64_t *file_bytes) {
-  char tmp[4200];
+  char tmp[TALUS_PATH_BUF];
   if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
     return talus_fail(TALUS_ERR_ARGUMENT, "store", "path too long: %s", path);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -214,7 +214,7 @@ static void pool_clear(talus_store *s) {
 
 /* Creates dir and its missing parents (mkdir -p). */
 static talus_status make_dirs(const char *dir) {
-  char path[4096];
+  char path[TALUS_PATH_MAX];
   if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
     return talus_fail(TALUS_ERR_ARGUMENT, "store", "store path too long: %s", dir);
   for (char *p = path + 1;; p++) {
@@ -235,7 +235,7 @@ static talus_status make_dirs(const char *dir) {
 
 /* Writes text to "<dir>/<name>" via "<name>.tmp" + rename (+ fsyncs). */
 static talus_status write_atomic(talus_store *s, const char *name, const char *text, size_t n) {
-  char path[4200], tmp[4300];
+  char path[TALUS_PATH_BUF], tmp[TALUS_PATH_BUF + TALUS_PATH_SUFFIX_MAX];
   snprintf(path, sizeof path, "%s/%s", s->dir, name);
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   FILE *f = fopen(tmp, "wb");
@@ -388,7 +388,7 @@ static int manifest_line(talus_store *s, char *line, char **run_id, int *ntiles)
 
 /* Loads "<dir>/manifest": checks its CRC, run id and tile count. */
 static talus_status manifest_load(talus_store *s) {
-  char path[4200], *text, *run_id = NULL;
+  char path[TALUS_PATH_BUF], *text, *run_id = NULL;
   size_t n;
   int ntiles = -1;
   snprintf(path, sizeof path, "%s/manifest", s->dir);
@@ -451,7 +451,7 @@ static int journal_apply(talus_store *s, const unsigned char *r) {
 /* Replays "<dir>/journal.<epoch>" over the manifest's steps. A bad or torn
  * last record is a commit that never returned and is ignored. */
 static talus_status journal_replay(talus_store *s) {
-  char path[4200], *text;
+  char path[TALUS_PATH_BUF], *text;
   size_t n;
   snprintf(path, sizeof path, "%s/journal.%" PRIu32, s->dir, s->epoch);
   if (access(path, F_OK) != 0) return TALUS_OK;
@@ -470,7 +470,7 @@ static talus_status journal_replay(talus_store *s) {
 /* Starts a new epoch: manifest with the current state, old journal gone.
  * Caller holds lock (or is opening). */
 static talus_status compact(talus_store *s) {
-  char old[4200];
+  char old[TALUS_PATH_BUF];
   snprintf(old, sizeof old, "%s/journal.%" PRIu32, s->dir, s->epoch);
   s->epoch++;
   talus_status st = manifest_write(s);
@@ -489,7 +489,7 @@ static talus_status compact(talus_store *s) {
 /* Appends one commit record (opening the epoch's journal when needed).
  * Caller holds lock. */
 static talus_status journal_append(talus_store *s, int32_t tile, int64_t step) {
-  char path[4200];
+  char path[TALUS_PATH_BUF];
   snprintf(path, sizeof path, "%s/journal.%" PRIu32, s->dir, s->epoch);
   if (s->journal_fd < 0)
     s->journal_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -536,7 +536,7 @@ static int is_ours(const char *name) {
 
 /* 1 when "<dir>/manifest" starts like a talus manifest. */
 static int has_manifest(const char *dir) {
-  char path[4200], head[32] = {0};
+  char path[TALUS_PATH_BUF], head[32] = {0};
   snprintf(path, sizeof path, "%s/manifest", dir);
   FILE *f = fopen(path, "rb");
   if (!f) return 0;
@@ -764,7 +764,7 @@ static talus_status mem_put(talus_store *s, talus_store_key k, const void *data,
 /* Writes the blob file, then indexes it (DISK). */
 static talus_status disk_put(talus_store *s, talus_store_key k, const void *data, size_t n,
                              int elem4, uint64_t *file_bytes) {
-  char path[4200];
+  char path[TALUS_PATH_BUF];
   blob_path(s, k, path, sizeof path);
   talus_status st = talus_blob_write(path, k, data, n, elem4, s->level, s->sync, file_bytes);
   if (st != TALUS_OK) return st;
@@ -885,7 +885,7 @@ talus_status talus_store_get(talus_store *s, talus_store_key key, void **data, s
     st = mem_get(s, key, data, n);
     bytes = *n;
   } else {
-    char path[4200];
+    char path[TALUS_PATH_BUF];
     blob_path(s, key, path, sizeof path);
     st = talus_blob_read(path, key, data, n, &bytes, &gone);
     if (gone) st = missing(key);
@@ -913,7 +913,7 @@ talus_status talus_store_get_ref(talus_store *s, talus_store_key key, const void
     st = mem_ref(s, key, data, n);
     bytes = *n;
   } else {
-    char path[4200];
+    char path[TALUS_PATH_BUF];
     int gone = 0;
     talus_blob_mem pool = {pool_alloc_cb, pool_release_cb, s};
     blob_path(s, key, path, sizeof path);
@@ -940,7 +940,7 @@ talus_status talus_store_drop_before(talus_store *s, int32_t tile, int64_t befor
   tile_slot *t = &s->tiles[tile];
   for (int i = t->count - 1; i >= 0; i--) {
     if (t->e[i].step >= before_step) continue;
-    char path[4200];
+    char path[TALUS_PATH_BUF];
     if (s->kind == TALUS_STORE_DISK) {
       blob_path(s, (talus_store_key){tile, t->e[i].step, t->e[i].part}, path, sizeof path);
       if (unlink(path) != 0 && errno != ENOENT) {
