@@ -128,10 +128,14 @@ static talus_status generation(talus_mpi_grid *m, int k, talus_run_stats *stats)
   return st;
 }
 
+/* Sums a table of n doubles over all ranks, in place. */
+static void sum_over_ranks(double *table, int n, void *user) {
+  MPI_Allreduce(MPI_IN_PLACE, table, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+
 /* Sums the ledger flows and stats of all ranks (exact: see ranks.h). */
 static void reduce_stats(talus_mpi_grid *m, talus_run_stats *stats) {
-  MPI_Allreduce(MPI_IN_PLACE, talus_tiled_flow_table(m->g), m->ntiles * TALUS_FLOW_COUNT,
-                MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  talus_tiled_flows_reduce(m->g, sum_over_ranks, NULL);
   MPI_Allreduce(MPI_IN_PLACE, stats->stage_seconds, TALUS_STAGE_COUNT, MPI_DOUBLE, MPI_SUM,
                 MPI_COMM_WORLD);
   MPI_Allreduce(MPI_IN_PLACE, &stats->cell_steps, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);

@@ -520,8 +520,9 @@ int talus_tiled_steps_per_exchange(const talus_tiled *g) {
 talus_store *talus_tiled_store(const talus_tiled *g) {
   return g->store;
 }
-double *talus_tiled_flow_table(talus_tiled *g) {
-  return g->flows;
+void talus_tiled_flows_reduce(talus_tiled *g, void (*reduce)(double *table, int n, void *user),
+                              void *user) {
+  reduce(g->flows, g->ntiles * TALUS_FLOW_COUNT, user);
 }
 void talus_tiled_set_step(talus_tiled *g, int64_t step) {
   g->step = step;

@@ -143,7 +143,11 @@ talus_status talus_tiled_end_generation(talus_tiled *g, int k);
 /* Loads tile p's ledger at its committed step, which goes to *at. */
 talus_status talus_tiled_resume_tile(talus_tiled *g, int p, int64_t *at);
 void talus_tiled_set_step(talus_tiled *g, int64_t step);
-/* The per-tile ledger flows, [tiles][TALUS_FLOW_COUNT] (for reductions). */
-double *talus_tiled_flow_table(talus_tiled *g);
+/* Lends the per-tile ledger flows, [tiles][TALUS_FLOW_COUNT] (n doubles), to
+ * `reduce` for the length of the call (MPI sums them across ranks in
+ * place); the table stays the tiler's and no pointer to it outlives the
+ * call. */
+void talus_tiled_flows_reduce(talus_tiled *g, void (*reduce)(double *table, int n, void *user),
+                              void *user);
 
 #endif /* TALUS_TILER_TILED_H */
