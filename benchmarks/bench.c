@@ -300,10 +300,16 @@ int main(int argc, char **argv) {
     getloadavg(b->load[1], 3);
   }
   if (!st && !help) {
-    FILE *f = b->o.output ? fopen(b->o.output, "w") : stdout;
-    if (!f) st = talus_fail(TALUS_ERR_IO, "bench", "cannot write '%s'", b->o.output);
-    if (f) bench_json(f, b);
-    if (f && f != stdout && fclose(f)) st = talus_fail(TALUS_ERR_IO, "bench", "write failed");
+    talus_json *doc = bench_json(b);
+    st = doc ? TALUS_OK : TALUS_ERR_NOMEM;
+    if (!st && b->o.output) {
+      st = talus_json_write_path(doc, b->o.output);
+    } else if (!st) {
+      st = talus_json_write(doc, stdout, 0);
+      if (!st && (putchar('\n') == EOF || fflush(stdout)))
+        st = talus_fail(TALUS_ERR_IO, "bench", "cannot write the JSON to stdout");
+    }
+    talus_json_free(doc);
   }
   if (st) fprintf(stderr, "talus_bench: error: %s\n", talus_last_error());
   if (b) free(b->samples);

@@ -6,6 +6,7 @@
 #define TALUS_BENCH_H
 
 #include "app/domain.h"
+#include "io/json.h"
 
 /* A fixed workload: a scene from app/scenes.c, a preset from configs/, and
  * overrides on top ("section.key=value", NULL-terminated). */
@@ -97,7 +98,8 @@ void bench_sample_describe(bench_sample *s, const talus_domain *d, int w, int th
 /* CPU time of the whole process [s] (bench.c). */
 double bench_cpu_seconds(void);
 
-/* Writes the run as JSON (bench_json.c). */
-void bench_json(FILE *f, const bench_run *b);
+/* The run as a new JSON document (bench_json.c), the caller's to free with
+ * talus_json_free; NULL, with the error recorded, when memory runs out. */
+talus_json *bench_json(const bench_run *b);
 
 #endif /* TALUS_BENCH_H */
