@@ -1,9 +1,10 @@
 /*
- * report.c — run report (JSON) and terminal summary.
+ * report.c — run report (JSON, built as one io/json.h document) and
+ * terminal summary.
  */
 #include "report.h"
+#include "io/json.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,78 +56,108 @@ static double report_mcells(const report_run *run, const report_facts *f) {
   return run->seconds > 0 ? cells / run->seconds / 1e6 : 0.0;
 }
 
-static void report_json_ledger(FILE *f, const report_facts *rf) {
+/* The ledger object: every flow, each material's volumes, the residuals.
+ * Returns a new object (the caller's), or NULL with the error recorded. */
+static talus_json *report_json_ledger(const report_facts *rf) {
   const talus_ledger_summary *L = &rf->ledger;
-  fprintf(f, "  \"ledger\": {\n    \"unit\": \"m3\",\n    \"flows\": {");
-  for (int i = 0; i < talus_flow_count(); i++)
-    fprintf(f, "%s\n      \"%s\": %.17g", i ? "," : "", talus_flow_name(i, NULL, NULL),
-            rf->flows[i]);
-  fprintf(f, "\n    },\n    \"materials\": {");
-  for (int m = 0; m < TALUS_MAT_COUNT; m++)
-    fprintf(f,
-            "%s\n      \"%s\": {\"initial\": %.17g, \"current\": %.17g, \"inflow\": %.17g, "
-            "\"outflow\": %.17g, \"residual\": %.17g}",
-            m ? "," : "", material_names[m], L->initial[m], L->current[m], L->inflow[m],
-            L->outflow[m], L->residual[m]);
+  talus_json *o = talus_json_object(), *flows = talus_json_object(), *mats = talus_json_object();
+  talus_status st = talus_json_set(o, "unit", talus_json_string("m3"));
+  for (int i = 0; !st && i < talus_flow_count(); i++)
+    st = talus_json_set(flows, talus_flow_name(i, NULL, NULL), talus_json_real(rf->flows[i], NULL));
+  if (!st) st = talus_json_set(o, "flows", flows), flows = NULL;
+  for (int m = 0; !st && m < TALUS_MAT_COUNT; m++) {
+    talus_json *v = talus_json_object();
+    st = talus_json_set(v, "initial", talus_json_real(L->initial[m], NULL));
+    if (!st) st = talus_json_set(v, "current", talus_json_real(L->current[m], NULL));
+    if (!st) st = talus_json_set(v, "inflow", talus_json_real(L->inflow[m], NULL));
+    if (!st) st = talus_json_set(v, "outflow", talus_json_real(L->outflow[m], NULL));
+    if (!st) st = talus_json_set(v, "residual", talus_json_real(L->residual[m], NULL));
+    st = st ? (talus_json_free(v), st) : talus_json_set(mats, material_names[m], v);
+  }
+  if (!st) st = talus_json_set(o, "materials", mats), mats = NULL;
   double rm, rw;
   report_ledger_ratios(rf, &rm, &rw);
-  fprintf(f,
-          "\n    },\n    \"total_residual\": %.17g,\n    \"residual_relative_to_material\": "
-          "%.6g,\n    \"water_residual_relative_to_water_added\": %.6g\n  }",
-          L->total_residual, rm, rw);
+  if (!st) st = talus_json_set(o, "total_residual", talus_json_real(L->total_residual, NULL));
+  if (!st) st = talus_json_set(o, "residual_relative_to_material", talus_json_real(rm, "%.6g"));
+  if (!st)
+    st = talus_json_set(o, "water_residual_relative_to_water_added", talus_json_real(rw, "%.6g"));
+  talus_json_free(flows);
+  talus_json_free(mats);
+  if (st) talus_json_free(o);
+  return st ? NULL : o;
 }
 
-/* Tiling, halo, store and I/O: what the out-of-core machinery cost. */
-static void report_json_tiling(FILE *f, const report_tiling *t) {
+/* Tiling, halo, store and I/O: what the out-of-core machinery cost. Returns
+ * a new object (the caller's), or NULL with the error recorded. */
+static talus_json *report_json_tiling(const report_tiling *t) {
   double ratio = t->bytes_written ? (double)t->raw_written / (double)t->bytes_written : 0.0;
-  fprintf(f,
-          "  \"tiling\": {\"store\": \"%s\", \"store_dir\": \"%s\", \"tiles\": %d, "
-          "\"core\": %d, \"halo_width\": %d, \"steps_per_exchange\": %d, \"resumed\": %s,\n"
-          "    \"bytes_written\": %llu, \"raw_bytes_written\": %llu, \"bytes_read\": %llu, "
-          "\"raw_bytes_read\": %llu, \"compression_ratio\": %.4g},\n",
-          t->store ? t->store : "none", t->dir ? t->dir : "", t->tiles, t->core, t->halo, t->K,
-          t->resumed ? "true" : "false", (unsigned long long)t->bytes_written,
-          (unsigned long long)t->raw_written, (unsigned long long)t->bytes_read,
-          (unsigned long long)t->raw_read, ratio);
+  talus_json *o = talus_json_object();
+  talus_status st = talus_json_set(o, "store", talus_json_string(t->store ? t->store : "none"));
+  if (!st) st = talus_json_set(o, "store_dir", talus_json_string(t->dir ? t->dir : ""));
+  if (!st) st = talus_json_set(o, "tiles", talus_json_int(t->tiles));
+  if (!st) st = talus_json_set(o, "core", talus_json_int(t->core));
+  if (!st) st = talus_json_set(o, "halo_width", talus_json_int(t->halo));
+  if (!st) st = talus_json_set(o, "steps_per_exchange", talus_json_int(t->K));
+  if (!st) st = talus_json_set(o, "resumed", talus_json_bool(t->resumed));
+  if (!st) st = talus_json_set(o, "bytes_written", talus_json_int((int64_t)t->bytes_written));
+  if (!st) st = talus_json_set(o, "raw_bytes_written", talus_json_int((int64_t)t->raw_written));
+  if (!st) st = talus_json_set(o, "bytes_read", talus_json_int((int64_t)t->bytes_read));
+  if (!st) st = talus_json_set(o, "raw_bytes_read", talus_json_int((int64_t)t->raw_read));
+  if (!st) st = talus_json_set(o, "compression_ratio", talus_json_real(ratio, "%.4g"));
+  if (st) talus_json_free(o);
+  return st ? NULL : o;
 }
 
-static void report_json(FILE *f, const report_run *run, const report_facts *rf,
-                        const talus_params *p) {
-  fprintf(f, "{\n  \"talus\": \"%s\",\n", talus_version());
-  fprintf(f, "  \"input\": \"%s\",\n  \"output\": \"%s\",\n", run->input ? run->input : "",
-          run->output ? run->output : "");
-  fprintf(f, "  \"grid\": {\"nx\": %d, \"ny\": %d, \"cell_size_m\": %.9g, \"layers\": %d},\n",
-          rf->nx, rf->ny, rf->cell_size, rf->layers);
-  fprintf(f, "  \"steps\": %lld,\n  \"first_step\": %lld,\n  \"threads\": %d,\n",
-          (long long)run->steps, (long long)run->first_step, run->threads);
-  fprintf(f, "  \"seconds\": %.6f,\n  \"mcell_steps_per_s\": %.6g,\n", run->seconds,
-          report_mcells(run, rf));
-  report_json_tiling(f, &rf->tiling);
-  fprintf(f, "  \"peak_rss_bytes\": %zu,\n  \"stage_seconds\": {", talus_peak_rss());
-  for (int s = 0; s < talus_stage_count(); s++)
-    fprintf(f, "%s\n    \"%s\": %.6f", s ? "," : "", talus_stage_name(s), rf->stage_seconds[s]);
-  fprintf(f, "\n  },\n  \"parameters\": ");
-  talus_params_write_json(p, f, 2);
-  fprintf(f, ",\n");
-  report_json_ledger(f, rf);
-  fprintf(f, "\n}\n");
+/* The grid: size, cell size and layer count. New object or NULL. */
+static talus_json *report_json_grid(const report_facts *rf) {
+  talus_json *o = talus_json_object();
+  talus_status st = talus_json_set(o, "nx", talus_json_int(rf->nx));
+  if (!st) st = talus_json_set(o, "ny", talus_json_int(rf->ny));
+  if (!st) st = talus_json_set(o, "cell_size_m", talus_json_real(rf->cell_size, "%.9g"));
+  if (!st) st = talus_json_set(o, "layers", talus_json_int(rf->layers));
+  if (st) talus_json_free(o);
+  return st ? NULL : o;
+}
+
+/* Wall time per stage [s]. New object or NULL. */
+static talus_json *report_json_stages(const report_facts *rf) {
+  talus_json *o = talus_json_object();
+  talus_status st = TALUS_OK;
+  for (int s = 0; !st && s < talus_stage_count(); s++)
+    st = talus_json_set(o, talus_stage_name(s), talus_json_real(rf->stage_seconds[s], "%.6f"));
+  if (st) talus_json_free(o);
+  return st ? NULL : o;
+}
+
+/* The whole report, in the order readers see it. New object or NULL. */
+static talus_json *report_json(const report_run *run, const report_facts *rf,
+                               const talus_params *p) {
+  talus_json *o = talus_json_object();
+  talus_status st = talus_json_set(o, "talus", talus_json_string(talus_version()));
+  if (!st) st = talus_json_set(o, "input", talus_json_string(run->input ? run->input : ""));
+  if (!st) st = talus_json_set(o, "output", talus_json_string(run->output ? run->output : ""));
+  if (!st) st = talus_json_set(o, "grid", report_json_grid(rf));
+  if (!st) st = talus_json_set(o, "steps", talus_json_int(run->steps));
+  if (!st) st = talus_json_set(o, "first_step", talus_json_int(run->first_step));
+  if (!st) st = talus_json_set(o, "threads", talus_json_int(run->threads));
+  if (!st) st = talus_json_set(o, "seconds", talus_json_real(run->seconds, "%.6f"));
+  if (!st)
+    st = talus_json_set(o, "mcell_steps_per_s", talus_json_real(report_mcells(run, rf), "%.6g"));
+  if (!st) st = talus_json_set(o, "tiling", report_json_tiling(&rf->tiling));
+  if (!st) st = talus_json_set(o, "peak_rss_bytes", talus_json_int((int64_t)talus_peak_rss()));
+  if (!st) st = talus_json_set(o, "stage_seconds", report_json_stages(rf));
+  if (!st) st = talus_json_set(o, "parameters", talus_params_json(p));
+  if (!st) st = talus_json_set(o, "ledger", report_json_ledger(rf));
+  if (st) talus_json_free(o);
+  return st ? NULL : o;
 }
 
 talus_status report_write(const char *path, const report_run *run, const report_facts *f,
                           const talus_params *p) {
-  char tmp[4200];
-  snprintf(tmp, sizeof tmp, "%s.partial", path);
-  FILE *out = fopen(tmp, "w");
-  if (!out)
-    return talus_fail(TALUS_ERR_IO, "report", "cannot write '%s': %s", path, strerror(errno));
-  report_json(out, run, f, p);
-  int bad = ferror(out);
-  bad |= fclose(out) != 0;
-  if (bad || rename(tmp, path) != 0) {
-    remove(tmp);
-    return talus_fail(TALUS_ERR_IO, "report", "cannot write '%s': %s", path, strerror(errno));
-  }
-  return TALUS_OK;
+  talus_json *doc = report_json(run, f, p);
+  talus_status st = doc ? talus_json_write_path(doc, path) : TALUS_ERR_NOMEM;
+  talus_json_free(doc);
+  return st;
 }
 
 void report_print_summary(FILE *to, const report_run *run, const report_facts *f) {

@@ -22,19 +22,6 @@
 #define TALUS_BENCH_CONFIGS "configs"
 #endif
 
-static const char *const hf_only[] = {"thermal.enable=false", NULL};
-
-/* Heightfield workloads on the fBm `noise` scene (1 m cells, the terrain
- * heightfield-default.ini is made for); layered ones on the paper's scenes
- * with their presets (256 m wide, cell size 256/n). */
-const bench_workload bench_workloads[] = {
-    {"heightfield", "noise", "heightfield-default", hf_only},
-    {"heightfield_thermal", "noise", "heightfield-default", NULL},
-    {"rivers_rain", "rivers-rain", "rivers-rain", NULL},
-    {"chasm_source", "chasm-source", "chasm-source", NULL},
-};
-const int bench_workload_count = (int)(sizeof bench_workloads / sizeof bench_workloads[0]);
-
 static void bench_usage(void) {
   printf("usage: talus_bench [options] > result.json\n"
          "Runs fixed erosion workloads and prints JSON timings with a bandwidth roofline.\n"
@@ -172,56 +159,6 @@ static talus_status bench_domain(const bench_opts *o, const bench_workload *w, t
   return st;
 }
 
-/* Mean column count over live cells. */
-static double bench_mean_columns(const talus_tile *t) {
-  double sum = 0.0, n = 0.0;
-  for (int y = 0; y < t->buf.h; y++)
-    for (int x = 0; x < t->buf.w; x++) {
-      size_t i = talus_idx(t, x, y);
-      if (t->mask && t->mask[i]) continue;
-      sum += t->count[i], n += 1.0;
-    }
-  return n > 0.0 ? sum / n : 0.0;
-}
-
-/* Invocations per step of each stage over steps [first, first + steps). */
-static void bench_stage_calls(const talus_kparams *P, int64_t first, int64_t steps,
-                              double calls[TALUS_STAGE_COUNT]) {
-  talus_stage_id plan[4 * TALUS_STAGE_COUNT + 2 * 64];
-  memset(calls, 0, sizeof(double) * TALUS_STAGE_COUNT);
-  for (int64_t s = first; s < first + steps; s++) {
-    int n = talus_step_plan(P, s, plan, (int)(sizeof plan / sizeof plan[0]));
-    for (int i = 0; i < n; i++)
-      calls[plan[i]] += 1.0 / (double)steps;
-  }
-}
-
-/* CPU time of the whole process [s]: over wall time × threads it shows
- * how much of the machine the run actually got (others share it). */
-double bench_cpu_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-void bench_sample_describe(bench_sample *s, const talus_domain *d, int w, int threads, int repeat,
-                           const double stage_s[TALUS_STAGE_COUNT]) {
-  s->workload = w, s->threads = threads, s->repeat = repeat;
-  s->cells = (int64_t)talus_domain_nx(d) * talus_domain_ny(d);
-  s->layers = talus_domain_layers(d), s->model = d->ctx.P.model;
-  s->mean_columns = bench_mean_columns(d->tile);
-  bench_stage_calls(&d->ctx.P, s->first_step, s->steps, s->stage_calls);
-  for (int i = 0; i < TALUS_STAGE_COUNT; i++) {
-    s->stage_s[i] = stage_s[i];
-    s->stage_bytes[i] = bench_stage_bytes(d->tile, &d->ctx.P, (talus_stage_id)i, s->mean_columns);
-  }
-  fprintf(stderr,
-          "talus_bench: %-20s %d thr, repeat %d: %8.2f ms/step, %7.2f Mcell-steps/s, cpu %.2f\n",
-          bench_workloads[w].name, threads, repeat, 1e3 * s->seconds / (double)s->steps,
-          (double)s->cells * (double)s->steps / s->seconds / 1e6,
-          s->cpu_seconds / (s->seconds * threads));
-}
-
 /* Times one repeat of domain d at `threads` threads into a new sample. */
 static talus_status bench_time(bench_run *b, talus_domain *d, int w, int threads, int repeat) {
   if (b->nsamples >= BENCH_MAX_SAMPLES)
@@ -274,15 +211,6 @@ static talus_status bench_streams(bench_run *b, int when) {
   return st;
 }
 
-double bench_triad(const bench_run *b, int threads) {
-  double best = 0.0;
-  for (int when = 0; when < 2; when++)
-    for (int i = 0; i < b->o.nthreads; i++)
-      if (b->stream[when][i].threads == threads && b->stream[when][i].triad_gbs > best)
-        best = b->stream[when][i].triad_gbs;
-  return best;
-}
-
 int main(int argc, char **argv) {
   bench_run *b = calloc(1, sizeof *b);
   int help = 0;
@@ -300,10 +228,16 @@ int main(int argc, char **argv) {
     getloadavg(b->load[1], 3);
   }
   if (!st && !help) {
-    FILE *f = b->o.output ? fopen(b->o.output, "w") : stdout;
-    if (!f) st = talus_fail(TALUS_ERR_IO, "bench", "cannot write '%s'", b->o.output);
-    if (f) bench_json(f, b);
-    if (f && f != stdout && fclose(f)) st = talus_fail(TALUS_ERR_IO, "bench", "write failed");
+    talus_json *doc = bench_json(b);
+    st = doc ? TALUS_OK : TALUS_ERR_NOMEM;
+    if (!st && b->o.output) {
+      st = talus_json_write_path(doc, b->o.output);
+    } else if (!st) {
+      st = talus_json_write(doc, stdout, 0);
+      if (!st && (putchar('\n') == EOF || fflush(stdout)))
+        st = talus_fail(TALUS_ERR_IO, "bench", "cannot write the JSON to stdout");
+    }
+    talus_json_free(doc);
   }
   if (st) fprintf(stderr, "talus_bench: error: %s\n", talus_last_error());
   if (b) free(b->samples);

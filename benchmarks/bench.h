@@ -1,11 +1,15 @@
 /*
  * bench.h — private to talus_bench (benchmarks/): the workloads, the
- * STREAM-like bandwidth probe and the per-stage memory traffic model.
+ * STREAM-like bandwidth probe, the per-stage memory traffic model, and
+ * what a measurement is (bench_measure.c). Calls go one way: the driver,
+ * bench.c, calls the others; bench_tiled.c and bench_json.c call
+ * bench_measure.c, which calls bench_traffic.c; bench_stream.c calls none.
  */
 #ifndef TALUS_BENCH_H
 #define TALUS_BENCH_H
 
 #include "app/domain.h"
+#include "io/json.h"
 
 /* A fixed workload: a scene from app/scenes.c, a preset from configs/, and
  * overrides on top ("section.key=value", NULL-terminated). */
@@ -16,7 +20,7 @@ typedef struct bench_workload {
   const char *const *sets;
 } bench_workload;
 
-/* The workload table (bench.c) and its length. */
+/* The workload table (bench_measure.c) and its length. */
 extern const bench_workload bench_workloads[];
 extern const int bench_workload_count;
 
@@ -82,7 +86,8 @@ typedef struct bench_run {
   char date[64];
 } bench_run;
 
-/* The better of the start and end triad bandwidth at `threads` [GB/s]. */
+/* The better of the start and end triad bandwidth at `threads` [GB/s]
+ * (bench_measure.c). */
 double bench_triad(const bench_run *b, int threads);
 
 /* Times b->o.repeat repeats of domain d (warmed up) advanced tiled over a
@@ -90,14 +95,16 @@ double bench_triad(const bench_run *b, int threads);
  * d keeps its state, the tiles advance from it. Adds one sample per repeat. */
 talus_status bench_tiled_time(bench_run *b, talus_domain *d, int w, int threads);
 /* Fills a new sample's sizes and per-stage fields from d's parameters
- * and state over steps [first_step, first_step + steps) (bench.c). */
+ * and state over steps [first_step, first_step + steps), and prints its
+ * line on stderr (bench_measure.c). */
 void bench_sample_describe(bench_sample *s, const talus_domain *d, int w, int threads, int repeat,
                            const double stage_s[TALUS_STAGE_COUNT]);
 
-/* CPU time of the whole process [s] (bench.c). */
+/* CPU time of the whole process [s] (bench_measure.c). */
 double bench_cpu_seconds(void);
 
-/* Writes the run as JSON (bench_json.c). */
-void bench_json(FILE *f, const bench_run *b);
+/* The run as a new JSON document (bench_json.c), the caller's to free with
+ * talus_json_free; NULL, with the error recorded, when memory runs out. */
+talus_json *bench_json(const bench_run *b);
 
 #endif /* TALUS_BENCH_H */

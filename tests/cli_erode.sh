@@ -6,7 +6,7 @@
 # with the floating-point predictor; the maps hold what they say (depths and
 # thicknesses >= 0, whole column counts >= 1, erosion = after - before);
 # the report carries parameters, steps, stage times, speed, memory and a
-# closed ledger; the progress bar shows steps/s and ETA on a terminal only;
+# closed ledger, and parses when paths hold quotes and backslashes; the progress bar shows steps/s and ETA on a terminal only;
 # SIGINT cancels with a non-zero exit and writes nothing.
 source "$(dirname "$0")/lib_cli.sh"
 
@@ -72,6 +72,20 @@ ok = (r["steps"] == 100 and r["parameters"]["water.rain"] > 0 and r["mcell_steps
       and r["peak_rss_bytes"] > 0 and r["stage_seconds"]["pipes"] > 0
       and min(r["stage_seconds"].values()) >= 0
       and abs(L["residual_relative_to_material"]) < 1e-6 and L["flows"]["rain"] > 0)
+sys.exit(0 if ok else 1)
+EOF'
+
+# Paths with a quote and a backslash: the report still parses and names them.
+cp "$W/s64.tif" "$W/in \"q\" \\b.tif"
+"$T" erode "$W/in \"q\" \\b.tif" -o "$W/we\"ird\\out.tif" --steps 2 -q --no-preview \
+  --report "$W/we\"ird\\name.json"
+check "report at a path with a quote and a backslash parses" \
+  'python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$W/we\"ird\\name.json"'
+check "report names the input and output with their quote and backslash" \
+  'python3 - "$W/we\"ird\\name.json" <<"EOF"
+import json, sys
+r = json.load(open(sys.argv[1]))
+ok = r["input"].endswith("/in \"q\" \\b.tif") and r["output"].endswith("/we\"ird\\out.tif")
 sys.exit(0 if ok else 1)
 EOF'
 

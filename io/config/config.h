@@ -26,6 +26,7 @@
 
 #include "talus_params.h"
 #include "state.h"
+#include "io/json.h"
 
 #include <stdio.h>
 
@@ -66,12 +67,18 @@ talus_status talus_params_to_kparams(const talus_params *p, talus_kparams *out);
  * Returns the number of keys printed (0: the filter matched nothing). */
 int talus_params_print_table(FILE *to, const char *section_filter);
 
-/* Writes all current values as one JSON object keyed "section.key" (reals
- * as numbers, bools as true/false, enums as strings). indent <= 0 writes one
- * line; otherwise each entry on its own line prefixed by `indent` spaces and
- * the closing brace by indent-2 spaces (so a 2-space report nesting the
- * object at depth d passes indent = 2(d+1)). No trailing newline.
- * TALUS_ERR_IO when the stream reports an error. */
+/* All current values as a new JSON object keyed "section.key" (reals as
+ * numbers with just enough digits to read back, ints as integers, bools as
+ * true/false, enums as strings), in table order; the caller owns it (free
+ * with talus_json_free). NULL, with the error recorded, when p is NULL or
+ * memory runs out. */
+talus_json *talus_params_json(const talus_params *p);
+
+/* Writes talus_params_json(p) to `to`. indent <= 0 writes one line;
+ * otherwise each entry on its own line prefixed by `indent` spaces (rounded
+ * up to even) and the closing brace by indent-2 spaces (an object nested at
+ * depth d of a 2-space document passes indent = 2(d+1)). No trailing
+ * newline. TALUS_ERR_IO when the stream reports an error. */
 talus_status talus_params_write_json(const talus_params *p, FILE *to, int indent);
 
 /* Writes all current values as an INI file that talus_params_load reads back

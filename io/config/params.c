@@ -1,7 +1,8 @@
 /*
  * params.c — the declared parameter table and everything that reads or
  * writes a parameter set: typed parsing with range checks, nearest-key
- * suggestions, and the table/JSON/INI writers (INI loading: ini.c).
+ * suggestions, and the table/JSON/INI writers (INI loading: ini.c; JSON
+ * through io/json.h).
  *
  * Owns only static constant data (the table); a talus_params belongs to its
  * creator. Messages go through talus_fail with module "params".
@@ -376,19 +377,27 @@ static int enum_choice(const char *choices, int index, const char **start, size_
   return 1;
 }
 
-/* Writes v as %g text, with just enough digits to read back exactly (to the
- * float that holds it when as_float). %g drops trailing zeros, so starting at
- * 6 digits still gives "0.07" and "10" rather than "1e+01". */
-static void format_real(char *buf, size_t n, double v, int as_float) {
-  for (int prec = 6; prec <= 17; prec++) {
-    snprintf(buf, n, "%.*g", prec, v);
-    if (as_float ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v) return;
+/* The %g precision that prints v with just enough digits to read back
+ * exactly (to the float that holds it when as_float). %g drops trailing
+ * zeros, so starting at 6 digits still gives "0.07" and "10" rather than
+ * "1e+01". */
+static int real_digits(double v, int as_float) {
+  char buf[40];
+  int prec = 6;
+  for (; prec < 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*g", prec, v);
+    if (as_float ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v) break;
   }
+  return prec;
 }
 
-/* Formats a value of key i as text: numbers, true/false, enum names; with
- * json set, enum names are quoted. */
-static void format_value(char *buf, size_t n, int i, double v, int json) {
+/* Writes v as %g text with real_digits(v, as_float) digits. */
+static void format_real(char *buf, size_t n, double v, int as_float) {
+  snprintf(buf, n, "%.*g", real_digits(v, as_float), v);
+}
+
+/* Formats a value of key i as text: numbers, true/false, enum names. */
+static void format_value(char *buf, size_t n, int i, double v) {
   const talus_param_info *info = &table[i].info;
   const char *s;
   size_t len;
@@ -404,7 +413,7 @@ static void format_value(char *buf, size_t n, int i, double v, int json) {
     break;
   case TALUS_PARAM_ENUM:
     if (!enum_choice(info->choices, (int)v, &s, &len)) s = "?", len = 1;
-    snprintf(buf, n, json ? "\"%.*s\"" : "%.*s", (int)len, s);
+    snprintf(buf, n, "%.*s", (int)len, s);
     break;
   }
 }
@@ -654,7 +663,7 @@ int talus_params_print_table(FILE *to, const char *section_filter) {
       last = info->key, last_len = sl;
     }
     char def[40], range[80];
-    format_value(def, sizeof def, i, info->def, 0);
+    format_value(def, sizeof def, i, info->def);
     format_range(range, sizeof range, i);
     fprintf(to, "  %-32s %-5s %-9s %-22s %-6s %s\n", info->key, type_name(info->type), def, range,
             info->unit, info->description);
@@ -663,19 +672,46 @@ int talus_params_print_table(FILE *to, const char *section_filter) {
   return printed;
 }
 
+/* Key i's value v as a new JSON value (the caller's): a number with as
+ * many digits as format_value prints, true/false, or the enum's name. */
+static talus_json *json_value(int i, double v) {
+  const talus_param_info *info = &table[i].info;
+  char text[64];
+  switch (info->type) {
+  case TALUS_PARAM_REAL:
+    snprintf(text, sizeof text, "%%.%dg", real_digits(v, table[i].st == ST_FLOAT));
+    return talus_json_real(v, text);
+  case TALUS_PARAM_INT:
+    return talus_json_int((int64_t)v);
+  case TALUS_PARAM_BOOL:
+    return talus_json_bool(v != 0.0);
+  case TALUS_PARAM_ENUM:
+    break;
+  }
+  format_value(text, sizeof text, i, v);
+  return talus_json_string(text);
+}
+
+talus_json *talus_params_json(const talus_params *p) {
+  if (!p) {
+    talus_fail(TALUS_ERR_ARGUMENT, "params", "no parameter set");
+    return NULL;
+  }
+  talus_json *o = talus_json_object();
+  talus_status st = TALUS_OK;
+  for (int i = 0; !st && i < TABLE_COUNT; i++)
+    st = talus_json_set(o, table[i].info.key, json_value(i, value_get(p, i)));
+  if (st) talus_json_free(o);
+  return st ? NULL : o;
+}
+
 talus_status talus_params_write_json(const talus_params *p, FILE *to, int indent) {
   if (!p || !to) return talus_fail(TALUS_ERR_ARGUMENT, "params", "no parameter set or stream");
-  const char *sep = indent > 0 ? ",\n" : ", ";
-  fputs(indent > 0 ? "{\n" : "{", to);
-  for (int i = 0; i < TABLE_COUNT; i++) {
-    char v[40];
-    format_value(v, sizeof v, i, value_get(p, i), 1);
-    fprintf(to, "%s%*s\"%s\": %s", i ? sep : "", indent > 0 ? indent : 0, "", table[i].info.key, v);
-  }
-  if (indent > 0) fprintf(to, "\n%*s", indent > 2 ? indent - 2 : 0, "");
-  fputc('}', to);
-  return ferror(to) ? talus_fail(TALUS_ERR_IO, "params", "error writing the JSON parameters")
-                    : TALUS_OK;
+  talus_json *o = talus_params_json(p);
+  if (!o) return TALUS_ERR_NOMEM;
+  talus_status st = talus_json_write(o, to, indent > 0 ? (indent - 1) / 2 : -1);
+  talus_json_free(o);
+  return st;
 }
 
 talus_status talus_params_print_ini(const talus_params *p, const char *version, FILE *to) {
@@ -691,7 +727,7 @@ talus_status talus_params_print_ini(const talus_params *p, const char *version, 
       fprintf(to, "\n[%.*s]\n", (int)sl, info->key);
     last = info->key, last_len = sl;
     char v[40], range[80], line[96];
-    format_value(v, sizeof v, i, value_get(p, i), 0);
+    format_value(v, sizeof v, i, value_get(p, i));
     format_range(range, sizeof range, i);
     snprintf(line, sizeof line, "%s = %s", info->key + sl + 1, v);
     fprintf(to, "%-40s ; %s%s%s\n", line, range, info->unit[0] ? " " : "", info->unit);
