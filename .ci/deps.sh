@@ -3,7 +3,7 @@
 # apt-get; otherwise it prints the exact command and fails.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libgdal-dev gdal-bin libzstd-dev libtiff-dev
-      libjson-c-dev libopenmpi-dev openmpi-bin)
+      libjson-c-dev libopenmpi-dev openmpi-bin python3 binutils)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,7 +4,7 @@
  * is in flight, so Ctrl-C cancels cleanly at a step boundary.
  */
 #include "app.h"
-#include "common.h"
+#include "common/common.h"
 
 #include <errno.h>
 #include <limits.h>

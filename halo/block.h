@@ -25,7 +25,7 @@
 #ifndef TALUS_HALO_BLOCK_H
 #define TALUS_HALO_BLOCK_H
 
-#include "common.h" /* TALUS_HD */
+#include "common/common.h" /* TALUS_HD */
 #include <stddef.h>
 #include <stdint.h>
 

@@ -17,7 +17,7 @@
 #ifndef TALUS_KERNELS_FMATH_H
 #define TALUS_KERNELS_FMATH_H
 
-#include "common.h"
+#include "common/common.h"
 #include <stdint.h>
 #include <string.h>
 

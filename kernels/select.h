@@ -20,7 +20,7 @@
 #ifndef TALUS_KERNELS_SELECT_H
 #define TALUS_KERNELS_SELECT_H
 
-#include "common.h"
+#include "common/common.h"
 #include <float.h>
 #include <math.h>
 #include <stdint.h>

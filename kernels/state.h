@@ -27,7 +27,7 @@
 #ifndef TALUS_KERNELS_STATE_H
 #define TALUS_KERNELS_STATE_H
 
-#include "common.h"
+#include "common/common.h"
 #include "talus_ledger.h"
 #include <float.h>
 #include <stddef.h>

@@ -49,8 +49,8 @@ FOREIGN = [  # (header pattern, the module that owns the library)
     (re.compile(r"^mpi\.h$"), "mpi"),
     (re.compile(r"^cuda[a-z_]*\.h$"), "kernels/cuda"),
 ]
-SYSTEM = re.compile(r'^\s*#\s*include\s+<([^>]+)>', re.M)
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+SYSTEM = re.compile(r'^[ \t]*#[ \t]*include[ \t]+<([^>]+)>', re.M)
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"', re.M)
 
 
 def module_of(path):
@@ -64,10 +64,17 @@ def module_of(path):
 
 
 def project_files(src):
+    """The sources git knows (tracked or not ignored); every source file
+    under the tree, build folders aside, when src is not a git checkout."""
     out = subprocess.run(["git", "-C", src, "ls-files", "--cached", "--others",
-                          "--exclude-standard"], capture_output=True, text=True, check=True)
-    return [f for f in out.stdout.split() if f.endswith(SOURCES) and os.path.exists(
-        os.path.join(src, f))]
+                          "--exclude-standard"], capture_output=True, text=True)
+    if out.returncode == 0:
+        names = out.stdout.split()
+    else:
+        names = [os.path.relpath(os.path.join(d, n), src)
+                 for d, dirs, files in os.walk(src) for n in files
+                 if not os.path.exists(os.path.join(d, "CMakeCache.txt"))]
+    return [f for f in names if f.endswith(SOURCES) and os.path.exists(os.path.join(src, f))]
 
 
 def resolve(src, path, name):

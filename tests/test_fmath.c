@@ -5,8 +5,8 @@
  * denormals the CPU stages run under.
  */
 #include "check.h"
-#include "fmath.h"
-#include "select.h"
+#include "kernels/fmath.h"
+#include "kernels/select.h"
 
 #include <float.h>
 #include <stdint.h>

@@ -25,7 +25,7 @@
 #define TALUS_IO_CONFIG_H
 
 #include "talus_params.h"
-#include "state.h"
+#include "kernels/state.h"
 #include "io/json.h"
 
 #include <stdio.h>

@@ -30,7 +30,7 @@
 #ifndef TALUS_IO_RASTER_H
 #define TALUS_IO_RASTER_H
 
-#include "common.h"
+#include "common/common.h"
 #include <stdint.h>
 #include <stdio.h>
 

@@ -84,7 +84,7 @@
 #ifndef TALUS_IO_STORE_H
 #define TALUS_IO_STORE_H
 
-#include "common.h"
+#include "common/common.h"
 #include <stddef.h>
 #include <stdint.h>
 

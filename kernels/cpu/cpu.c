@@ -37,7 +37,7 @@
  */
 #include "cpu.h"
 
-#include "../bodies.h"
+#include "kernels/bodies.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -375,7 +375,7 @@ talus_status CPU_STAGE_BOOKED(talus_tile *t, const talus_kctx *c, talus_stage_id
   case TALUS_STAGE_##ID:                                                                           \
     CPU_LOOP;                                                                                      \
     break;
-#include "../stages.def"
+#include "kernels/stages.def"
 #undef TALUS_STAGE
   default:
     free(rows);

@@ -10,7 +10,7 @@
 #ifndef TALUS_KERNELS_CPU_H
 #define TALUS_KERNELS_CPU_H
 
-#include "../stages.h"
+#include "kernels/stages.h"
 
 /* Runs stage `id` over the buffer-local rectangle `region` of tile t and
  * adds the ledger flows (heights, m) of the cells inside the buffer-local

@@ -22,7 +22,7 @@
 extern "C" {
 #include "cuda.h"
 
-#include "../bodies.h"
+#include "kernels/bodies.h"
 #include "halo/block.h"
 }
 
@@ -287,7 +287,7 @@ talus_status launch_stage(const talus_kctx *c, talus_stage_id id, talus_rect reg
 #define TALUS_STAGE(ID, NAME, RADIUS, BODY, CPU_LOOP, CUDA_MINB)                                   \
   case TALUS_STAGE_##ID:                                                                           \
     return launch<BODY, CUDA_MINB>(c, region, book);
-#include "../stages.def"
+#include "kernels/stages.def"
 #undef TALUS_STAGE
   default:
     return talus_fail(TALUS_ERR_INTERNAL, "cuda", "unknown stage %d", (int)id);

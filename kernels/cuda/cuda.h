@@ -36,7 +36,7 @@
 #ifndef TALUS_KERNELS_CUDA_H
 #define TALUS_KERNELS_CUDA_H
 
-#include "../stages.h"
+#include "kernels/stages.h"
 
 #ifdef __cplusplus
 extern "C" {

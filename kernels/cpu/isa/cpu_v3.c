@@ -3,4 +3,4 @@
  * CMake adds -march=x86-64-v3. ../cpu.c picks the variant at run time.
  */
 #define TALUS_CPU_ISA v3
-#include "../cpu.c"
+#include "kernels/cpu/cpu.c"

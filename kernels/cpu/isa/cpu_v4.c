@@ -3,4 +3,4 @@
  * CMake adds -march=x86-64-v4. ../cpu.c picks the variant at run time.
  */
 #define TALUS_CPU_ISA v4
-#include "../cpu.c"
+#include "kernels/cpu/cpu.c"
