@@ -27,6 +27,7 @@ they use: json is a leaf wrapper the config writer uses, state is a
 GeoTIFF (raster), and export reads states.
 
 Usage: layering.py SOURCE_DIR [BUILD_DIR]
+       layering.py --self-test   (a small tree that breaks every rule once)
 """
 import os
 import re
@@ -216,7 +217,52 @@ def circles(edges):
     return out
 
 
+def self_test():
+    """Builds a tree with one breach of each rule, and a clean one, in a
+    temporary folder, and checks that each breach, and only it, is found."""
+    import tempfile
+    files = {
+        "include/talus_status.h": "",
+        "common/common.h": '#include "talus_status.h"\n',
+        "kernels/up.h": '#include "common/common.h"\n#include "app/app.h"\n',
+        "kernels/path.h": '#include "../common/common.h"\n',
+        "kernels/gdal.c": "#include <gdal.h>\n",
+        "app/app.h": '#include "kernels/up.h"\n',
+        "app/p.c": "void q(void);\nvoid p(void) { q(); }\n",
+        "app/q.c": "void p(void);\nvoid q(void) { p(); }\n",
+        "kernels/k.c": "void p(void);\nvoid k(void) { p(); }\n",
+        "io/raster/ok.c": '#include <gdal.h>\n#include "kernels/up.h"\n',
+    }
+    with tempfile.TemporaryDirectory() as src:
+        build = os.path.join(src, "build")
+        for name, text in files.items():
+            os.makedirs(os.path.dirname(os.path.join(src, name)), exist_ok=True)
+            with open(os.path.join(src, name), "w") as f:
+                f.write(text)
+            if name.endswith(".c") and "#include" not in text:
+                obj = os.path.join(build, "CMakeFiles/talus_lib.dir", name + ".o")
+                os.makedirs(os.path.dirname(obj), exist_ok=True)
+                subprocess.run(["cc", "-c", "-o", obj, os.path.join(src, name)], check=True)
+        found = check_includes(src, list(files)) + check_calls(src, build)
+    expect = ["kernels/up.h:2: kernels includes app/app.h of app",
+              'kernels/path.h:1: #include "../common/common.h": write it as "common/common.h"',
+              "kernels/gdal.c:1: <gdal.h> belongs to io/raster",
+              "kernels/k.c (kernels) calls p of app/p.c (app), a module above it",
+              "call circle: app/p.c -> app/q.c -> app/p.c"]
+    missing = [e for e in expect if not any(f.startswith(e) for f in found)]
+    extra = [f for f in found if not any(f.startswith(e) for e in expect)]
+    for m in missing:
+        print("layering self-test: not found: " + m)
+    for x in extra:
+        print("layering self-test: found wrongly: " + x)
+    print(f"layering self-test: {len(expect) - len(missing)} of {len(expect)} breaches found, "
+          f"{len(extra)} false findings")
+    return 1 if missing or extra else 0
+
+
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
     if len(sys.argv) < 2:
         print(__doc__.strip().splitlines()[-1])
         return 2
