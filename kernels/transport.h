@@ -10,7 +10,9 @@
  * petrification. Sums are formed in double and rounded to float once per
  * field, so the unbooked residue is one float rounding per column and step.
  *
- * Reference notes section 2 step 3, with the clamps of defect 10 booked:
+ * The reference implementation's transport step (the layered-stack paper's
+ * public code), whose clamps lose matter there (its defect 10); here each
+ * clamp books what it removes as the ledger flow named on its right:
  *   w = clamp(w - dt/l_c²·Σnet, 0, max(C-B-s, 0))        WATER_OVERFILL
  *   w = max(w - evap·clamp((C-B-s-w)/scale, 0.01, 1)·dt, 0) EVAPORATION
  *   v = (net_R - net_L, net_U - net_D) / (2 l_c²)

@@ -42,7 +42,8 @@
  * advance is parallel inside (OpenMP over rows), and so are the cut and
  * paste of large blocks (halo.c).
  *
- * Cost outside the stages (issues 4 and 7: tiling must cost little):
+ * Cost outside the stages (a tiled run should cost little more than one
+ * piece; benchmarks/RESULTS.md has the ratios):
  * - No whole-buffer reset per tile: the core and the neighbours' strips
  *   cover the grown buffer exactly once, so they are pasted with
  *   halo_block_paste_fill (every slot written, the unused ones with their
