@@ -65,6 +65,16 @@ float talus_fbm(uint32_t seed, double x, double y, int octaves, double frequency
   return (float)(sum / norm);
 }
 
+int talus_fbm_octaves(int octaves, double frequency, double cell_size) {
+  int n = 1;
+  double wavelength = frequency > 0.0 ? 1.0 / frequency : INFINITY;
+  while (n < octaves && wavelength / 2.0 >= TALUS_FBM_MIN_CELLS * cell_size) {
+    wavelength /= 2.0;
+    n++;
+  }
+  return octaves < 1 ? octaves : n;
+}
+
 /* ---- scene geometry ------------------------------------------------------ */
 
 /* Band rule of scenes.h: centre c strictly inside (a, b), or the cell
@@ -143,14 +153,15 @@ static void scene_cave(const scene_ctx *c, double X, double Y, cell_cols *o) {
 /* RiversRain / RiversSource: fBm hills on a 16 m tilt falling towards +x,
  * under 1 m of sand. */
 static void scene_rivers(const scene_ctx *c, double X, double Y, cell_cols *o) {
-  double B =
-      10.0 * (1.0 + talus_fbm(c->seed, X, Y, 8, 0.05)) + 16.0 * (SCENE_WIDTH - X) / SCENE_WIDTH;
+  double B = 10.0 * (1.0 + talus_fbm(c->seed, X, Y, talus_fbm_octaves(8, 0.05, c->l), 0.05)) +
+             16.0 * (SCENE_WIDTH - X) / SCENE_WIDTH;
   cols_push(o, B, 1.0, TALUS_TOP);
 }
 
 /* noise: 0..300 m fBm landscape on 1 m cells, under 1 m of sand. */
 static void scene_noise(const scene_ctx *c, double X, double Y, cell_cols *o) {
-  cols_push(o, 150.0 * (1.0 + talus_fbm(c->seed, X, Y, 10, 0.001)), 1.0, TALUS_TOP);
+  cols_push(o, 150.0 * (1.0 + talus_fbm(c->seed, X, Y, talus_fbm_octaves(10, 0.001, c->l), 0.001)),
+            1.0, TALUS_TOP);
 }
 
 /* ---- table and builder --------------------------------------------------- */

@@ -77,4 +77,16 @@ talus_status talus_scene_fill(const char *name, int n, uint32_t seed, talus_tile
  */
 float talus_fbm(uint32_t seed, double x, double y, int octaves, double frequency);
 
+/* The shortest wavelength a scene's fBm may have, in cells: finer octaves
+ * alias on the grid (at 0.5 m cells rivers-rain's octaves 5-7 were finer
+ * than a cell, and left per-row offsets that slippage turned into
+ * stripes). */
+#define TALUS_FBM_MIN_CELLS 4.0
+
+/* How many of `octaves` octaves, the first of wavelength 1/frequency and
+ * each next one half as long, have wavelengths of at least
+ * TALUS_FBM_MIN_CELLS cells of cell_size: at least 1, at most octaves
+ * (octaves < 1 is returned as it is). */
+int talus_fbm_octaves(int octaves, double frequency, double cell_size);
+
 #endif /* TALUS_IO_SCENES_H */

@@ -245,6 +245,28 @@ static void test_fbm(void) {
   CHECK(talus_fbm(1, NAN, 0, 8, 1) == 0.0f && talus_fbm(1, 1, 1, 0, 1) == 0.0f, "degenerate");
 }
 
+/* Octaves a grid resolves: wavelengths 1/f, 1/2f, ... down to 4 cells. */
+static void test_fbm_octaves(void) {
+  /* rivers-rain's first wavelength is 20 m: 20, 10, 5 m >= 4 m at 1 m cells
+   * (256 cells over the 256 m scene); 2.5 m is not */
+  CHECK(talus_fbm_octaves(8, 0.05, 1.0) == 3, "rivers at 1 m: %d", talus_fbm_octaves(8, 0.05, 1.0));
+  CHECK(talus_fbm_octaves(8, 0.05, 0.5) == 4, "rivers at 0.5 m: %d",
+        talus_fbm_octaves(8, 0.05, 0.5));
+  /* noise: 1000 m down to 1000/2^7 = 7.8 m >= 4 m; 3.9 m is not */
+  CHECK(talus_fbm_octaves(10, 0.001, 1.0) == 8, "noise at 1 m: %d",
+        talus_fbm_octaves(10, 0.001, 1.0));
+  CHECK(talus_fbm_octaves(8, 0.05, 1e-6) == 8, "a fine grid keeps every octave asked for");
+  CHECK(talus_fbm_octaves(8, 0.05, 100.0) == 1, "a coarse grid keeps the first octave");
+  CHECK(talus_fbm_octaves(0, 0.05, 1.0) == 0, "no octaves stay none");
+  /* each kept octave is at least 4 cells long, the next one would not be */
+  for (double l = 0.1; l < 10.0; l *= 1.37) {
+    int n = talus_fbm_octaves(16, 0.05, l);
+    double shortest = 20.0 / ldexp(1.0, n - 1);
+    CHECK(n == 1 || shortest >= 4.0 * l, "cell %g: %d octaves, shortest %g m", l, n, shortest);
+    CHECK(n == 16 || shortest / 2.0 < 4.0 * l, "cell %g: octave %d would be resolved", l, n + 1);
+  }
+}
+
 static void test_rivers(void) {
   double l;
   int n = 128;
@@ -314,6 +336,7 @@ int main(void) {
     test_cave(n);
   }
   test_fbm();
+  test_fbm_octaves();
   test_rivers();
   test_noise();
   test_layers_independent();
