@@ -15,14 +15,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAP_WATER, MAP_SAND, MAP_SEDIMENT, MAP_COLUMNS, MAP_EROSION, MAP_COUNT };
+enum {
+  MAP_WATER,
+  MAP_SAND,
+  MAP_SEDIMENT,
+  MAP_COLUMNS,
+  MAP_EROSION,
+  MAP_WATER_SURFACE,
+  MAP_COUNT
+};
 static const struct {
   const char *suffix, *name;
 } map_files[MAP_COUNT] = {{"_water.tif", "water depth [m]"},
                           {"_sand.tif", "sand thickness [m]"},
                           {"_sediment.tif", "suspended sediment [m]"},
                           {"_columns.tif", "column count"},
-                          {"_erosion.tif", "net deposition (+) / erosion (-) [m]"}};
+                          {"_erosion.tif", "net deposition (+) / erosion (-) [m]"},
+                          {"_water_surface.tif", "terrain surface plus water depth [m]"}};
+
+/* The surface, the maps, then state, preview and report. */
+_Static_assert(1 + MAP_COUNT + 3 <= ERODE_MAX_OUTPUTS, "erode_output_paths overruns its array");
 
 int erode_output_paths(const erode_opts *o, char paths[][ERODE_PATH_MAX]) {
   int n = 0;
@@ -161,6 +173,9 @@ static void writer_cell(const erode_writer *w, const talus_tile *t, size_t idx, 
   v[1 + MAP_SEDIMENT] = sed;
   v[1 + MAP_COLUMNS] = (float)t->count[idx];
   v[1 + MAP_EROSION] = v[0] - before;
+  /* lakes and rivers as they stand: the surface alone shows a lake
+   * flattened by the wet angle of repose as a plain */
+  v[1 + MAP_WATER_SURFACE] = v[0] + t->w[ct];
   if (t->mask[idx] && w->has_nodata)
     for (int i = 0; i < 1 + MAP_COUNT; i++)
       v[i] = w->nodata;

@@ -33,7 +33,7 @@ check "generate: local metric CRS" 'georef "$W/s64.tif" | grep -q "LENGTHUNIT\[\
 "$T" erode "$W/s64.tif" -o "$W/out.tif" -c "$SRC/configs/rivers-rain.ini" --steps 100 --maps \
   --state "$W/state.tif" --report "$W/run.json" 2>"$W/summary.txt"
 check "erode exits 0" '[ $? -eq 0 ]'
-files="out.tif out_water.tif out_sand.tif out_sediment.tif out_erosion.tif out_columns.tif state.tif"
+files="out.tif out_water.tif out_sand.tif out_sediment.tif out_erosion.tif out_columns.tif out_water_surface.tif state.tif"
 for f in $files out_preview.png run.json; do
   check "$f written" '[ -s "$W/$f" ]'
 done
@@ -60,6 +60,11 @@ check "column counts are whole numbers >= 1" \
 paste <(values "$W/out.tif") <(values "$W/s64.tif") <(values "$W/out_erosion.tif") >"$W/e.txt"
 check "erosion map = eroded - initial surface" \
   '[ "$(awk "{d = \$1 - \$2 - \$3; if (d < 0) d = -d; if (d > 1e-4) bad++} END {print bad + 0}" "$W/e.txt")" -eq 0 ]'
+paste <(values "$W/out.tif") <(values "$W/out_water.tif") <(values "$W/out_water_surface.tif") >"$W/ws.txt"
+check "water surface map = eroded surface + water depth" \
+  '[ "$(awk "{d = \$1 + \$2 - \$3; if (d < 0) d = -d; if (d > 1e-4) bad++} END {print bad + 0}" "$W/ws.txt")" -eq 0 ]'
+check "the water surface stands above the terrain where water is" \
+  '[ "$(awk "\$2 > 0.01 && \$3 > \$1" "$W/ws.txt" | wc -l)" -gt 0 ]'
 check "the terrain changed" '[ "$(awk "\$3 != 0" "$W/e.txt" | wc -l)" -gt 0 ]'
 
 check "preview: before | after side by side" \

@@ -47,7 +47,7 @@ check "a 3-rank store is refused by 2 ranks" '[ $? -ne 0 ] && grep -q "another r
 "${MPIRUN[@]}" -np 3 "$T" erode "$W/init.tif" -o "$W/out.tif" "${A[@]}" --store "$W/store" \
   --resume --report "$W/resumed.json"
 check "the resumed run reports it resumed" 'grep -q "\"resumed\": true" "$W/resumed.json"'
-for s in '' _water _sand _sediment _columns _erosion; do
+for s in '' _water _sand _sediment _columns _erosion _water_surface; do
   check "rank killed and resumed: out$s.tif == one process" 'cmp -s "$W/ref$s.tif" "$W/out$s.tif"'
 done
 check "the store is removed after the resumed run succeeds" '[ ! -e "$W/store" ]'

@@ -23,7 +23,7 @@ check "--mem-limit 1G: the run says why it is tiled" 'grep -q "running tiled" "$
 check "--mem-limit 1G: tiled on disk" '[ "$(tiling "$W/auto.json" store)" = disk ]'
 check "--mem-limit 1G: several tiles" '[ "$(tiling "$W/auto.json" tiles)" -gt 1 ]'
 check "--mem-limit 1G: the default store is removed after success" '[ ! -e "$W/auto.store" ]'
-for s in '' _water _sand _sediment _columns _erosion; do
+for s in '' _water _sand _sediment _columns _erosion _water_surface; do
   check "--mem-limit 1G: auto$s.tif == one piece" 'cmp -s "$W/one$s.tif" "$W/auto$s.tif"'
 done
 if [ -s "$W/rss" ]; then

@@ -45,7 +45,7 @@ if [ ! -e "$W/out.tif" ]; then
   "$T" erode "$W/init.tif" -o "$W/out.tif" "${A[@]}" --store "$W/store" --resume --report "$W/resumed.json"
   check "the resumed run reports it resumed" 'grep -q "\"resumed\": true" "$W/resumed.json"'
 fi
-for s in '' _water _sand _sediment _columns _erosion; do
+for s in '' _water _sand _sediment _columns _erosion _water_surface; do
   check "killed and resumed: out$s.tif == uninterrupted" 'cmp -s "$W/ref$s.tif" "$W/out$s.tif"'
 done
 check "the store is removed after the resumed run succeeds" '[ ! -e "$W/store" ]'

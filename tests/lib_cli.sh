@@ -16,7 +16,7 @@ check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "
 # same_as REF RUN: every output file of RUN equals REF's, byte for byte.
 same_as() {
   local s
-  for s in '' _water _sand _sediment _columns _erosion _state; do
+  for s in '' _water _sand _sediment _columns _erosion _water_surface _state; do
     cmp -s "$W/$1$s.tif" "$W/$2$s.tif" || { echo "  $2$s.tif differs from $1$s.tif" >&2; return 1; }
   done
 }
