@@ -42,9 +42,10 @@ typedef struct erode_opts {
 talus_status erode_run_and_write(erode_opts *o, talus_domain *d, const talus_georef *geo,
                                  const talus_params *p);
 
-
 #define ERODE_MAX_OUTPUTS 10
 #define ERODE_PATH_MAX    TALUS_PATH_BUF
+/* How many map files --maps writes (the planner counts their row buffers). */
+int erode_map_count(void);
 /* Writes every path a run writes into paths (erode_write.c): the surface,
  * the --maps, the state, the preview and the report; returns the count.
  * The checks before the run and the cleanup after a failed write both walk

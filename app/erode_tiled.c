@@ -65,7 +65,8 @@ static int64_t default_limit(void) {
 static talus_plan_in tiled_plan_in(const erode_opts *o, int nx, int ny, int nz, int state) {
   talus_plan_in in = {0};
   in.nx = nx, in.ny = ny, in.nz = nz, in.state_bands = talus_state_band_count(nz);
-  in.state_in = state, in.maps = o->maps, in.state_out = o->state != NULL;
+  in.state_in = state, in.map_bands = o->maps ? erode_map_count() : 0,
+  in.state_out = o->state != NULL;
   in.mem_limit = o->mem_limit;
   in.auto_limit = o->mem_limit ? 0 : default_limit();
   in.tile = o->tile, in.steps_per_exchange = o->steps_per_exchange;

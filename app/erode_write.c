@@ -15,15 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum {
-  MAP_WATER,
-  MAP_SAND,
-  MAP_SEDIMENT,
-  MAP_COLUMNS,
-  MAP_EROSION,
-  MAP_WATER_SURFACE,
-  MAP_COUNT
-};
+enum { MAP_WATER, MAP_SAND, MAP_SEDIMENT, MAP_COLUMNS, MAP_EROSION, MAP_WATER_SURFACE, MAP_COUNT };
 static const struct {
   const char *suffix, *name;
 } map_files[MAP_COUNT] = {{"_water.tif", "water depth [m]"},
@@ -32,6 +24,10 @@ static const struct {
                           {"_columns.tif", "column count"},
                           {"_erosion.tif", "net deposition (+) / erosion (-) [m]"},
                           {"_water_surface.tif", "terrain surface plus water depth [m]"}};
+
+int erode_map_count(void) {
+  return MAP_COUNT;
+}
 
 /* The surface, the maps, then state, preview and report. */
 _Static_assert(1 + MAP_COUNT + 3 <= ERODE_MAX_OUTPUTS, "erode_output_paths overruns its array");

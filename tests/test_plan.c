@@ -42,7 +42,7 @@ static int64_t max64(int64_t a, int64_t b) {
  * scratch, 6 + 44 nz kept; io is GDAL's cache and 16 MiB per thread; 160
  * MiB of slack. */
 static int64_t out_bands(const talus_plan_in *in) {
-  return 1 + (in->maps ? 5 : 0) + (in->state_out ? 2 + 11 * in->nz : 0);
+  return 1 + in->map_bands + (in->state_out ? 2 + 11 * in->nz : 0);
 }
 static int64_t model_tile(const talus_plan_in *in, int c, int H) {
   int64_t full = 56 + 88 * in->nz, kept = 6 + 44 * in->nz;
@@ -71,7 +71,7 @@ static void test_model(void) {
   /* 512² cells × (408 + 4 + 5) + 256 rows × 512 × 4 + 256 MiB + 160 MiB */
   CHECK(talus_plan_one_bytes(&in) == 546045952, "one piece of 512²: %lld bytes",
         (long long)talus_plan_one_bytes(&in));
-  in.maps = 1, in.state_out = 1, in.state_in = 1;
+  in.map_bands = 6, in.state_out = 1, in.state_in = 1;
   CHECK(talus_plan_one_bytes(&in) == model_one(&in), "one piece with every output: %lld vs %lld",
         (long long)talus_plan_one_bytes(&in), (long long)model_one(&in));
   in = base(8192, 8192);
@@ -297,7 +297,7 @@ static void test_monotone(void) {
   for (int n = 256; n <= 65536; n *= 2)
     for (int m = n; m < 2 * n; m += n / 2) {
       talus_plan_in in = base(m, n);
-      in.maps = 1, in.state_out = 1;
+      in.map_bands = 6, in.state_out = 1;
       int64_t o = talus_plan_one_bytes(&in), t = talus_plan_tile_bytes(&in, 1024, 32),
               k = talus_plan_kept_bytes(&in, 1024, 32);
       CHECK(o > one, "%d x %d: one piece %lld after %lld", m, n, (long long)o, (long long)one);

@@ -18,7 +18,7 @@ static int64_t cell_bytes_kept(const talus_plan_in *in) {
 
 /* Output bands a row buffer holds: surface, maps, state. */
 static int64_t output_bands(const talus_plan_in *in) {
-  return 1 + (in->maps ? 5 : 0) + (in->state_out ? (int64_t)in->state_bands : 0);
+  return 1 + (int64_t)in->map_bands + (in->state_out ? (int64_t)in->state_bands : 0);
 }
 
 /* The side of a tile's buffer along a map side of n cells: its core c

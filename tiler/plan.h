@@ -37,7 +37,7 @@
  *
  * Memory model (bytes): a cell costs 56 + 88·nz in a tile with scratch and
  * 6 + 44·nz in a tile of persistent fields only or a store blob; a row
- * buffer of the outputs holds 1 band (surface), 5 more with --maps and a
+ * buffer of the outputs holds 1 band (surface), one per map with --maps and a
  * state file's bands with --state; GDAL's block cache, one store call's
  * buffer per thread and 160 MiB of slack (heap, libraries, bookkeeping)
  * come on top.
@@ -61,7 +61,8 @@ typedef struct talus_plan_in {
   int state_bands;        /* bands of a state file of nz layers (talus_state_band_count) */
   int R;                  /* step radius (talus_step_radius); talus_plan_tiles only */
   int state_in;           /* the input is a talus state (read whole: every band) */
-  int maps, state_out;    /* outputs besides the surface: --maps, --state */
+  int map_bands;          /* --maps: the map files written (0 without --maps) */
+  int state_out;          /* --state: a state file is written */
   int64_t mem_limit;      /* --mem-limit [bytes]; 0: none given */
   int64_t auto_limit;     /* the limit without --mem-limit [bytes] (3/4 of the RAM per rank) */
   int tile;               /* --tile; 0: the rule's core */
