@@ -83,7 +83,7 @@ compare_all() {
     if [ ! -f "$B/$f" ]; then echo "MISSING in B: $f"; bad=$((bad + 1)); continue; fi
     case "$f" in
     *.json) diff <(report_values "$a") <(report_values "$B/$f") >/dev/null ||
-      { echo "REPORT DIFFERS: $f"; diff <(report_values "$a") <(report_values "$B/$f") | head; bad=$((bad + 1)); } ;;
+      { echo "REPORT DIFFERS: $f"; { diff <(report_values "$a") <(report_values "$B/$f") || true; } | head -4; bad=$((bad + 1)); } ;;
     *) cmp -s "$a" "$B/$f" || { echo "DIFFERS: $f"; bad=$((bad + 1)); } ;;
     esac
   done
