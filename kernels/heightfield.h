@@ -10,7 +10,7 @@
  *   hf_water  (1) d2 = d1 + ΔV/l_c², velocity, capacity C          eqs. 5–8
  *   hf_erode  (0) dissolve/deposit, water correction, softening,
  *                 evaporation                                 eqs. 9–11, 13
- *   hf_advect (1) s = s1(x − v·Δt) sampled bilinearly              eq. 12
+ *   hf_advect (1) sediment moved with the water, in flux form      eq. 12
  *   hf_settle (0) the sample becomes the state
  * (thermal_out / thermal_in of kernels/thermal.h go between, when on.)
  *
@@ -18,9 +18,8 @@
  * - Eq. 3 reads K = max(1, …); the limiter is K = min(1, d1·l_c²/(Σf·Δt)).
  * - Velocity (Mei et al.): u = ΔW_x/(l_c·d̄), d̄ = (d1 + d2)/2, 0 where d̄ = 0.
  *   Because Σf_out·Δt ≤ d1·l_c² (K), |ΔW_x| ≤ ½(Σf_in + Σf_out) ≤
- *   d̄·l_c²/Δt, so |u|·Δt ≤ l_c: the backtrace of eq. 12 never leaves the
- *   8-neighbourhood, and clamping it to one cell (rounding only) makes the
- *   advection's declared radius 1 exact for tiling.
+ *   d̄·l_c²/Δt, so |u|·Δt ≤ l_c: sediment carried at u moves at most one
+ *   cell a step, and the advection's radius is 1.
  * - Eq. 8: −N·V is taken as the sine of the terrain's slope along the flow,
  *   |∇b·v̂|/√(1 + |∇b|²) (N the unit normal, V the flow direction): flow
  *   straight downhill gets Mei's sin α, flow along a contour none. Its
@@ -38,13 +37,16 @@
  * - The dissolved and deposited amounts are the exact float change of b
  *   (ledger HF_DISSOLVE, HF_DEPOSIT), so sediment receives what the terrain
  *   lost; amounts below half an ulp of b do not happen.
- * - Semi-Lagrangian advection does not conserve mass: its net change of
- *   the sediment (border outflow included) is the signed ledger flow
- *   HF_ADVECTION, so the ledger still closes and shows the scheme's error.
+ * - Eq. 12 is a semi-Lagrangian backtrace s(x) = s1(x − v·Δt) in the
+ *   paper, which does not conserve mass (it deleted 89 % of the dissolved
+ *   material on a walled map). Here the sediment moves in flux form, as in
+ *   the layered model: each cell sends the upwind shares of its sediment
+ *   that its velocity carries over each face, and what one cell sends its
+ *   neighbour collects. HF_ADVECTION books only the per-cell rounding.
  * - Borders: reflecting walls carry no flux; an outflow border is a
  *   virtual neighbour at the cell's terrain height with no water
- *   (WATER_OUTFLOW). A backtrace sample beyond a wall reads the cell's own
- *   sediment; beyond an outflow border, 0. NoData cells follow the policy.
+ *   (WATER_OUTFLOW); sediment is not sent into a wall and leaves across an
+ *   outflow border (SEDIMENT_OUTFLOW). NoData cells follow the policy.
  */
 #ifndef TALUS_KERNELS_HEIGHTFIELD_H
 #define TALUS_KERNELS_HEIGHTFIELD_H
@@ -356,46 +358,56 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_erode(const talus_tile *t, c
   t->w[idx] = de;
 }
 
-/* Sediment at buffer-local cell (cx, cy) as a backtrace sample sees it:
- * its value inside, own below a wall, 0 beyond an outflow border or sink. */
-TALUS_HD static inline float hf_sample(const talus_tile *t, const talus_kctx *c, int cx, int cy,
-                                       float own) {
-  talus_nb k = talus_at_kind(t, c, cx, cy, 0);
-  if (k == TALUS_NB_INSIDE) return t->r[talus_idx(t, cx, cy)];
-  return k == TALUS_NB_REFLECT ? own : 0.0f;
+/* Sediment [m] a cell holding r with velocity (vx, vy) sends towards
+ * direction d this step (donor cell, upwind): the share of its sediment the
+ * velocity component along d carries over one cell, (v·e_d)⁺·Δt/l_c, with
+ * the shares of the 4 directions scaled down together when they would
+ * exceed the whole. kdl = Δt/l_c. Sender and receiver both call this with
+ * the same floats, so what one pays is bit for bit what the other gets. */
+TALUS_HD static inline TALUS_FORCE_INLINE float hf_sed_out(float r, float vx, float vy, int d,
+                                                           float kdl) {
+  float a = (fabsf(vx) + fabsf(vy)) * kdl, scale = a > 1.0f ? 1.0f / a : 1.0f;
+  float along = vx * (float)talus_dir_dx(d) + vy * (float)talus_dir_dy(d);
+  return along > 0.0f ? r * (along * kdl * scale) : 0.0f;
 }
 
-/* Splits the backtrace offset −u·Δt/l_c (clamped to one cell) into a
- * whole-cell offset in {−1, 0} (or 0 with weight 1 at +1) and a weight. */
-TALUS_HD static inline int hf_split(float back, float *frac) {
-  back = back < -1.0f ? -1.0f : (back > 1.0f ? 1.0f : back);
-  int o = back < 0.0f ? -1 : 0;
-  *frac = back - (float)o;
-  return o;
-}
-
-/* Stage hf_advect (eq. 12): s(x) = s1(x − v·Δt), bilinear; the offsets are
- * cell-relative, so the sample does not depend on where the tile lies. */
+/* Stage hf_advect (eq. 12, in flux form): the sediment moves with the water
+ * from cell to cell, each cell sending its upwind shares (hf_sed_out) and
+ * collecting what its neighbours send it, so the transport moves sediment
+ * and deletes none. Into a wall nothing is sent; across an outflow border
+ * or into a NoData sink it leaves (SEDIMENT_OUTFLOW). Sums are in double
+ * and rounded once per cell: that rounding, and a clamp at 0 where float
+ * shares add to an ulp more than the cell held, are booked (HF_ADVECTION,
+ * SEDIMENT_CLAMP), so the transport's own net is float rounding. */
 TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_advect(const talus_tile *t, const talus_kctx *c,
                                                            int x, int y, double *flows) {
   size_t idx = talus_idx(t, x, y);
   if (talus_cell_masked(t, idx)) return;
-  const talus_kparams *P = &c->P;
-  float k = P->dt / P->cell_size, own = t->r[idx], fx, fy;
-  int ox = hf_split(-t->vx[idx] * k, &fx), oy = hf_split(-t->vy[idx] * k, &fy);
-  int x0 = x + ox, y0 = y + oy;
-  float s00, s10, s01, s11;
-  if (t->nb8[idx] == 0xFFu) { /* the 3×3 block around the cell is live */
-    const float *r = t->r + talus_idx(t, x0, y0);
-    s00 = r[0], s10 = r[1], s01 = r[t->pitch], s11 = r[t->pitch + 1];
+  float kdl = c->P.dt / c->P.cell_size, r = t->r[idx], vx = t->vx[idx], vy = t->vy[idx];
+  hf_nb4 q;
+  if ((t->nb8[idx] & 15u) == 15u) { /* the 4 neighbours are live */
+    for (int d = 0; d < 4; d++)
+      q.n[d] = (size_t)((ptrdiff_t)idx + hf_step(t, d)), q.in[d] = q.open[d] = 1.0f;
   } else {
-    s00 = hf_sample(t, c, x0, y0, own), s10 = hf_sample(t, c, x0 + 1, y0, own);
-    s01 = hf_sample(t, c, x0, y0 + 1, own), s11 = hf_sample(t, c, x0 + 1, y0 + 1, own);
+    q = hf_neighbours(t, c, x, y);
   }
-  float lo = s00 + (s10 - s00) * fx, hi = s01 + (s11 - s01) * fx;
-  float s = lo + (hi - lo) * fy;
+  double out = 0.0, in = 0.0, gone = 0.0;
+  for (int d = 0; d < 4; d++) {
+    double o = q.open[d] > 0.0f ? (double)hf_sed_out(r, vx, vy, d, kdl) : 0.0;
+    out += o;
+    gone += q.in[d] > 0.0f ? 0.0 : o;
+    size_t n = q.n[d];
+    if (q.in[d] > 0.0f) in += (double)hf_sed_out(t->r[n], t->vx[n], t->vy[n], (d + 2) & 3, kdl);
+  }
+  double sn = ((double)r - out) + in;
+  if (sn < 0.0) {
+    flows[TALUS_FLOW_SEDIMENT_CLAMP] -= sn;
+    sn = 0.0;
+  }
+  float s = (float)sn;
   t->hf_sed[idx] = s;
-  flows[TALUS_FLOW_HF_ADVECTION] += (double)s - (double)own;
+  flows[TALUS_FLOW_SEDIMENT_OUTFLOW] += gone;
+  flows[TALUS_FLOW_HF_ADVECTION] += (double)s - sn;
 }
 
 /* Stage hf_settle: the advected sediment becomes the cell's state. */

@@ -281,7 +281,7 @@ typedef enum talus_flow {
   TALUS_FLOW_HF_DEPOSIT,       /* sediment -> bedrock (heightfield eq. 10a/b) */
   TALUS_FLOW_HF_SWELL,         /* outside -> water (heightfield eq. 9c) */
   TALUS_FLOW_HF_SHRINK,        /* water -> outside (heightfield eq. 10c) */
-  TALUS_FLOW_HF_ADVECTION,     /* outside -> sediment, signed: semi-Lagrangian net */
+  TALUS_FLOW_HF_ADVECTION,     /* outside -> sediment, signed: rounding of the transport */
   TALUS_FLOW_COUNT
 } talus_flow;
 
