@@ -33,7 +33,9 @@
  * - Eqs. 9c/10c add the dissolved height to the water and take the
  *   deposited height from it, so b + d is unchanged by erosion. Water is
  *   created and destroyed by that: ledger flows HF_SWELL and HF_SHRINK. The
- *   water taken never exceeds the water there.
+ *   water taken never exceeds the water there. On DEMs this made water at
+ *   18-64x the rain, so heightfield.water_swell turns it off (the DEM
+ *   preset does): the water then is only what falls and flows.
  * - The dissolved and deposited amounts are the exact float change of b
  *   (ledger HF_DISSOLVE, HF_DEPOSIT), so sediment receives what the terrain
  *   lost; amounts below half an ulp of b do not happen.
@@ -308,7 +310,7 @@ TALUS_HD static inline void hf_dissolve(const talus_kparams *P, float H, float C
   X = X < C - *s ? X : C - *s;
   float bn = *b - X;
   double moved = (double)*b - (double)bn;
-  float dn = (float)((double)*d + moved);
+  float dn = P->hf_water_swell ? (float)((double)*d + moved) : *d;
   flows[TALUS_FLOW_HF_DISSOLVE] += moved;
   flows[TALUS_FLOW_HF_SWELL] += (double)dn - (double)*d;
   *b = bn;
@@ -325,7 +327,7 @@ TALUS_HD static inline void hf_deposit(const talus_tile *t, const talus_kparams 
   float bn = *b + X;
   double moved = (double)bn - (double)*b;
   if (moved > (double)*s) return; /* rounding of b would take more than is suspended */
-  double taken = moved < (double)*d ? moved : (double)*d;
+  double taken = !P->hf_water_swell ? 0.0 : (moved < (double)*d ? moved : (double)*d);
   flows[TALUS_FLOW_HF_DEPOSIT] += moved;
   flows[TALUS_FLOW_HF_SHRINK] += taken;
   *b = bn;

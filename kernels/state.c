@@ -62,6 +62,7 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->thermal_rate = 0.1f;
   p->hardness = 0.5f;
   p->hf_hydraulic = 1;
+  p->hf_water_swell = 1;
   p->hf_rain_scale = 1.0f;
   p->hf_pipe_area = 0.0f;
   p->hf_pipe_length = 0.0f;

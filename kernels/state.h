@@ -139,6 +139,7 @@ typedef struct talus_kparams {
   float hardness;          /* default hardness H in [0,1] of cells without a raster */
   /* heightfield model (kernels/heightfield.h; Mei et al. with Jákó's extensions) */
   int hf_hydraulic;      /* 0: no water stages (thermal only) */
+  int hf_water_swell;    /* 1: dissolving raises the water, depositing lowers it */
   float hf_rain_scale;   /* K_r */
   float hf_pipe_area;    /* A [m²]; 0 = l_c² */
   float hf_pipe_length;  /* l [m]; 0 = l_c */

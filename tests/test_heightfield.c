@@ -286,6 +286,46 @@ static void test_sediment_conserved(void) {
   talus_domain_free(d);
 }
 
+/* heightfield.water_swell=false: dissolving makes no water and depositing
+ * takes none (no swell or shrink flow), the water ledger still closes, and
+ * the same rain leaves less water than with the swell on. */
+static void test_water_swell_off(void) {
+  const int n = 64;
+  const char *sets[] = {"water.rain=0.02",
+                        "water.rain_noise=1",
+                        "water.outflow_border=false",
+                        "simulation.dt=0.05",
+                        "heightfield.capacity=0.2",
+                        "heightfield.dissolve=0.5",
+                        "heightfield.water_swell=true",
+                        NULL};
+  float *h = hill_heights(n, n, 6.0f);
+  double water[2] = {0, 0};
+  for (int off = 0; off < 2; off++) {
+    sets[6] = off ? "heightfield.water_swell=false" : "heightfield.water_swell=true";
+    talus_domain *d = make_domain(n, n, 1.0, h, sets);
+    CHECK(d != NULL, "swell domain");
+    if (!d) continue;
+    talus_domain_run(d, 800, NULL, NULL);
+    talus_ledger_summary L;
+    talus_domain_ledger(d, &L);
+    double swell = talus_domain_flow(d, TALUS_FLOW_HF_SWELL);
+    double shrink = talus_domain_flow(d, TALUS_FLOW_HF_SHRINK);
+    double rain = talus_domain_flow(d, TALUS_FLOW_RAIN);
+    water[off] = L.current[TALUS_MAT_WATER];
+    printf("water_swell=%s: swell %.4g, shrink %.4g, rain %.4g, water held %.4g m3\n",
+           off ? "false" : "true", swell, shrink, rain, water[off]);
+    CHECK(talus_domain_flow(d, TALUS_FLOW_HF_DISSOLVE) > 0.0, "terrain dissolved");
+    if (off) CHECK(swell == 0.0 && shrink == 0.0, "no water made or taken by erosion");
+    if (!off) CHECK(swell > 0.0, "the swell makes water");
+    CHECK(fabs(L.residual[TALUS_MAT_WATER]) <= 1e-5 * rain, "water residual %.3g",
+          L.residual[TALUS_MAT_WATER]);
+    talus_domain_free(d);
+  }
+  CHECK(water[1] < water[0], "less water without the swell (%.4g vs %.4g)", water[1], water[0]);
+  free(h);
+}
+
 /* 1 vs 2 threads: identical bytes of every field, hardness included. */
 static void test_threads(void) {
   const int n = 80;
@@ -339,6 +379,7 @@ int main(void) {
   test_hardness();
   test_ledger();
   test_sediment_conserved();
+  test_water_swell_off();
   test_threads();
   test_tiled();
   return check_report("test_heightfield");

@@ -163,6 +163,9 @@ static const param_decl table[] = {
 
     BOOL("heightfield.hydraulic", hf_hydraulic, 1,
          "heightfield model: run the water stages (false: thermal erosion only)"),
+    BOOL("heightfield.water_swell", hf_water_swell, 1,
+         "dissolved rock raises the water by its height and deposits lower it (Jako eq. 9c/10c, "
+         "booked as hf_water_swell/shrink); false keeps the water as it is"),
     REAL("heightfield.rain_scale", hf_rain_scale, 0, 1e3, 1, "",
          "K_r: scales water.rain or the --rain-map rate"),
     REAL("heightfield.pipe_area", hf_pipe_area, 0, 1e12, 0, "m2",
