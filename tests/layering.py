@@ -54,11 +54,18 @@ SYSTEM = re.compile(r'^[ \t]*#[ \t]*include[ \t]+<([^>]+)>', re.M)
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"', re.M)
 
 
+def within(path, prefix):
+    """path is prefix, prefix with an extension (io/json.c of io/json), or
+    lies in the folder prefix."""
+    return path == prefix or path.startswith(prefix + "/") or os.path.splitext(path)[0] == prefix
+
+
 def module_of(path):
-    """The longest ORDER entry that is path or a folder above it."""
+    """The longest ORDER entry that is path, path less its extension (io/json
+    for io/json.c and io/json.h) or a folder above it."""
     best = None
     for prefix, rank in ORDER:
-        if path == prefix or path.startswith(prefix + "/"):
+        if within(path, prefix):
             if best is None or len(prefix) > len(best[0]):
                 best = (prefix, rank)
     return best
@@ -116,7 +123,7 @@ def check_includes(src, files):
             continue
         for m in SYSTEM.finditer(text):
             for pattern, owner in FOREIGN:
-                if pattern.search(m.group(1)) and not (f == owner or f.startswith(owner + "/")):
+                if pattern.search(m.group(1)) and not within(f, owner):
                     line = text.count("\n", 0, m.start()) + 1
                     bad.append(f"{f}:{line}: <{m.group(1)}> belongs to {owner}, the one "
                                "module that converts that library")
@@ -232,6 +239,7 @@ def self_test():
         "app/q.c": "void p(void);\nvoid q(void) { p(); }\n",
         "kernels/k.c": "void p(void);\nvoid k(void) { p(); }\n",
         "io/raster/ok.c": '#include <gdal.h>\n#include "kernels/up.h"\n',
+        "io/json.c": '#include <json-c/json.h>\n#include "app/app.h"\n',
     }
     with tempfile.TemporaryDirectory() as src:
         build = os.path.join(src, "build")
@@ -245,6 +253,7 @@ def self_test():
                 subprocess.run(["cc", "-c", "-o", obj, os.path.join(src, name)], check=True)
         found = check_includes(src, list(files)) + check_calls(src, build)
     expect = ["kernels/up.h:2: kernels includes app/app.h of app",
+              "io/json.c:2: io/json includes app/app.h of app",
               'kernels/path.h:1: #include "../common/common.h": write it as "common/common.h"',
               "kernels/gdal.c:1: <gdal.h> belongs to io/raster",
               "kernels/k.c (kernels) calls p of app/p.c (app), a module above it",
