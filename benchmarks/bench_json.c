@@ -128,6 +128,18 @@ static double sample_gbs(const bench_sample *s) {
   return sample_bytes(s) * (double)s->cells * (double)s->steps / s->seconds / 1e9;
 }
 
+/* Ends object o with "gbs" and its share of the triad bandwidth
+ * ("roofline_fraction"), after status st; frees o and returns NULL when
+ * any insertion failed, else returns o. */
+static talus_json *json_bandwidth_end(talus_json *o, talus_status st, double gbs, double triad) {
+  if (!st) st = talus_json_set(o, "gbs", talus_json_real(gbs, "%.3f"));
+  if (!st)
+    st = talus_json_set(o, "roofline_fraction",
+                        talus_json_real(triad > 0.0 ? gbs / triad : 0.0, "%.4f"));
+  if (st) talus_json_free(o);
+  return st ? NULL : o;
+}
+
 /* One stage of a sample: a new object (the caller's) or NULL. */
 static talus_json *json_stage(const bench_sample *s, int i, double triad) {
   double bytes = s->stage_calls[i] * s->stage_bytes[i];
@@ -141,12 +153,7 @@ static talus_json *json_stage(const bench_sample *s, int i, double triad) {
                         talus_json_real(1e3 * s->stage_s[i] / (double)s->steps, "%.4f"));
   if (!st) st = talus_json_set(o, "share", talus_json_real(s->stage_s[i] / s->seconds, "%.4f"));
   if (!st) st = talus_json_set(o, "bytes_per_cell_step", talus_json_real(bytes, "%.4g"));
-  if (!st) st = talus_json_set(o, "gbs", talus_json_real(gbs, "%.3f"));
-  if (!st)
-    st = talus_json_set(o, "roofline_fraction",
-                        talus_json_real(triad > 0.0 ? gbs / triad : 0.0, "%.4f"));
-  if (st) talus_json_free(o);
-  return st ? NULL : o;
+  return json_bandwidth_end(o, st, gbs, triad);
 }
 
 /* The stages that ran in sample s and the time outside them, into o. */
@@ -238,12 +245,7 @@ static talus_json *json_summary_entry(const bench_run *b, const bench_sample *s,
     st = talus_json_set(o, "ms_per_step", talus_json_real(1e3 * sec / (double)s->steps, "%.4f"));
   if (!st) st = talus_json_set(o, "mcell_steps_per_s", talus_json_real(work / sec / 1e6, "%.3f"));
   if (!st) st = talus_json_set(o, "ns_per_cell_step", talus_json_real(1e9 * sec / work, "%.4f"));
-  if (!st) st = talus_json_set(o, "gbs", talus_json_real(gbs, "%.3f"));
-  if (!st)
-    st = talus_json_set(o, "roofline_fraction",
-                        talus_json_real(triad > 0.0 ? gbs / triad : 0.0, "%.4f"));
-  if (st) talus_json_free(o);
-  return st ? NULL : o;
+  return json_bandwidth_end(o, st, gbs, triad);
 }
 
 /* Per workload and thread count, the medians: a new array or NULL. */

@@ -29,7 +29,9 @@ int talus_mpi_local_rank(void) {
                         "MV2_COMM_WORLD_LOCAL_RANK"};
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
     const char *s = getenv(vars[i]);
-    if (s && *s) return atoi(s) > 0 ? atoi(s) : 0;
+    if (!s || !*s) continue;
+    int rank = atoi(s);
+    return rank > 0 ? rank : 0;
   }
   return 0;
 }

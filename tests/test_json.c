@@ -12,6 +12,7 @@
 #include "check.h"
 #include "io/json.h"
 
+#include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stdint.h>
@@ -174,8 +175,10 @@ static void test_round_trip(void) {
   }
   free(line), free(pretty), free(deep);
 
-  char dir[] = "/tmp/talus_json_XXXXXX", path[128], partial[160];
-  if (mkdtemp(dir)) {
+  char dir[] = "/tmp/talus_json_XXXXXX", path[128], partial[160]; /* mkdtemp's template */
+  int made = mkdtemp(dir) != NULL;
+  CHECK(made, "a scratch directory: %s", strerror(errno));
+  if (made) {
     snprintf(path, sizeof path, "%s/we\"ird\\name.json", dir);
     snprintf(partial, sizeof partial, "%s.partial", path);
     CHECK(talus_json_write_path(doc, path) == TALUS_OK, "write_path: %s", talus_last_error());
