@@ -29,8 +29,7 @@ static int state_flagged(const char *v) {
 
 int talus_state_probe(const char *path) {
   char flag[32];
-  return talus_raster_metadata_item(path, "TALUS_STATE", flag, sizeof flag) &&
-         state_flagged(flag);
+  return talus_raster_metadata_item(path, "TALUS_STATE", flag, sizeof flag) && state_flagged(flag);
 }
 
 int talus_state_reader_probe(const talus_bands_reader *r, int *layers) {
@@ -64,11 +63,11 @@ void talus_state_band_names(int L, char (*buf)[TALUS_STATE_NAME_MAX], const char
 }
 
 void talus_state_metadata(talus_state_meta *m, int nz, int64_t step, double cell) {
-  snprintf(m->text[0], 64, "TALUS_STATE=1");
-  snprintf(m->text[1], 64, "TALUS_STATE_VERSION=1");
-  snprintf(m->text[2], 64, "TALUS_LAYERS=%d", nz);
-  snprintf(m->text[3], 64, "TALUS_STEP=%lld", (long long)step);
-  snprintf(m->text[4], 64, "TALUS_CELL_SIZE=%.17g", cell);
+  snprintf(m->text[0], sizeof m->text[0], "TALUS_STATE=1");
+  snprintf(m->text[1], sizeof m->text[1], "TALUS_STATE_VERSION=1");
+  snprintf(m->text[2], sizeof m->text[2], "TALUS_LAYERS=%d", nz);
+  snprintf(m->text[3], sizeof m->text[3], "TALUS_STEP=%lld", (long long)step);
+  snprintf(m->text[4], sizeof m->text[4], "TALUS_CELL_SIZE=%.17g", cell);
   for (int i = 0; i < TALUS_STATE_META; i++)
     m->list[i] = m->text[i];
   m->list[TALUS_STATE_META] = NULL;

@@ -13,7 +13,7 @@
  *   "layer<k>.<field>" for field in bedrock, sand, water, ceiling, sediment,
  *   damage, stability, flux_r, flux_u, flux_l, flux_d; absent slots are NaN.
  *   Metadata: TALUS_LAYERS (allocated Nz), TALUS_STEP (global step),
- *   TALUS_CELL_SIZE [m], TALUS_MODEL.
+ *   TALUS_CELL_SIZE [m].
  * Every persistent field is stored losslessly, so continuing from a state
  * gives the bytes of an uninterrupted run.
  *
