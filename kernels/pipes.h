@@ -4,19 +4,24 @@
  * compute the column's outflow flux, sand slippage, tilt and the limiters
  * that keep the next transport stage from removing more than a column holds.
  *
- * Writes only the cell's own scratch (pipe, slip, kr, sina) and flux slots;
- * reads the neighbours' heights (B, s, w, C, count), which this stage never
- * changes. Follows the reference notes section 2 step 2 and section 6:
- *   flux   f = max((1 - δ·dt)·f + dt·g·l_c·Δh, 0), Δh = min(W, C') - max(W', S)
+ * Writes only the cell's own scratch (pipe, slip, dpipe, dslip, kr, sina)
+ * and flux slots; reads the neighbours' heights (B, s, w, C, count), which
+ * this stage never changes. Water flows through the 4 axis pipes; sand
+ * slips through them and, with sand.neighbours = 8, through 4 diagonal
+ * pipes √2·l_c long (dpipe, dslip), whose talus rise is √2 times the
+ * axis one: a pile then settles to the same slope in every direction
+ * (round), where the 4 axis pipes alone let each row and column settle on
+ * its own (stripes down every slope, diamond-shaped piles). Follows the reference notes section 2
+ * step 2 and section 6: flux   f = max((1 - δ·dt)·f + dt·g·l_c·Δh, 0), Δh = min(W, C') - max(W', S)
  *   K_e    f *= min(max(C' - W', 0) / (f·dt/l_c² + ε), 1)   (finite C' only)
- *   slip   a = max(min(max((S - S' - T·l_c)/8, 0), (C' - B' - s' - w')/4), 0)
+ *   slip   a = max(min(max((S - S' - T·d)/8, 0)·l_c/d + creep, (C' - B' - s' - w')·room), 0)
  *   K_w, K_r, K_a limiters in that order.
  * Borders: water outflow uses a virtual neighbour B' = own B, s' = w' = 0,
  * C' = ∞ (pipe -2); a reflecting border or NoData wall has no pipe (-1) and
  * its flux is set to 0 — the reference keeps the stale flux there, which
  * drains water through a wall. Slippage borders follow outflow_slippage.
  *
- * Fast path. Every helper takes `one`: 1 promises that the cell and its 4
+ * Fast path. Every helper takes `one`: 1 promises that the cell and its 8
  * neighbours are live (inside the domain, not NoData) and hold one column
  * each, which the CPU backend checks per cell (kernels/cpu/cpu.c). Then no
  * neighbour is classified and no column picked, and with the helpers
@@ -29,6 +34,9 @@
 #include "select.h"
 #include "state.h"
 #include <math.h>
+
+/* l_c / (√2·l_c): the slippage rate share of a diagonal pipe (pipes_slip). */
+#define PIPES_DIAGONAL_SHARE 0.70710678f
 
 /* Heights of one column as the pipe formulas see them. */
 typedef struct pipes_col {
@@ -80,13 +88,29 @@ TALUS_HD static inline float pipes_flux(const talus_kparams *P, float f_old, pip
   return f;
 }
 
-/* Sand slippage [m] from column q to neighbour column n before K_a: the
- * excess over the talus slope, shared over 8, capped by a quarter of the
- * neighbour's free space. */
-TALUS_HD static inline float pipes_slip(const talus_kparams *P, pipes_col q, pipes_col n) {
-  float T = pipes_talus(P, q.w, n.w);
-  float excess = talus_fmaxf((q.B + q.s - (n.B + n.s) - T * P->cell_size) / 8.0f, 0.0f);
-  return talus_fmaxf(talus_fminf(excess, (n.C - n.B - n.s - n.w) / 4.0f), 0.0f);
+/* Sand slippage [m] from column q to neighbour column n before K_a, over a
+ * pipe `reach` long (l_c, or √2·l_c to a diagonal): the excess over the
+ * talus slope, shared over 8 and scaled by `share` (l_c / reach: the rate
+ * follows the excess slope, so a diagonal moves 1/√2 of what an axis pipe
+ * of the same excess height moves, which keeps a pile's flanks round),
+ * plus linear creep (`creep` of the height difference), capped by the
+ * receiver's share of its free space. */
+TALUS_HD static inline float pipes_slip(const talus_kparams *P, pipes_col q, pipes_col n,
+                                        float reach, float share, float creep) {
+  float T = pipes_talus(P, q.w, n.w), drop = q.B + q.s - (n.B + n.s);
+  float excess = talus_fmaxf((drop - T * reach) / 8.0f, 0.0f) * share;
+  if (P->sand_creep > 0.0f) excess += creep * talus_fmaxf(drop, 0.0f);
+  return talus_fmaxf(talus_fminf(excess, (n.C - n.B - n.s - n.w) * P->slip_room), 0.0f);
+}
+
+/* Slippage [m] of column q (no water below it) off the domain border or
+ * into a NoData sink over a pipe `reach` long, scaled by `share` as in
+ * pipes_slip: its sand above the talus slope, as if the neighbour were
+ * bedrock at q's own bedrock top. */
+TALUS_HD static inline float pipes_slip_off(const talus_kparams *P, pipes_col q, float reach,
+                                            float share) {
+  float T = pipes_talus(P, q.w, 0.0f);
+  return talus_fmaxf((q.s - T * reach) / 8.0f, 0.0f) * share;
 }
 
 /* sin α of the surface from central differences of the four neighbour
@@ -117,7 +141,7 @@ pipes_direction(const talus_tile *t, const talus_kctx *c, int x, int y, int k, i
     pipes_col n = pipes_load(t, talus_col(t, nidx, kn));
     t->pipe[dc] = (int8_t)kn;
     *f_out = pipes_flux(P, t->f[dc], q, n);
-    if (P->enable_slippage) *a_out = pipes_slip(P, q, n);
+    if (P->enable_slippage) *a_out = pipes_slip(P, q, n, P->cell_size, 1.0f, P->creep_axis);
     *h_out = n.B + n.s;
     return;
   }
@@ -129,24 +153,52 @@ pipes_direction(const talus_tile *t, const talus_kctx *c, int x, int y, int k, i
   } else {
     t->pipe[dc] = -1;
   }
-  if (P->enable_slippage && talus_nb_kind(t, c, x, y, d, 1) == TALUS_NB_OUTFLOW) {
-    float T = pipes_talus(P, q.w, 0.0f);
-    *a_out = talus_fmaxf((q.s - T * P->cell_size) / 8.0f, 0.0f);
+  if (P->enable_slippage && talus_nb_kind(t, c, x, y, d, 1) == TALUS_NB_OUTFLOW)
+    *a_out = pipes_slip_off(P, q, P->cell_size, 1.0f);
+}
+
+/* Sand slippage of column q toward diagonal j (talus_dir8 4 + j), √2·l_c
+ * away; stores the diagonal's pipe (-1 when none leads there) and returns
+ * the unlimited slippage. Only called with slippage on and diagonals on. */
+TALUS_HD static inline TALUS_FORCE_INLINE float pipes_diagonal(const talus_tile *t,
+                                                               const talus_kctx *c, int x, int y,
+                                                               int k, int j, pipes_col q, int one) {
+  const talus_kparams *P = &c->P;
+  int d = 4 + j;
+  size_t dc = talus_dcol(t, talus_idx(t, x, y), k, j);
+  float reach = P->cell_size * 1.41421356f;
+  talus_nb nb = one ? TALUS_NB_INSIDE : talus_nb8_kind(t, c, x, y, d, 0);
+  t->dpipe[dc] = -1;
+  if (nb == TALUS_NB_INSIDE) {
+    size_t nidx = talus_idx(t, x + talus_dir8_dx(d), y + talus_dir8_dy(d));
+    int kn = pipes_pick(t, nidx, q.B, one);
+    t->dpipe[dc] = (int8_t)kn;
+    return pipes_slip(P, q, pipes_load(t, talus_col(t, nidx, kn)), reach, PIPES_DIAGONAL_SHARE,
+                      P->creep_diag);
   }
+  if (talus_nb8_kind(t, c, x, y, d, 1) == TALUS_NB_OUTFLOW)
+    return pipes_slip_off(P, q, reach, PIPES_DIAGONAL_SHARE);
+  return 0.0f;
 }
 
 /* One column: directions, then the limiters K_w (flux), K_r (sediment) and
- * K_a (slippage) in the reference's order; stores f, slip, kr, sina. */
+ * K_a (slippage, over the diagonals too when they are on) in the
+ * reference's order; stores f, slip, dslip, kr, sina. */
 TALUS_HD static inline TALUS_FORCE_INLINE void
 pipes_column(const talus_tile *t, const talus_kctx *c, int x, int y, int k, int one) {
   const talus_kparams *P = &c->P;
   size_t idx = talus_idx(t, x, y), ci = talus_col(t, idx, k);
   pipes_col q = pipes_load(t, ci);
-  float f[4], a[4], h[4], sf = 0.0f, sa = 0.0f;
+  float f[4], a[8], h[4], sf = 0.0f, sa = 0.0f;
   TALUS_UNROLL4 for (int d = 0; d < 4; d++) {
     pipes_direction(t, c, x, y, k, d, q, &f[d], &a[d], &h[d], one);
     sf += f[d];
     sa += a[d];
+  }
+  int diag = P->enable_slippage && P->slip_diagonal;
+  TALUS_UNROLL4 for (int j = 0; j < 4; j++) {
+    a[4 + j] = diag ? pipes_diagonal(t, c, x, y, k, j, q, one) : 0.0f;
+    sa += a[4 + j];
   }
   float l2 = P->cell_size * P->cell_size;
   float kw = talus_fminf(q.w * l2 / (sf * P->dt + TALUS_EPS), 1.0f);
@@ -159,6 +211,7 @@ pipes_column(const talus_tile *t, const talus_kctx *c, int x, int y, int k, int 
   TALUS_UNROLL4 for (int d = 0; d < 4; d++) {
     t->f[talus_dcol(t, idx, k, d)] = f[d];
     t->slip[talus_dcol(t, idx, k, d)] = a[d] * ka;
+    t->dslip[talus_dcol(t, idx, k, d)] = a[4 + d] * ka;
   }
   t->kr[ci] = talus_fminf(t->r[ci] * l2 / (sf2 * P->dt + TALUS_EPS), 1.0f);
   t->sina[ci] = pipes_tilt(h, P->cell_size);

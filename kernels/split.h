@@ -45,6 +45,8 @@ TALUS_HD static inline void sp_move(const talus_tile *t, size_t i, int from, int
     t->f[db] = t->f[da];
     t->pipe[db] = t->pipe[da];
     t->slip[db] = t->slip[da];
+    t->dpipe[db] = t->dpipe[da];
+    t->dslip[db] = t->dslip[da];
   }
 }
 
@@ -81,6 +83,8 @@ TALUS_HD static inline float sp_cut(const talus_tile *t, const talus_kparams *P,
     t->f[dl] = 0.0f;
     t->slip[dl] = 0.0f;
     t->pipe[dl] = -1;
+    t->dslip[dl] = 0.0f;
+    t->dpipe[dl] = -1;
   }
   return sand;
 }

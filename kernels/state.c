@@ -36,6 +36,8 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->talus_dry_deg = 30.0f;
   p->talus_wet_deg = 0.0f;
   p->slippage_range = 1.0f;
+  p->slip_diagonal = 1;
+  p->sand_creep = 0.0f;
   p->horiz_min_slope = 0.9f;
   p->horiz_strength = 0.1f;
   p->split_size = 0.75f;
@@ -89,6 +91,20 @@ talus_status talus_kparams_derive(talus_kparams *p) {
   /* A cycle lasts maxDist / (2 l_c P) steps: propagation covers 2P cells per
    * step, so stability can travel max_prop_distance within one cycle. */
   p->thermal_tan = tanf(p->thermal_talus_deg * 0.017453292519943295f);
+  /* A receiver has as many senders as pipes: each may fill its share. */
+  p->slip_room = p->slip_diagonal ? 0.125f : 0.25f;
+  /* Creep weights of the isotropic 9-point Laplacian, (4·axis + diagonals)
+   * / 6 l_c²: an axis pipe carries 2/3, a diagonal 1/6 of D·dt/l_c²·ΔS. */
+  float creep = p->sand_creep * p->dt / (p->cell_size * p->cell_size);
+  p->creep_axis = p->slip_diagonal ? creep * (2.0f / 3.0f) : creep;
+  p->creep_diag = p->slip_diagonal ? creep * (1.0f / 6.0f) : 0.0f;
+  /* A peak sends creep·(Σ weights)·ΔS; more than half of it overshoots. */
+  if (!(creep <= 0.125f))
+    return talus_fail(TALUS_ERR_RANGE, "params",
+                      "sand.creep = %g m2/s is unstable at dt = %g s and cell size %g m: "
+                      "creep*dt/cell_size^2 must be <= 0.125 (sand.creep <= %g)",
+                      (double)p->sand_creep, (double)p->dt, (double)p->cell_size,
+                      0.125 * (double)p->cell_size * (double)p->cell_size / (double)p->dt);
   /* Pipe area and length 0 mean the cell: A = l_c², l = l_c (the layered
    * model's pipes), so the flux gain is g·l_c. */
   float area = p->hf_pipe_area > 0.0f ? p->hf_pipe_area : p->cell_size * p->cell_size;
@@ -195,6 +211,8 @@ talus_status talus_tile_create_groups(talus_tile **out, talus_rect buf, int nz, 
       {(void **)&t->hard, with_hardness ? P * 4 : 0, K, "hardness"},
       {(void **)&t->pipe, 4 * n, S, "pipes"},
       {(void **)&t->slip, 4 * n * 4, S, "slippage"},
+      {(void **)&t->dpipe, 4 * n, S, "diagonal pipes"},
+      {(void **)&t->dslip, 4 * n * 4, S, "diagonal slippage"},
       {(void **)&t->kr, n * 4, S, "sediment scale"},
       {(void **)&t->sina, n * 4, S, "tilt"},
       {(void **)&t->vx, n * 4, S, "velocity x"},
@@ -220,6 +238,7 @@ talus_status talus_tile_swap_scratch(talus_tile *a, talus_tile *b) {
                       a->plane, a->nz, b->plane, b->nz);
   void **fields[][2] = {
       {(void **)&a->pipe, (void **)&b->pipe},       {(void **)&a->slip, (void **)&b->slip},
+      {(void **)&a->dpipe, (void **)&b->dpipe},     {(void **)&a->dslip, (void **)&b->dslip},
       {(void **)&a->kr, (void **)&b->kr},           {(void **)&a->sina, (void **)&b->sina},
       {(void **)&a->vx, (void **)&b->vx},           {(void **)&a->vy, (void **)&b->vy},
       {(void **)&a->sig_lo, (void **)&b->sig_lo},   {(void **)&a->sig_hi, (void **)&b->sig_hi},
@@ -276,10 +295,10 @@ talus_status talus_tile_retarget(talus_tile *t, talus_rect r) {
 
 void talus_tile_free(talus_tile *t) {
   if (!t) return;
-  void *parts[] = {t->count, t->mask, t->B,       t->s,      t->w,      t->C,
-                   t->r,     t->D,    t->p,       t->f,      t->pipe,   t->slip,
-                   t->kr,    t->sina, t->vx,      t->vy,     t->sig_lo, t->sig_hi,
-                   t->hard,  t->rain, t->thermal, t->hf_cap, t->hf_sed, t->nb8};
+  void *parts[] = {t->count, t->mask,    t->B,      t->s,      t->w,      t->C,      t->r,
+                   t->D,     t->p,       t->f,      t->pipe,   t->slip,   t->dpipe,  t->dslip,
+                   t->kr,    t->sina,    t->vx,     t->vy,     t->sig_lo, t->sig_hi, t->hard,
+                   t->rain,  t->thermal, t->hf_cap, t->hf_sed, t->nb8};
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
     talus_free(parts[i]);
   talus_free(t);
@@ -287,8 +306,9 @@ void talus_tile_free(talus_tile *t) {
 
 size_t talus_tile_bytes(const talus_tile *t) {
   if (!t) return 0;
-  /* count + mask, 7 + 4 persistent floats; 4 pipes (int8), 4 + 6 scratch floats */
-  size_t per_layer = (t->B ? (7 + 4) * 4 : 0) + (t->pipe ? 4 + (4 + 6) * 4 : 0);
+  /* count + mask, 7 + 4 persistent floats; 4 + 4 pipes (int8), 4 + 4 + 6
+   * scratch floats */
+  size_t per_layer = (t->B ? (7 + 4) * 4 : 0) + (t->pipe ? 8 + (8 + 6) * 4 : 0);
   size_t extra = (t->hard ? 4 : 0) + (t->rain ? 4 : 0) + (t->thermal ? 32 : 0) +
                  (t->hf_cap ? 4 : 0) + (t->hf_sed ? 4 : 0) + (t->nb8 ? 2 : 0);
   return t->plane * ((t->count ? 2 : 0) + extra) + t->plane * (size_t)t->nz * per_layer;

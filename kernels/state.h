@@ -115,6 +115,8 @@ typedef struct talus_kparams {
   /* sand */
   float talus_dry_deg, talus_wet_deg; /* angles of repose [deg] */
   float slippage_range;               /* water depth of full wet talus [m] */
+  int slip_diagonal;                  /* 1: sand also slips to the 4 diagonal neighbours */
+  float sand_creep;                   /* linear creep (diffusivity) of sand [m²/s] */
   /* horizontal erosion */
   float horiz_min_slope; /* [sin] */
   float horiz_strength;  /* κ of eq. 22 */
@@ -153,10 +155,12 @@ typedef struct talus_kparams {
   float hf_evaporation;  /* K_e [1/s] */
   /* derived (talus_kparams_derive) */
   float tan_dry, tan_wet;
-  int support_cycle;  /* steps per support cycle */
-  float thermal_tan;  /* tan α of the thermal talus angle */
-  float hf_flux_gain; /* A·g/l [m³/s² per m of head] */
-  float hf_inv_depth; /* 1 / hf_max_depth [1/m] */
+  int support_cycle;            /* steps per support cycle */
+  float thermal_tan;            /* tan α of the thermal talus angle */
+  float slip_room;              /* share of a receiver's free space one slippage pipe may fill */
+  float creep_axis, creep_diag; /* creep share per pipe and step: sand_creep·dt/l_c²·weight */
+  float hf_flux_gain;           /* A·g/l [m³/s² per m of head] */
+  float hf_inv_depth;           /* 1 / hf_max_depth [1/m] */
 } talus_kparams;
 
 /* Fills the defaults of the reference implementation (see io/config/params.c for
@@ -193,6 +197,8 @@ typedef struct talus_tile {
   /* scratch */
   int8_t *pipe;           /* [4*nz*plane] neighbour column per dir, -1 none, -2 outflow */
   float *slip;            /* [4*nz*plane] sand slippage per dir [m] */
+  int8_t *dpipe;          /* [4*nz*plane] slippage pipe per diagonal (talus_dir8 4+j at j) */
+  float *dslip;           /* [4*nz*plane] sand slippage per diagonal [m] */
   float *kr;              /* [nz*plane] sediment flux scale K_r */
   float *sina;            /* [nz*plane] tilt sin α */
   float *vx, *vy;         /* [nz*plane] velocity [m/s] */

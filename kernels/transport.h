@@ -20,7 +20,11 @@
  *   p = min(κ_petr·dt·s, s); B += p; s -= p                PETRIFY
  *   r = max(r - dt/l_c²·Σ(K_r·f)_net, 0)                   SEDIMENT_CLAMP
  *
- * Fast path: `one` = 1 promises a live cell whose 4 neighbours are live and
+ * Sand also moves through the diagonal pipes when pipes.h opened them
+ * (sand.neighbours = 8), by the same rule: a column pays its own dslip and
+ * collects what each diagonal neighbour column aimed at it.
+ *
+ * Fast path: `one` = 1 promises a live cell whose 8 neighbours are live and
  * every one of them holds one column (as in pipes.h); no neighbour is
  * classified, no border booked (there is none), the same operations in the
  * same order otherwise. k_transport passes 0.
@@ -64,6 +68,35 @@ TALUS_HD static inline TALUS_FORCE_INLINE transport_io transport_gather(const ta
     }
   }
   return io;
+}
+
+/* Net sand slippage [m] of column k through the 4 diagonal pipes (its
+ * outflows less the inflows of every diagonal neighbour column whose
+ * diagonal pipe points back at k); books what slips off the domain or into
+ * a NoData sink. Only called with diagonal slippage on. */
+TALUS_HD static inline TALUS_FORCE_INLINE double transport_diagonals(const talus_tile *t,
+                                                                     const talus_kctx *c, int x,
+                                                                     int y, int k, double *flows,
+                                                                     int one) {
+  size_t idx = talus_idx(t, x, y);
+  double net = 0.0;
+  TALUS_UNROLL4 for (int j = 0; j < 4; j++) {
+    int d = 4 + j, opp = talus_dir8_opp(d) - 4;
+    double out = t->dslip[talus_dcol(t, idx, k, j)], in = 0.0;
+    talus_nb nb = one ? TALUS_NB_INSIDE : talus_nb8_kind(t, c, x, y, d, 0);
+    if (nb == TALUS_NB_INSIDE) {
+      size_t nidx = talus_idx(t, x + talus_dir8_dx(d), y + talus_dir8_dy(d));
+      int nn = one ? 1 : t->count[nidx];
+      for (int kn = 0; kn < nn; kn++) {
+        size_t nd = talus_dcol(t, nidx, kn, opp);
+        if (t->dpipe[nd] == k) in += t->dslip[nd];
+      }
+    } else if (talus_nb8_kind(t, c, x, y, d, 1) == TALUS_NB_OUTFLOW) {
+      flows[TALUS_FLOW_SAND_OUTFLOW] += out;
+    }
+    net += out - in;
+  }
+  return net;
 }
 
 /* Books what leaves the domain through outflow borders and NoData sinks:
@@ -177,6 +210,8 @@ TALUS_HD static inline TALUS_FORCE_INLINE void transport_column(const talus_tile
     anet += io.ao[d] - io.ai[d];
     rnet += io.ro[d] - io.ri[d];
   }
+  if (P->enable_slippage && P->slip_diagonal)
+    anet += transport_diagonals(t, c, x, y, k, flows, one);
   float w = transport_water(t, P, ci, fnet, flows);
   t->w[ci] = w;
   double l2 = (double)P->cell_size * (double)P->cell_size;

@@ -8,6 +8,7 @@
 #include "kernels/cpu/cpu.h"
 #include "kernels/pipes.h"
 
+#include <math.h>
 #include <string.h>
 
 #define TAN30 0.57735026918962576 /* tan 30°, the default dry angle of repose */
@@ -50,6 +51,10 @@ static int PIPE(const talus_tile *t, int x, int y, int k, int d) {
 }
 static float SLIP(const talus_tile *t, int x, int y, int k, int d) {
   return t->slip[talus_dcol(t, talus_idx(t, x, y), k, d)];
+}
+
+static float DSLIP(const talus_tile *t, int x, int y, int k, int j) {
+  return t->dslip[talus_dcol(t, talus_idx(t, x, y), k, j)];
 }
 
 static void run_pipes(talus_tile *t, talus_kctx *c) {
@@ -180,16 +185,22 @@ static void test_slippage(void) {
   talus_kctx c = make_ctx(3, 3);
   set_col(t, 1, 1, 0, 0.0f, 2.0f, 0.0f, TALUS_TOP);
   run_pipes(t, &c);
-  double dry = (2.0 - TAN30) / 8.0;
-  for (int d = 0; d < 4; d++)
+  double dry = (2.0 - TAN30) / 8.0, dry_diag = (2.0 - TAN30 * sqrt(2.0)) / 8.0 / sqrt(2.0);
+  for (int d = 0; d < 4; d++) {
     CHECK_CLOSE(SLIP(t, 1, 1, 0, d), dry, 1e-6, "dry slippage");
+    CHECK_CLOSE(DSLIP(t, 1, 1, 0, d), dry_diag, 1e-6,
+                "dry diagonal: rise T sqrt(2) l_c, rate 1/sqrt(2)");
+    CHECK(t->dpipe[talus_dcol(t, talus_idx(t, 1, 1), 0, d)] == 0, "diagonal pipe %d", d);
+  }
   CHECK(SLIP(t, 0, 1, 0, TALUS_DIR_R) == 0.0f, "no slippage uphill");
   for (int y = 0; y < 3; y++)
     for (int x = 0; x < 3; x++)
       set_col(t, x, y, 0, 0.0f, x == 1 && y == 1 ? 2.0f : 0.0f, 1.0f, TALUS_TOP);
   run_pipes(t, &c);
-  for (int d = 0; d < 4; d++)
+  for (int d = 0; d < 4; d++) {
     CHECK_CLOSE(SLIP(t, 1, 1, 0, d), 2.0 / 8.0, 1e-6, "wet: tan = 0");
+    CHECK_CLOSE(DSLIP(t, 1, 1, 0, d), 2.0 / 8.0 / sqrt(2.0), 1e-6, "wet diagonal: tan = 0");
+  }
   for (int y = 0; y < 3; y++)
     for (int x = 0; x < 3; x++)
       set_col(t, x, y, 0, 0.0f, 0.0f, 0.0f, TALUS_TOP);
@@ -197,8 +208,18 @@ static void test_slippage(void) {
   run_pipes(t, &c);
   double sum = 0.0;
   for (int d = 0; d < 4; d++)
-    sum += SLIP(t, 1, 1, 0, d);
+    sum += SLIP(t, 1, 1, 0, d) + DSLIP(t, 1, 1, 0, d);
   CHECK_CLOSE(sum, 0.1, 1e-6, "K_a: slippage limited to the sand held");
+  CHECK(DSLIP(t, 1, 1, 0, 0) < SLIP(t, 1, 1, 0, 0), "diagonals get less: longer pipes");
+  c.P.slip_diagonal = 0; /* the paper's 4 neighbours */
+  talus_kparams_derive(&c.P);
+  run_pipes(t, &c);
+  sum = 0.0;
+  for (int d = 0; d < 4; d++) {
+    sum += SLIP(t, 1, 1, 0, d);
+    CHECK(DSLIP(t, 1, 1, 0, d) == 0.0f, "4 neighbours: no diagonal slippage");
+  }
+  CHECK_CLOSE(sum, 0.1, 1e-6, "K_a, 4 neighbours: slippage limited to the sand held");
   c.P.enable_slippage = 0;
   run_pipes(t, &c);
   for (int d = 0; d < 4; d++)

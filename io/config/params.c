@@ -95,6 +95,12 @@ static const param_decl table[] = {
     REAL("sand.talus_wet", talus_wet_deg, 0, 89, 0, "deg", "angle of repose of submerged sand"),
     REAL("sand.slippage_range", slippage_range, 1e-6, 1e6, 1, "m",
          "water depth over which tan(talus) goes from the dry to the wet value"),
+    ENUM("sand.neighbours", slip_diagonal, "4|8", 2, 1,
+         "neighbours sand slips to: 8 (diagonals too, sqrt(2)*l_c away) forms round piles; 4 "
+         "is the paper's eq. 14, whose rows and columns settle independently (stripes)"),
+    REAL("sand.creep", sand_creep, 0, 1e6, 0, "m2/s",
+         "linear creep of sand (hillslope diffusion): sand also moves below the angle of "
+         "repose, at D*dt/l_c^2 of the height difference per step"),
     BOOL("sand.slippage_outflow_border", outflow_slippage, 0,
          "sand slips off the domain border (false: reflecting wall)"),
     REAL("sand.petrification", petrification, 0, 10, 1e-4, "1/s",
@@ -322,9 +328,9 @@ static talus_status unknown_section(const char *name, const char *where) {
                     where, name);
 }
 
-
 talus_status talus_params_section_check(const char *name, size_t cap, const char *where) {
-  if (strlen(name) >= cap || !section_known(name, strlen(name))) return unknown_section(name, where);
+  if (strlen(name) >= cap || !section_known(name, strlen(name)))
+    return unknown_section(name, where);
   return TALUS_OK;
 }
 /* ---------------------------------------------------------------------
@@ -514,7 +520,7 @@ static talus_status parse_value(int i, const char *text, double *out, const char
 
 /* Sets key from value text; `where` prefixes messages ("file:line: " or ""). */
 talus_status talus_params_set_at(talus_params *p, const char *key, const char *value,
-                                  const char *where) {
+                                 const char *where) {
   int i = talus_param_find(key);
   if (i < 0) return talus_params_unknown_key(key, where);
   while (isspace((unsigned char)*value))

@@ -11,7 +11,7 @@
  * - heightfield flux and water: each row's live run is one `omp simd`
  *   loop (CPU_STAGE_LOOP_LIVE);
  * - layered pipes, transport, horizontal, vertical: the bodies are called
- *   with `one` = 1 on cells whose own and 4 neighbours' columns are single
+ *   with `one` = 1 on cells whose own and 8 neighbours' columns are single
  *   and live (vertical, radius 0: whose own column is), which drops the
  *   neighbour classification and the column loops, and runs of such cells
  *   are vector loops: CPU_STAGE_LOOP_ONE_SIMD for pipes and horizontal (no
@@ -160,11 +160,13 @@ static inline TALUS_FORCE_INLINE double cpu_hf_water_live(const talus_tile *t, c
     CPU_FTZ_LEAVE                                                                                  \
   }
 
-/* 1 when cell idx and its 4 neighbours hold one column each. */
-static inline TALUS_FORCE_INLINE int cpu_one4(const talus_tile *t, size_t idx) {
+/* 1 when cell idx and its 8 neighbours hold one column each (the diagonal
+ * slippage pipes reach the corners). */
+static inline TALUS_FORCE_INLINE int cpu_one9(const talus_tile *t, size_t idx) {
   const uint8_t *n = t->count + idx;
   ptrdiff_t p = t->pitch;
-  return (n[0] == 1) & (n[1] == 1) & (n[-1] == 1) & (n[p] == 1) & (n[-p] == 1);
+  return (n[0] == 1) & (n[1] == 1) & (n[-1] == 1) & (n[p] == 1) & (n[-p] == 1) & (n[p + 1] == 1) &
+         (n[p - 1] == 1) & (n[1 - p] == 1) & (n[-1 - p] == 1);
 }
 
 /* A live cell of one column: the fast path of a radius-0 stage. */
@@ -243,11 +245,11 @@ static inline int cpu_row_stacked(const talus_tile *t, int y, int x0, int x1) {
  * fast cells from x in row y (x itself when x is not one). [xa, xb) is
  * the row's live run (cpu_live_run), x1 the region's end. */
 
-/* Radius-1 stages: cells of the live run whose 4 neighbours and own cell
- * hold single columns (cpu_one4). */
+/* Radius-1 stages: cells of the live run whose 8 neighbours and own cell
+ * hold single columns (cpu_one9). */
 static inline int cpu_one_nb_run_end(const talus_tile *t, int y, int x, int xa, int xb, int x1) {
   (void)x1;
-  while (x >= xa && x < xb && cpu_one4(t, talus_idx(t, x, y)))
+  while (x >= xa && x < xb && cpu_one9(t, talus_idx(t, x, y)))
     x++;
   return x;
 }

@@ -56,7 +56,8 @@ const field_decl fields[] = {
     FIELD(f, 16, true, true),      FIELD(hard, 4, false, true),   FIELD(rain, 4, false, true),
     FIELD(pipe, 4, true, false),   FIELD(slip, 16, true, false),  FIELD(kr, 4, true, false),
     FIELD(sina, 4, true, false),   FIELD(vx, 4, true, false),     FIELD(vy, 4, true, false),
-    FIELD(sig_lo, 4, true, false), FIELD(sig_hi, 4, true, false),
+    FIELD(sig_lo, 4, true, false), FIELD(sig_hi, 4, true, false), FIELD(dpipe, 4, true, false),
+    FIELD(dslip, 16, true, false),
 };
 #undef FIELD
 
