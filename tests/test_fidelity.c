@@ -12,6 +12,9 @@
  *   across the slope is at most 1.1 times that along it (stripes down a
  *   slope are curvature across it), and at most 2 % of neighbour steps sit
  *   exactly at the angle of repose (rows settled one by one lock there).
+ *
+ * Scenes (item 3): chasm-rain keeps part of its rain and cuts overhangs
+ * (an upper column of bedrock over an open gap) into the chasm walls.
  */
 #include "check.h"
 #include "scene_fixture.h"
@@ -166,8 +169,45 @@ static void test_rivers_rain_texture(void) {
   talus_domain_free(d);
 }
 
+/* Cells holding an overhang: an upper column with at least `rock` m of
+ * bedrock above an open gap (air or water) at least `gap` m high. */
+static int overhang_cells(const talus_tile *t, float rock, float gap) {
+  int cells = 0;
+  for (int y = 0; y < t->buf.h; y++)
+    for (int x = 0; x < t->buf.w; x++) {
+      size_t i = talus_idx(t, x, y);
+      int hangs = 0;
+      for (int k = 0; k + 1 < t->count[i]; k++) {
+        size_t lo = talus_col(t, i, k), up = talus_col(t, i, k + 1);
+        float top = t->B[lo] + t->s[lo] + t->w[lo];
+        hangs |= t->C[lo] - top >= gap && t->B[up] - t->C[lo] >= rock;
+      }
+      cells += hangs;
+    }
+  return cells;
+}
+
+/* chasm-rain (fidelity item 3): the rain is not all evaporated, and the
+ * water cuts overhangs into the chasm walls (paper fig. 3, top row). */
+static void test_chasm_rain(void) {
+  const int n = 128, steps = 3000;
+  talus_domain *d = fixture_domain("chasm-rain", n, "chasm-rain", NULL);
+  CHECK(d != NULL, "chasm-rain domain");
+  if (!d) return;
+  CHECK(talus_domain_run(d, steps, NULL, NULL) == TALUS_OK, "run: %s", talus_last_error());
+  double rain = talus_domain_flow(d, TALUS_FLOW_RAIN);
+  double evap = talus_domain_flow(d, TALUS_FLOW_EVAPORATION);
+  int hangs = overhang_cells(d->tile, 1.0f, 0.5f);
+  printf("chasm-rain %d^2, %d steps: rain %.0f m3, evaporated %.0f m3, %d overhang cells\n", n,
+         steps, rain, evap, hangs);
+  CHECK(evap < 0.8 * rain, "evaporated %.0f of %.0f m3 of rain", evap, rain);
+  CHECK(hangs >= 100, "%d overhang cells (want >= 100)", hangs);
+  talus_domain_free(d);
+}
+
 int main(void) {
   test_round_pile();
+  test_chasm_rain();
   test_rivers_rain_texture();
   return check_report("test_fidelity");
 }
