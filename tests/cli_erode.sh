@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `talus erode` end to end on a generated scene, as a user runs it: every
 # command answers --help; `talus generate` makes a 256 m wide scene in a
-# local metric CRS whatever the size; --maps, --state, --preview and
+# local metric CRS whatever the size, north-up in the scene's metres; --maps, --state, --preview and
 # --report write every promised file, georeferenced like the input, ZSTD
 # with the floating-point predictor; the maps hold what they say (depths and
 # thicknesses >= 0, whole column counts >= 1, erosion = after - before);
@@ -28,6 +28,14 @@ for n in 32 64; do
   check "generate --size $n: 256 m wide" '[ "$px" = "\"geoTransform\":[0.0,$((256 / n)).0,0.0,256.0,0.0,-$((256 / n)).0]" ]'
 done
 check "generate: local metric CRS" 'georef "$W/s64.tif" | grep -q "LENGTHUNIT\[\"metre\",1"'
+
+# North-up in the scene's own metres (x east, y north): the arch bridge
+# (y 150..160 m, deck top 10 m) lies north of the thick one (y 50..60 m,
+# top 30 m). Generated scenes used to be mirrored north-south.
+"$T" generate bridges -o "$W/bridges.tif" --size 64
+surface_at() { gdallocationinfo -valonly -b 1 -geoloc "$1" "$2" "$3"; }
+check "generate: bridges north-up, arch deck at y = 155 m" '[ "$(surface_at "$W/bridges.tif" 128 155)" = 10 ]'
+check "generate: bridges north-up, thick deck at y = 55 m" '[ "$(surface_at "$W/bridges.tif" 128 55)" = 30 ]'
 
 # One run with every output.
 "$T" erode "$W/s64.tif" -o "$W/out.tif" -c "$SRC/configs/rivers-rain.ini" --steps 100 --maps \
