@@ -1,13 +1,14 @@
 # talus — the front door.
 #   make demo   install dependencies, build, generate a terrain, erode it
 #   make test   install dependencies, build, run the whole test suite
+#   make gallery  build, render every scene and a DEM into gallery/*.png
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 DEMO ?= demo
 TALUS_TEST_DATA ?= $(abspath $(wildcard ../shared/data/dem))
 export TALUS_TEST_DATA
 
-.PHONY: all deps configure build test demo bench format clean
+.PHONY: all deps configure build test demo gallery bench format clean
 
 all: build
 
@@ -29,6 +30,9 @@ demo: build
 	$(BUILD)/talus erode $(DEMO)/terrain.tif -o $(DEMO)/eroded.tif -c configs/rivers-rain.ini \
 	  --steps 1500 --maps --preview $(DEMO)/preview.png --report $(DEMO)/run.json
 	@echo "demo outputs in $(DEMO)/: eroded.tif, maps, preview.png, run.json"
+
+gallery: build
+	bash tools/gallery.sh $(BUILD)/talus gallery
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cu')

@@ -56,8 +56,10 @@ struct erode_writer {
   int file_of[2 + MAP_COUNT]; /* first ring band of each file */
   int bands_of[2 + MAP_COUNT];
   talus_preview_acc *preview;
-  uint8_t *nd;  /* a rectangle's NoData mask, for the preview */
-  float *after; /* a rectangle's surface, for the preview */
+  uint8_t *nd;   /* a rectangle's NoData mask, for the preview */
+  float *after;  /* a rectangle's surface, for the preview */
+  float *water;  /* a rectangle's water depth, for the preview's tint */
+  uint8_t *cols; /* a rectangle's column counts, for the preview's tint */
   size_t rect_cells;
 };
 
@@ -187,20 +189,34 @@ static void writer_state_cell(const erode_writer *w, const talus_tile *t, size_t
       w->ring[b0 + talus_state_band(k, f)][off] = talus_state_value(t, idx, f, k);
 }
 
+/* Feeds rectangle r to the preview: both panels' heights, then the after
+ * panel's water and overhang tints. */
 static talus_status writer_preview(erode_writer *w, talus_rect r, const float *before) {
   if (!w->preview) return TALUS_OK;
   talus_status st = talus_preview_acc_add(w->preview, 0, r.x0, r.y0, r.w, r.h, before, w->nd);
   if (!st) st = talus_preview_acc_add(w->preview, 1, r.x0, r.y0, r.w, r.h, w->after, w->nd);
+  if (!st)
+    st = talus_preview_acc_add_overlay(w->preview, r.x0, r.y0, r.w, r.h, w->water, w->cols, w->nd);
   return st;
 }
 
-static talus_status writer_rect_scratch(erode_writer *w, size_t cells) {
-  if (cells <= w->rect_cells) return TALUS_OK;
+/* Frees the preview's per-rectangle scratch. */
+static void writer_rect_free(erode_writer *w) {
   talus_free(w->nd);
   talus_free(w->after);
-  w->nd = NULL, w->after = NULL, w->rect_cells = 0;
+  talus_free(w->water);
+  talus_free(w->cols);
+  w->nd = NULL, w->after = NULL, w->water = NULL, w->cols = NULL, w->rect_cells = 0;
+}
+
+/* Grows the preview's per-rectangle scratch to `cells` cells. */
+static talus_status writer_rect_scratch(erode_writer *w, size_t cells) {
+  if (cells <= w->rect_cells) return TALUS_OK;
+  writer_rect_free(w);
   talus_status st = talus_alloc((void **)&w->nd, cells, "preview mask");
   if (!st) st = talus_alloc((void **)&w->after, cells * sizeof(float), "preview rows");
+  if (!st) st = talus_alloc((void **)&w->water, cells * sizeof(float), "preview water");
+  if (!st) st = talus_alloc((void **)&w->cols, cells, "preview columns");
   if (!st) w->rect_cells = cells;
   return st;
 }
@@ -223,6 +239,8 @@ talus_status erode_writer_add(erode_writer *w, const talus_tile *t, talus_rect r
       if (w->o->state) writer_state_cell(w, t, idx, v[0], sb, off);
       w->nd[i] = t->mask[idx];
       w->after[i] = v[0];
+      w->water[i] = t->w[talus_col(t, idx, t->count[idx] - 1)];
+      w->cols[i] = t->count[idx];
     }
   return st ? st : writer_preview(w, r, before);
 }
@@ -262,8 +280,7 @@ static void writer_free(erode_writer *w) {
     talus_free(w->ring[b]);
   free(w->ring);
   talus_preview_acc_free(w->preview);
-  talus_free(w->nd);
-  talus_free(w->after);
+  writer_rect_free(w);
   free(w);
 }
 

@@ -4,8 +4,10 @@
  * metric CRS. Band 1 is the surface, so any GIS shows the terrain; `talus
  * erode` reads the full layered state back (multi-column cells included).
  *
- * Scene coordinates: x grows east from the raster's left edge, y grows from
- * the raster's first (top) row; the geotransform is the usual north-up one.
+ * Scene coordinates: the geotransform is north-up (row 0 north, negative
+ * pixel height) and its coordinates are the scene's metres, x east and y
+ * north (talus_scene_geotransform), so the scene appears as the paper
+ * draws it.
  */
 #include "app.h"
 #include "app/scenes.h"
@@ -19,7 +21,8 @@
 
 static void generate_usage(void) {
   printf("usage: talus generate SCENE -o OUT.tif [--size N] [--seed S] [--layers NZ]\n"
-         "Writes the initial terrain of a scene as a talus state GeoTIFF.\n"
+         "Writes the initial terrain of a scene as a talus state GeoTIFF, north-up, in the\n"
+         "scene's metres (x east, y north; the paper's scenes span 0..256 m).\n"
          "  SCENE         one of:");
   for (int i = 0; i < talus_scene_count(); i++)
     printf(" %s", talus_scene_name(i));
@@ -72,9 +75,11 @@ static talus_status generate_parse(int argc, char **argv, generate_opts *o, int 
   return TALUS_OK;
 }
 
-static talus_status generate_write(const generate_opts *o, talus_domain *d, double cell) {
-  int n = talus_domain_nx(d);
-  talus_georef geo = {{0.0, cell, 0.0, n * cell, 0.0, -cell}, (char *)LOCAL_METRIC_WKT, 0, 0.0};
+/* Writes the generated state with the scene's own georeferencing. */
+static talus_status generate_write(const generate_opts *o, talus_domain *d) {
+  talus_georef geo = {{0}, (char *)LOCAL_METRIC_WKT, 0, 0.0};
+  talus_status st = talus_scene_geotransform(o->scene, talus_domain_nx(d), geo.gt);
+  if (st) return st;
   talus_write_options wo = {.creation_options = o->co};
   return talus_state_write(o->output, d->tile, d->ctx.step, (double)d->ctx.P.cell_size, &geo, &wo);
 }
@@ -95,7 +100,7 @@ talus_status talus_generate_app(int argc, char **argv) {
   if (!st)
     st = talus_scene_build(o.scene, (int)o.size, (int)o.layers, (uint32_t)o.seed, &tile, &cell);
   if (!st) st = talus_domain_wrap(tile, cell, NULL, &d);
-  if (!st) st = generate_write(&o, d, cell);
+  if (!st) st = generate_write(&o, d);
   talus_domain_free(d);
   return st;
 }

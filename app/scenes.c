@@ -19,7 +19,8 @@ typedef struct cell_cols {
 
 /* What a scene function may depend on besides the cell centre. */
 typedef struct scene_ctx {
-  double l; /* cell size [m] */
+  double l;        /* cell size [m] */
+  int north_cells; /* the map's north edge (row 0's top) at y = north_cells·l */
   uint32_t seed;
 } scene_ctx;
 
@@ -234,18 +235,28 @@ static void cols_store(talus_tile *t, size_t idx, const cell_cols *o) {
 }
 
 /* Samples the scene at the centre of every cell of global rectangle r of
- * t. Cells are independent, so rows run in parallel with a result
+ * t: column x at X = (x + 0.5)·l, row y at Y = (north_cells − y − 0.5)·l,
+ * so row 0 is the scene's north (highest y) and a north-up geotransform
+ * (talus_scene_geotransform) gives the scene's own metres. Cells are
+ * independent, so rows run in parallel with a result
  * independent of the thread count and of how the map is cut into windows. */
 static void scene_sample(const scene_def *d, const scene_ctx *c, talus_tile *t, talus_rect r) {
 #pragma omp parallel for schedule(static)
   for (int y = r.y0; y < r.y0 + r.h; y++) {
     for (int x = r.x0; x < r.x0 + r.w; x++) {
       cell_cols o = {0};
-      d->fn(c, ((double)x + 0.5) * c->l, ((double)y + 0.5) * c->l, &o);
+      d->fn(c, ((double)x + 0.5) * c->l, ((double)(c->north_cells - y) - 0.5) * c->l, &o);
       cols_merge_closed(&o);
       cols_store(t, talus_idx(t, x - t->buf.x0, y - t->buf.y0), &o);
     }
   }
+}
+
+/* The frame of scene d at n × n cells: paper scenes span y ∈ [0, 256) m
+ * whatever n; noise has 1 m cells and its north edge at y = 0, so a
+ * smaller map is the north-west corner of a larger one. */
+static scene_ctx scene_frame(const scene_def *d, int n, uint32_t seed) {
+  return d->metre_cells ? (scene_ctx){1.0, 0, seed} : (scene_ctx){SCENE_WIDTH / n, n, seed};
 }
 
 /* Looks up scene `name` and checks the map size n. */
@@ -282,9 +293,21 @@ talus_status talus_scene_fill(const char *name, int n, uint32_t seed, talus_tile
                       "scene %s: window at (%d, %d) of %d x %d is outside the tile or the %d x %d "
                       "map",
                       d->name, r.x0, r.y0, r.w, r.h, n, n);
-  scene_ctx c = {d->metre_cells ? 1.0 : SCENE_WIDTH / n, seed};
+  scene_ctx c = scene_frame(d, n, seed);
   scene_sample(d, &c, t, r);
   if (cell_size) *cell_size = c.l;
+  return TALUS_OK;
+}
+
+talus_status talus_scene_geotransform(const char *name, int n, double gt[6]) {
+  const scene_def *d = NULL;
+  talus_status st = scene_check(name, n, &d);
+  if (st != TALUS_OK) return st;
+  if (!gt) return talus_fail(TALUS_ERR_ARGUMENT, "scenes", "scene %s: no geotransform", d->name);
+  scene_ctx c = scene_frame(d, n, 0);
+  double north = c.north_cells * c.l;
+  double g[6] = {0.0, c.l, 0.0, north, 0.0, -c.l};
+  memcpy(gt, g, sizeof g);
   return TALUS_OK;
 }
 

@@ -6,9 +6,17 @@
  * ------------
  * - The paper's scenes (bridges, chasm-*, arches, cave, rivers-*) are 256 m
  *   wide whatever the resolution n: cell size l_c = 256/n. Their definitions
- *   are in metres (layered-stack-reference.md, section 5). Cell (x, y) covers
- *   [x·l_c, (x+1)·l_c) × [y·l_c, (y+1)·l_c) and takes the definition's value
- *   at its centre.
+ *   are in metres (layered-stack-reference.md, section 5), x east and y
+ *   north as the paper draws them. Rows run north to south, as in a
+ *   north-up raster: cell (x, row) covers [x·l_c, (x+1)·l_c) ×
+ *   [(n−row−1)·l_c, (n−row)·l_c) and takes the definition's value at its
+ *   centre, so the row index grows towards −y. talus_scene_geotransform
+ *   gives the north-up geotransform whose coordinates are the scene's
+ *   metres (rows used to run towards +y, which left the written GeoTIFF
+ *   mirrored north–south). The physics does not care (kernels/state.h:
+ *   its +y is the growing row index); water sources (sourceN.x/y) are
+ *   measured from the corner of cell (0,0), the north-west corner, so a
+ *   source at scene point (X, Y) is sourceN.x = X, sourceN.y = 256 − Y.
  * - Band rule: a cell lies in a band (a, b) of x or y when its centre lies
  *   strictly inside, or when the cell holds the band's midpoint. The second
  *   clause keeps narrow features (the cave's 4 m guide tunnel) at least one
@@ -23,7 +31,8 @@
  *   reference's 16(N−x)/N with x in cells), fbm of 8 octaves at 0.05/m,
  *   sand 1 m, no water.
  * - noise: not a paper scene. Cells of 1 m, so the terrain is a window of
- *   one endless landscape: the n = 64 tile is the corner of the n = 128 one.
+ *   one endless landscape: the n = 64 tile is the north-west corner of the
+ *   n = 128 one (the north edge lies at y = 0, rows run to y = −n).
  *   Bedrock 150(1 + fbm) ∈ [0, 300] m, fbm of 10 octaves from a 1 km base
  *   wavelength (frequency 0.001/m) down to ~2 m; sand 1 m; no water.
  * - Only B, s, C and count are set; water, sediment, damage, stability and
@@ -66,6 +75,14 @@ talus_status talus_scene_build(const char *name, int n, int nz, uint32_t seed, t
  */
 talus_status talus_scene_fill(const char *name, int n, uint32_t seed, talus_tile *t, talus_rect r,
                               double *cell_size);
+
+/*
+ * The north-up GDAL geotransform of scene `name` at n × n cells:
+ * {0, l_c, 0, north, 0, −l_c}, north = 256 m for the paper's scenes and 0
+ * for noise, so a cell's georeferenced centre is the scene point it was
+ * sampled at. Errors as talus_scene_build; TALUS_ERR_ARGUMENT for a NULL gt.
+ */
+talus_status talus_scene_geotransform(const char *name, int n, double gt[6]);
 
 /*
  * Fractional Brownian motion of value noise at (x, y): `octaves` octaves,

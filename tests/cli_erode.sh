@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `talus erode` end to end on a generated scene, as a user runs it: every
 # command answers --help; `talus generate` makes a 256 m wide scene in a
-# local metric CRS whatever the size; --maps, --state, --preview and
+# local metric CRS whatever the size, north-up in the scene's metres; --maps, --state, --preview and
 # --report write every promised file, georeferenced like the input, ZSTD
-# with the floating-point predictor; the maps hold what they say (depths and
+# with the floating-point predictor; the preview tints water and overhangs;
+# the maps hold what they say (depths and
 # thicknesses >= 0, whole column counts >= 1, erosion = after - before);
 # the report carries parameters, steps, stage times, speed, memory and a
 # closed ledger, and parses when paths hold quotes and backslashes; the progress bar shows steps/s and ETA on a terminal only;
@@ -28,6 +29,14 @@ for n in 32 64; do
   check "generate --size $n: 256 m wide" '[ "$px" = "\"geoTransform\":[0.0,$((256 / n)).0,0.0,256.0,0.0,-$((256 / n)).0]" ]'
 done
 check "generate: local metric CRS" 'georef "$W/s64.tif" | grep -q "LENGTHUNIT\[\"metre\",1"'
+
+# North-up in the scene's own metres (x east, y north): the arch bridge
+# (y 150..160 m, deck top 10 m) lies north of the thick one (y 50..60 m,
+# top 30 m). Generated scenes used to be mirrored north-south.
+"$T" generate bridges -o "$W/bridges.tif" --size 64
+surface_at() { gdallocationinfo -valonly -b 1 -geoloc "$1" "$2" "$3"; }
+check "generate: bridges north-up, arch deck at y = 155 m" '[ "$(surface_at "$W/bridges.tif" 128 155)" = 10 ]'
+check "generate: bridges north-up, thick deck at y = 55 m" '[ "$(surface_at "$W/bridges.tif" 128 55)" = 30 ]'
 
 # One run with every output.
 "$T" erode "$W/s64.tif" -o "$W/out.tif" -c "$SRC/configs/rivers-rain.ini" --steps 100 --maps \
@@ -69,6 +78,22 @@ check "the terrain changed" '[ "$(awk "\$3 != 0" "$W/e.txt" | wc -l)" -gt 0 ]'
 
 check "preview: before | after side by side" \
   'gdalinfo "$W/out_preview.png" 2>/dev/null | grep -qE "Size is (1[3-9][0-9]|[2-9][0-9][0-9]), 64$"'
+# The after panel is tinted: the deepest water blue, a bridge deck (two
+# columns) orange; the before panel stays a grey hillshade.
+rgb() { gdallocationinfo -valonly "$1" "$2" "$3" | tr '\n' ' '; }
+deepest=$(values "$W/out_water.tif" | awk 'NR == 1 || $1 > m {m = $1; i = NR - 1} END {print i % 64, int(i / 64), m}')
+read -r wx wy wd <<<"$deepest"
+read -r r g b <<<"$(rgb "$W/out_preview.png" $((68 + wx)) "$wy")"
+check "preview: the deepest water ($wd m) is blue after ($r $g $b)" '[ "$b" -gt $((r + 40)) ]'
+read -r r g b <<<"$(rgb "$W/out_preview.png" "$wx" "$wy")"
+check "preview: the before panel is grey ($r $g $b)" '[ "$r" = "$g" ] && [ "$g" = "$b" ]'
+"$T" erode "$W/bridges.tif" -o "$W/b_out.tif" -c "$SRC/configs/bridges.ini" --steps 2 -q \
+  --preview "$W/b_prev.png"
+read -r r g b <<<"$(rgb "$W/b_prev.png" $((68 + 32)) 50)"
+check "preview: a bridge deck at (128, 55) m is orange ($r $g $b)" '[ "$r" -gt $((b + 60)) ]'
+read -r r g b <<<"$(rgb "$W/b_prev.png" $((68 + 32)) 30)"
+check "preview: the plain between bridges is grey ($r $g $b)" '[ "$r" = "$g" ] && [ "$g" = "$b" ]'
+
 check "report: parameters, steps, stage times, speed, memory, closed ledger" 'python3 - "$W/run.json" <<EOF
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -17,7 +17,7 @@ static long bridge_cells(const float *cols, int n, int b) {
   double l = 256.0 / n;
   long c = 0;
   for (int y = 0; y < n; y++) {
-    double yc = (y + 0.5) * l;
+    double yc = 256.0 - (y + 0.5) * l; /* rows run north to south */
     if (yc <= band_lo[b] || yc >= band_lo[b] + 10.0) continue;
     for (int x = 0; x < n; x++)
       c += cols[(size_t)y * n + x] >= 2.0f;

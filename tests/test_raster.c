@@ -4,7 +4,7 @@
  * integer inputs, NoData policies, every refused input (all NoData, NaN,
  * 0-sized, oversized, missing, not a raster), unwritable outputs leaving
  * nothing behind, metric cell sizes of geographic/projected/no CRS, the PNG
- * preview and `talus info`.
+ * preview (its water and overhang tints) and `talus info`.
  */
 #include "check.h"
 #include "io/export/export.h"
@@ -490,7 +490,7 @@ static void test_preview(void) {
   if (!ds) return;
   /* 2 * ceil(300 / f) + 4 <= 256 gives f = 3: 100-px panels, 67 rows. */
   int w = GDALGetRasterXSize(ds), h = GDALGetRasterYSize(ds);
-  CHECK(w == 204 && h == 67 && GDALGetRasterCount(ds) == 1, "preview size %d x %d", w, h);
+  CHECK(w == 204 && h == 67 && GDALGetRasterCount(ds) == 3, "preview size %d x %d", w, h);
   CHECK(GDALGetRasterDataType(GDALGetRasterBand(ds, 1)) == GDT_Byte, "8-bit");
   if (w == 204 && h == 67) {
     CHECK(mean_grey(ds, 0, 10, 10) == 0.0, "NoData corner must be black");
@@ -500,6 +500,62 @@ static void test_preview(void) {
   }
   GDALClose(ds);
   free(lit), free(dark), free(nd);
+}
+
+/* Pixel (x, y) of an RGB PNG as r, g, b (all -1 when unreadable). */
+static void png_rgb(GDALDatasetH ds, int x, int y, int rgb[3]) {
+  unsigned char px[3] = {0};
+  CPLErr e = GDALDatasetRasterIO(ds, GF_Read, x, y, 1, 1, px, 1, 1, GDT_Byte, 3, NULL, 3, 3, 1);
+  for (int i = 0; i < 3; i++)
+    rgb[i] = e == CE_None ? px[i] : -1;
+}
+
+/* A 40 × 20 tilted plane, one preview pixel a cell: cells x < 10 hold
+ * 2 m of water, 10 <= x < 20 two columns (an overhang), 20 <= x < 30 a
+ * 1 cm rain film, the rest is dry single-column ground. */
+static talus_status tint_scene(const char *path) {
+  enum { NX = 40, NY = 20 };
+  static float z[NX * NY], water[NX * NY];
+  static uint8_t cols[NX * NY];
+  for (int i = 0; i < NX * NY; i++) {
+    int x = i % NX;
+    z[i] = 0.2f * (float)(i / NX) + 0.1f * (float)x;
+    water[i] = x < 10 ? 2.0f : (x >= 20 && x < 30 ? 0.01f : 0.0f);
+    cols[i] = x >= 10 && x < 20 ? 2 : 1;
+  }
+  talus_preview_acc *acc = NULL;
+  talus_status st = talus_preview_acc_open(NX, NY, 1.0, 2 * NX + TALUS_PREVIEW_GAP, &acc);
+  if (!st) st = talus_preview_acc_add(acc, 0, 0, 0, NX, NY, z, NULL);
+  if (!st) st = talus_preview_acc_add(acc, 1, 0, 0, NX, NY, z, NULL);
+  if (!st) st = talus_preview_acc_add_overlay(acc, 0, 0, NX, NY, water, cols, NULL);
+  if (!st) st = talus_preview_acc_write(acc, path);
+  talus_preview_acc_free(acc);
+  return st;
+}
+
+/* The after panel tints water blue and multi-column cells orange, leaves
+ * dry single-column cells and thin films grey; the before panel is grey. */
+static void test_preview_tint(void) {
+  const char *p = tpath("tint.png");
+  talus_status st = tint_scene(p);
+  CHECK(st == TALUS_OK, "tinted preview: %s", talus_last_error());
+  GDALDatasetH ds = GDALOpen(p, GA_ReadOnly);
+  CHECK(ds && GDALGetRasterXSize(ds) == 84 && GDALGetRasterCount(ds) == 3, "tinted size");
+  if (!ds) return;
+  int a = 40 + TALUS_PREVIEW_GAP, c[3];
+  png_rgb(ds, a + 5, 10, c);
+  CHECK(c[2] > c[0] + 60 && c[2] > c[1] + 20, "water bluish: %d %d %d", c[0], c[1], c[2]);
+  png_rgb(ds, a + 15, 10, c);
+  CHECK(c[0] > c[2] + 60 && c[0] > c[1] + 30, "overhang orange: %d %d %d", c[0], c[1], c[2]);
+  png_rgb(ds, a + 25, 10, c);
+  CHECK(abs(c[2] - c[0]) < 12 && c[0] > 0, "1 cm film nearly grey: %d %d %d", c[0], c[1], c[2]);
+  png_rgb(ds, a + 35, 10, c);
+  CHECK(c[0] == c[1] && c[1] == c[2] && c[0] > 0, "dry ground grey: %d %d %d", c[0], c[1], c[2]);
+  for (int x = 5; x < 40; x += 10) {
+    png_rgb(ds, x, 10, c);
+    CHECK(c[0] == c[1] && c[1] == c[2] && c[0] > 0, "before panel grey at %d", x);
+  }
+  GDALClose(ds);
 }
 
 static void test_info(void) {
@@ -538,6 +594,7 @@ int main(void) {
   test_geographic();
   test_projected_units();
   test_preview();
+  test_preview_tint();
   test_info();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

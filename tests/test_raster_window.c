@@ -7,7 +7,8 @@
  * the streaming GeoTIFF writer (shuffled windows through a tiny block
  * cache, names/metadata/georef, abort and unwritable destinations leave
  * nothing); the preview accumulator equals talus_preview_png pixel for
- * pixel; scene windows equal the whole-scene build for every scene.
+ * pixel, and its water/overhang tints fed by windows equal those fed whole;
+ * scene windows equal the whole-scene build for every scene.
  */
 #include "check.h"
 #include "io/export/export.h"
@@ -523,9 +524,29 @@ static uint8_t *png_pixels(const char *path, int *w, int *h) {
   return px;
 }
 
-/* Feeds both panels to an accumulator in shuffled 50 × 37 windows. */
+/* Optional after-panel tints of a whole map (NULL: none). */
+typedef struct tints {
+  const float *water;
+  const uint8_t *cols;
+} tints;
+
+/* Copies window (x0, y0, w, h) of the nx-wide map's tints into scratch
+ * (hw, hc) and adds them to acc; no tints adds nothing. */
+static talus_status acc_tint_window(talus_preview_acc *acc, const tints *tn, int nx, int x0, int y0,
+                                    int w, int h, float *hw, uint8_t *hc, const uint8_t *hn) {
+  if (!tn) return TALUS_OK;
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      size_t g = (size_t)(y0 + y) * nx + x0 + x;
+      hw[y * w + x] = tn->water[g], hc[y * w + x] = tn->cols[g];
+    }
+  return talus_preview_acc_add_overlay(acc, x0, y0, w, h, hw, hc, hn);
+}
+
+/* Feeds both panels (and tints tn, may be NULL) to an accumulator in
+ * shuffled 50 × 37 windows. */
 static talus_status acc_shuffled(const char *path, int nx, int ny, const float *z0, const float *z1,
-                                 const uint8_t *nd, int max_width) {
+                                 const uint8_t *nd, const tints *tn, int max_width) {
   talus_preview_acc *acc = NULL;
   talus_status st = talus_preview_acc_open(nx, ny, 2.0, max_width, &acc);
   int gx = (nx + 49) / 50, gy = (ny + 36) / 37, n = 2 * gx * gy;
@@ -536,8 +557,8 @@ static talus_status acc_shuffled(const char *path, int nx, int ny, const float *
     int j = rnd_int(i + 1), t = order[i];
     order[i] = order[j], order[j] = t;
   }
-  float *hz = malloc(sizeof(float) * 50 * 37);
-  uint8_t *hn = malloc(50 * 37);
+  float *hz = malloc(sizeof(float) * 50 * 37), *hw = malloc(sizeof(float) * 50 * 37);
+  uint8_t *hn = malloc(50 * 37), *hc = malloc(50 * 37);
   for (int k = 0; st == TALUS_OK && k < n; k++) {
     int p = order[k] % 2, x0 = (order[k] / 2 % gx) * 50, y0 = (order[k] / 2 / gx) * 37;
     int w = nx - x0 < 50 ? nx - x0 : 50, h = ny - y0 < 37 ? ny - y0 : 37;
@@ -547,11 +568,59 @@ static talus_status acc_shuffled(const char *path, int nx, int ny, const float *
         hz[y * w + x] = (p ? z1 : z0)[g], hn[y * w + x] = nd[g];
       }
     st = talus_preview_acc_add(acc, p, x0, y0, w, h, hz, hn);
+    if (st == TALUS_OK && p) st = acc_tint_window(acc, tn, nx, x0, y0, w, h, hw, hc, hn);
   }
   if (st == TALUS_OK) st = talus_preview_acc_write(acc, path);
   talus_preview_acc_free(acc);
-  free(order), free(hz), free(hn);
+  free(order), free(hz), free(hn), free(hw), free(hc);
   return st;
+}
+
+/* The same tinted preview from whole arrays, as one window. */
+static talus_status acc_whole(const char *path, int nx, int ny, const float *z0, const float *z1,
+                              const uint8_t *nd, const tints *tn, int max_width) {
+  talus_preview_acc *acc = NULL;
+  talus_status st = talus_preview_acc_open(nx, ny, 2.0, max_width, &acc);
+  if (st == TALUS_OK) st = talus_preview_acc_add(acc, 0, 0, 0, nx, ny, z0, nd);
+  if (st == TALUS_OK) st = talus_preview_acc_add(acc, 1, 0, 0, nx, ny, z1, nd);
+  if (st == TALUS_OK)
+    st = talus_preview_acc_add_overlay(acc, 0, 0, nx, ny, tn->water, tn->cols, nd);
+  if (st == TALUS_OK) st = talus_preview_acc_write(acc, path);
+  talus_preview_acc_free(acc);
+  return st;
+}
+
+/* Tinted previews (water, overhangs) from shuffled windows equal the one
+ * from whole arrays byte for byte, and are tinted somewhere. */
+static void test_preview_acc_tints(int nx, int ny, const float *z0, const float *z1,
+                                   const uint8_t *nd, int max_width) {
+  float *water = malloc(sizeof(float) * nx * ny);
+  uint8_t *cols = malloc((size_t)nx * ny);
+  for (int i = 0; i < nx * ny; i++) {
+    water[i] = z0[i] - z1[i]; /* the pit holds water */
+    cols[i] = (uint8_t)(1 + (i % nx > 500 && i / nx > 200));
+  }
+  tints tn = {water, cols};
+  talus_status s1 = acc_whole(tpath("twhole.png"), nx, ny, z0, z1, nd, &tn, max_width);
+  talus_status s2 = acc_shuffled(tpath("tacc.png"), nx, ny, z0, z1, nd, &tn, max_width);
+  CHECK(s1 == TALUS_OK && s2 == TALUS_OK, "tinted previews: %s", talus_last_error());
+  GDALDatasetH a = GDALOpen(tpath("twhole.png"), GA_ReadOnly);
+  GDALDatasetH b = GDALOpen(tpath("tacc.png"), GA_ReadOnly);
+  int w = a ? GDALGetRasterXSize(a) : 0, h = a ? GDALGetRasterYSize(a) : 0, tinted = 0, same = 1;
+  uint8_t *pa = malloc((size_t)w * h * 3 + 1), *pb = malloc((size_t)w * h * 3 + 1);
+  same = a && b && GDALGetRasterXSize(b) == w &&
+         GDALDatasetRasterIO(a, GF_Read, 0, 0, w, h, pa, w, h, GDT_Byte, 3, NULL, 3, 3 * w, 1) ==
+             CE_None &&
+         GDALDatasetRasterIO(b, GF_Read, 0, 0, w, h, pb, w, h, GDT_Byte, 3, NULL, 3, 3 * w, 1) ==
+             CE_None &&
+         !memcmp(pa, pb, (size_t)w * h * 3);
+  for (int i = 0; same && i < w * h; i++)
+    tinted += pa[3 * i] != pa[3 * i + 2];
+  CHECK(same && tinted > 0, "tinted preview from windows differs (width %d, %d tinted)", max_width,
+        tinted);
+  if (a) GDALClose(a);
+  if (b) GDALClose(b);
+  free(pa), free(pb), free(water), free(cols);
 }
 
 /* The accumulator fed shuffled windows gives talus_preview_png's image,
@@ -570,7 +639,7 @@ static void test_preview_acc(void) {
   int widths[2] = {256, 1500}, expect_w[2] = {2 * 117 + 4, 2 * 700 + 4};
   for (int t = 0; t < 2; t++) {
     talus_status s1 = talus_preview_png(tpath("whole.png"), nx, ny, 2.0, z0, z1, nd, widths[t]);
-    talus_status s2 = acc_shuffled(tpath("acc.png"), nx, ny, z0, z1, nd, widths[t]);
+    talus_status s2 = acc_shuffled(tpath("acc.png"), nx, ny, z0, z1, nd, NULL, widths[t]);
     CHECK(s1 == TALUS_OK && s2 == TALUS_OK, "previews: %d %d %s", s1, s2, talus_last_error());
     int w1 = 0, h1 = 0, w2 = 0, h2 = 0;
     uint8_t *a = png_pixels(tpath("whole.png"), &w1, &h1),
@@ -590,6 +659,7 @@ static void test_preview_acc(void) {
             "image not plausible: %d lit, %d black, %d before/after differences", lit, black, diff);
     }
     free(a), free(b);
+    test_preview_acc_tints(nx, ny, z0, z1, nd, widths[t]);
   }
   talus_preview_acc *acc = NULL;
   CHECK(talus_preview_acc_open(nx, ny, 2.0, 5, &acc) == TALUS_ERR_ARGUMENT && !acc, "width 5");

@@ -3,7 +3,8 @@
  * the layered-stack invariants; the geometry of each paper scene (bridge
  * thickness profiles, chasm levels, arches blocks, cave tunnel) matches its
  * definition; fBm is deterministic, bounded, continuous and seed-dependent;
- * the noise scene is one landscape whatever its size.
+ * the noise scene is one landscape whatever its size; scenes are north-up
+ * (row 0 is the scene's north, the geotransform gives its metres).
  */
 #include "check.h"
 #include "app/scenes.h"
@@ -16,9 +17,18 @@ typedef struct col {
   float B, s, w, C, floor_z;
 } col;
 
-/* Reads column k of the cell containing metre point (X, Y). */
+/* The paper's scenes: y of the north edge, where row 0 starts. */
+#define NORTH 256.0
+
+/* Y of the centre of row y (rows run north to south) of a paper scene. */
+static double row_y(int y, double l) {
+  return NORTH - (y + 0.5) * l;
+}
+
+/* Reads column k of the cell containing metre point (X, Y) of a paper
+ * scene: Y grows northwards, the row index southwards. */
 static col at(const talus_tile *t, double l, double X, double Y, int k) {
-  size_t idx = talus_idx(t, (int)(X / l), (int)(Y / l));
+  size_t idx = talus_idx(t, (int)(X / l), (int)((NORTH - Y) / l));
   size_t ci = talus_col(t, idx, k);
   col c = {t->count[idx], t->B[ci], t->s[ci], t->w[ci], t->C[ci], talus_floor(t, idx, k)};
   return c;
@@ -164,7 +174,7 @@ static void test_chasm(int n) {
   int ok = 1;
   for (int y = 0; y < n; y++)
     for (int x = 0; x < n; x++) {
-      double X = (x + 0.5) * l, Y = (y + 0.5) * l;
+      double X = (x + 0.5) * l, Y = row_y(y, l);
       float B = a->B[talus_idx(a, x, y)];
       int inside = X > 64 && X < 240 && Y > 120 && Y < 136;
       ok &= a->count[talus_idx(a, x, y)] == 1 && B == (inside ? 25.0f : X > 64 ? 50.0f : 0.0f);
@@ -194,14 +204,14 @@ static void test_cave(int n) {
   if (!t) return;
   int rows = 0, ok = 1, ty = -1;
   for (int y = 0; y < n; y++) {
-    double Y = (y + 0.5) * l;
+    double Y = row_y(y, l);
     if (t->count[talus_idx(t, (int)(100 / l), y)] != 2) continue;
     rows++;
     ok &= Y > 124 && Y < 132;
     if (ty < 0) ty = y;
   }
   CHECK(rows >= 1 && rows <= (int)(4 / l) + 1 && ok, "tunnel rows %d at n=%d", rows, n);
-  double Yt = (ty + 0.5) * l;
+  double Yt = row_y(ty, l);
   float prev = -1;
   int gap_ok = 1, rising = 1;
   for (double X = 64 + l; X < 200; X += l) {
@@ -354,8 +364,36 @@ static void test_layers_independent(void) {
   talus_tile_free(b);
 }
 
+/* Generated scenes are north-up: the geotransform maps a cell to the scene
+ * point it was sampled at, y growing northwards while rows grow
+ * southwards. Rows used to run northwards, which mirrored every written
+ * scene north–south: then the arch bridge (y ∈ (150, 160), deck top 10 m)
+ * lay in the southern half of the raster. */
+static void test_north_up(void) {
+  double gt[6] = {0}, l = 0;
+  CHECK(talus_scene_geotransform("bridges", 64, gt) == TALUS_OK && gt[0] == 0 && gt[1] == 4 &&
+            gt[2] == 0 && gt[3] == 256 && gt[4] == 0 && gt[5] == -4,
+        "bridges geotransform %g %g %g %g %g %g", gt[0], gt[1], gt[2], gt[3], gt[4], gt[5]);
+  CHECK(talus_scene_geotransform("noise", 100, gt) == TALUS_OK && gt[1] == 1 && gt[3] == 0 &&
+            gt[5] == -1,
+        "noise: north edge at y = 0");
+  CHECK(talus_scene_geotransform("nope", 64, gt) == TALUS_ERR_ARGUMENT, "unknown scene");
+  CHECK(talus_scene_geotransform("bridges", 64, NULL) == TALUS_ERR_ARGUMENT, "NULL gt");
+  talus_tile *t = build("bridges", 64, 2, 0, &l);
+  if (!t) return;
+  talus_scene_geotransform("bridges", 64, gt);
+  int arch = (int)((155.0 - gt[3]) / gt[5]), thick = (int)((55.0 - gt[3]) / gt[5]);
+  size_t a = talus_idx(t, 32, arch), b = talus_idx(t, 32, thick);
+  CHECK(arch < 32 && t->count[a] == 2 && t->B[talus_col(t, a, 1)] == 10.0f,
+        "arch bridge at row %d, in the north half", arch);
+  CHECK(thick >= 32 && t->count[b] == 2 && t->B[talus_col(t, b, 1)] == 30.0f,
+        "thick bridge at row %d, in the south half", thick);
+  talus_tile_free(t);
+}
+
 int main(void) {
   test_names_and_errors();
+  test_north_up();
   test_all_invariants();
   for (int n = 64; n <= 128; n *= 2) {
     test_bridges(n);

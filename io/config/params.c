@@ -50,7 +50,8 @@ typedef struct param_decl {
       REAL("source" #n ".x", sources[n - 1].x, -1e8, 1e8, 0, "m",                                  \
            "centre x, from the corner of cell (0,0)"),                                             \
       REAL("source" #n ".y", sources[n - 1].y, -1e8, 1e8, 0, "m",                                  \
-           "centre y, from the corner of cell (0,0)"),                                             \
+           "centre y, from the corner of cell (0,0) along growing rows (southwards on a "          \
+           "north-up raster; a paper scene's y is 256 m - this)"),                                 \
       REAL("source" #n ".flux_r", sources[n - 1].flux[0], 0, 1e9, 0, "m3/s2",                      \
            "flux acceleration added to the outflow toward +x"),                                    \
       REAL("source" #n ".flux_u", sources[n - 1].flux[1], 0, 1e9, 0, "m3/s2",                      \

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# gallery.sh — renders the README's gallery: every scene in configs/ that
+# `talus generate` makes, eroded with its own preset, and one real DEM,
+# each as the before | after preview (water blue, overhangs orange) in
+# OUT/<scene>.png. Intermediate rasters go to a scratch directory that is
+# removed at the end.
+#   tools/gallery.sh [TALUS_BIN [OUT_DIR]]   defaults: build/talus, gallery/
+# The DEM is bigtujunga_srtm30m_utm11.tif from $TALUS_TEST_DATA (else
+# ../shared/data/dem); without it the DEM picture is skipped, with a note.
+# Sizes and steps keep each run under ~2 minutes on 2 cores: the pictures
+# show what each preset does at that length, not its converged state.
+set -euo pipefail
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+T=$(realpath "${1:-$SRC/build/talus}")
+OUT=${2:-$SRC/gallery}
+mkdir -p "$OUT"
+OUT=$(realpath "$OUT")
+W=$(mktemp -d "${TMPDIR:-/tmp}/talus_gallery.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+
+# Steps per scene at SIZE² cells (the paper's scenes are 256 m wide, so
+# 256² is 1 m cells). The layered scenes with 8 column slots are the slow
+# ones (arches, cave: ~10 steps/s on 2 cores); bridges shows its collapses
+# within a few support cycles; the rest get the demo's length.
+SIZE=256
+steps_of() {
+  case "$1" in
+    bridges) echo 300 ;;
+    arches | cave) echo 1000 ;;
+    chasm-rain | chasm-source | rivers-rain) echo 1500 ;;
+    *) echo 2000 ;;
+  esac
+}
+
+# The scenes `talus generate --help` lists that have a preset in configs/.
+scenes() {
+  local s
+  for s in $("$T" generate --help | sed -n 's/^ *SCENE *one of: *//p'); do
+    [ -f "$SRC/configs/$s.ini" ] && echo "$s"
+  done
+}
+
+# render NAME INPUT PRESET STEPS: erodes INPUT and writes OUT/NAME.png.
+render() {
+  local t0=$SECONDS
+  "$T" erode "$2" -o "$W/$1_eroded.tif" -c "$SRC/configs/$3.ini" --steps "$4" \
+    --preview "$OUT/$1.png" -q
+  echo "gallery: $1.png ($3, $4 steps, $((SECONDS - t0)) s)"
+}
+
+n=0
+for s in $(scenes); do
+  "$T" generate "$s" -o "$W/$s.tif" --size $SIZE --seed 7
+  render "$s" "$W/$s.tif" "$s" "$(steps_of "$s")"
+  n=$((n + 1))
+done
+[ "$n" -gt 0 ] || { echo "gallery: no scene found (is $T built?)" >&2; exit 1; }
+
+# A real DEM: a 360² window (11 km) of the San Gabriel Mountains around Big
+# Tujunga canyon, SRTM 30 m (360², not 512², keeps the PNG under 400 KB:
+# hillshaded relief compresses poorly).
+DATA=${TALUS_TEST_DATA:-$SRC/../shared/data/dem}
+DEM=$DATA/bigtujunga_srtm30m_utm11.tif
+if [ -f "$DEM" ]; then
+  gdal_translate -q -srcwin 300 50 360 360 "$DEM" "$W/dem.tif"
+  render dem-bigtujunga "$W/dem.tif" dem-heightfield 1000
+else
+  echo "gallery: $DEM not found: DEM picture skipped (set TALUS_TEST_DATA)"
+fi
