@@ -98,8 +98,9 @@ TALUS_HD static inline float pipes_flux(const talus_kparams *P, float f_old, pip
 TALUS_HD static inline float pipes_slip(const talus_kparams *P, pipes_col q, pipes_col n,
                                         float reach, float share, float creep) {
   float T = pipes_talus(P, q.w, n.w), drop = q.B + q.s - (n.B + n.s);
-  float excess = talus_fmaxf((drop - T * reach) / 8.0f, 0.0f) * share;
-  if (P->sand_creep > 0.0f) excess += creep * talus_fmaxf(drop, 0.0f);
+  /* creep 0 adds +0: the same bits as without the term */
+  float excess =
+      talus_fmaxf((drop - T * reach) / 8.0f, 0.0f) * share + creep * talus_fmaxf(drop, 0.0f);
   return talus_fmaxf(talus_fminf(excess, (n.C - n.B - n.s - n.w) * P->slip_room), 0.0f);
 }
 
@@ -168,7 +169,6 @@ TALUS_HD static inline TALUS_FORCE_INLINE float pipes_diagonal(const talus_tile 
   size_t dc = talus_dcol(t, talus_idx(t, x, y), k, j);
   float reach = P->cell_size * 1.41421356f;
   talus_nb nb = one ? TALUS_NB_INSIDE : talus_nb8_kind(t, c, x, y, d, 0);
-  t->dpipe[dc] = -1;
   if (nb == TALUS_NB_INSIDE) {
     size_t nidx = talus_idx(t, x + talus_dir8_dx(d), y + talus_dir8_dy(d));
     int kn = pipes_pick(t, nidx, q.B, one);
@@ -176,6 +176,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE float pipes_diagonal(const talus_tile 
     return pipes_slip(P, q, pipes_load(t, talus_col(t, nidx, kn)), reach, PIPES_DIAGONAL_SHARE,
                       P->creep_diag);
   }
+  t->dpipe[dc] = -1;
   if (talus_nb8_kind(t, c, x, y, d, 1) == TALUS_NB_OUTFLOW)
     return pipes_slip_off(P, q, reach, PIPES_DIAGONAL_SHARE);
   return 0.0f;
@@ -195,7 +196,7 @@ pipes_column(const talus_tile *t, const talus_kctx *c, int x, int y, int k, int 
     sf += f[d];
     sa += a[d];
   }
-  int diag = P->enable_slippage && P->slip_diagonal;
+  int diag = talus_slips_diagonally(P);
   TALUS_UNROLL4 for (int j = 0; j < 4; j++) {
     a[4 + j] = diag ? pipes_diagonal(t, c, x, y, k, j, q, one) : 0.0f;
     sa += a[4 + j];

@@ -394,6 +394,12 @@ TALUS_HD static inline unsigned talus_nb8_live(const talus_tile *t, const talus_
   return bits;
 }
 
+/* True when sand also slips through the 4 diagonal pipes (pipes.h opens
+ * them, transport.h moves sand through them). */
+TALUS_HD static inline int talus_slips_diagonally(const talus_kparams *P) {
+  return P->enable_slippage && P->slip_diagonal;
+}
+
 /* True when the buffer-local cell is a NoData cell that no kernel updates. */
 TALUS_HD static inline int talus_cell_masked(const talus_tile *t, size_t idx) {
   return t->mask && t->mask[idx];

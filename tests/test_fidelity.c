@@ -152,12 +152,23 @@ static void texture(const double *z, int n, double l, double T, double *locked, 
   *ratio = across / along;
 }
 
+/* Scene `name` at n² cells with its own preset, run `steps` steps; NULL
+ * (and a failed check) when it cannot be built or run. */
+static talus_domain *scene_run(const char *name, int n, int steps) {
+  talus_domain *d = fixture_domain(name, n, name, NULL);
+  CHECK(d != NULL, "%s domain", name);
+  if (d && talus_domain_run(d, steps, NULL, NULL) != TALUS_OK) {
+    CHECK(0, "%s run: %s", name, talus_last_error());
+    talus_domain_free(d);
+    return NULL;
+  }
+  return d;
+}
+
 static void test_rivers_rain_texture(void) {
   const int n = 512, steps = 1500;
-  talus_domain *d = fixture_domain("rivers-rain", n, "rivers-rain", NULL);
-  CHECK(d != NULL, "rivers-rain domain");
+  talus_domain *d = scene_run("rivers-rain", n, steps);
   if (!d) return;
-  CHECK(talus_domain_run(d, steps, NULL, NULL) == TALUS_OK, "run: %s", talus_last_error());
   double *z = surface_of(d->tile), locked = 0, ratio = 0;
   double l = d->ctx.P.cell_size, T = d->ctx.P.tan_dry;
   texture(z, n, l, T, &locked, &ratio);
@@ -191,10 +202,8 @@ static int overhang_cells(const talus_tile *t, float rock, float gap) {
  * water cuts overhangs into the chasm walls (paper fig. 3, top row). */
 static void test_chasm_rain(void) {
   const int n = 128, steps = 3000;
-  talus_domain *d = fixture_domain("chasm-rain", n, "chasm-rain", NULL);
-  CHECK(d != NULL, "chasm-rain domain");
+  talus_domain *d = scene_run("chasm-rain", n, steps);
   if (!d) return;
-  CHECK(talus_domain_run(d, steps, NULL, NULL) == TALUS_OK, "run: %s", talus_last_error());
   double rain = talus_domain_flow(d, TALUS_FLOW_RAIN);
   double evap = talus_domain_flow(d, TALUS_FLOW_EVAPORATION);
   int hangs = overhang_cells(d->tile, 1.0f, 0.5f);
