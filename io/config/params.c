@@ -119,6 +119,16 @@ static const param_decl table[] = {
          "tilt above which erosion fades back toward min_scale on steep slopes"),
     REAL("erosion.top_erosion_scale", top_erosion_scale, 1e-6, 1e6, 2, "m",
          "dry gap under a ceiling over which ceiling erosion fades out"),
+    ENUM("erosion.law", erosion_law, "paper|stream_power", 2, 0,
+         "how water erodes (both models): paper (capacity and incision ~ slope x speed, the "
+         "paper's scenes) or stream_power (~ sqrt(q) x slope, q the unit discharge: incises "
+         "the channels of real DEMs and leaves thin sheet flow on hillslopes nearly idle)"),
+    REAL("erosion.critical_power", critical_power, 0, 1e3, 0, "m/s^0.5",
+         "stream_power: sqrt(q) x sine of the slope below which water neither erodes nor "
+         "carries sediment (the channel-head threshold; 0 = none)"),
+    INT("erosion.spinup", erosion_spinup, 0, 1000000000, 0,
+        "steps (global step count) during which water flows but nothing erodes, so the "
+        "discharge reaches the channels before they cut (both models)"),
 
     BOOL("horizontal.enable", enable_horizontal, 1,
          "horizontal erosion of walls by flowing water, splitting columns (overhangs)"),
@@ -173,7 +183,8 @@ static const param_decl table[] = {
     REAL("heightfield.pipe_length", hf_pipe_length, 0, 1e7, 0, "m",
          "l: length of a virtual pipe; 0 = cell_size"),
     REAL("heightfield.capacity", hf_capacity, 0, 1e3, 0.05, "s",
-         "K_c: sediment capacity per m/s of flow speed and unit slope sine"),
+         "K_c: sediment capacity per m/s of flow speed and unit slope sine (stream_power: per "
+         "m of depth and unit sqrt(q) x slope sine)"),
     REAL("heightfield.dissolve", hf_dissolve, 0, 1e3, 0.1, "1/s",
          "K_s: dissolving rate below capacity (times 1 - hardness)"),
     REAL("heightfield.deposit", hf_deposit, 0, 1e3, 0.5, "1/s",
@@ -322,9 +333,9 @@ static talus_status unknown_section(const char *name, const char *where) {
                     where, name);
 }
 
-
 talus_status talus_params_section_check(const char *name, size_t cap, const char *where) {
-  if (strlen(name) >= cap || !section_known(name, strlen(name))) return unknown_section(name, where);
+  if (strlen(name) >= cap || !section_known(name, strlen(name)))
+    return unknown_section(name, where);
   return TALUS_OK;
 }
 /* ---------------------------------------------------------------------
@@ -514,7 +525,7 @@ static talus_status parse_value(int i, const char *text, double *out, const char
 
 /* Sets key from value text; `where` prefixes messages ("file:line: " or ""). */
 talus_status talus_params_set_at(talus_params *p, const char *key, const char *value,
-                                  const char *where) {
+                                 const char *where) {
   int i = talus_param_find(key);
   if (i < 0) return talus_params_unknown_key(key, where);
   while (isspace((unsigned char)*value))
