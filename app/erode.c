@@ -22,11 +22,17 @@
 static void erode_usage(void) {
   printf(
       "usage: talus erode INPUT -o OUTPUT.tif [options]\n"
-      "Erodes a DEM (any GDAL raster, band 1 = height) or a talus state file.\n"
+      "Erodes a DEM (any GDAL raster, band 1 = height) or a talus state file. A DEM given\n"
+      "no -c preset runs the built-in configs/dem-heightfield.ini (channels incised along\n"
+      "the drainage, hillslopes nearly unchanged); a state runs the paper's defaults.\n"
       "  -o, --output FILE      eroded surface GeoTIFF (required)\n"
       "  -c FILE                configuration preset (INI); repeatable, later wins\n"
       "  --set SECTION.KEY=VAL  override one key (see `talus params`); repeatable\n"
-      "  --steps N              simulation steps (default 1000)\n"
+      "  --steps N              simulation steps (default 1000; with erosion.spinup > 0,\n"
+      "                         as with the DEM presets: the spin-up + the --strength steps)\n"
+      "  --strength S           light, medium (default) or heavy: erosion.spinup + 1000, 2500\n"
+      "                         or 6000 steps when --steps is not given (the DEM presets'\n"
+      "                         suggested run is medium)\n"
       "  --maps                 also write <out>_water, _sand, _sediment, _erosion, _columns,\n"
       "                         _water_surface .tif\n"
       "  --state FILE           write the full layered state (continue with `talus erode FILE`)\n"
@@ -73,6 +79,31 @@ static int erode_device_option(const char *v, erode_opts *o) {
   return -1;
 }
 
+/* Steps after the spin-up per --strength (light, medium, heavy). Medium
+ * is the DEM presets' suggested run: on Big Tujunga 30 m it incises the
+ * channels by metres; heavy cuts deeper and may pass 5 % of the relief. */
+static const char *const strength_names[] = {"light", "medium", "heavy"};
+static const int64_t strength_steps[] = {1000, 2500, 6000};
+
+/* Parses the value of --strength; returns 1, or -1 with the error recorded. */
+static int erode_strength_option(const char *v, erode_opts *o) {
+  for (int i = 0; i < 3; i++)
+    if (!strcmp(v, strength_names[i])) return o->strength = ERODE_STRENGTH_LIGHT + i, 1;
+  talus_fail(TALUS_ERR_ARGUMENT, "args", "--strength must be light, medium or heavy, not '%s'", v);
+  return -1;
+}
+
+/* The step count when --steps is absent: with a spin-up (the DEM presets)
+ * or --strength, erosion.spinup + the strength's steps (medium by
+ * default); otherwise the 1000 the parser set. */
+static void erode_default_steps(erode_opts *o, const talus_params *p) {
+  double spinup = 0.0;
+  talus_params_get(p, "erosion.spinup", &spinup);
+  if (o->steps_given || (!o->strength && !(spinup > 0.0))) return;
+  int s = o->strength ? o->strength : ERODE_STRENGTH_MEDIUM;
+  o->steps = (int64_t)spinup + strength_steps[s - ERODE_STRENGTH_LIGHT];
+}
+
 /* Moves d to the backend --device asks for (picked, and the GPU set up,
  * once: as for a tiled run's context). */
 static talus_status erode_device(const erode_opts *o, talus_domain *d) {
@@ -116,8 +147,11 @@ static int erode_option(app_args *a, erode_opts *o) {
     if (r > 0 && o->nco < ERODE_MAX_LIST) o->co[o->nco++] = v;
     return r;
   }
-  if ((r = app_take(a, "--steps", NULL, &v)))
+  if ((r = app_take(a, "--steps", NULL, &v))) {
+    o->steps_given = 1;
     return r < 0 ? r : (app_int("--steps", v, 0, (int64_t)1 << 40, &o->steps) ? -1 : 1);
+  }
+  if ((r = app_take(a, "--strength", NULL, &v))) return r < 0 ? r : erode_strength_option(v, o);
   if ((r = app_take(a, "--threads", NULL, &v))) {
     int64_t n = 0;
     if (r < 0 || app_int("--threads", v, 1, 4096, &n)) return -1;
@@ -196,9 +230,13 @@ static talus_status erode_parse(int argc, char **argv, erode_opts *o, int *help)
   return TALUS_OK;
 }
 
-/* Loads presets then --set overrides, in that order. */
-static talus_status erode_params(const erode_opts *o, talus_params **out) {
+/* Loads presets then --set overrides, in that order. A DEM given no
+ * preset gets the built-in dem-heightfield one: the paper's defaults are
+ * for metre-scale scenes and leave a real DEM looking untouched. */
+static talus_status erode_params(erode_opts *o, talus_params **out) {
   talus_status st = talus_params_create(out);
+  o->dem_preset = !st && o->nconfigs == 0 && !talus_state_probe(o->input);
+  if (o->dem_preset) st = talus_params_load_builtin(*out, "dem-heightfield");
   for (int i = 0; !st && i < o->nconfigs; i++)
     st = talus_params_load(*out, o->configs[i]);
   for (int i = 0; !st && i < o->nsets; i++)
@@ -375,11 +413,16 @@ talus_status talus_erode_app(int argc, char **argv) {
     if (o->quiet) talus_log_set_level(0);
     if (o->threads) omp_set_num_threads(o->threads);
     st = erode_params(o, &p);
+    if (!st) erode_default_steps(o, p);
+    if (!st && o->dem_preset)
+      talus_info("a DEM and no -c preset: running configs/dem-heightfield.ini (%lld steps)",
+                 (long long)o->steps);
     if (!st) st = erode_check_outputs(o, w);
     int tiled = 0;
     if (!st) st = erode_use_tiles(o, p, &tiled);
     if (!st && tiled) st = erode_tiled(o, p);
     if (!st && !tiled) st = erode_load(o, p, &d, &geo);
+    if (!st && !tiled) st = erode_check_dt(&d->ctx.P);
     if (!st && !tiled) st = erode_maps(o, d);
     if (!st && !tiled) st = erode_device(o, d);
     if (!st && !tiled) st = erode_run_and_write(o, d, &geo, p);

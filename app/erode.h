@@ -14,6 +14,9 @@
 #define ERODE_MAX_LIST 64
 #define ERODE_KEY_OPTS 8
 
+/* --strength: how long a run erodes after its spin-up (erode.c's table). */
+enum { ERODE_STRENGTH_LIGHT = 1, ERODE_STRENGTH_MEDIUM = 2, ERODE_STRENGTH_HEAVY = 3 };
+
 /* Parsed `talus erode` options; strings point into argv. */
 typedef struct erode_opts {
   const char *input, *output, *state, *preview, *report;
@@ -25,6 +28,9 @@ typedef struct erode_opts {
   const char *co[ERODE_MAX_LIST + 1]; /* NULL-terminated -co list */
   int nco;
   int64_t steps;
+  int steps_given; /* --steps was given: no default from --strength or the spin-up */
+  int strength;    /* --strength: ERODE_STRENGTH_* (0: not given) */
+  int dem_preset;  /* no -c on a DEM: the built-in dem-heightfield preset was loaded */
   int maps, no_preview, quiet, threads;
   /* tiling and the store (erode_tiled.c); 0 / NULL = automatic */
   int tile, steps_per_exchange;
@@ -36,6 +42,12 @@ typedef struct erode_opts {
   char keybuf[ERODE_KEY_OPTS][512]; /* "--cell-size 30" as "input.cell_size=30" */
   int nkeys;
 } erode_opts;
+
+/* Checks the time step of derived parameters P against the cell size (erode_source.c)
+ * (talus_kparams_dt_limit): a warning above the limit, TALUS_ERR_RANGE
+ * above ERODE_DT_REFUSE times it, where the water is noise. */
+#define ERODE_DT_REFUSE 4.0
+talus_status erode_check_dt(const talus_kparams *P);
 
 /* Runs o->steps steps on d with the progress bar, then writes every
  * requested output. */

@@ -68,6 +68,21 @@ static talus_status source_open_state(erode_source *s, const char *path, talus_p
   return st ? st : talus_georef_copy(&s->geo, talus_bands_reader_georef(s->bands));
 }
 
+talus_status erode_check_dt(const talus_kparams *P) {
+  double limit = talus_kparams_dt_limit(P), dt = P->dt;
+  if (P->model == TALUS_MODEL_HEIGHTFIELD && !P->hf_hydraulic) return TALUS_OK; /* no water */
+  if (dt > ERODE_DT_REFUSE * limit)
+    return talus_fail(TALUS_ERR_RANGE, "params",
+                      "simulation.dt = %g s is %.1fx the stable limit %.3g s of %g m cells "
+                      "(sqrt(cell_size / (2 g))): water would be noise; use dt <= %.3g",
+                      dt, dt / limit, limit, (double)P->cell_size, limit);
+  if (dt > limit)
+    talus_warn("simulation.dt = %g s exceeds the stable limit %.3g s of %g m cells "
+               "(sqrt(cell_size / (2 g))): water may slosh in checkerboards; use dt <= %.3g",
+               dt, limit, (double)P->cell_size, limit);
+  return TALUS_OK;
+}
+
 talus_status erode_source_open(erode_source **out, const char *path, const talus_params *params) {
   *out = NULL;
   erode_source *s = calloc(1, sizeof *s);

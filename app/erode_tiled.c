@@ -376,6 +376,7 @@ static talus_status tiled_check_options(const erode_opts *o) {
 static talus_status tiled_prepare(tiled_run *t, const talus_params *p) {
   talus_status st = tiled_check_options(t->o);
   if (!st) st = erode_source_open(&t->src, t->o->input, p);
+  if (!st) st = erode_check_dt(&t->src->ctx.P);
   if (!st) st = talus_backend_choose_reported(t->o->device, &t->src->ctx.backend);
   if (st) return st;
   t->end = t->src->step + t->o->steps;

@@ -214,11 +214,47 @@ TALUS_HD static inline float hf_capacity(const talus_kparams *P, float gx, float
   return P->hf_capacity * (along > floor_ ? along : floor_) * (lmax > 0.0f ? lmax : 0.0f);
 }
 
-/* Inflows fi[R,U,L,D] of a cell [m³/s] and its terrain gradient: central
- * differences, one-sided where a neighbour is no live cell. The slow path
- * of hf_water; books outflow across outflow borders. */
+/* Transport capacity [m] of the stream-power law (erosion.law =
+ * stream_power) of a cell with water depth d, through-flux (dwx, dwy)
+ * [m³/s] and steepest descent `drop` (tangent, to the lowest of its 4
+ * neighbours): C = K_c·d·(√q·S − θ_c)⁺, q = |ΔW|/l_c the unit discharge
+ * [m²/s], S the sine of the descent (at least min_tilt). Carried at the
+ * water's speed v = q/d this is a sediment flux C·v = K_c·q^1.5·S (less
+ * the threshold): the concentration it allows grows with the water
+ * gathered upstream, not with the speed of thin sheet flow, so channels
+ * cut, confluences stay below capacity, hillslopes below θ_c stay, and
+ * where the slope eases (valley floors, fans) the load settles. The
+ * descent, unlike a central difference, sees the cell's own height: a pit
+ * stops cutting and a bump is cut first, so no odd-even pits grow. No
+ * depth fade (deep water is where the discharge is). sqrtf only, so the
+ * CPU's vector loop computes it lane by lane as the scalar body does. */
+TALUS_HD static inline float hf_stream_capacity(const talus_kparams *P, float drop, float dwx,
+                                                float dwy, float depth) {
+  float sine = drop / sqrtf(1.0f + drop * drop);
+  float S = sine > P->hf_min_tilt ? sine : P->hf_min_tilt;
+  float q = sqrtf(dwx * dwx + dwy * dwy) / P->cell_size;
+  float power = sqrtf(q) * S - P->critical_power;
+  return P->hf_capacity * depth * (power > 0.0f ? power : 0.0f);
+}
+
+/* Steepest descent [tangent] from the cell at idx to the lowest of its 4
+ * neighbours n[] (the cell's own index where there is none: no drop), 0
+ * where every neighbour is higher: the slope of the stream-power law. */
+TALUS_HD static inline float hf_descent(const talus_tile *t, float cell_size, size_t idx,
+                                        const size_t n[4]) {
+  float b = t->B[idx], lo = b;
+  TALUS_UNROLL4
+  for (int k = 0; k < 4; k++)
+    lo = t->B[n[k]] < lo ? t->B[n[k]] : lo;
+  return (b - lo) / cell_size;
+}
+
+/* Inflows fi[R,U,L,D] of a cell [m³/s] and its terrain gradient g[0..1]:
+ * central differences, one-sided where a neighbour is no live cell; g[2]
+ * the steepest descent (hf_descent). The slow path of hf_water; books
+ * outflow across outflow borders. */
 TALUS_HD static inline void hf_border_inflow(const talus_tile *t, const talus_kctx *c, int x, int y,
-                                             float fi[4], float g[2], double *flows) {
+                                             float fi[4], float g[3], double *flows) {
   size_t idx = talus_idx(t, x, y);
   hf_nb4 q = hf_neighbours(t, c, x, y);
   double kdt = (double)c->P.dt / ((double)c->P.cell_size * (double)c->P.cell_size);
@@ -233,14 +269,15 @@ TALUS_HD static inline void hf_border_inflow(const talus_tile *t, const talus_kc
   float hy = t->B[q.n[TALUS_DIR_U]] - t->B[q.n[TALUS_DIR_D]];
   g[0] = sx > 0.0f ? hx * (1.0f / sx) : 0.0f;
   g[1] = sy > 0.0f ? hy * (1.0f / sy) : 0.0f;
+  g[2] = hf_descent(t, c->P.cell_size, idx, q.n);
 }
 
-/* hf_water from the cell's outflows fo, inflows fi and terrain gradient g:
- * new water, velocity and capacity. Returns the water the rounding clamp
- * d2 >= 0 added as a negative height (WATER_OVERFILL), else 0. */
+/* hf_water from the cell's outflows fo, inflows fi and terrain gradient g
+ * (g[2] the steepest descent): new water, velocity and capacity. Returns the water the rounding
+ * clamp d2 >= 0 added as a negative height (WATER_OVERFILL), else 0. */
 TALUS_HD static inline TALUS_FORCE_INLINE double
 hf_water_finish(const talus_tile *t, const talus_kparams *P, size_t idx, const float fo[4],
-                const float fi[4], const float g[2]) {
+                const float fi[4], const float g[3]) {
   /* Sums as fixed trees: short dependency chains, the same rounding everywhere. */
   float l = P->cell_size;
   double kdt = (double)P->dt / ((double)l * (double)l);
@@ -259,7 +296,9 @@ hf_water_finish(const talus_tile *t, const talus_kparams *P, size_t idx, const f
   t->w[idx] = w2;
   t->vx[idx] = u;
   t->vy[idx] = v;
-  t->hf_cap[idx] = hf_capacity(P, g[0], g[1], u, v, d1);
+  float cap = hf_capacity(P, g[0], g[1], u, v, d1);
+  float stream = hf_stream_capacity(P, g[2], dwx, dwy, dm);
+  t->hf_cap[idx] = P->erosion_law == TALUS_LAW_STREAM_POWER ? stream : cap;
   return clamp;
 }
 
@@ -269,15 +308,18 @@ hf_water_finish(const talus_tile *t, const talus_kparams *P, size_t idx, const f
  * hf_water_finish for the caller to book. */
 TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_live(const talus_tile *t,
                                                                const talus_kparams *P, size_t idx) {
-  float fo[4], fi[4], g[2];
+  float fo[4], fi[4], g[3];
+  size_t n[4];
   ptrdiff_t p = t->pitch;
   for (int k = 0; k < 4; k++) {
+    n[k] = (size_t)((ptrdiff_t)idx + hf_step(t, k));
     fo[k] = t->f[(size_t)k * t->plane + idx];
-    fi[k] = t->f[(size_t)((k + 2) & 3) * t->plane + (size_t)((ptrdiff_t)idx + hf_step(t, k))];
+    fi[k] = t->f[(size_t)((k + 2) & 3) * t->plane + n[k]];
   }
   float inv2l = 1.0f / (2.0f * P->cell_size); /* the slow path's 1/sx, bitwise */
   g[0] = (t->B[idx + 1] - t->B[idx - 1]) * inv2l;
   g[1] = (t->B[(size_t)((ptrdiff_t)idx + p)] - t->B[(size_t)((ptrdiff_t)idx - p)]) * inv2l;
+  g[2] = hf_descent(t, P->cell_size, idx, n);
   return hf_water_finish(t, P, idx, fo, fi, g);
 }
 
@@ -292,7 +334,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_water(const talus_tile *t, c
   if ((t->nb8[idx] & 15u) == 15u) {
     clamp = hf_water_live(t, &c->P, idx);
   } else {
-    float fo[4], fi[4], g[2];
+    float fo[4], fi[4], g[3];
     for (int k = 0; k < 4; k++)
       fo[k] = t->f[(size_t)k * t->plane + idx];
     hf_border_inflow(t, c, x, y, fi, g, flows);
@@ -340,17 +382,18 @@ TALUS_HD static inline void hf_deposit(const talus_tile *t, const talus_kparams 
   t->hard[idx] = Hn > P->hf_min_hardness ? Hn : P->hf_min_hardness;
 }
 
-/* Stage hf_erode: dissolve or deposit against the capacity, then
- * evaporation d = d3·(1 − K_e·Δt) (eq. 13). */
+/* Stage hf_erode: dissolve or deposit against the capacity (from step
+ * erosion.spinup on), then evaporation d = d3·(1 − K_e·Δt) (eq. 13). */
 TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_erode(const talus_tile *t, const talus_kctx *c,
                                                           int x, int y, double *flows) {
   size_t idx = talus_idx(t, x, y);
   if (talus_cell_masked(t, idx)) return;
   const talus_kparams *P = &c->P;
   float C = t->hf_cap[idx], s = t->r[idx], b = t->B[idx], d = t->w[idx];
-  if (C > s)
+  int eroding = c->step >= P->erosion_spinup; /* erosion.spinup: water only before */
+  if (eroding && C > s)
     hf_dissolve(P, hf_hardness(t, P, idx), C, &b, &s, &d, flows);
-  else if (s > C)
+  else if (eroding && s > C)
     hf_deposit(t, P, idx, C, &b, &s, &d, flows);
   float keep = 1.0f - P->hf_evaporation * P->dt;
   float de = d * (keep > 0.0f ? keep : 0.0f);

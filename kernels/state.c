@@ -33,6 +33,9 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->slope_fade_start = 0.6f;
   p->top_erosion_scale = 2.0f;
   p->petrification = 1e-4f;
+  p->erosion_law = TALUS_LAW_PAPER;
+  p->critical_power = 0.0f;
+  p->erosion_spinup = 0;
   p->talus_dry_deg = 30.0f;
   p->talus_wet_deg = 0.0f;
   p->slippage_range = 1.0f;
@@ -115,6 +118,12 @@ talus_status talus_kparams_derive(talus_kparams *p) {
   double cycle = ceil((double)p->max_prop_distance / (2.0 * (double)p->cell_size * P));
   p->support_cycle = cycle < 1.0 ? 1 : (cycle > 1e6 ? 1000000 : (int)cycle);
   return TALUS_OK;
+}
+
+double talus_kparams_dt_limit(const talus_kparams *p) {
+  double lc = p->cell_size, gain = (double)p->gravity * lc; /* layered: A·g/l = g·l_c */
+  if (p->model == TALUS_MODEL_HEIGHTFIELD) gain = p->hf_flux_gain;
+  return gain > 0.0 ? sqrt(lc * lc / (2.0 * gain)) : INFINITY;
 }
 
 static const struct {

@@ -6,6 +6,7 @@ T=${TALUS_BIN:?TALUS_BIN not set}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 pass=0 fail=0
+check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAILED: $1" >&2; fi; }
 
 # expect_fail NAME PATTERN -- talus args...: exit != 0, stderr matches PATTERN,
 # and none of $W/out* exists afterwards.
@@ -72,6 +73,17 @@ expect_fail "unknown option" "unknown option" -- erode "$W/good.tif" -o "$W/out.
 expect_fail "bad -co" "creation option|FOO" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q -co FOO=BAR
 expect_fail "unknown scene" "unknown scene|bridges" -- generate nowhere -o "$W/out.tif"
 expect_fail "unknown command" "unknown command" -- frobnicate
+expect_fail "bad strength" "strength.*light, medium or heavy" -- erode "$W/good.tif" -o "$W/out.tif" --strength brutal -q
+# dt against the cell size (30 m cells: sqrt(30 / (2 g)) = 1.24 s): refused
+# at 4x the limit, in the tiled run as in the one-piece run, and warned of
+# (not refused) just above it.
+expect_fail "dt far too large" "simulation.dt = 6 s.*stable limit 1.24 s of 30 m" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q --set simulation.dt=6
+expect_fail "dt far too large, tiled" "simulation.dt = 6 s.*stable limit" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q --tile 8 --set simulation.dt=6
+expect_fail "dt far too large, 10 m cells" "stable limit 0.714 s of 10 m" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q --cell-size 10 --set simulation.dt=3
+warn=$("$T" erode "$W/good.tif" -o "$W/dt.tif" --steps 1 --no-preview --set simulation.dt=2 2>&1 >/dev/null)
+check "dt above the limit warns" 'printf "%s" "$warn" | grep -q "warning: simulation.dt = 2 s exceeds the stable limit 1.24 s" && [ -s "$W/dt.tif" ]'
+quiet=$("$T" erode "$W/good.tif" -o "$W/dt.tif" --steps 1 --no-preview --set simulation.dt=1 2>&1 >/dev/null)
+check "dt below the limit does not warn" '! printf "%s" "$quiet" | grep -q "stable limit"'
 
 # The good input works, so the failures above are about the input.
 if "$T" erode "$W/good.tif" -o "$W/ok.tif" --steps 2 -q && [ -s "$W/ok.tif" ]; then

@@ -63,7 +63,8 @@ gdal_translate -q -b 1 -ot Int16 -scale 164 213 -20 20 -a_nodata 0 -mo TALUS_STA
   "$W/noise.tif" "$W/dem.tif"
 check "the DEM has NoData cells" 'gdalinfo -stats "$W/dem.tif" | grep -q "VALID_PERCENT=9[0-9]"'
 for policy in outflow wall; do
-  D=(-c "$SRC/configs/dem-default.ini" --nodata $policy --steps 6)
+  # 1 m cells: dt 0.2 s, inside the stable limit sqrt(1 / (2 g)) = 0.226 s
+  D=(-c "$SRC/configs/dem-default.ini" --nodata $policy --steps 6 --set simulation.dt=0.2)
   run "dm_$policy" dem.tif "${D[@]}"
   run "dt_$policy" dem.tif "${D[@]}" --tile 37 --steps-per-exchange 3 --store "$W/dstore"
   check "DEM, NoData $policy: tile 37 K 3 on disk == one piece" 'same_as "dm_$policy" "dt_$policy"'

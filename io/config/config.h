@@ -40,6 +40,12 @@ struct talus_params {
   unsigned char set[TALUS_PARAM_MAX]; /* 1 where key i was set explicitly */
 };
 
+/* Loads the built-in copy of configs/<name>.ini (dem-default,
+ * dem-heightfield; the binary's own, so a bare `talus erode dem.tif` needs
+ * no file), all or nothing as talus_params_load. TALUS_ERR_ARGUMENT for an
+ * unknown name. */
+talus_status talus_params_load_builtin(talus_params *params, const char *name);
+
 /* Index of a declared key, or -1 when unknown (no error is recorded). */
 int talus_param_find(const char *key);
 

@@ -126,6 +126,16 @@ static const param_decl table[] = {
          "tilt above which erosion fades back toward min_scale on steep slopes"),
     REAL("erosion.top_erosion_scale", top_erosion_scale, 1e-6, 1e6, 2, "m",
          "dry gap under a ceiling over which ceiling erosion fades out"),
+    ENUM("erosion.law", erosion_law, "paper|stream_power", 2, 0,
+         "how water erodes (both models): paper (capacity and incision ~ slope x speed, the "
+         "paper's scenes) or stream_power (~ sqrt(q) x slope, q the unit discharge: incises "
+         "the channels of real DEMs and leaves thin sheet flow on hillslopes nearly idle)"),
+    REAL("erosion.critical_power", critical_power, 0, 1e3, 0, "m/s^0.5",
+         "stream_power: sqrt(q) x sine of the slope below which water neither erodes nor "
+         "carries sediment (the channel-head threshold; 0 = none)"),
+    INT("erosion.spinup", erosion_spinup, 0, 1000000000, 0,
+        "steps (global step count) during which water flows but nothing erodes, so the "
+        "discharge reaches the channels before they cut (both models)"),
 
     BOOL("horizontal.enable", enable_horizontal, 1,
          "horizontal erosion of walls by flowing water, splitting columns (overhangs)"),
@@ -180,7 +190,8 @@ static const param_decl table[] = {
     REAL("heightfield.pipe_length", hf_pipe_length, 0, 1e7, 0, "m",
          "l: length of a virtual pipe; 0 = cell_size"),
     REAL("heightfield.capacity", hf_capacity, 0, 1e3, 0.05, "s",
-         "K_c: sediment capacity per m/s of flow speed and unit slope sine"),
+         "K_c: sediment capacity per m/s of flow speed and unit slope sine (stream_power: per "
+         "m of depth and unit sqrt(q) x slope sine)"),
     REAL("heightfield.dissolve", hf_dissolve, 0, 1e3, 0.1, "1/s",
          "K_s: dissolving rate below capacity (times 1 - hardness)"),
     REAL("heightfield.deposit", hf_deposit, 0, 1e3, 0.5, "1/s",

@@ -1,0 +1,189 @@
+/*
+ * carve_metrics.h — does an eroded DEM look carved? The acceptance figures
+ * of ../shared/reference/dem-carving.md, computed from the surface before
+ * and after a run:
+ *   - D8 flow accumulation (cells draining through each cell, itself
+ *     included) of the input, on the priority-flood filled surface (each
+ *     filled cell a hair above the cell it spills to, so every cell drains
+ *     to the border or a NoData sink);
+ *   - channel cells: accumulation >= CARVE_CHANNEL_CELLS; hillslope cells:
+ *     <= CARVE_HILL_CELLS;
+ *   - mean erosion max(-dz, 0) per class, their ratio, mean dz on channels;
+ *   - the 99.9th percentile of |dz| against the relief of the input, and the
+ *     count of non-finite outputs where the input was valid.
+ * A fixture of the tests (static functions, no state); it owns nothing it
+ * returns beyond the struct.
+ */
+#ifndef TALUS_TEST_CARVE_METRICS_H
+#define TALUS_TEST_CARVE_METRICS_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CARVE_CHANNEL_CELLS 200
+#define CARVE_HILL_CELLS    5
+
+typedef struct carve_metrics {
+  long channels, hills;   /* cells in each class */
+  double channel_erosion; /* mean max(-dz, 0) on channel cells [m] */
+  double hill_erosion;    /* mean max(-dz, 0) on hillslope cells [m] */
+  double ratio;           /* channel_erosion / hill_erosion (inf when hills are 0) */
+  double channel_net;     /* mean dz on channel cells [m] */
+  double hill_net;        /* mean dz on hillslope cells [m] */
+  double p999;            /* 99.9th percentile of |dz| over valid cells [m] */
+  double relief;          /* max - min of the valid input [m] */
+  long nonfinite;         /* valid input cells whose output is NaN or infinite */
+} carve_metrics;
+
+/* A binary min-heap of cells keyed by height: the priority-flood queue. */
+typedef struct carve_heap {
+  long n;
+  long *cell;
+  double *key;
+} carve_heap;
+
+/* Pushes cell i with key z. */
+static void carve_heap_push(carve_heap *h, long i, double z) {
+  long k = h->n++;
+  while (k > 0 && h->key[(k - 1) / 2] > z) {
+    h->cell[k] = h->cell[(k - 1) / 2], h->key[k] = h->key[(k - 1) / 2];
+    k = (k - 1) / 2;
+  }
+  h->cell[k] = i, h->key[k] = z;
+}
+
+/* Pops the lowest cell. */
+static long carve_heap_pop(carve_heap *h) {
+  long top = h->cell[0], last = h->cell[--h->n], k = 0;
+  double z = h->key[h->n];
+  for (;;) {
+    long c = 2 * k + 1;
+    if (c >= h->n) break;
+    if (c + 1 < h->n && h->key[c + 1] < h->key[c]) c++;
+    if (h->key[c] >= z) break;
+    h->cell[k] = h->cell[c], h->key[k] = h->key[c];
+    k = c;
+  }
+  if (h->n > 0) h->cell[k] = last, h->key[k] = z;
+  return top;
+}
+
+/* Offsets of the 8 neighbours and their distances in cells. */
+static const int carve_dx[8] = {1, 1, 0, -1, -1, -1, 0, 1};
+static const int carve_dy[8] = {0, 1, 1, 1, 0, -1, -1, -1};
+static const double carve_dist[8] = {1, M_SQRT2, 1, M_SQRT2, 1, M_SQRT2, 1, M_SQRT2};
+
+/* Priority flood from the border and the NoData cells (mask may be NULL):
+ * fills zf (double, nx*ny) and writes the visiting order to order[] (the
+ * valid cells, lowest first). Returns the number of valid cells. */
+static long carve_fill(const float *z, const uint8_t *mask, int nx, int ny, double *zf,
+                       long *order) {
+  long n = (long)nx * ny, done = 0;
+  carve_heap h = {0, malloc(sizeof(long) * n), malloc(sizeof(double) * n)};
+  uint8_t *seen = calloc((size_t)n, 1);
+  for (long i = 0; i < n; i++) {
+    int x = (int)(i % nx), y = (int)(i / nx);
+    if (mask && mask[i]) {
+      seen[i] = 1;
+      continue;
+    }
+    int edge = x == 0 || y == 0 || x == nx - 1 || y == ny - 1;
+    for (int d = 0; d < 8 && !edge && mask; d++)
+      edge = mask[i + carve_dx[d] + (long)carve_dy[d] * nx];
+    if (edge) seen[i] = 1, zf[i] = z[i], carve_heap_push(&h, i, z[i]);
+  }
+  while (h.n > 0) {
+    long c = carve_heap_pop(&h);
+    order[done++] = c;
+    int x = (int)(c % nx), y = (int)(c / nx);
+    for (int d = 0; d < 8; d++) {
+      int u = x + carve_dx[d], v = y + carve_dy[d];
+      if (u < 0 || v < 0 || u >= nx || v >= ny) continue;
+      long m = (long)v * nx + u;
+      if (seen[m]) continue;
+      seen[m] = 1;
+      double floor_ = zf[c] + 1e-6; /* a hair above: the fill drains */
+      zf[m] = z[m] > floor_ ? z[m] : floor_;
+      carve_heap_push(&h, m, zf[m]);
+    }
+  }
+  free(h.cell), free(h.key), free(seen);
+  return done;
+}
+
+/* D8 flow accumulation [cells] of z into acc (nx*ny; 0 on NoData). */
+static void carve_accumulation(const float *z, const uint8_t *mask, int nx, int ny, double *acc) {
+  long n = (long)nx * ny;
+  double *zf = malloc(sizeof(double) * n);
+  long *order = malloc(sizeof(long) * n);
+  long valid = carve_fill(z, mask, nx, ny, zf, order);
+  for (long i = 0; i < n; i++)
+    acc[i] = mask && mask[i] ? 0.0 : 1.0;
+  for (long k = valid - 1; k >= 0; k--) { /* highest first: donors before receivers */
+    long c = order[k], best = -1;
+    int x = (int)(c % nx), y = (int)(c / nx);
+    double steepest = 0.0;
+    for (int d = 0; d < 8; d++) {
+      int u = x + carve_dx[d], v = y + carve_dy[d];
+      if (u < 0 || v < 0 || u >= nx || v >= ny) continue;
+      long m = (long)v * nx + u;
+      if (mask && mask[m]) continue;
+      double s = (zf[c] - zf[m]) / carve_dist[d];
+      if (s > steepest) steepest = s, best = m;
+    }
+    if (best >= 0) acc[best] += acc[c];
+  }
+  free(zf), free(order);
+}
+
+/* Ascending comparison of doubles for qsort. */
+static int carve_cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The figures of before -> after (nx*ny each; mask NULL or 1 = NoData). */
+static carve_metrics carve_measure(const float *before, const float *after, const uint8_t *mask,
+                                   int nx, int ny) {
+  long n = (long)nx * ny, nv = 0;
+  carve_metrics m;
+  memset(&m, 0, sizeof m);
+  double *acc = malloc(sizeof(double) * n), *adz = malloc(sizeof(double) * n);
+  carve_accumulation(before, mask, nx, ny, acc);
+  double lo = INFINITY, hi = -INFINITY;
+  for (long i = 0; i < n; i++) {
+    if (mask && mask[i]) continue;
+    lo = before[i] < lo ? before[i] : lo, hi = before[i] > hi ? before[i] : hi;
+    double dz = (double)after[i] - (double)before[i];
+    if (!isfinite(dz)) {
+      m.nonfinite++;
+      continue;
+    }
+    adz[nv++] = fabs(dz);
+    double ero = dz < 0.0 ? -dz : 0.0;
+    if (acc[i] >= CARVE_CHANNEL_CELLS) m.channels++, m.channel_erosion += ero, m.channel_net += dz;
+    if (acc[i] <= CARVE_HILL_CELLS) m.hills++, m.hill_erosion += ero, m.hill_net += dz;
+  }
+  m.relief = hi - lo;
+  if (m.channels) m.channel_erosion /= m.channels, m.channel_net /= m.channels;
+  if (m.hills) m.hill_erosion /= m.hills, m.hill_net /= m.hills;
+  m.ratio = m.hill_erosion > 0.0 ? m.channel_erosion / m.hill_erosion : INFINITY;
+  qsort(adz, (size_t)nv, sizeof(double), carve_cmp);
+  m.p999 = nv ? adz[(long)floor(0.999 * (double)(nv - 1))] : 0.0;
+  free(acc), free(adz);
+  return m;
+}
+
+/* One line of the figures, for logs and reports. */
+static void carve_print(FILE *to, const char *what, const carve_metrics *m) {
+  fprintf(to,
+          "%s: channels %ld erosion %.4g m net %+.4g m | hillslopes %ld erosion %.4g m net "
+          "%+.4g m | ratio %.3g | p99.9 |dz| %.4g m = %.2f%% of relief %.0f m | non-finite %ld\n",
+          what, m->channels, m->channel_erosion, m->channel_net, m->hills, m->hill_erosion,
+          m->hill_net, m->ratio, m->p999, 100.0 * m->p999 / m->relief, m->relief, m->nonfinite);
+}
+
+#endif /* TALUS_TEST_CARVE_METRICS_H */

@@ -1,0 +1,125 @@
+/*
+ * test_dem_carve.c — the DEM preset carves (../shared/reference/
+ * dem-carving.md): dem-heightfield (erosion.law = stream_power, a water
+ * spin-up) run on
+ *   - a 128 x 128 window of Big Tujunga 30 m from $TALUS_TEST_DATA
+ *     (skipped, and said so, when the data is absent), and
+ *   - a generated valley: a tilted trunk valley fed by side valleys, 30 m
+ *     cells, with hash roughness (runs everywhere);
+ * then, against the D8 flow accumulation of the input (carve_metrics.h):
+ * mean erosion on channel cells >= 5x that on hillslope cells, net dz on
+ * channels < 0 (incision), the 99.9th percentile of |dz| <= 5 % of the
+ * relief, and no NaN. The windows are small, so the run is shorter than
+ * the preset's suggested one: a spin-up of 400 steps and 1500 of erosion.
+ * With two arguments, BEFORE.tif AFTER.tif, it prints the figures instead
+ * (the measuring tool behind the numbers in the preset's comment).
+ */
+#include "carve_metrics.h"
+#include "check.h"
+#include "scene_fixture.h"
+#include "io/raster/raster.h"
+
+#define SPINUP "erosion.spinup=400"
+#define STEPS  1900
+
+/* Runs dem-heightfield (with the test's spin-up) on heights h and returns
+ * the surface after STEPS steps (malloc'd), or NULL. */
+static float *carve_run(const float *h, const uint8_t *mask, int nx, int ny, double cell) {
+  static const char *const sets[] = {SPINUP, NULL};
+  talus_params *p = fixture_params("dem-heightfield", sets);
+  talus_domain *d = NULL;
+  float *out = malloc(sizeof(float) * (size_t)nx * ny);
+  talus_status st = p ? talus_domain_create(&d, nx, ny, cell, h, mask, p) : TALUS_ERR_ARGUMENT;
+  if (!st) st = talus_domain_run(d, STEPS, NULL, NULL);
+  if (!st) st = talus_domain_read(d, TALUS_FIELD_SURFACE, 0, out);
+  if (st) fprintf(stderr, "run: %s\n", talus_last_error()), free(out), out = NULL;
+  talus_domain_free(d);
+  talus_params_free(p);
+  return out;
+}
+
+/* The acceptance figures of one run, checked and printed. */
+static void check_carved(const char *what, const float *before, const float *after,
+                         const uint8_t *mask, int nx, int ny) {
+  CHECK(after != NULL, "%s: the run failed", what);
+  if (!after) return;
+  carve_metrics m = carve_measure(before, after, mask, nx, ny);
+  carve_print(stdout, what, &m);
+  CHECK(m.channels > 0 && m.hills > 0, "%s: %ld channel, %ld hillslope cells", what, m.channels,
+        m.hills);
+  CHECK(m.channel_erosion >= 5.0 * m.hill_erosion, "%s: channels erode %.3g m, hillslopes %.3g m",
+        what, m.channel_erosion, m.hill_erosion);
+  CHECK(m.channel_net < 0.0, "%s: net dz on channels %+.3g m", what, m.channel_net);
+  CHECK(m.p999 <= 0.05 * m.relief, "%s: p99.9 |dz| %.3g m of relief %.0f m", what, m.p999,
+        m.relief);
+  CHECK(m.nonfinite == 0, "%s: %ld non-finite heights", what, m.nonfinite);
+}
+
+/* Hash roughness in [-amp, amp] of cell (x, y). */
+static float roughness(int x, int y, float amp) {
+  return amp * (2.0f * talus_hash_unit(11u, x, y, 0, 3u) - 1.0f);
+}
+
+/* A generated valley, nx x ny cells of `cell` metres: a trunk along y
+ * falling 4 % towards y = 0, its sides rising 35 %, cut by side valleys
+ * every 16 rows that fall towards the trunk, plus 1 m of roughness. */
+static float *valley_heights(int nx, int ny, double cell) {
+  float *h = malloc(sizeof(float) * (size_t)nx * ny);
+  for (int y = 0; y < ny; y++)
+    for (int x = 0; x < nx; x++) {
+      double across = fabs(x - 0.5 * (nx - 1)) * cell, along = y * cell;
+      double side = fabs(fmod(y, 16.0) - 8.0) * cell; /* distance to a side valley's axis */
+      double z = 0.04 * along + 0.35 * across + 0.25 * side * (across / (0.5 * nx * cell));
+      h[(size_t)y * nx + x] = (float)z + roughness(x, y, 1.0f);
+    }
+  return h;
+}
+
+/* The generated valley carves. */
+static void test_valley(void) {
+  int nx = 96, ny = 128;
+  float *h = valley_heights(nx, ny, 30.0), *after = carve_run(h, NULL, nx, ny, 30.0);
+  check_carved("generated valley", h, after, NULL, nx, ny);
+  free(h), free(after);
+}
+
+/* A 128 x 128 window of Big Tujunga (columns 428.., rows 178..) carves. */
+static int test_bigtujunga(void) {
+  const char *dir = getenv("TALUS_TEST_DATA");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/bigtujunga_srtm30m_utm11.tif", dir ? dir : "");
+  talus_dem dem;
+  if (!dir || talus_dem_read(path, NULL, &dem)) return 0;
+  int n = 128, x0 = 428, y0 = 178;
+  float *h = malloc(sizeof(float) * n * n);
+  for (int y = 0; y < n; y++)
+    memcpy(h + (size_t)y * n, dem.height + (size_t)(y0 + y) * dem.nx + x0, sizeof(float) * n);
+  float *after = carve_run(h, NULL, n, n, dem.cell_size);
+  check_carved("bigtujunga 128x128", h, after, NULL, n, n);
+  free(h), free(after);
+  talus_dem_free(&dem);
+  return 1;
+}
+
+/* Prints the carving figures of before -> after (the measuring tool). */
+static int measure_files(const char *before, const char *after) {
+  talus_dem a, b;
+  if (talus_dem_read(before, NULL, &a) || talus_dem_read(after, NULL, &b)) {
+    fprintf(stderr, "%s\n", talus_last_error());
+    return 1;
+  }
+  carve_metrics m = carve_measure(a.height, b.height, a.nodata, a.nx, a.ny);
+  carve_print(stdout, after, &m);
+  talus_dem_free(&a), talus_dem_free(&b);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 3) return measure_files(argv[1], argv[2]);
+  test_valley();
+  int dem = test_bigtujunga();
+  int rc = check_report("test_dem_carve");
+  if (rc || dem) return rc;
+  return check_skip("test_dem_carve", "the generated valley passed; the DEM part needs "
+                                      "$TALUS_TEST_DATA/bigtujunga_srtm30m_utm11.tif");
+}
