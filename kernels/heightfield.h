@@ -112,7 +112,7 @@ TALUS_HD static inline hf_nb4 hf_neighbours(const talus_tile *t, const talus_kct
 TALUS_HD static inline float hf_rain_amount(const talus_tile *t, const talus_kparams *P, size_t idx,
                                             int gx, int gy, int64_t step) {
   float rate = t->rain ? t->rain[idx] : P->rain;
-  if (!(rate > 0.0f)) return 0.0f;
+  if (!(rate > 0.0f) || !rain_falls(P, step)) return 0.0f;
   float factor = 1.0f;
   if (P->rain_noise > 0.0f) {
     float u = talus_hash_unit(P->seed, gx, gy, (uint64_t)step, 0u);
@@ -231,10 +231,8 @@ TALUS_HD static inline float hf_capacity(const talus_kparams *P, float gx, float
 TALUS_HD static inline float hf_stream_capacity(const talus_kparams *P, float drop, float dwx,
                                                 float dwy, float depth) {
   float sine = drop / sqrtf(1.0f + drop * drop);
-  float S = sine > P->hf_min_tilt ? sine : P->hf_min_tilt;
   float q = sqrtf(dwx * dwx + dwy * dwy) / P->cell_size;
-  float power = sqrtf(q) * S - P->critical_power;
-  return P->hf_capacity * depth * (power > 0.0f ? power : 0.0f);
+  return P->hf_capacity * depth * talus_stream_power(P, q, sine, P->hf_min_tilt);
 }
 
 /* Steepest descent [tangent] from the cell at idx to the lowest of its 4

@@ -15,6 +15,12 @@
 #define TALUS_KERNELS_RAIN_H
 #include "state.h"
 
+/* 1 when rain falls in global step `step` (water.rain_steps: a dry-out
+ * follows the first rain_steps steps). Both models ask this. */
+TALUS_HD static inline int rain_falls(const talus_kparams *P, int64_t step) {
+  return P->rain_steps == 0 || step < (int64_t)P->rain_steps;
+}
+
 /* Rain added to one cell this step [m]: rain·dt scaled by the noise blend.
  * A negative blend (rain_noise > 1 with a small draw) adds nothing rather
  * than removing water. */
@@ -42,7 +48,7 @@ TALUS_HD static inline void k_rain(const talus_tile *t, const talus_kctx *c, int
   int gx = t->buf.x0 + x, gy = t->buf.y0 + y, top = t->count[idx] - 1;
   size_t ci = talus_col(t, idx, top);
   float w = t->w[ci];
-  if (P->rain > 0.0f) {
+  if (P->rain > 0.0f && rain_falls(P, c->step)) {
     float wn = w + rain_amount(P, gx, gy, c->step);
     flows[TALUS_FLOW_RAIN] += (double)wn - (double)w;
     w = wn;

@@ -19,6 +19,7 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->seed = 1;
   p->rain = 0.07f;
   p->rain_noise = 1.0f;
+  p->rain_steps = 0;
   p->evaporation = 0.09f;
   p->evap_space_scale = 10.0f;
   p->pipe_damping = 0.01f;
@@ -147,7 +148,6 @@ static const struct {
     [TALUS_FLOW_BEDROCK_EROSION] = {"bedrock_erosion", TALUS_MAT_BEDROCK, TALUS_MAT_SAND},
     [TALUS_FLOW_CEILING_EROSION] = {"ceiling_erosion", TALUS_MAT_BEDROCK, TALUS_MAT_SAND},
     [TALUS_FLOW_SPLIT] = {"split", TALUS_MAT_BEDROCK, TALUS_MAT_SAND},
-    [TALUS_FLOW_RECOVERY] = {"damage_recovery", TALUS_MAT_BEDROCK, TALUS_MAT_OUTSIDE},
     [TALUS_FLOW_COLLAPSE] = {"collapse", TALUS_MAT_BEDROCK, TALUS_MAT_SAND},
     [TALUS_FLOW_MERGE] = {"merge", TALUS_MAT_SAND, TALUS_MAT_BEDROCK},
     [TALUS_FLOW_THERMAL] = {"thermal", TALUS_MAT_BEDROCK, TALUS_MAT_SAND},

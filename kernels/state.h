@@ -30,6 +30,7 @@
 #include "common/common.h"
 #include "talus_ledger.h"
 #include <float.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -102,6 +103,7 @@ typedef struct talus_kparams {
   /* water */
   float rain;             /* [m/s] */
   float rain_noise;       /* 0 = uniform rain, 1 = the reference's 2*noise */
+  int rain_steps;         /* global steps with rain, then none (dry-out); 0 = always */
   float evaporation;      /* [m/s] */
   float evap_space_scale; /* empty-space scale of evaporation [m] */
   float pipe_damping;     /* δ_d [1/s] */
@@ -184,6 +186,20 @@ talus_status talus_kparams_derive(talus_kparams *p);
  * dt <= √(l·l_c²/(2·g·A)) = √(l_c/(2g)) with the default pipes: 1.24 s at
  * 30 m cells, 0.71 s at 10 m. Above it water sloshes in checkerboards. */
 double talus_kparams_dt_limit(const talus_kparams *p);
+
+/* The excess stream power of erosion.law = stream_power, both models:
+ * (√q·S − θ_c)⁺ for unit discharge q [m²/s] and slope sine S (at least
+ * `min_sine`). Times a depth and a rate constant it is a capacity or an
+ * incision rate ~ q^0.5·S: it grows with the water gathered upstream, so
+ * channels cut while thin sheet flow on hillslopes stays nearly idle
+ * (../shared/reference/dem-carving.md). sqrtf only: the CPU's vector
+ * loops compute it lane by lane as the scalar body does. */
+TALUS_HD static inline float talus_stream_power(const talus_kparams *P, float q, float sine,
+                                                float min_sine) {
+  float S = sine > min_sine ? sine : min_sine;
+  float power = sqrtf(q) * S - P->critical_power;
+  return power > 0.0f ? power : 0.0f;
+}
 
 /* A rectangle in global cell coordinates. */
 typedef struct talus_rect {
@@ -296,7 +312,6 @@ typedef enum talus_flow {
   TALUS_FLOW_BEDROCK_EROSION,  /* bedrock -> sand (floor of the water) */
   TALUS_FLOW_CEILING_EROSION,  /* bedrock -> sand (ceiling above the water) */
   TALUS_FLOW_SPLIT,            /* bedrock -> sand (split cut) */
-  TALUS_FLOW_RECOVERY,         /* bedrock -> outside (damage recovery) */
   TALUS_FLOW_COLLAPSE,         /* bedrock -> sand (collapsed column) */
   TALUS_FLOW_MERGE,            /* sand -> bedrock (too-close columns merged) */
   TALUS_FLOW_THERMAL,          /* bedrock -> sand (thermal weathering) */

@@ -309,7 +309,7 @@ static void test_json(void) {
 static void test_table_print(void) {
   FILE *null = fopen("/dev/null", "w");
   CHECK(talus_params_print_table(null, NULL) == talus_param_count(), "all keys");
-  CHECK(talus_params_print_table(null, "water") == 6, "[water] has 6 keys");
+  CHECK(talus_params_print_table(null, "water") == 7, "[water] has 7 keys");
   CHECK(talus_params_print_table(null, "water.rain") == 1, "one key");
   CHECK(talus_params_print_table(null, "nope") == 0, "unknown section prints nothing");
   fclose(null);
@@ -375,12 +375,15 @@ static void test_preset_values(void) {
   CHECK(load_preset("rivers-source.ini", &p, &k), "rivers-source: %s", talus_last_error());
   CHECK(k.num_sources == 4 && k.rain == 0.0f, "rivers-source: four sources, no rain");
   talus_params_free(p);
-  /* DEM default: steady state (rain < evaporation, water leaves) and a time
-   * step inside the pipe model's CFL bound for 10 m of water at 30 m cells */
+  /* DEM default: carves (stream power after a spin-up), thin flow forms
+   * (the subtracted evaporation stays below the rain), water leaves the
+   * window, and the time step is inside the pipes' bound sqrt(l_c / 2g) down
+   * to 10 m cells */
   CHECK(load_preset("dem-default.ini", &p, &k), "dem-default: %s", talus_last_error());
-  CHECK(k.rain < k.evaporation && k.outflow_water && k.nodata_policy == TALUS_NODATA_OUTFLOW,
-        "dem-default reaches a steady state");
-  CHECK(k.dt < 30.0 / sqrt(k.gravity * 10.0), "dem-default dt %g within CFL at 30 m", k.dt);
+  CHECK(k.erosion_law == TALUS_LAW_STREAM_POWER && k.erosion_spinup > 0, "dem-default carves");
+  CHECK(k.evaporation < 0.5f * k.rain && k.outflow_water && k.nodata_policy == TALUS_NODATA_OUTFLOW,
+        "dem-default: thin flow forms and drains out");
+  CHECK(k.dt < sqrt(10.0 / (2.0 * k.gravity)), "dem-default dt %g stable at 10 m cells", k.dt);
   CHECK(p->cell_size == 0.0, "dem-default takes the cell size from the DEM");
   talus_params_free(p);
   /* Scenes needing two columns per cell get them */

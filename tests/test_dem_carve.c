@@ -1,7 +1,7 @@
 /*
- * test_dem_carve.c — the DEM preset carves (../shared/reference/
- * dem-carving.md): dem-heightfield (erosion.law = stream_power, a water
- * spin-up) run on
+ * test_dem_carve.c — the DEM presets carve (../shared/reference/
+ * dem-carving.md): dem-heightfield and dem-default (the layered model),
+ * both erosion.law = stream_power after a water spin-up, run on
  *   - a 128 x 128 window of Big Tujunga 30 m from $TALUS_TEST_DATA
  *     (skipped, and said so, when the data is absent), and
  *   - a generated valley: a tilted trunk valley fed by side valleys, 30 m
@@ -22,11 +22,15 @@
 #define SPINUP "erosion.spinup=400"
 #define STEPS  1900
 
-/* Runs dem-heightfield (with the test's spin-up) on heights h and returns
- * the surface after STEPS steps (malloc'd), or NULL. */
-static float *carve_run(const float *h, const uint8_t *mask, int nx, int ny, double cell) {
+/* The DEM presets under test. */
+static const char *const presets[] = {"dem-heightfield", "dem-default"};
+
+/* Runs `preset` (with the test's spin-up) on heights h and returns the
+ * surface after STEPS steps (malloc'd), or NULL. */
+static float *carve_run(const char *preset, const float *h, const uint8_t *mask, int nx, int ny,
+                        double cell) {
   static const char *const sets[] = {SPINUP, NULL};
-  talus_params *p = fixture_params("dem-heightfield", sets);
+  talus_params *p = fixture_params(preset, sets);
   talus_domain *d = NULL;
   float *out = malloc(sizeof(float) * (size_t)nx * ny);
   talus_status st = p ? talus_domain_create(&d, nx, ny, cell, h, mask, p) : TALUS_ERR_ARGUMENT;
@@ -75,15 +79,22 @@ static float *valley_heights(int nx, int ny, double cell) {
   return h;
 }
 
-/* The generated valley carves. */
+/* The generated valley carves under every DEM preset. */
 static void test_valley(void) {
   int nx = 96, ny = 128;
-  float *h = valley_heights(nx, ny, 30.0), *after = carve_run(h, NULL, nx, ny, 30.0);
-  check_carved("generated valley", h, after, NULL, nx, ny);
-  free(h), free(after);
+  float *h = valley_heights(nx, ny, 30.0);
+  for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++) {
+    char what[96];
+    snprintf(what, sizeof what, "generated valley, %s", presets[i]);
+    float *after = carve_run(presets[i], h, NULL, nx, ny, 30.0);
+    check_carved(what, h, after, NULL, nx, ny);
+    free(after);
+  }
+  free(h);
 }
 
-/* A 128 x 128 window of Big Tujunga (columns 428.., rows 178..) carves. */
+/* A 128 x 128 window of Big Tujunga (columns 428.., rows 178..) carves
+ * under every DEM preset. */
 static int test_bigtujunga(void) {
   const char *dir = getenv("TALUS_TEST_DATA");
   char path[4096];
@@ -94,9 +105,14 @@ static int test_bigtujunga(void) {
   float *h = malloc(sizeof(float) * n * n);
   for (int y = 0; y < n; y++)
     memcpy(h + (size_t)y * n, dem.height + (size_t)(y0 + y) * dem.nx + x0, sizeof(float) * n);
-  float *after = carve_run(h, NULL, n, n, dem.cell_size);
-  check_carved("bigtujunga 128x128", h, after, NULL, n, n);
-  free(h), free(after);
+  for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++) {
+    char what[96];
+    snprintf(what, sizeof what, "bigtujunga 128x128, %s", presets[i]);
+    float *after = carve_run(presets[i], h, NULL, n, n, dem.cell_size);
+    check_carved(what, h, after, NULL, n, n);
+    free(after);
+  }
+  free(h);
   talus_dem_free(&dem);
   return 1;
 }

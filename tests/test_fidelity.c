@@ -14,7 +14,10 @@
  *   exactly at the angle of repose (rows settled one by one lock there).
  *
  * Scenes (item 3): chasm-rain keeps part of its rain and cuts overhangs
- * (an upper column of bedrock over an open gap) into the chasm walls.
+ * (an upper column of bedrock over an open gap) into the chasm walls; the
+ * water running through cave's guide tunnel widens it (its open volume
+ * grows) while the plateau over the tunnel keeps its height (damage heals
+ * in place instead of shaving rock off the column's top).
  */
 #include "check.h"
 #include "scene_fixture.h"
@@ -214,9 +217,57 @@ static void test_chasm_rain(void) {
   talus_domain_free(d);
 }
 
+/* Open volume [m³] under ceilings (air and water in the gaps between a
+ * cell's columns) and the top of every cell's topmost solid, row-major. */
+static double open_volume(const talus_tile *t, double l, double *top) {
+  double v = 0.0;
+  for (int y = 0; y < t->buf.h; y++)
+    for (int x = 0; x < t->buf.w; x++) {
+      size_t i = talus_idx(t, x, y);
+      for (int k = 0; k + 1 < t->count[i]; k++) {
+        size_t j = talus_col(t, i, k);
+        v += ((double)t->C[j] - (double)t->B[j] - (double)t->s[j]) * l * l;
+      }
+      size_t ci = talus_col(t, i, t->count[i] - 1);
+      top[(size_t)y * t->buf.w + x] = (double)t->B[ci] + (double)t->s[ci];
+    }
+  return v;
+}
+
+/* cave (item 3): the tunnel widens; the plateau above it stays. The
+ * tunnel's cells are those with two columns at the start, less the 10 m
+ * next to the pit (x ≥ 190 m), whose rim the water wears as it should. */
+static void test_cave(void) {
+  const int n = 128, steps = 3000;
+  talus_domain *d = fixture_domain("cave", n, "cave", NULL);
+  CHECK(d != NULL, "cave domain");
+  if (!d) return;
+  double l = d->ctx.P.cell_size;
+  double *top0 = malloc(sizeof *top0 * n * n), *top1 = malloc(sizeof *top1 * n * n);
+  unsigned char *tunnel = malloc((size_t)n * n);
+  double v0 = open_volume(d->tile, l, top0);
+  for (int y = 0; y < n; y++)
+    for (int x = 0; x < n; x++)
+      tunnel[y * n + x] = d->tile->count[talus_idx(d->tile, x, y)] > 1 && (x + 0.5) * l < 190.0;
+  CHECK(talus_domain_run(d, steps, NULL, NULL) == TALUS_OK, "cave run: %s", talus_last_error());
+  double v1 = open_volume(d->tile, l, top1), sink = 0.0;
+  for (int i = 0; i < n * n; i++)
+    if (tunnel[i]) sink = fmax(sink, top0[i] - top1[i]);
+  printf("cave %d^2, %d steps: open volume %.0f -> %.0f m3, plateau over the tunnel sank at most "
+         "%.3f m\n",
+         n, steps, v0, v1, sink);
+  CHECK(v1 >= 1.2 * v0, "the tunnel widens: open volume %.0f -> %.0f m3", v0, v1);
+  CHECK(sink <= 0.05, "the plateau over the tunnel sank %.3f m (a groove)", sink);
+  free(top0);
+  free(top1);
+  free(tunnel);
+  talus_domain_free(d);
+}
+
 int main(void) {
   test_round_pile();
   test_chasm_rain();
+  test_cave();
   test_rivers_rain_texture();
   return check_report("test_fidelity");
 }

@@ -2,8 +2,9 @@
  * test_kernel_rain.c — the rain stage: uniform rain adds exactly rain·dt,
  * noisy rain has mean rain·dt and is a pure function of global cell and
  * step (tile invariant), rain lands on the top column only, masked cells get
- * nothing, sources act only inside their radius, and the ledger books every
- * added metre.
+ * nothing, sources act only inside their radius, the ledger books every
+ * added metre, and water.rain_steps stops the rain (not the sources) from
+ * that global step on, in both models.
  */
 #include "check.h"
 #include "kernels/cpu/cpu.h"
@@ -170,8 +171,45 @@ static void test_source(void) {
   talus_tile_free(t);
 }
 
+/* water.rain_steps = 3: rain in global steps 0..2, none from step 3 on,
+ * while a source keeps running; the heightfield model's rain stops alike. */
+static void test_dry_out(void) {
+  talus_tile *t = make_tile(0, 0, 8, 8, 1);
+  talus_kctx c = make_ctx(8, 8);
+  c.P.rain_steps = 3;
+  c.P.num_sources = 1;
+  c.P.sources[0] = (talus_source){.strength = 0.5f, .radius = 3.0f, .x = 8.0f, .y = 8.0f};
+  double wet[5];
+  for (int step = 0; step < 5; step++) {
+    double flows[TALUS_FLOW_COUNT] = {0};
+    c.step = step;
+    run_rain(t, &c, flows);
+    wet[step] = flows[TALUS_FLOW_RAIN];
+    CHECK(flows[TALUS_FLOW_SOURCE] > 0.0, "step %d: the source runs", step);
+  }
+  CHECK(wet[0] > 0.0 && wet[2] > 0.0, "rain in steps 0 and 2 (%g, %g)", wet[0], wet[2]);
+  CHECK(wet[3] == 0.0 && wet[4] == 0.0, "no rain from step 3 on (%g, %g)", wet[3], wet[4]);
+  c.P.num_sources = 0;
+  c.P.model = TALUS_MODEL_HEIGHTFIELD;
+  talus_kparams_derive(&c.P);
+  talus_tile *h = NULL;
+  CHECK(talus_tile_create(&h, (talus_rect){0, 0, 8, 8}, 1, 1) == TALUS_OK, "heightfield tile");
+  double hf[2];
+  for (int step = 2; h && step < 4; step++) {
+    double flows[TALUS_FLOW_COUNT] = {0};
+    c.step = step;
+    CHECK(talus_cpu_stage(h, &c, TALUS_STAGE_HF_RAIN, (talus_rect){0, 0, 8, 8}, flows) == TALUS_OK,
+          "hf_rain runs");
+    hf[step - 2] = flows[TALUS_FLOW_RAIN];
+  }
+  CHECK(h && hf[0] > 0.0 && hf[1] == 0.0, "heightfield: rain in step 2, none in step 3");
+  talus_tile_free(h);
+  talus_tile_free(t);
+}
+
 int main(void) {
   test_uniform();
+  test_dry_out();
   test_noise();
   test_top_and_mask();
   test_source();

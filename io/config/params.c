@@ -82,6 +82,10 @@ static const param_decl table[] = {
     REAL("water.rain", rain, 0, 10, 0.07, "m/s", "rain added to the top column each step (mean)"),
     REAL("water.rain_noise", rain_noise, 0, 1, 1, "",
          "rain noise: 0 uniform, 1 the reference's 2*noise*rain (same mean)"),
+    INT("water.rain_steps", rain_steps, 0, 1000000000, 0,
+        "steps (global step count) with rain; after them the rain stops (sources go on) and "
+        "the water drains and evaporates, leaving channels and fans (a dry-out); 0 = rain "
+        "throughout"),
     REAL("water.evaporation", evaporation, 0, 10, 0.09, "m/s",
          "evaporation removed from the water after transport"),
     REAL("water.evaporation_space_scale", evap_space_scale, 1e-3, 1e6, 10, "m",
@@ -145,7 +149,7 @@ static const param_decl table[] = {
     REAL("horizontal.split_size", split_size, 1e-3, 1e3, 0.75, "m",
          "damage at which a column splits in two"),
     REAL("horizontal.damage_recovery", damage_recovery, 0, 100, 0.005, "m/s",
-         "rate at which damage heals; the bedrock it takes leaves the domain (ledger)"),
+         "rate at which horizontal-erosion damage heals (no rock is removed)"),
 
     BOOL("support.enable", enable_support, 1,
          "bedrock support check: unsupported columns collapse"),

@@ -342,8 +342,7 @@ static inline int cpu_one_cell_run_end(const talus_tile *t, int y, int x, int xa
 
 /* The flows the fast vertical body books. */
 static const int cpu_vertical_ids[] = {TALUS_FLOW_CEILING_EROSION, TALUS_FLOW_BEDROCK_EROSION,
-                                       TALUS_FLOW_DISSOLVE, TALUS_FLOW_DEPOSIT,
-                                       TALUS_FLOW_RECOVERY};
+                                       TALUS_FLOW_DISSOLVE, TALUS_FLOW_DEPOSIT};
 
 /* The flows the fast transport body books. */
 static const int cpu_transport_ids[] = {TALUS_FLOW_WATER_OVERFILL, TALUS_FLOW_EVAPORATION,
