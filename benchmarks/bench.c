@@ -41,6 +41,8 @@ static void bench_usage(void) {
          "  --tile N           advance tiled with N x N cores (default: in one piece)\n"
          "  --steps-per-exchange K  steps per generation of a tiled run (default 1)\n"
          "  --store S          memory (default) or a directory: the tiled run's store\n"
+         "  --resident R       auto (default), on or off: may a tiled GPU run keep its\n"
+         "                     tiles resident on the device (off: host-staged)\n"
          "  -o FILE            write the JSON to FILE instead of stdout\n");
 }
 
@@ -105,6 +107,12 @@ static int bench_option(app_args *a, bench_opts *o) {
   if ((r = app_take(a, "--steps-per-exchange", NULL, &v)))
     return r < 0 || app_int("--steps-per-exchange", v, 1, 64, &o->K) ? -1 : 1;
   if ((r = app_take(a, "--store", NULL, &v))) return r < 0 ? -1 : (o->store = v, 1);
+  if ((r = app_take(a, "--resident", NULL, &v))) {
+    static const char *const modes[] = {"auto", "on", "off"}; /* TALUS_TILED_GPU_RESIDENT_* */
+    for (int i = 0; r > 0 && i < 3; i++)
+      if (!strcmp(v, modes[i])) return o->gpu_resident = i, 1;
+    return talus_fail(TALUS_ERR_ARGUMENT, "bench", "--resident must be auto, on or off"), -1;
+  }
   if ((r = app_take(a, "--output", "-o", &v))) return r < 0 ? -1 : (o->output = v, 1);
   return 0;
 }

@@ -64,12 +64,14 @@ typedef struct bench_opts {
   talus_device device; /* --device cpu|cuda */
   int64_t tile, K;     /* --tile (0: one piece), --steps-per-exchange */
   const char *store;   /* --store memory|DIR (tiled runs) */
+  int gpu_resident;    /* --resident auto|on|off: TALUS_TILED_GPU_RESIDENT_* (tiled.h) */
 } bench_opts;
 
 /* One timed run: a workload at a thread count over one repeat's steps. */
 typedef struct bench_sample {
   int workload, threads, repeat, layers, model;
   int64_t cells, steps, first_step;
+  int resident; /* tiled on the GPU: 1 when the tiles stayed resident on the device */
   double seconds, cpu_seconds, mean_columns;
   double stage_s[TALUS_STAGE_COUNT];
   double stage_calls[TALUS_STAGE_COUNT]; /* invocations per step */

@@ -73,6 +73,8 @@ static talus_json *json_config(const bench_run *b) {
   if (!st) st = talus_json_set(c, "tile", talus_json_int(o->tile));
   if (!st) st = talus_json_set(c, "steps_per_exchange", talus_json_int(o->tile ? o->K : 0));
   if (!st) st = talus_json_set(c, "store", talus_json_string(store));
+  static const char *const modes[] = {"auto", "on", "off"}; /* TALUS_TILED_GPU_RESIDENT_* */
+  if (!st) st = talus_json_set(c, "gpu_resident", talus_json_string(modes[o->gpu_resident]));
   for (int i = 0; !st && i < o->nsets; i++)
     st = talus_json_push(sets, talus_json_string(o->sets[i]));
   if (!st) st = talus_json_set(c, "sets", sets), sets = NULL;
@@ -189,6 +191,7 @@ static talus_json *json_sample(const bench_run *b, const bench_sample *s) {
   if (!st) st = talus_json_set(o, "layers", talus_json_int(s->layers));
   if (!st) st = talus_json_set(o, "mean_columns", talus_json_real(s->mean_columns, "%.4f"));
   if (!st) st = talus_json_set(o, "first_step", talus_json_int(s->first_step));
+  if (!st && b->o.tile) st = talus_json_set(o, "resident", talus_json_int(s->resident));
   if (!st) st = talus_json_set(o, "steps", talus_json_int(s->steps));
   if (!st) st = talus_json_set(o, "seconds", talus_json_real(s->seconds, "%.6f"));
   if (!st)

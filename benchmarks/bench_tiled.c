@@ -3,7 +3,9 @@
  * into a tile grid over a memory or disk store (tiler/tiled.h, the engine
  * of `talus erode --tile`), and each repeat times one talus_tiled_run of
  * --steps steps: halo exchange, store traffic (zstd on disk) and, on the
- * GPU, the upload and download of every tile each generation included.
+ * GPU, the upload and download of every tile each generation included
+ * (with tiles resident on the device: one upload at the run's start and
+ * the store's blocks at its end, --resident).
  * Comparing with a run in one piece of the same workload gives the cost of
  * tiling and of going out of core.
  */
@@ -51,6 +53,7 @@ static talus_status bench_tiled_repeat(bench_run *b, talus_tiled *g, const talus
   double t0 = talus_now(), c0 = bench_cpu_seconds();
   talus_status st = talus_tiled_run(g, s->first_step + s->steps, &stats, NULL, NULL);
   s->seconds = talus_now() - t0;
+  s->resident = talus_tiled_gpu_resident_used(g);
   s->cpu_seconds = bench_cpu_seconds() - c0;
   if (st) return st;
   bench_sample_describe(s, d, w, threads, repeat, stats.stage_seconds);
@@ -68,6 +71,7 @@ talus_status bench_tiled_time(bench_run *b, talus_domain *d, int w, int threads)
   omp_set_num_threads(threads);
   talus_status st = bench_store_open(o, w, threads, ntiles, &store);
   if (!st) st = talus_tiled_create(&g, &d->ctx, core, (int)o->K, store);
+  if (!st) talus_tiled_set_gpu_resident(g, o->gpu_resident);
   if (!st) st = talus_tiled_load(g, &src);
   for (int r = 0; !st && r < o->repeat; r++)
     st = bench_tiled_repeat(b, g, d, w, threads, r);

@@ -11,9 +11,10 @@
  *     volume within GPU_VOLUME_TOL (relative to the total material) and the
  *     mean |Δ surface| within GPU_SURFACE_TOL of the relief.
  *  2. GPU tiled == GPU monolithic, bit for bit (layered with everything on;
- *     heightfield with thermal), as on the CPU; and the pipelined tiled run
- *     (two slots, asynchronous transfers) books the ledger of the run that
- *     advances one tile at a time, bit for bit.
+ *     heightfield with thermal), as on the CPU, by both paths of a tiled
+ *     GPU run: tiles resident on the device (strips copied there) and the
+ *     host-staged pipeline (two slots, asynchronous transfers); both book
+ *     the ledger of the run that advances one tile at a time, bit for bit.
  *  3. The mass ledger closes on the GPU as on the CPU (test_rivers_ledger's
  *     bounds).
  *
@@ -109,8 +110,8 @@ static void check_preset(const preset_case *pc) {
     dv = fabs(va[m] - vb[m]) > dv ? fabs(va[m] - vb[m]) : dv;
   printf("%-14s %-20s%s %4d² %4d steps: surface bitwise-equal %5.1f%%, mean |d| %.3g m, max |d| "
          "%.3g m (relief %.3g m), max dV/V %.3g; cpu %.2f s, gpu %.2f s\n",
-         pc->scene, pc->preset, pc->sets ? " (+set)" : "", pc->n, pc->steps, 100.0 * same / n, sum / n, worst, relief,
-         dv / total, t1 - t0, t2 - t1);
+         pc->scene, pc->preset, pc->sets ? " (+set)" : "", pc->n, pc->steps, 100.0 * same / n,
+         sum / n, worst, relief, dv / total, t1 - t0, t2 - t1);
   CHECK(sum / n <= GPU_SURFACE_TOL * relief, "%s: mean |d surface| %.3g vs relief %.3g", pc->preset,
         sum / n, relief);
   CHECK(dv <= GPU_VOLUME_TOL * total, "%s: volume difference %.3g of %.3g", pc->preset, dv, total);
@@ -146,25 +147,49 @@ static void check_tiled(const char *scene, const char *preset, const char *const
   int steps = 12;
   CHECK(talus_tiler_advance(mono, &run, mono->buf, steps, &stats, NULL, NULL) == TALUS_OK,
         "gpu monolithic: %s", talus_last_error());
-  /* K 10 outlasts a slot's batch of 8 queued steps (cuda.cu). */
-  static const int layouts[][2] = {{37, 1}, {64, 2}, {100, 3}, {64, 10}};
-  for (int i = 0; i < 4; i++) {
-    double piped[TALUS_FLOW_COUNT], serial[TALUS_FLOW_COUNT];
-    long diff = fixture_tiled_diff(d->tile, mono, &ctx, layouts[i][0], layouts[i][1],
-                                   ctx.step + steps, TALUS_STORE_MEMORY, NULL, piped);
+  /* K 10 outlasts a slot's batch of 8 queued steps (cuda.cu); 12 steps
+   * end with a shorter generation at K 5 and 10. */
+  static const int layouts[][2] = {{37, 1}, {64, 2}, {100, 3}, {64, 5}, {64, 10}};
+  for (int i = 0; i < 5; i++) {
+    int core = layouts[i][0], K = layouts[i][1];
+    double res[TALUS_FLOW_COUNT], piped[TALUS_FLOW_COUNT], serial[TALUS_FLOW_COUNT];
+    fixture_gpu_resident = TALUS_TILED_GPU_RESIDENT_ON;
+    long dres = fixture_tiled_diff(d->tile, mono, &ctx, core, K, ctx.step + steps,
+                                   TALUS_STORE_MEMORY, NULL, res);
+    int used = fixture_gpu_resident_used;
+    fixture_gpu_resident = TALUS_TILED_GPU_RESIDENT_OFF;
+    long diff = fixture_tiled_diff(d->tile, mono, &ctx, core, K, ctx.step + steps,
+                                   TALUS_STORE_MEMORY, NULL, piped);
+    fixture_gpu_resident = TALUS_TILED_GPU_RESIDENT_AUTO;
     fixture_tile_by_tile = 1;
-    long diff1 = fixture_tiled_diff(d->tile, mono, &ctx, layouts[i][0], layouts[i][1],
-                                    ctx.step + steps, TALUS_STORE_MEMORY, NULL, serial);
+    long diff1 = fixture_tiled_diff(d->tile, mono, &ctx, core, K, ctx.step + steps,
+                                    TALUS_STORE_MEMORY, NULL, serial);
     fixture_tile_by_tile = 0;
-    printf("%s: gpu tiled core %d K %d vs gpu monolithic: %ld differing values (pipelined), %ld "
-           "(tile by tile)\n",
-           preset, layouts[i][0], layouts[i][1], diff, diff1);
-    CHECK(diff == 0 && diff1 == 0, "%s core %d K %d: %ld, %ld values differ", preset, layouts[i][0],
-          layouts[i][1], diff, diff1);
+    printf("%s: gpu tiled core %d K %d vs gpu monolithic: %ld differing values (resident), %ld "
+           "(host-staged pipeline), %ld (tile by tile)\n",
+           preset, core, K, dres, diff, diff1);
+    CHECK(used, "%s core %d K %d: the tiles stayed resident on the GPU", preset, core, K);
+    CHECK(dres == 0 && diff == 0 && diff1 == 0, "%s core %d K %d: %ld, %ld, %ld values differ",
+          preset, core, K, dres, diff, diff1);
     CHECK(diff1 == 0 && memcmp(piped, serial, sizeof piped) == 0,
-          "%s core %d K %d: the pipelined ledger differs from the tile-by-tile one", preset,
-          layouts[i][0], layouts[i][1]);
+          "%s core %d K %d: the pipelined ledger differs from the tile-by-tile one", preset, core,
+          K);
+    CHECK(diff1 == 0 && memcmp(res, serial, sizeof res) == 0,
+          "%s core %d K %d: the resident ledger differs from the tile-by-tile one", preset, core,
+          K);
   }
+  /* The default (AUTO) keeps these small grids on the device; a run in
+   * two calls goes through the store between them. */
+  double res[TALUS_FLOW_COUNT];
+  fixture_run_parts = 2;
+  long dsplit = fixture_tiled_diff(d->tile, mono, &ctx, 64, 5, ctx.step + steps, TALUS_STORE_MEMORY,
+                                   NULL, res);
+  fixture_run_parts = 1;
+  printf("%s: gpu tiled core 64 K 5, two runs of 6 steps, residency auto (%s): %ld differing "
+         "values\n",
+         preset, fixture_gpu_resident_used ? "resident" : "host-staged", dsplit);
+  CHECK(fixture_gpu_resident_used && dsplit == 0, "%s: split resident run: %ld values differ",
+        preset, dsplit);
   talus_tile_free(mono);
   talus_domain_free(d);
 }

@@ -57,10 +57,24 @@ static inline long fixture_diff_cells(const talus_tile *a, const talus_tile *b, 
  * talus_tiled_advance_one (the per-tile calls mpi/ drives) instead of
  * talus_tiled_run (which pipelines tiles on the GPU). */
 static int fixture_tile_by_tile = 0;
+/* The GPU residency fixture_tiled_diff asks of its grid
+ * (talus_tiled_set_gpu_resident), and whether its run kept the tiles
+ * resident on the GPU (talus_tiled_gpu_resident_used). */
+static int fixture_gpu_resident = TALUS_TILED_GPU_RESIDENT_AUTO;
+static int fixture_gpu_resident_used = 0;
+/* talus_tiled_run is called this many times, each going an equal share
+ * of the way (the store carries the grid from one call to the next). */
+static int fixture_run_parts = 1;
 
 static inline talus_status fixture_tiled_advance(talus_tiled *g, int64_t end,
                                                  talus_run_stats *stats) {
-  if (!fixture_tile_by_tile) return talus_tiled_run(g, end, stats, NULL, NULL);
+  if (!fixture_tile_by_tile) {
+    int64_t from = talus_tiled_step(g);
+    talus_status st = TALUS_OK;
+    for (int i = 1; i <= fixture_run_parts && !st; i++)
+      st = talus_tiled_run(g, from + (end - from) * i / fixture_run_parts, stats, NULL, NULL);
+    return st;
+  }
   while (talus_tiled_step(g) < end) {
     int k = talus_tiled_generation_steps(g, end);
     for (int p = 0; p < talus_tiled_count(g); p++) {
@@ -90,8 +104,10 @@ static inline long fixture_tiled_diff(const talus_tile *init, const talus_tile *
   talus_tile_source src = {fixture_fill_from_tile, (void *)init};
   talus_status st = talus_store_open(&store, kind, dir, "fixture", ntiles, 0);
   if (!st) st = talus_tiled_create(&g, ctx, core, K, store);
+  if (!st) talus_tiled_set_gpu_resident(g, fixture_gpu_resident);
   if (!st) st = talus_tiled_load(g, &src);
   if (!st) st = fixture_tiled_advance(g, end, &stats);
+  fixture_gpu_resident_used = g && talus_tiled_gpu_resident_used(g);
   if (!st) st = talus_tiled_core_buffer(g, &out);
   if (!st) {
     diff = 0;

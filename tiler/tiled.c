@@ -23,6 +23,8 @@ struct talus_tiled {
   talus_tile **res;     /* [ntiles] resident tiles (CPU over a memory store, else NULL):
                          * persistent fields of core + halo H, allocated at load */
   double *flows;        /* [ntiles][TALUS_FLOW_COUNT] cumulative flows (heights) */
+  int gpu_resident;     /* TALUS_TILED_GPU_RESIDENT_*: may a GPU run keep its tiles there */
+  int resident_used;    /* 1 when the last talus_tiled_run kept its tiles on the GPU */
 };
 
 int talus_tiled_count(const talus_tiled *g) {
@@ -256,6 +258,18 @@ static int sign(int v) {
   return (v > 0) - (v < 0);
 }
 
+/* Calls fn(user, q, part) for every strip (tile q, part) that covers part
+ * of tile p's core grown by `ring` (talus_tiled_reads for a ring width). */
+static void tiled_reads_ring(const talus_tiled *g, int p, int ring, void (*fn)(void *, int, int),
+                             void *user) {
+  talus_rect r = tiled_grow(g, talus_tiled_core(g, p), ring);
+  int pi = p % g->ntx, pj = p / g->ntx;
+  for (int j = r.y0 / g->core; j <= (r.y0 + r.h - 1) / g->core; j++)
+    for (int i = r.x0 / g->core; i <= (r.x0 + r.w - 1) / g->core; i++)
+      if (i != pi || j != pj)
+        fn(user, j * g->ntx + i, halo_strip_facing(sign(pi - i), sign(pj - j)));
+}
+
 /* What tiled_assemble's strip pastes share (a talus_tiled_reads visit). */
 typedef struct assemble_visit {
   talus_tiled *g;
@@ -270,14 +284,14 @@ static void assemble_strip(void *user, int tile, int part) {
   if (!v->st) v->st = tiled_paste(v->g, (talus_store_key){tile, v->s, part}, v->t, &v->cells);
 }
 
-/* Fills t with tile p at step s for a generation of k steps: its core
- * (pasted into the advance buffer, or already in place in p's resident
- * buffer) and around it every neighbour strip. The core and strips cover
- * the buffer exactly once (strips are H >= ring wide), so the pastes fill
- * every slot and the buffer needs no reset; the cell count checks that
- * coverage. */
-static talus_status tiled_assemble(talus_tiled *g, int p, int64_t s, int k, talus_tile *t) {
-  talus_rect c = talus_tiled_core(g, p), r = tiled_grow(g, c, tiled_ring(g, k));
+/* Fills t with tile p at step s and around it a ring of `ring` cells
+ * (tiled_ring for a generation): its core (pasted into the advance
+ * buffer, or already in place in p's resident buffer) and every
+ * neighbour strip. The core and strips cover the buffer exactly once
+ * (strips are H >= ring wide), so the pastes fill every slot and the
+ * buffer needs no reset; the cell count checks that coverage. */
+static talus_status tiled_assemble(talus_tiled *g, int p, int64_t s, int ring, talus_tile *t) {
+  talus_rect c = talus_tiled_core(g, p), r = tiled_grow(g, c, ring);
   assemble_visit v = {g, t, s, 0, TALUS_OK};
   if (g->res) {
     assert(t == g->res[p] && !memcmp(&t->buf, &r, sizeof r));
@@ -286,7 +300,7 @@ static talus_status tiled_assemble(talus_tiled *g, int p, int64_t s, int k, talu
     v.st = talus_tile_retarget(t, r);
     if (!v.st) v.st = tiled_paste(g, (talus_store_key){p, s, TALUS_PART_CORE}, t, &v.cells);
   }
-  if (!v.st) talus_tiled_reads(g, p, k, assemble_strip, &v);
+  if (!v.st) tiled_reads_ring(g, p, ring, assemble_strip, &v);
   if (!v.st && v.cells != (size_t)r.w * r.h)
     v.st = talus_fail(TALUS_ERR_INTERNAL, "tiler", "tile %d: blocks cover %zu of %d x %d cells", p,
                       v.cells, r.w, r.h);
@@ -312,7 +326,7 @@ static talus_status tiled_advance_tile(talus_tiled *g, int p, int64_t s, int k,
                                        talus_run_stats *stats) {
   talus_tile *t = g->res ? g->res[p] : g->buf;
   if (!t) return talus_fail(TALUS_ERR_INTERNAL, "tiler", "tile %d was never loaded", p);
-  talus_status st = tiled_assemble(g, p, s, k, t);
+  talus_status st = tiled_assemble(g, p, s, tiled_ring(g, k), t);
   if (!st && g->res) st = talus_tile_swap_scratch(t, g->buf);
   if (st) return st;
   talus_run_stats local;
@@ -368,18 +382,20 @@ typedef struct tiled_flight {
   talus_run_stats stats;
 } tiled_flight;
 
-/* Waits for the slot's tile and, when publish is set, books and publishes it. */
+/* What tiled_land does with the tile once the slot is done. */
+enum { TILED_DRAIN, TILED_BOOK, TILED_PUBLISH };
+
+/* Waits for the slot's tile and books it (TILED_BOOK), then publishes it
+ * too (TILED_PUBLISH), or drops its results (TILED_DRAIN, after an error). */
 static talus_status tiled_land(talus_tiled *g, tiled_flight *fl, int slot, int64_t s, int k,
-                               talus_run_stats *stats, int publish) {
+                               talus_run_stats *stats, int what) {
   int p = fl->p;
   fl->p = -1;
   if (p < 0) return TALUS_OK;
   talus_status st = talus_cuda_use_slot(slot);
   if (!st) st = talus_tiler_collect(&fl->stats);
-  if (!st && publish) {
-    tiled_book(g, p, &fl->stats, stats);
-    st = tiled_publish_device(g, p, s + k, fl->t->hard != NULL);
-  }
+  if (!st && what != TILED_DRAIN) tiled_book(g, p, &fl->stats, stats);
+  if (!st && what == TILED_PUBLISH) st = tiled_publish_device(g, p, s + k, fl->t->hard != NULL);
   if (st)
     return talus_fail_context(st, "tile %d, steps %lld..%lld", p, (long long)s, (long long)(s + k));
   return TALUS_OK;
@@ -388,7 +404,7 @@ static talus_status tiled_land(talus_tiled *g, tiled_flight *fl, int slot, int64
 /* Assembles tile p into fl's buffer and queues it on the slot. */
 static talus_status tiled_launch(talus_tiled *g, tiled_flight *fl, int slot, int p, int64_t s,
                                  int k) {
-  talus_status st = tiled_assemble(g, p, s, k, fl->t);
+  talus_status st = tiled_assemble(g, p, s, tiled_ring(g, k), fl->t);
   if (!st) st = talus_cuda_use_slot(slot);
   if (st) return talus_fail_context(st, "tile %d", p);
   memset(&fl->stats, 0, sizeof fl->stats);
@@ -411,14 +427,175 @@ static talus_status tiled_generation_gpu(talus_tiled *g, int64_t start, int64_t 
     if (st || !due) continue;
     st = tiled_launch(g, &fl[slot], slot, p, s, k);
     slot ^= 1;
-    if (!st) st = tiled_land(g, &fl[slot], slot, s, k, stats, 1);
+    if (!st) st = tiled_land(g, &fl[slot], slot, s, k, stats, TILED_PUBLISH);
     if (!st) st = tiled_report(g, start, end, k, p, progress, user);
   }
   /* The last tile lands; after an error every slot is drained unpublished. */
-  talus_status last = tiled_land(g, &fl[slot ^ 1], slot ^ 1, s, k, stats, !st);
+  talus_status last =
+      tiled_land(g, &fl[slot ^ 1], slot ^ 1, s, k, stats, st ? TILED_DRAIN : TILED_PUBLISH);
   if (!st) st = last;
-  tiled_land(g, &fl[slot], slot, s, k, stats, 0);
+  tiled_land(g, &fl[slot], slot, s, k, stats, TILED_DRAIN);
   return st ? st : talus_tiled_end_generation(g, k);
+}
+
+/* ---------------------------------------------------------------------
+ * Tiles resident on the GPU (tiled.h): every tile in a device mirror of
+ * its own for the whole talus_tiled_run, only strips moving between them
+ * on the device. The store is touched at the run's two ends only: the
+ * tiles are assembled from it (core and a ring of H, as for an advance)
+ * and uploaded; at the end every tile publishes from its mirror what the
+ * store path's last generation would (tiled_publish_device) and commits.
+ * ------------------------------------------------------------------- */
+
+/* Whether talus_tiled_run to `end` keeps the tiles on the GPU (*use): a
+ * GPU run over a memory store whose tiles are all committed at the
+ * current step, unless the caller says no, and (unless forced) only when
+ * they fit in the device's memory. g->buf must exist (its shape is the
+ * tiles'). */
+static talus_status tiled_resident_choice(talus_tiled *g, int64_t end, int *use) {
+  *use = 0;
+  if (g->ctx.backend != TALUS_BACKEND_CUDA || g->gpu_resident == TALUS_TILED_GPU_RESIDENT_OFF ||
+      g->step >= end || talus_store_get_kind(g->store) != TALUS_STORE_MEMORY)
+    return TALUS_OK;
+  for (int p = 0; p < g->ntiles; p++)
+    if (talus_store_committed(g->store, p) != g->step) return TALUS_OK; /* a resumed generation */
+  if (g->gpu_resident == TALUS_TILED_GPU_RESIDENT_ON) return (*use = 1), TALUS_OK;
+  return talus_cuda_resident_fits(g->buf, g->ntiles, use);
+}
+
+/* Uploads every tile at the current step, with its ring of H, into its
+ * device mirror (talus_cuda_resident_create's table). */
+static talus_status tiled_device_load(talus_tiled *g) {
+  talus_status st = talus_cuda_resident_create(g->ntiles);
+  if (!st) st = talus_cuda_use_slot(0);
+  for (int p = 0; p < g->ntiles && !st; p++) {
+    st = tiled_assemble(g, p, g->step, g->H, g->buf);
+    if (!st) st = talus_cuda_resident_upload(p, g->buf);
+    if (st) st = talus_fail_context(st, "tile %d to the GPU", p);
+  }
+  return st;
+}
+
+/* What an exchange's strip copies into tile p share (a tiled_reads_ring visit). */
+typedef struct exchange_visit {
+  talus_tiled *g;
+  int p;
+  talus_rect buf; /* p's core grown by H: its mirror's buffer */
+  size_t cells;
+  talus_status st;
+} exchange_visit;
+
+static void exchange_strip(void *user, int q, int part) {
+  exchange_visit *v = user;
+  talus_rect strip = halo_strip_rect(talus_tiled_core(v->g, q), v->g->H, part);
+  talus_rect r = talus_rect_intersect(strip, v->buf);
+  if (!v->st) v->st = talus_cuda_resident_copy(v->p, q, r);
+  v->cells += (size_t)r.w * r.h;
+}
+
+/* Fills every tile's ring (H wide) from its neighbours' mirrors: the
+ * strips the store path would paste around it, copied on the device, all
+ * before any tile advances, so each is read at the current step. Queued
+ * on slot 0, which every slot waits for. The cells copied are checked
+ * against the ring's area, as tiled_assemble checks its pastes. */
+static talus_status tiled_device_exchange(talus_tiled *g) {
+  talus_status st = talus_cuda_use_slot(0);
+  for (int p = 0; p < g->ntiles && !st; p++) {
+    talus_rect c = talus_tiled_core(g, p);
+    exchange_visit v = {g, p, tiled_grow(g, c, g->H), 0, TALUS_OK};
+    tiled_reads_ring(g, p, g->H, exchange_strip, &v);
+    st = v.st;
+    if (!st && v.cells + (size_t)c.w * c.h != (size_t)v.buf.w * v.buf.h)
+      st = talus_fail(TALUS_ERR_INTERNAL, "tiler", "tile %d: strips cover %zu of %d x %d cells", p,
+                      v.cells + (size_t)c.w * c.h, v.buf.w, v.buf.h);
+  }
+  return st ? st : talus_cuda_fence();
+}
+
+/* Binds tile p's mirror to the slot over the buffer the store path would
+ * assemble for k steps (the core grown by k·R), so the stages cover the
+ * same regions and book the same sums, and queues the k steps. */
+static talus_status tiled_launch_device(talus_tiled *g, tiled_flight *fl, int slot, int p,
+                                        int64_t s, int k) {
+  talus_rect core = talus_tiled_core(g, p), view = tiled_grow(g, core, k * g->R);
+  talus_status st = talus_cuda_use_slot(slot);
+  if (!st) st = talus_cuda_resident_bind(p, view);
+  if (st) return talus_fail_context(st, "tile %d", p);
+  memset(&fl->stats, 0, sizeof fl->stats);
+  fl->p = p; /* in flight from here on, even if queueing fails */
+  g->ctx.step = s;
+  return talus_tiler_queue_bound(view, &g->ctx, core, k, &fl->stats);
+}
+
+/* One generation of resident tiles: exchange, then the tiles advance on
+ * alternating slots (as tiled_generation_gpu, with no host work between),
+ * each booked in index order as it lands. A cancel asked by progress is
+ * noted in *cancel and honoured at the generation's end. */
+static talus_status tiled_generation_device(talus_tiled *g, int64_t start, int64_t end,
+                                            talus_run_stats *stats, talus_step_progress_fn progress,
+                                            void *user, int *cancel) {
+  int64_t s = g->step;
+  int k = talus_tiled_generation_steps(g, end), slot = 0;
+  tiled_flight fl[2] = {{.p = -1, .t = g->buf}, {.p = -1, .t = g->buf}};
+  talus_status st = tiled_device_exchange(g);
+  for (int p = 0; p < g->ntiles && !st; p++) {
+    st = tiled_launch_device(g, &fl[slot], slot, p, s, k);
+    slot ^= 1;
+    if (!st) st = tiled_land(g, &fl[slot], slot, s, k, stats, TILED_BOOK);
+    if (!st && tiled_report(g, start, end, k, p, progress, user)) *cancel = 1;
+  }
+  talus_status last =
+      tiled_land(g, &fl[slot ^ 1], slot ^ 1, s, k, stats, st ? TILED_DRAIN : TILED_BOOK);
+  if (!st) st = last;
+  tiled_land(g, &fl[slot], slot, s, k, stats, TILED_DRAIN);
+  if (!st) g->step = s + k;
+  return st;
+}
+
+/* Brings the store up to the current step from the mirrors: each tile
+ * publishes its core, strips and ledger and commits, then the blobs of
+ * older steps go (what the store path's generations leave). */
+static talus_status tiled_device_publish(talus_tiled *g, int64_t start) {
+  talus_status st = g->step == start ? TALUS_OK : talus_cuda_use_slot(0);
+  for (int p = 0; p < g->ntiles && !st && g->step != start; p++) {
+    st = talus_cuda_resident_bind(p, tiled_grow(g, talus_tiled_core(g, p), g->H));
+    if (!st) st = tiled_publish_device(g, p, g->step, g->buf->hard != NULL);
+  }
+  for (int p = 0; p < g->ntiles && !st && g->step != start; p++)
+    st = talus_store_drop_before(g->store, p, g->step);
+  return st;
+}
+
+/* After an error: the grid goes back to what the store holds (the run's
+ * start, or tiles already published at its end), ledgers included. */
+static void tiled_device_rollback(talus_tiled *g) {
+  int64_t lo = INT64_MAX;
+  for (int p = 0; p < g->ntiles; p++) {
+    int64_t at = g->step;
+    if (!talus_tiled_resume_tile(g, p, &at) && at < lo) lo = at;
+  }
+  if (lo != INT64_MAX) g->step = lo;
+}
+
+/* talus_tiled_run with the tiles resident on the GPU. */
+static talus_status tiled_run_device(talus_tiled *g, int64_t end, talus_run_stats *stats,
+                                     talus_step_progress_fn progress, void *user) {
+  int64_t start = g->step;
+  int cancel = 0;
+  talus_status st = tiled_device_load(g);
+  while (!st && !cancel && g->step < end)
+    st = tiled_generation_device(g, start, end, stats, progress, user, &cancel);
+  if (!st) st = tiled_device_publish(g, start);
+  if (st) {
+    talus_status keep = st; /* the rollback's reads must not hide the error */
+    tiled_device_rollback(g);
+    st = keep;
+  }
+  talus_cuda_resident_free();
+  if (!st && cancel)
+    return talus_fail(TALUS_ERR_CANCELLED, "run", "cancelled at step %lld (resumable)",
+                      (long long)g->step);
+  return st;
 }
 
 static talus_status tiled_generation(talus_tiled *g, int64_t start, int64_t end,
@@ -436,8 +613,12 @@ static talus_status tiled_generation(talus_tiled *g, int64_t start, int64_t end,
 talus_status talus_tiled_run(talus_tiled *g, int64_t end, talus_run_stats *stats,
                              talus_step_progress_fn progress, void *user) {
   int64_t start = g->step;
-  int gpu = g->ctx.backend == TALUS_BACKEND_CUDA;
-  talus_status bst = g->step < end ? tiled_buffers(g, gpu) : TALUS_OK;
+  int gpu = g->ctx.backend == TALUS_BACKEND_CUDA, resident = 0;
+  talus_status bst = g->step < end ? tiled_buffers(g, 0) : TALUS_OK;
+  if (!bst) bst = tiled_resident_choice(g, end, &resident);
+  g->resident_used = !bst && resident;
+  if (g->resident_used) return tiled_run_device(g, end, stats, progress, user);
+  if (!bst && g->step < end) bst = tiled_buffers(g, gpu);
   if (bst) return bst;
   while (g->step < end) {
     talus_status st = gpu ? tiled_generation_gpu(g, start, end, stats, progress, user)
@@ -520,6 +701,12 @@ int talus_tiled_steps_per_exchange(const talus_tiled *g) {
 talus_store *talus_tiled_store(const talus_tiled *g) {
   return g->store;
 }
+void talus_tiled_set_gpu_resident(talus_tiled *g, int mode) {
+  g->gpu_resident = mode;
+}
+int talus_tiled_gpu_resident_used(const talus_tiled *g) {
+  return g->resident_used;
+}
 void talus_tiled_flows_reduce(talus_tiled *g, void (*reduce)(double *table, int n, void *user),
                               void *user) {
   reduce(g->flows, g->ntiles * TALUS_FLOW_COUNT, user);
@@ -530,12 +717,7 @@ void talus_tiled_set_step(talus_tiled *g, int64_t step) {
 
 void talus_tiled_reads(const talus_tiled *g, int p, int k, void (*fn)(void *, int, int),
                        void *user) {
-  talus_rect r = tiled_grow(g, talus_tiled_core(g, p), tiled_ring(g, k));
-  int pi = p % g->ntx, pj = p / g->ntx;
-  for (int j = r.y0 / g->core; j <= (r.y0 + r.h - 1) / g->core; j++)
-    for (int i = r.x0 / g->core; i <= (r.x0 + r.w - 1) / g->core; i++)
-      if (i != pi || j != pj)
-        fn(user, j * g->ntx + i, halo_strip_facing(sign(pi - i), sign(pj - j)));
+  tiled_reads_ring(g, p, tiled_ring(g, k), fn, user);
 }
 
 talus_status talus_tiled_load_tile(talus_tiled *g, int p, const talus_tile_source *src) {

@@ -29,8 +29,36 @@
  * core cells hold what a paste of their block would give them, since
  * every slot at or above a cell's count holds its reset value in both (the
  * kernels keep slots they vacate reset, as a monolithic run relies on).
- * The disk store and the GPU keep the path above: a disk store exists to
- * hold what memory cannot, and a GPU tile lives on the device.
+ * The disk store keeps the path above: it exists to hold what memory
+ * cannot.
+ *
+ * Tiles resident on the GPU (talus_tiled_run on the GPU over a memory
+ * store, when every tile fits in the device's memory with a margin —
+ * talus_cuda_resident_fits, from cudaMemGetInfo — or when forced with
+ * talus_tiled_set_gpu_resident): the same idea on the device. At the
+ * run's start each tile is assembled from the store (core and a ring of
+ * H) and uploaded once into a device mirror of its own. A generation then
+ * (1) copies on the device, into every tile's ring, the strips of its
+ * neighbours' cores that the path above would paste (tiled_reads_ring,
+ * talus_cuda_resident_copy), all before any tile advances, so each strip
+ * is read at step s; (2) advances the tiles in place on two alternating
+ * CUDA slots, each over a view of its mirror that is exactly the buffer
+ * the path above assembles (core grown by k·R), so every stage covers
+ * the same region and the ledger's sums run in the same order; (3) books
+ * each tile's flows as it lands. Nothing crosses to the host between
+ * generations. The store is brought up to date when the run ends (or is
+ * cancelled, at the end of the generation under way): every tile packs
+ * its core and strips on the device and publishes them with its ledger
+ * (tiled_publish_device), leaving the store exactly as the path above
+ * would; so every reader of the grid (talus_tiled_read_core,
+ * talus_tiled_core_block, output streaming, resume, the per-tile calls)
+ * sees the store, and the mirrors are freed. An error rolls the grid
+ * back to the store. A run that does not fit, a disk store, a resumed
+ * half-generation and the per-tile calls (mpi/) take the path below.
+ *
+ * The GPU path without resident tiles (the fallback): every generation
+ * each tile is assembled on the host, uploaded, advanced, and its core
+ * and strips packed on the device and brought back to the store.
  *
  * Crash safety: the step is part of every blob's name, so a tile's step-s
  * core and strips survive until the whole generation is committed; a run
@@ -56,7 +84,8 @@
  *   (talus_store_set_recycle), so a generation reuses the previous one's
  *   pages instead of faulting in fresh ones.
  * - Resident tiles (above) move only strips: about 4H/core of a core's
- *   bytes per generation instead of twice the core.
+ *   bytes per generation instead of twice the core; on the GPU they move
+ *   on the device and never reach the host until the run ends.
  */
 #ifndef TALUS_TILER_TILED_H
 #define TALUS_TILER_TILED_H
@@ -99,6 +128,19 @@ talus_status talus_tiled_read_core(talus_tiled *g, int tile, talus_tile *dst);
  * talus_store_blob_release(talus_tiled_store(g), *hold) when done. */
 talus_status talus_tiled_core_block(talus_tiled *g, int tile, const void **blob, size_t *n,
                                     void **hold);
+
+/* Whether talus_tiled_run on the GPU may keep the tiles resident on the
+ * device (tiled.h): AUTO (the default) when they fit, ON whenever the
+ * store allows (for tests and benchmarks; a tile that does not fit then
+ * fails the run), OFF never (the host-staged path). Ignored off the GPU. */
+enum {
+  TALUS_TILED_GPU_RESIDENT_AUTO = 0,
+  TALUS_TILED_GPU_RESIDENT_ON,
+  TALUS_TILED_GPU_RESIDENT_OFF
+};
+void talus_tiled_set_gpu_resident(talus_tiled *g, int mode);
+/* 1 when the last talus_tiled_run kept its tiles resident on the GPU. */
+int talus_tiled_gpu_resident_used(const talus_tiled *g);
 
 /* Grid facts. */
 int talus_tiled_count(const talus_tiled *g);

@@ -138,6 +138,16 @@ talus_status talus_tiler_queue(talus_tile *t, talus_kctx *c, talus_rect core, in
   return st ? st : advance_steps(t, c, core, steps, stats, NULL, NULL, 0);
 }
 
+talus_status talus_tiler_queue_bound(talus_rect buf, talus_kctx *c, talus_rect core, int64_t steps,
+                                     talus_run_stats *stats) {
+  if (c->backend != TALUS_BACKEND_CUDA)
+    return talus_fail(TALUS_ERR_INTERNAL, "tiler", "queued advance off the GPU");
+  talus_tile shape; /* on the GPU the steps read only the buffer's rectangle */
+  memset(&shape, 0, sizeof shape);
+  shape.buf = buf;
+  return advance_steps(&shape, c, core, steps, stats, NULL, NULL, 0);
+}
+
 talus_status talus_tiler_collect(talus_run_stats *stats) {
   return talus_cuda_wait(stats->flows, stats->stage_seconds);
 }

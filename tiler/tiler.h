@@ -61,5 +61,10 @@ talus_status talus_tiler_advance(talus_tile *t, talus_kctx *c, talus_rect core, 
 talus_status talus_tiler_queue(talus_tile *t, talus_kctx *c, talus_rect core, int64_t steps,
                                talus_run_stats *stats);
 talus_status talus_tiler_collect(talus_run_stats *stats);
+/* talus_tiler_queue for a tile already on the device, bound to the
+ * current CUDA slot over global rectangle buf (talus_cuda_resident_bind):
+ * nothing is uploaded, and buf stands for the tile's buffer. */
+talus_status talus_tiler_queue_bound(talus_rect buf, talus_kctx *c, talus_rect core, int64_t steps,
+                                     talus_run_stats *stats);
 
 #endif /* TALUS_TILER_H */

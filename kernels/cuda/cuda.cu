@@ -10,6 +10,14 @@
  * Slots: TALUS_CUDA_SLOTS device mirrors, each with its own stream, so a
  * tiled run uploads the next tile while the current one computes (see
  * cuda.h). Calls act on the slot picked by talus_cuda_use_slot.
+ *
+ * Resident tiles (talus_cuda_resident_*): a table of tiles whose
+ * persistent arrays stay on the device for a whole tiled run. A slot
+ * advances one by borrowing its arrays (resident_bind: the slot's own
+ * persistent arrays are freed, its scratch stays), so the stages, the
+ * ledger and the block packing below see a bound slot exactly as an
+ * uploaded one. Strips move between resident tiles by one copy kernel
+ * (strip_copy), never through the host.
  */
 #include <cuda_runtime.h>
 #include <stddef.h>
@@ -39,25 +47,31 @@ constexpr int STEP_END = -1; /* the event that closes a step's last stage */
 static_assert(TALUS_FLOW_COUNT <= BLOCK_X, "one lane per flow in the block sum");
 
 /* A field of talus_tile the mirror carries: bytes per cell (per layer when
- * layered); persistent fields travel, scratch fields live on the device. */
+ * layered) in `planes` planes per layer (the four directions of f, pipe,
+ * slip, dpipe, dslip); persistent fields travel, scratch fields live on the
+ * device. */
 struct field_decl {
   size_t offset;
   size_t cell_bytes;
+  int planes;
   bool layered;
   bool persistent;
 };
 
-#define FIELD(m, bytes, layered, persistent)                                                       \
-  { offsetof(talus_tile, m), bytes, layered, persistent }
+#define FIELD(m, bytes, planes, layered, persistent)                                               \
+  { offsetof(talus_tile, m), bytes, planes, layered, persistent }
 const field_decl fields[] = {
-    FIELD(count, 1, false, true),  FIELD(mask, 1, false, true),   FIELD(B, 4, true, true),
-    FIELD(s, 4, true, true),       FIELD(w, 4, true, true),       FIELD(C, 4, true, true),
-    FIELD(r, 4, true, true),       FIELD(D, 4, true, true),       FIELD(p, 4, true, true),
-    FIELD(f, 16, true, true),      FIELD(hard, 4, false, true),   FIELD(rain, 4, false, true),
-    FIELD(pipe, 4, true, false),   FIELD(slip, 16, true, false),  FIELD(kr, 4, true, false),
-    FIELD(sina, 4, true, false),   FIELD(vx, 4, true, false),     FIELD(vy, 4, true, false),
-    FIELD(sig_lo, 4, true, false), FIELD(sig_hi, 4, true, false), FIELD(dpipe, 4, true, false),
-    FIELD(dslip, 16, true, false),
+    FIELD(count, 1, 1, false, true),  FIELD(mask, 1, 1, false, true),
+    FIELD(B, 4, 1, true, true),       FIELD(s, 4, 1, true, true),
+    FIELD(w, 4, 1, true, true),       FIELD(C, 4, 1, true, true),
+    FIELD(r, 4, 1, true, true),       FIELD(D, 4, 1, true, true),
+    FIELD(p, 4, 1, true, true),       FIELD(f, 16, 4, true, true),
+    FIELD(hard, 4, 1, false, true),   FIELD(rain, 4, 1, false, true),
+    FIELD(pipe, 4, 4, true, false),   FIELD(slip, 16, 4, true, false),
+    FIELD(kr, 4, 1, true, false),     FIELD(sina, 4, 1, true, false),
+    FIELD(vx, 4, 1, true, false),     FIELD(vy, 4, 1, true, false),
+    FIELD(sig_lo, 4, 1, true, false), FIELD(sig_hi, 4, 1, true, false),
+    FIELD(dpipe, 4, 4, true, false),  FIELD(dslip, 16, 4, true, false),
 };
 #undef FIELD
 
@@ -73,7 +87,9 @@ const void *member(const talus_tile *t, size_t offset) {
  * the stream, then adds the rows in step order to acc_flows and the stage
  * times to acc_seconds, exactly as a wait after every step would. */
 struct slot {
-  talus_tile d;       /* the mirror: host struct, device arrays */
+  talus_tile d;       /* the mirror: host struct, device arrays; its persistent arrays are
+                       * the slot's own, or a resident tile's while borrowed */
+  bool borrowed;      /* d's persistent arrays belong to a resident tile (resident_bind) */
   size_t alloc_plane; /* plane and nz the arrays were sized for */
   int alloc_nz;
   double *rows;    /* device [STEP_BATCH][TALUS_FLOW_COUNT] per-step flows */
@@ -95,6 +111,12 @@ struct slot {
 /* Host arrays pinned by talus_cuda_pin (two tile buffers' worth). */
 constexpr int PINNED_MAX = 2 * (int)(sizeof fields / sizeof fields[0]);
 
+/* The backend's one state. Concurrency: only the driver thread touches
+ * it. A resident tile is written on the device by the one slot bound to
+ * it (the tiler never binds a tile to two slots at once) and by the strip
+ * copies of an exchange, which the tiler queues on one slot while no
+ * slot has work in flight and which the other slots wait for
+ * (talus_cuda_fence) before their next stage. */
 struct backend {
   bool ready;
   int device;
@@ -102,6 +124,9 @@ struct backend {
   slot s[TALUS_CUDA_SLOTS];
   int cur; /* the slot the calls act on */
   void *pinned[PINNED_MAX];
+  talus_tile *res; /* [nres] resident tiles: host structs, device persistent arrays */
+  int nres;
+  cudaEvent_t fence; /* talus_cuda_fence: the other slots wait for it */
 };
 backend G;
 
@@ -127,39 +152,72 @@ size_t field_bytes(const field_decl &f, size_t plane, int nz) {
   return f.cell_bytes * plane * (f.layered ? (size_t)nz : 1u);
 }
 
-void free_arrays(slot &q) {
-  for (const field_decl &f : fields) {
-    cudaFree(member(&q.d, f.offset));
-    member(&q.d, f.offset) = nullptr;
-  }
-  void **lazy[] = {(void **)&q.d.thermal, (void **)&q.d.hf_cap, (void **)&q.d.hf_sed,
-                   (void **)&q.d.nb8};
+/* Frees the device arrays of one group of d: the persistent fields, or
+ * the scratch fields with the lazily allocated ones. */
+void free_group(talus_tile &d, bool persistent) {
+  for (const field_decl &f : fields)
+    if (f.persistent == persistent) {
+      cudaFree(member(&d, f.offset));
+      member(&d, f.offset) = nullptr;
+    }
+  if (persistent) return;
+  void **lazy[] = {(void **)&d.thermal, (void **)&d.hf_cap, (void **)&d.hf_sed, (void **)&d.nb8};
   for (void **p : lazy) {
     cudaFree(*p);
     *p = nullptr;
   }
+}
+
+/* Allocates one group of d's device arrays for t's plane and nz: the
+ * persistent fields t has, or every scratch field. Nothing on failure. */
+talus_status alloc_group(talus_tile &d, const talus_tile *t, bool persistent) {
+  for (const field_decl &f : fields) {
+    if (f.persistent != persistent || (persistent && !member(t, f.offset))) continue;
+    void *p = nullptr;
+    talus_status st = cuda_ok(cudaMalloc(&p, field_bytes(f, t->plane, t->nz)), "device tile");
+    if (st) {
+      free_group(d, persistent);
+      return st;
+    }
+    member(&d, f.offset) = p;
+  }
+  return TALUS_OK;
+}
+
+/* Forgets the resident tile's arrays q borrows (they stay the tile's). */
+void unbind(slot &q) {
+  if (!q.borrowed) return;
+  for (const field_decl &f : fields)
+    if (f.persistent) member(&q.d, f.offset) = nullptr;
+  q.borrowed = false;
+}
+
+void free_arrays(slot &q) {
+  if (q.borrowed)
+    unbind(q);
+  else
+    free_group(q.d, true);
+  free_group(q.d, false);
   q.alloc_plane = 0;
   q.alloc_nz = 0;
 }
 
 /* Sizes q's mirror for t: the fields t has (optional ones only if t has
- * them), scratch always. Reuses the allocation when it matches. */
+ * them), scratch always. Reuses the allocation when it matches; a slot
+ * bound to a resident tile gets arrays of its own again. */
 talus_status alloc_arrays(slot &q, const talus_tile *t) {
+  if (q.borrowed) free_arrays(q);
   bool same = q.alloc_plane == t->plane && q.alloc_nz == t->nz;
   for (const field_decl &f : fields)
     same = same && (!f.persistent ||
                     (member(t, f.offset) != nullptr) == (member(&q.d, f.offset) != nullptr));
   if (same) return TALUS_OK;
   free_arrays(q);
-  for (const field_decl &f : fields) {
-    if (f.persistent && !member(t, f.offset)) continue;
-    void *p = nullptr;
-    talus_status st = cuda_ok(cudaMalloc(&p, field_bytes(f, t->plane, t->nz)), "device tile");
-    if (st) {
-      free_arrays(q);
-      return st;
-    }
-    member(&q.d, f.offset) = p;
+  talus_status st = alloc_group(q.d, t, true);
+  if (!st) st = alloc_group(q.d, t, false);
+  if (st) {
+    free_arrays(q);
+    return st;
   }
   q.alloc_plane = t->plane;
   q.alloc_nz = t->nz;
@@ -338,6 +396,28 @@ __global__ void block_pack(talus_tile t, talus_rect r, int L, unsigned char *bod
   if (t.hard) fl[(size_t)L * HALO_FIELDS * cells + i] = t.hard[idx];
 }
 
+/* Copies global rectangle r of src's persistent fields into dst (r inside
+ * both buffers), one thread per cell, as a cut of r from src pasted into
+ * dst with halo_block_paste_fill would: count, mask, hardness, and every
+ * layer slot up to dst.nz, those at or above the cell's count written with
+ * the value a reset tile holds there. That value is 0: slot 0 lies below
+ * every count (counts are 1..nz), and above slot 0 a reset tile holds 0
+ * in every plane (halo.c, halo_reset_value). */
+__global__ void strip_copy(talus_tile dst, talus_tile src, talus_rect r) {
+  int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= r.w * r.h) return;
+  int x = r.x0 + i % r.w, y = r.y0 + i / r.w;
+  size_t si = talus_idx(&src, x - src.buf.x0, y - src.buf.y0);
+  size_t di = talus_idx(&dst, x - dst.buf.x0, y - dst.buf.y0);
+  int cnt = src.count[si];
+  dst.count[di] = (uint8_t)cnt;
+  dst.mask[di] = src.mask[si];
+  for (int k = 0; k < dst.nz; k++)
+    for (int f = 0; f < HALO_FIELDS; f++)
+      halo_plane_of(dst, f, k)[di] = cnt > k ? halo_plane_of(src, f, k)[si] : 0.0f;
+  if (dst.hard) dst.hard[di] = src.hard[si];
+}
+
 void free_pack(slot &q) {
   cudaFree(q.pack);
   cudaFreeHost(q.pack_host);
@@ -361,16 +441,17 @@ talus_status ensure_pack(slot &q, size_t bytes) {
   return TALUS_OK;
 }
 
-/* Queues copies of the persistent fields between t and q's mirror. They
- * run asynchronously where t's arrays are pinned (talus_cuda_pin). */
-talus_status queue_persistent(slot &q, talus_tile *t, bool to_device) {
+/* Queues copies of the persistent fields between host tile t and device
+ * mirror d (a slot's or a resident tile's) on stream. They run
+ * asynchronously where t's arrays are pinned (talus_cuda_pin). */
+talus_status queue_persistent(talus_tile &d, talus_tile *t, bool to_device, cudaStream_t stream) {
   for (const field_decl &f : fields) {
     if (!f.persistent || !member(t, f.offset)) continue;
     size_t bytes = field_bytes(f, t->plane, t->nz);
-    void *dev = member(&q.d, f.offset);
+    void *dev = member(&d, f.offset);
     void *host = member(t, f.offset);
-    cudaError_t e = to_device ? cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, q.stream)
-                              : cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, q.stream);
+    cudaError_t e = to_device ? cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, stream)
+                              : cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, stream);
     talus_status st = cuda_ok(e, to_device ? "upload" : "download");
     if (st) return st;
   }
@@ -415,7 +496,56 @@ talus_status slot_init(slot &q) {
 }
 
 bool mirrors(const slot &q, const talus_tile *t) {
-  return q.alloc_plane == t->plane && q.alloc_nz == t->nz;
+  return !q.borrowed && q.alloc_plane == t->plane && q.alloc_nz == t->nz;
+}
+
+/* Resident tile id, or nullptr when there is none. */
+talus_tile *resident_of(int id) {
+  return G.ready && id >= 0 && id < G.nres ? &G.res[id] : nullptr;
+}
+
+bool rect_inside(talus_rect r, talus_rect b) {
+  return r.x0 >= b.x0 && r.y0 >= b.y0 && r.x0 + r.w <= b.x0 + b.w && r.y0 + r.h <= b.y0 + b.h;
+}
+
+/* Device bytes per cell of a slot's scratch for nz layers: every scratch
+ * field and every lazily allocated array some stage may ask for
+ * (talus_stage_scratch_needs, each counted once). */
+size_t scratch_cell_bytes(int nz) {
+  size_t bytes = 0, seen[2 * TALUS_STAGE_COUNT];
+  int nseen = 0;
+  for (const field_decl &f : fields)
+    if (!f.persistent) bytes += field_bytes(f, 1, nz);
+  for (int id = 0; id < TALUS_STAGE_COUNT; id++) {
+    talus_scratch_need need[2];
+    int n = talus_stage_scratch_needs((talus_stage_id)id, need);
+    for (int i = 0; i < n; i++) {
+      bool dup = false;
+      for (int j = 0; j < nseen; j++)
+        dup = dup || seen[j] == need[i].offset;
+      if (dup) continue;
+      seen[nseen++] = need[i].offset;
+      bytes += need[i].cell_bytes;
+    }
+  }
+  return bytes;
+}
+
+/* Points q's persistent arrays at resident tile m's over global rectangle
+ * view (inside m's buffer): the stages then see a tile covering view
+ * with m's pitch and plane. */
+void borrow(slot &q, const talus_tile &m, talus_rect view) {
+  size_t cells = (size_t)(view.y0 - m.buf.y0) * (size_t)m.pitch + (size_t)(view.x0 - m.buf.x0);
+  for (const field_decl &f : fields) {
+    if (!f.persistent) continue;
+    char *base = (char *)member(&m, f.offset);
+    member(&q.d, f.offset) = base ? base + cells * (f.cell_bytes / f.planes) : nullptr;
+  }
+  q.d.buf = view;
+  q.d.pitch = m.pitch;
+  q.d.nz = m.nz;
+  q.d.plane = m.plane;
+  q.borrowed = true;
 }
 
 } // namespace
@@ -439,6 +569,7 @@ extern "C" talus_status talus_cuda_init(int local_rank, char *name, size_t len) 
     if (!st) st = cuda_ok(cudaGetDeviceProperties(&prop, G.device), "device properties");
     for (slot &q : G.s)
       if (!st) st = slot_init(q);
+    if (!st) st = cuda_ok(cudaEventCreateWithFlags(&G.fence, cudaEventDisableTiming), "event");
     if (st) return st;
     snprintf(G.name, sizeof G.name, "%s (device %d of %d, sm_%d%d)", prop.name, G.device, n,
              prop.major, prop.minor);
@@ -498,7 +629,7 @@ extern "C" talus_status talus_cuda_upload_async(const talus_tile *t) {
   q.d.plane = t->plane;
   memset(q.acc_flows, 0, sizeof q.acc_flows);
   memset(q.acc_seconds, 0, sizeof q.acc_seconds);
-  return queue_persistent(q, const_cast<talus_tile *>(t), true);
+  return queue_persistent(q.d, const_cast<talus_tile *>(t), true, q.stream);
 }
 
 extern "C" talus_status talus_cuda_upload(const talus_tile *t) {
@@ -593,12 +724,125 @@ extern "C" talus_status talus_cuda_pack_blocks(const talus_rect *r, const int *l
 extern "C" talus_status talus_cuda_download(talus_tile *t) {
   if (!G.ready || !mirrors(cur(), t))
     return talus_fail(TALUS_ERR_INTERNAL, "cuda", "download of a tile that was not uploaded");
-  talus_status st = queue_persistent(cur(), t, false);
+  talus_status st = queue_persistent(cur().d, t, false, cur().stream);
   return st ? st : cuda_ok(cudaStreamSynchronize(cur().stream), "download");
+}
+
+/* ---------------------------------------------------------------------
+ * Resident tiles (cuda.h)
+ * ------------------------------------------------------------------- */
+
+extern "C" talus_status talus_cuda_resident_fits(const talus_tile *like, int n, int *fits) {
+  *fits = 0;
+  talus_status st = need_init("resident tiles");
+  if (st) return st;
+  talus_cuda_release(); /* what the slots hold is reallocated as needed */
+  size_t pers = 0, free_bytes = 0, total = 0;
+  for (const field_decl &f : fields)
+    if (f.persistent && member(like, f.offset)) pers += field_bytes(f, like->plane, like->nz);
+  size_t scratch = scratch_cell_bytes(like->nz) * like->plane;
+  /* n tiles, each slot's scratch, and the pack staging of one tile's blocks */
+  size_t need = (size_t)n * pers + TALUS_CUDA_SLOTS * scratch + pers;
+  st = cuda_ok(cudaMemGetInfo(&free_bytes, &total), "device memory");
+  size_t margin = total / TALUS_CUDA_RESIDENT_MARGIN + ((size_t)512 << 20);
+  if (!st) *fits = need + margin <= free_bytes;
+  return st;
+}
+
+extern "C" talus_status talus_cuda_resident_create(int n) {
+  talus_status st = need_init("resident tiles");
+  if (st) return st;
+  talus_cuda_resident_free();
+  G.res = (talus_tile *)calloc((size_t)(n > 0 ? n : 1), sizeof *G.res);
+  if (!G.res) return talus_fail(TALUS_ERR_NOMEM, "cuda", "no memory for %d resident tiles", n);
+  G.nres = n;
+  return TALUS_OK;
+}
+
+extern "C" talus_status talus_cuda_resident_upload(int id, const talus_tile *t) {
+  talus_tile *m = resident_of(id);
+  if (!m) return talus_fail(TALUS_ERR_INTERNAL, "cuda", "resident tile %d of %d", id, G.nres);
+  bool same = m->plane == t->plane && m->nz == t->nz;
+  for (const field_decl &f : fields)
+    same = same &&
+           (!f.persistent || (member(t, f.offset) != nullptr) == (member(m, f.offset) != nullptr));
+  if (!same) {
+    free_group(*m, true);
+    m->plane = 0;
+    talus_status st = alloc_group(*m, t, true);
+    if (st) return st;
+  }
+  m->buf = t->buf;
+  m->pitch = t->pitch;
+  m->nz = t->nz;
+  m->plane = t->plane;
+  talus_status st = queue_persistent(*m, const_cast<talus_tile *>(t), true, cur().stream);
+  return st ? st : cuda_ok(cudaStreamSynchronize(cur().stream), "upload");
+}
+
+extern "C" talus_status talus_cuda_resident_bind(int id, talus_rect view) {
+  slot &q = cur();
+  talus_tile *m = resident_of(id);
+  if (!m || !m->plane || !rect_inside(view, m->buf))
+    return talus_fail(TALUS_ERR_INTERNAL, "cuda", "bind of resident tile %d over %dx%d+%d+%d", id,
+                      view.w, view.h, view.x0, view.y0);
+  if (q.queued || q.nrows)
+    return talus_fail(TALUS_ERR_INTERNAL, "cuda", "bind of a slot with work in flight");
+  if (q.borrowed)
+    unbind(q);
+  else
+    free_group(q.d, true); /* the slot's own copy makes room */
+  if (q.alloc_plane != m->plane || q.alloc_nz != m->nz) {
+    free_group(q.d, false);
+    q.alloc_plane = 0;
+    q.alloc_nz = 0;
+    talus_status st = alloc_group(q.d, m, false);
+    if (st) return st;
+    q.alloc_plane = m->plane;
+    q.alloc_nz = m->nz;
+  }
+  borrow(q, *m, view);
+  memset(q.acc_flows, 0, sizeof q.acc_flows);
+  memset(q.acc_seconds, 0, sizeof q.acc_seconds);
+  return TALUS_OK;
+}
+
+extern "C" talus_status talus_cuda_resident_copy(int dst, int src, talus_rect r) {
+  talus_tile *a = resident_of(dst), *b = resident_of(src);
+  if (r.w <= 0 || r.h <= 0) return TALUS_OK;
+  if (!a || !b || !a->plane || !b->plane || !rect_inside(r, a->buf) || !rect_inside(r, b->buf) ||
+      a->nz != b->nz || !a->hard != !b->hard)
+    return talus_fail(TALUS_ERR_INTERNAL, "cuda", "strip %dx%d+%d+%d of tile %d into tile %d", r.w,
+                      r.h, r.x0, r.y0, src, dst);
+  int cells = r.w * r.h;
+  strip_copy<<<(cells + 255) / 256, 256, 0, cur().stream>>>(*a, *b, r);
+  return cuda_ok(cudaGetLastError(), "halo strip copy");
+}
+
+extern "C" talus_status talus_cuda_fence(void) {
+  talus_status st = need_init("fence");
+  if (!st) st = cuda_ok(cudaEventRecord(G.fence, cur().stream), "fence");
+  for (int i = 0; i < TALUS_CUDA_SLOTS && !st; i++)
+    if (i != G.cur) st = cuda_ok(cudaStreamWaitEvent(G.s[i].stream, G.fence, 0), "fence");
+  return st;
+}
+
+extern "C" void talus_cuda_resident_free(void) {
+  if (!G.ready) return;
+  for (slot &q : G.s) {
+    cudaStreamSynchronize(q.stream);
+    unbind(q);
+  }
+  for (int i = 0; i < G.nres; i++)
+    free_group(G.res[i], true);
+  free(G.res);
+  G.res = nullptr;
+  G.nres = 0;
 }
 
 extern "C" void talus_cuda_release(void) {
   if (!G.ready) return;
+  talus_cuda_resident_free();
   for (slot &q : G.s) {
     cudaStreamSynchronize(q.stream);
     free_arrays(q);

@@ -29,9 +29,25 @@
  *   column slots never travel back. Each slot books every step's ledger flows in
  *   a row of its own and adds the rows in step order when waited on, so a
  *   queued run books the same bytes as one that waits after every step.
+ * - Resident tiles: a tiled run whose tiles all fit in the device's
+ *   memory (talus_cuda_resident_fits, from cudaMemGetInfo with a margin)
+ *   keeps each tile's persistent fields in a device mirror of its own for
+ *   the whole run (talus_cuda_resident_upload once). A slot advances a
+ *   resident tile in place: talus_cuda_resident_bind lends it the tile's
+ *   arrays over a view (a rectangle of the tile's buffer, seen with the
+ *   tile's pitch and plane), while the scratch stays the slot's; stages,
+ *   ledger rows and talus_cuda_pack_blocks then work as after an upload.
+ *   Halo strips go from tile to tile on the device
+ *   (talus_cuda_resident_copy: one kernel per strip, the bytes a cut and
+ *   halo_block_paste_fill would give), so per generation only strips
+ *   move, and the host sees a tile only when the tiler packs its blocks
+ *   for the store (tiler/tiled.c: at the end of the run).
  * - Without the CUDA toolkit at build time every call below except
  *   talus_cuda_built() fails with TALUS_ERR_UNSUPPORTED (cuda_none.c).
- * - Concurrency: one driver thread per process calls the backend.
+ * - Concurrency: one driver thread per process calls the backend. A
+ *   resident tile is written on the device by the one slot bound to it
+ *   and by strip copies queued while no slot has work in flight; the
+ *   other slots wait for those (talus_cuda_fence) before their next work.
  */
 #ifndef TALUS_KERNELS_CUDA_H
 #define TALUS_KERNELS_CUDA_H
@@ -43,6 +59,9 @@ extern "C" {
 #endif
 
 enum { TALUS_CUDA_SLOTS = 2 };
+/* Resident tiles leave free 1/TALUS_CUDA_RESIDENT_MARGIN of the device's
+ * memory plus 512 MiB (other processes, the driver, fragmentation). */
+enum { TALUS_CUDA_RESIDENT_MARGIN = 16 };
 
 /* 1 when this build contains the CUDA backend. */
 int talus_cuda_built(void);
@@ -109,8 +128,46 @@ talus_status talus_cuda_block_layers(const talus_rect *r, int n, int *layers);
 talus_status talus_cuda_pack_blocks(const talus_rect *r, const int *layers, int n,
                                     const void **bodies);
 
-/* Waits for every slot and frees the mirrors (the next upload allocates
- * again). */
+/* ---------------------------------------------------------------------
+ * Resident tiles (design notes above). Ids are 0..n-1 of the last
+ * talus_cuda_resident_create.
+ * ------------------------------------------------------------------- */
+
+/* *fits = 1 when n resident tiles like `like` (its plane, nz and optional
+ * persistent fields; like's arrays are not read), every slot's scratch
+ * for them and one tile's pack staging fit in the device's free memory
+ * with the margin above. Releases the slots' mirrors first
+ * (talus_cuda_release), so what they held counts as free. */
+talus_status talus_cuda_resident_fits(const talus_tile *like, int n, int *fits);
+/* Makes a table of n resident tiles with no arrays yet, freeing the
+ * previous table (talus_cuda_resident_free). */
+talus_status talus_cuda_resident_create(int n);
+/* Copies the persistent fields of t into resident tile id (allocating its
+ * arrays, or reusing them when t is shaped alike) on the current slot's
+ * stream, and waits. The tile takes t's buffer rectangle, pitch and plane. */
+talus_status talus_cuda_resident_upload(int id, const talus_tile *t);
+/* The current slot acts on resident tile id from now on, over global
+ * rectangle `view` of the tile's buffer: stages, block_layers,
+ * pack_blocks and wait work on the tile's arrays in place, as on a tile
+ * uploaded with buffer `view`. The slot's own persistent arrays are freed
+ * (the next upload allocates them again); its scratch is kept or sized
+ * for the tile. Resets the slot's ledger flows and stage times. The slot
+ * must have no work in flight. */
+talus_status talus_cuda_resident_bind(int id, talus_rect view);
+/* Queues on the current slot a copy of global rectangle r (inside both
+ * buffers) of resident tile src's persistent fields into resident tile
+ * dst, giving dst the bytes that pasting src's block of r with
+ * halo_block_paste_fill would. Errors of queued work surface at the next
+ * wait. */
+talus_status talus_cuda_resident_copy(int dst, int src, talus_rect r);
+/* Makes every other slot's later work wait for the work queued on the
+ * current slot so far (without the host waiting). */
+talus_status talus_cuda_fence(void);
+/* Waits for every slot, unbinds them and frees the resident tiles. */
+void talus_cuda_resident_free(void);
+
+/* Waits for every slot and frees the mirrors, the resident tiles too (the
+ * next upload allocates again). */
 void talus_cuda_release(void);
 
 #ifdef __cplusplus

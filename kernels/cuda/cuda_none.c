@@ -67,4 +67,31 @@ talus_status talus_cuda_pack_blocks(const talus_rect *r, const int *layers, int 
   return cuda_missing();
 }
 
+talus_status talus_cuda_resident_fits(const talus_tile *like, int n, int *fits) {
+  *fits = 0;
+  return cuda_missing();
+}
+
+talus_status talus_cuda_resident_create(int n) {
+  return cuda_missing();
+}
+
+talus_status talus_cuda_resident_upload(int id, const talus_tile *t) {
+  return cuda_missing();
+}
+
+talus_status talus_cuda_resident_bind(int id, talus_rect view) {
+  return cuda_missing();
+}
+
+talus_status talus_cuda_resident_copy(int dst, int src, talus_rect r) {
+  return cuda_missing();
+}
+
+talus_status talus_cuda_fence(void) {
+  return cuda_missing();
+}
+
+void talus_cuda_resident_free(void) {}
+
 void talus_cuda_release(void) {}
