@@ -35,7 +35,7 @@ typedef struct preset_case {
   const char *const *sets; /* --set overrides, NULL-terminated, or NULL */
 } preset_case;
 
-/* dem-heightfield erodes only after its 1500-step spin-up: start early. */
+/* The DEM presets erode only after their 1500-step spin-up: start early. */
 static const char *const carve_early[] = {"erosion.spinup=100", NULL};
 static const char *const four_neighbours[] = {"sand.neighbours=4", NULL};
 
@@ -47,7 +47,7 @@ static const preset_case cases[] = {
     {"cave", "cave", 128, 300, NULL},
     {"rivers-rain", "rivers-rain", 128, 300, NULL},
     {"rivers-source", "rivers-source", 128, 300, NULL},
-    {"noise", "dem-default", 128, 300, NULL},
+    {"noise", "dem-default", 128, 300, carve_early},
     {"noise", "game-terrain", 128, 300, NULL},
     {"rivers-rain", "heightfield-default", 256, 500, NULL},
     {"rivers-rain", "dem-heightfield", 256, 500, carve_early},
