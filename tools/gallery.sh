@@ -19,14 +19,16 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/talus_gallery.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 
 # Steps per scene at SIZE² cells (the paper's scenes are 256 m wide, so
-# 256² is 1 m cells). The layered scenes with 8 column slots are the slow
-# ones (arches, cave: ~10 steps/s on 2 cores); bridges shows its collapses
-# within a few support cycles; the rest get the demo's length.
+# 256² is 1 m cells). arches rains for 3000 steps and dries out for 6000
+# (its preset's water.rain_steps; ~200 steps/s at 256² on 2 cores); bridges
+# shows its collapses within a few support cycles; the rest get the demo's
+# length.
 SIZE=256
 steps_of() {
   case "$1" in
     bridges) echo 300 ;;
-    arches | cave) echo 1000 ;;
+    arches) echo 9000 ;;
+    cave) echo 1000 ;;
     chasm-rain | chasm-source | rivers-rain) echo 1500 ;;
     *) echo 2000 ;;
   esac
@@ -63,7 +65,10 @@ DATA=${TALUS_TEST_DATA:-$SRC/../shared/data/dem}
 DEM=$DATA/bigtujunga_srtm30m_utm11.tif
 if [ -f "$DEM" ]; then
   gdal_translate -q -srcwin 300 50 360 360 "$DEM" "$W/dem.tif"
-  render dem-bigtujunga "$W/dem.tif" dem-heightfield 1000
+  # Both DEM presets, each for its suggested run: 1500 steps of water
+  # spin-up, then 2500 of stream-power erosion (--strength medium).
+  render dem-bigtujunga "$W/dem.tif" dem-heightfield 4000
+  render dem-bigtujunga-layered "$W/dem.tif" dem-default 4000
 else
   echo "gallery: $DEM not found: DEM picture skipped (set TALUS_TEST_DATA)"
 fi
