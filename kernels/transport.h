@@ -35,39 +35,58 @@
 #include "state.h"
 #include <math.h>
 
-/* Per-direction exchange of one column: outflow and inflow of water flux
- * [m³/s], sand slippage [m] and sediment flux K_r·f [m³/s]. */
-typedef struct transport_io {
-  double fo[4], fi[4], ao[4], ai[4], ro[4], ri[4];
-} transport_io;
+/* Net exchange of one column through its 4 axis pipes: per direction the
+ * net water flux nf = out - in [m³/s], and the sums over the directions
+ * (in direction order) of the net water flux, sand slippage [m] and
+ * sediment flux K_r·f [m³/s]. */
+typedef struct transport_net {
+  double nf[4], fnet, anet, rnet;
+} transport_net;
 
-/* Gathers column k's own outflows and the inflows of every neighbour column
- * whose pipe points back at k. Neighbours outside the domain or NoData send
- * nothing (their outflow is booked by transport_book_borders). */
-TALUS_HD static inline TALUS_FORCE_INLINE transport_io transport_gather(const talus_tile *t,
-                                                                        const talus_kctx *c, int x,
-                                                                        int y, int k, int one) {
-  transport_io io;
+/* Column k's net exchange: its own outflows less the inflows of every
+ * neighbour column whose pipe points back at k. Neighbours outside the
+ * domain or NoData send nothing; what column k sends across an outflow
+ * border or into a NoData sink is booked here (water and sediment by the
+ * water border mode, sand by the slippage mode). One direction at a time,
+ * so only the running sums stay live between directions. */
+TALUS_HD static inline TALUS_FORCE_INLINE transport_net transport_gather(const talus_tile *t,
+                                                                         const talus_kctx *c, int x,
+                                                                         int y, int k,
+                                                                         double *flows, int one) {
+  transport_net n;
+  n.fnet = n.anet = n.rnet = 0.0;
   size_t idx = talus_idx(t, x, y);
   float kr = t->kr[talus_col(t, idx, k)];
+  double kdt = (double)c->P.dt / ((double)c->P.cell_size * (double)c->P.cell_size);
   TALUS_UNROLL4 for (int d = 0; d < 4; d++) {
     size_t dc = talus_dcol(t, idx, k, d);
-    io.fo[d] = t->f[dc];
-    io.ao[d] = t->slip[dc];
-    io.ro[d] = (double)kr * (double)t->f[dc];
-    io.fi[d] = io.ai[d] = io.ri[d] = 0.0;
-    if (!one && talus_nb_kind(t, c, x, y, d, 0) != TALUS_NB_INSIDE) continue;
-    size_t nidx = talus_idx(t, x + talus_dir_dx(d), y + talus_dir_dy(d));
-    int opp = (d + 2) & 3, nn = one ? 1 : t->count[nidx];
-    for (int kn = 0; kn < nn; kn++) {
-      size_t nd = talus_dcol(t, nidx, kn, opp);
-      if (t->pipe[nd] != k) continue;
-      io.fi[d] += t->f[nd];
-      io.ai[d] += t->slip[nd];
-      io.ri[d] += (double)t->kr[talus_col(t, nidx, kn)] * (double)t->f[nd];
+    double fo = t->f[dc], ao = t->slip[dc], ro = (double)kr * (double)t->f[dc];
+    double fi = 0.0, ai = 0.0, ri = 0.0;
+    talus_nb nb = one ? TALUS_NB_INSIDE : talus_nb_kind(t, c, x, y, d, 0);
+    if (nb == TALUS_NB_INSIDE) {
+      size_t nidx = talus_idx(t, x + talus_dir_dx(d), y + talus_dir_dy(d));
+      int opp = (d + 2) & 3, nn = one ? 1 : t->count[nidx];
+      for (int kn = 0; kn < nn; kn++) {
+        size_t nd = talus_dcol(t, nidx, kn, opp);
+        if (t->pipe[nd] != k) continue;
+        fi += t->f[nd];
+        ai += t->slip[nd];
+        ri += (double)t->kr[talus_col(t, nidx, kn)] * (double)t->f[nd];
+      }
     }
+    if (!one) {
+      if (nb == TALUS_NB_OUTFLOW) {
+        flows[TALUS_FLOW_WATER_OUTFLOW] += kdt * fo;
+        flows[TALUS_FLOW_SEDIMENT_OUTFLOW] += kdt * ro;
+      }
+      if (talus_nb_kind(t, c, x, y, d, 1) == TALUS_NB_OUTFLOW) flows[TALUS_FLOW_SAND_OUTFLOW] += ao;
+    }
+    n.nf[d] = fo - fi;
+    n.fnet += n.nf[d];
+    n.anet += ao - ai;
+    n.rnet += ro - ri;
   }
-  return io;
+  return n;
 }
 
 /* Net sand slippage [m] of column k through the 4 diagonal pipes (its
@@ -97,21 +116,6 @@ TALUS_HD static inline TALUS_FORCE_INLINE double transport_diagonals(const talus
     net += out - in;
   }
   return net;
-}
-
-/* Books what leaves the domain through outflow borders and NoData sinks:
- * water and sediment by the water border mode, sand by the slippage mode. */
-TALUS_HD static inline void transport_book_borders(const talus_tile *t, const talus_kctx *c, int x,
-                                                   int y, const transport_io *io, double *flows) {
-  double kdt = (double)c->P.dt / ((double)c->P.cell_size * (double)c->P.cell_size);
-  TALUS_UNROLL4 for (int d = 0; d < 4; d++) {
-    if (talus_nb_kind(t, c, x, y, d, 0) == TALUS_NB_OUTFLOW) {
-      flows[TALUS_FLOW_WATER_OUTFLOW] += kdt * io->fo[d];
-      flows[TALUS_FLOW_SEDIMENT_OUTFLOW] += kdt * io->ro[d];
-    }
-    if (talus_nb_kind(t, c, x, y, d, 1) == TALUS_NB_OUTFLOW)
-      flows[TALUS_FLOW_SAND_OUTFLOW] += io->ao[d];
-  }
 }
 
 /* Clamps v into [lo, hi], booking what the clamp removed into flows[over]
@@ -201,24 +205,17 @@ TALUS_HD static inline TALUS_FORCE_INLINE void transport_column(const talus_tile
                                                                 int k, double *flows, int one) {
   const talus_kparams *P = &c->P;
   size_t ci = talus_col(t, talus_idx(t, x, y), k);
-  transport_io io = transport_gather(t, c, x, y, k, one);
-  if (!one) transport_book_borders(t, c, x, y, &io, flows);
-  double nf[4], fnet = 0.0, anet = 0.0, rnet = 0.0;
-  TALUS_UNROLL4 for (int d = 0; d < 4; d++) {
-    nf[d] = io.fo[d] - io.fi[d];
-    fnet += nf[d];
-    anet += io.ao[d] - io.ai[d];
-    rnet += io.ro[d] - io.ri[d];
-  }
+  transport_net n = transport_gather(t, c, x, y, k, flows, one);
+  double anet = n.anet;
   if (P->enable_slippage && P->slip_diagonal)
     anet += transport_diagonals(t, c, x, y, k, flows, one);
-  float w = transport_water(t, P, ci, fnet, flows);
+  float w = transport_water(t, P, ci, n.fnet, flows);
   t->w[ci] = w;
   double l2 = (double)P->cell_size * (double)P->cell_size;
-  t->vx[ci] = (float)((nf[TALUS_DIR_R] - nf[TALUS_DIR_L]) / (2.0 * l2));
-  t->vy[ci] = (float)((nf[TALUS_DIR_U] - nf[TALUS_DIR_D]) / (2.0 * l2));
+  t->vx[ci] = (float)((n.nf[TALUS_DIR_R] - n.nf[TALUS_DIR_L]) / (2.0 * l2));
+  t->vy[ci] = (float)((n.nf[TALUS_DIR_U] - n.nf[TALUS_DIR_D]) / (2.0 * l2));
   transport_sand(t, c, x, y, k, anet, w, flows);
-  double rv = (double)t->r[ci] - (double)P->dt / l2 * rnet;
+  double rv = (double)t->r[ci] - (double)P->dt / l2 * n.rnet;
   t->r[ci] = (float)transport_clamp(rv, 0.0, INFINITY, flows, TALUS_FLOW_SEDIMENT_CLAMP,
                                     TALUS_FLOW_SEDIMENT_CLAMP, 1.0);
 }

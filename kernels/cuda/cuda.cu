@@ -279,19 +279,60 @@ __device__ void block_flows(const double *acc, double *partial, int nblocks) {
 
 typedef void (*stage_body)(const talus_tile *, const talus_kctx *, int, int, double *);
 
-/* One thread per cell of `region`; the body is the CPU backend's. MINB
- * resident blocks per SM bound its registers (the CUDA_MINB column of
- * stages.def). */
-template <stage_body BODY, int MINB>
+/* Stages whose bodies book no ledger flow (their flows argument is
+ * unused): their kernels skip the block sums and the host queues no
+ * flows_reduce after them. Leaving that out changes no byte of the
+ * ledger: a step's row starts at +0.0 and only ever gains sums, so it is
+ * never -0.0, and adding the +0.0 such a stage's blocks would sum to is
+ * the identity. A body listed here that booked a flow would stop the
+ * kernel (__trap, an error at the next wait), never drop it silently. */
+constexpr bool stage_books(talus_stage_id id) {
+  return !(id == TALUS_STAGE_PIPES || id == TALUS_STAGE_HORIZONTAL ||
+           id == TALUS_STAGE_SUPPORT_INIT || id == TALUS_STAGE_SUPPORT_RED ||
+           id == TALUS_STAGE_SUPPORT_BLACK || id == TALUS_STAGE_THERMAL_OUT ||
+           id == TALUS_STAGE_HF_FLUX || id == TALUS_STAGE_HF_SETTLE);
+}
+
+/* The cells a stage's body updates: 1 those with global (gx + gy) odd (the
+ * red half-sweep), 0 even (black), -1 all. A half-sweep's kernel gets
+ * threads only for its cells (support.h, "Parity"); its body still tests
+ * the parity, which then always holds. */
+constexpr int stage_parity(talus_stage_id id) {
+  return id == TALUS_STAGE_SUPPORT_RED ? 1 : id == TALUS_STAGE_SUPPORT_BLACK ? 0 : -1;
+}
+
+/* One thread per cell of `region` (PARITY -1), or per cell of one parity
+ * (PARITY 1 odd, 0 even, from global coordinates: thread column i of row
+ * y is the i-th such cell from the region's left edge); the body is the
+ * CPU backend's. MINB resident blocks per SM bound its registers (the
+ * CUDA_MINB column of stages.def). BOOKS: the body books flows, summed per
+ * block into partial (see stage_books). */
+template <stage_body BODY, int MINB, bool BOOKS, int PARITY>
 __global__ void __launch_bounds__(BLOCK_X *BLOCK_Y, MINB)
     stage_kernel(talus_tile t, talus_kctx c, talus_rect region, talus_rect book, double *partial) {
-  int x = region.x0 + (int)(blockIdx.x * BLOCK_X + threadIdx.x);
+  int i = (int)(blockIdx.x * BLOCK_X + threadIdx.x);
   int y = region.y0 + (int)(blockIdx.y * BLOCK_Y + threadIdx.y);
+  int x = region.x0 + i;
+  if (PARITY >= 0) {
+    /* 0 when the region's first cell of row y has the wanted parity */
+    unsigned first =
+        ((uint32_t)(t.buf.x0 + region.x0) + (uint32_t)(t.buf.y0 + y) + (uint32_t)PARITY) & 1u;
+    x = region.x0 + (int)first + 2 * i;
+  }
+  bool inside = x < region.x0 + region.w && y < region.y0 + region.h;
   double acc[TALUS_FLOW_COUNT];
 #pragma unroll
   for (int f = 0; f < TALUS_FLOW_COUNT; f++)
     acc[f] = 0.0;
-  if (x < region.x0 + region.w && y < region.y0 + region.h) {
+  if (!BOOKS) {
+    if (!inside) return;
+    BODY(&t, &c, x, y, acc);
+#pragma unroll
+    for (int f = 0; f < TALUS_FLOW_COUNT; f++)
+      if (acc[f] != 0.0) __trap(); /* folded away: the body does not touch acc */
+    return;
+  }
+  if (inside) {
     BODY(&t, &c, x, y, acc);
     bool booked = x >= book.x0 && x < book.x0 + book.w && y >= book.y0 && y < book.y0 + book.h;
     if (!booked)
@@ -319,20 +360,29 @@ __global__ void flows_reduce(const double *partial, int nblocks, double *flows) 
   if (threadIdx.x == 0) flows[f] += sh[0];
 }
 
-/* Queues stage_kernel<BODY, MINB> over region and the reduction of its
- * booked flows into the slot's current ledger row; owns the grid shape
- * and the block-sum buffer's size. MINB is the stage's CUDA_MINB column
- * of stages.def (why it is not 1 for some stages is written there). */
-template <stage_body BODY, int MINB>
+/* Queues stage_kernel<BODY, MINB, BOOKS, PARITY> over region and, when
+ * the body books flows, the reduction of its booked flows into the slot's
+ * current ledger row; owns the grid shape and the block-sum buffer's size.
+ * MINB is the stage's CUDA_MINB column of stages.def (why it is not 1 for
+ * some stages is written there); BOOKS and PARITY as stage_books and
+ * stage_parity say. */
+template <stage_body BODY, int MINB, bool BOOKS, int PARITY>
 talus_status launch(const talus_kctx *c, talus_rect region, talus_rect book) {
+  int columns = PARITY >= 0 ? (region.w + 1) / 2 : region.w; /* threads per row */
   dim3 block(BLOCK_X, BLOCK_Y);
-  dim3 grid((unsigned)((region.w + BLOCK_X - 1) / BLOCK_X),
+  dim3 grid((unsigned)((columns + BLOCK_X - 1) / BLOCK_X),
             (unsigned)((region.h + BLOCK_Y - 1) / BLOCK_Y));
   size_t nblocks = (size_t)grid.x * grid.y;
   slot &q = cur();
+  if (!BOOKS) {
+    stage_kernel<BODY, MINB, BOOKS, PARITY>
+        <<<grid, block, 0, q.stream>>>(q.d, *c, region, book, nullptr);
+    return cuda_ok(cudaGetLastError(), "stage launch");
+  }
   talus_status st = ensure_partial(q, nblocks);
   if (st) return st;
-  stage_kernel<BODY, MINB><<<grid, block, 0, q.stream>>>(q.d, *c, region, book, q.partial);
+  stage_kernel<BODY, MINB, BOOKS, PARITY>
+      <<<grid, block, 0, q.stream>>>(q.d, *c, region, book, q.partial);
   double *row = q.rows + (size_t)q.nrows * TALUS_FLOW_COUNT;
   flows_reduce<<<TALUS_FLOW_COUNT, 256, 0, q.stream>>>(q.partial, (int)nblocks, row);
   return cuda_ok(cudaGetLastError(), "stage launch");
@@ -345,7 +395,8 @@ talus_status launch_stage(const talus_kctx *c, talus_stage_id id, talus_rect reg
   switch (id) {
 #define TALUS_STAGE(ID, NAME, RADIUS, BODY, CPU_LOOP, CUDA_MINB)                                   \
   case TALUS_STAGE_##ID:                                                                           \
-    return launch<BODY, CUDA_MINB>(c, region, book);
+    return launch<BODY, CUDA_MINB, stage_books(TALUS_STAGE_##ID), stage_parity(TALUS_STAGE_##ID)>( \
+        c, region, book);
 #include "kernels/stages.def"
 #undef TALUS_STAGE
   default:
