@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -185,17 +186,28 @@ int app_same_path(const char *a, const char *b) {
   return !strcmp(ca, cb);
 }
 
-void app_derived_path(char *out, size_t size, const char *path, const char *suffix) {
+/* Length of path's .tif/.tiff extension (any case), 0 when it has none. */
+static size_t app_tif_ext_len(const char *path) {
   size_t n = strlen(path);
-  const char *exts[] = {".tif", ".tiff", ".TIF", ".TIFF"};
-  for (size_t i = 0; i < 4; i++) {
+  const char *exts[] = {".tif", ".tiff"};
+  for (size_t i = 0; i < 2; i++) {
     size_t e = strlen(exts[i]);
-    if (n > e && !strcmp(path + n - e, exts[i])) {
-      n -= e;
-      break;
-    }
+    if (n > e && !strcasecmp(path + n - e, exts[i])) return e;
   }
+  return 0;
+}
+
+void app_derived_path(char *out, size_t size, const char *path, const char *suffix) {
+  size_t n = strlen(path) - app_tif_ext_len(path);
   snprintf(out, size, "%.*s%s", (int)n, path, suffix);
+}
+
+talus_status app_check_geotiff_name(const char *option, const char *path) {
+  const char *base = strrchr(path, '/'), *dot = strrchr(base ? base + 1 : path, '.');
+  if (!dot || dot == (base ? base + 1 : path) || app_tif_ext_len(path)) return TALUS_OK;
+  return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                    "%s '%s': talus writes GeoTIFF only; name the file .tif or .tiff", option,
+                    path);
 }
 
 talus_status app_param_override(talus_params *p, const char *kv) {

@@ -56,5 +56,10 @@ talus_status app_check_writable(const char *path);
 int app_same_path(const char *a, const char *b);
 /* Writes "<path without .tif/.tiff><suffix>" into out[size]. */
 void app_derived_path(char *out, size_t size, const char *path, const char *suffix);
+/* Fails with TALUS_ERR_ARGUMENT, naming `option`, when `path` ends in an
+ * extension other than .tif/.tiff (any case): the writers produce GeoTIFF
+ * only, and "-o x.png" once wrote a GeoTIFF named x.png. A name with no
+ * extension passes. */
+talus_status app_check_geotiff_name(const char *option, const char *path);
 
 #endif /* TALUS_APP_H */

@@ -224,6 +224,9 @@ static talus_status erode_parse(int argc, char **argv, erode_opts *o, int *help)
   }
   if (!o->input) return talus_fail(TALUS_ERR_ARGUMENT, "args", "no input raster given");
   if (!o->output) return talus_fail(TALUS_ERR_ARGUMENT, "args", "no output given (-o FILE.tif)");
+  talus_status st = app_check_geotiff_name("-o", o->output);
+  if (!st && o->state) st = app_check_geotiff_name("--state", o->state);
+  if (st) return st;
   if (o->resume && !o->store_dir)
     return talus_fail(TALUS_ERR_ARGUMENT, "args",
                       "--resume needs --store DIR: the store of the run to continue");

@@ -72,7 +72,7 @@ static talus_status generate_parse(int argc, char **argv, generate_opts *o, int 
   }
   if (!o->scene) return talus_fail(TALUS_ERR_ARGUMENT, "args", "no scene given (see --help)");
   if (!o->output) return talus_fail(TALUS_ERR_ARGUMENT, "args", "no output given (-o FILE.tif)");
-  return TALUS_OK;
+  return app_check_geotiff_name("-o", o->output);
 }
 
 /* Writes the generated state with the scene's own georeferencing. */

@@ -55,6 +55,9 @@ expect_fail "absurd size" "too large|absurd|cells" -- erode "$W/huge.vrt" -o "$W
 expect_fail "zero size" "0 x 0|raster size" -- erode "$W/zero.vrt" -o "$W/out.tif" --steps 1 -q "${ALL[@]}"
 expect_fail "all nodata" "nodata" -- erode "$W/allnodata.tif" -o "$W/out.tif" --steps 1 -q "${ALL[@]}"
 expect_fail "nan heights" "nan|not a number|finite" -- erode "$W/nan.tif" -o "$W/out.tif" --steps 1 -q "${ALL[@]}"
+expect_fail "-o with a non-GeoTIFF name" "GeoTIFF only.*\.tif" -- erode "$W/good.tif" -o "$W/out.png" --steps 1 -q "${ALL[@]}"
+expect_fail "--state with a non-GeoTIFF name" "--state.*GeoTIFF only" -- erode "$W/good.tif" -o "$W/out.tif" --state "$W/out.npy" --steps 1 -q
+expect_fail "generate -o with a non-GeoTIFF name" "GeoTIFF only" -- generate noise -o "$W/out.png" --size 16
 expect_fail "unknown key" "did you mean.*water.rain" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q -c "$W/unknown.ini"
 expect_fail "unknown --set key" "did you mean" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q --set water.rian=1
 expect_fail "out of range key" "water.rain.*\[" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q -c "$W/range.ini"
