@@ -203,8 +203,9 @@ void app_derived_path(char *out, size_t size, const char *path, const char *suff
 }
 
 talus_status app_check_geotiff_name(const char *option, const char *path) {
-  const char *base = strrchr(path, '/'), *dot = strrchr(base ? base + 1 : path, '.');
-  if (!dot || dot == (base ? base + 1 : path) || app_tif_ext_len(path)) return TALUS_OK;
+  const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+  const char *dot = strrchr(name, '.'); /* a leading dot names a hidden file */
+  if (!dot || dot == name || app_tif_ext_len(name)) return TALUS_OK;
   return talus_fail(TALUS_ERR_ARGUMENT, "args",
                     "%s '%s': talus writes GeoTIFF only; name the file .tif or .tiff", option,
                     path);

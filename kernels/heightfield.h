@@ -388,7 +388,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_erode(const talus_tile *t, c
   if (talus_cell_masked(t, idx)) return;
   const talus_kparams *P = &c->P;
   float C = t->hf_cap[idx], s = t->r[idx], b = t->B[idx], d = t->w[idx];
-  int eroding = c->step >= P->erosion_spinup; /* erosion.spinup: water only before */
+  int eroding = talus_eroding(P, c->step);
   if (eroding && C > s)
     hf_dissolve(P, hf_hardness(t, P, idx), C, &b, &s, &d, flows);
   else if (eroding && s > C)

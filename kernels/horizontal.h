@@ -84,7 +84,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void hz_column(const talus_tile *t, co
       if (h.dmg > best.dmg) best = h;
     }
   }
-  t->D[jc] += c->step >= c->P.erosion_spinup ? best.dmg : 0.0f; /* erosion.spinup: no wear */
+  t->D[jc] += talus_eroding(&c->P, c->step) ? best.dmg : 0.0f;
   t->sig_lo[jc] = best.lo;
   t->sig_hi[jc] = best.hi;
 }

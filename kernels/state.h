@@ -201,6 +201,13 @@ TALUS_HD static inline float talus_stream_power(const talus_kparams *P, float q,
   return power > 0.0f ? power : 0.0f;
 }
 
+/* 1 when water erodes in global step `step`: erosion.spinup steps of
+ * water only come first (vertical and horizontal erosion, the heightfield's
+ * dissolving and deposition). */
+TALUS_HD static inline int talus_eroding(const talus_kparams *P, int64_t step) {
+  return step >= (int64_t)P->erosion_spinup;
+}
+
 /* A rectangle in global cell coordinates. */
 typedef struct talus_rect {
   int32_t x0, y0, w, h;

@@ -63,8 +63,10 @@ TALUS_HD static inline vt_factors vt_factors_of(const talus_tile *t, const talus
   f.wet = talus_fminf(1000.0f * w, 1.0f);
   float depth = 1.0f - talus_tanhf(2.0f * w / P->water_max_height);
   f.ws = talus_fminf(talus_fmaxf(depth, 0.0f), 1.0f) * f.wet;
-  /* q = |v|·w, S the column's tilt; no depth fade (deep water is where
-   * the discharge is), as in the heightfield model. */
+  /* q = |v|·w, S the column's tilt. The depth keeps ws's fade: a lake's
+   * tilt is no descent (the heightfield model's steepest drop is out of
+   * this radius-0 stage's reach), and without the fade deep pools dug
+   * pits 65 m deep into a DEM (p99.9 of |dz|, Big Tujunga 256²). */
   f.stream = P->erosion_law == TALUS_LAW_STREAM_POWER;
   f.power = talus_stream_power(P, sqrtf(vx * vx + vy * vy) * w, sa, 0.0f);
   f.depth = w * f.ws;
@@ -134,7 +136,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void vt_erode(const talus_tile *t, con
 /* Damage recovery of column k: heals min(κ_r·dt, D) of damage. The rock
  * stays: the reference also shaves the same height of bedrock off the
  * column's top and deletes it (its defect 7), which sank a groove into the
- * plateau over the cave's tunnel, 13 m deep at 128² after 3000 steps, and
+ * plateau over the cave's tunnel (0.33 m at 128² after 3000 steps) and
  * lost the rock. Damage is wear not yet expressed as a cut, so healing
  * makes horizontal erosion a threshold process: a face splits only where
  * water wears it faster than κ_r. */
@@ -153,7 +155,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void vt_cell(const talus_tile *t, cons
   size_t i = talus_idx(t, x, y);
   int n = one ? 1 : t->count[i];
   for (int k = 0; k < n; k++) {
-    if (P->enable_vertical && c->step >= P->erosion_spinup) vt_erode(t, P, i, k, n, flows);
+    if (P->enable_vertical && talus_eroding(P, c->step)) vt_erode(t, P, i, k, n, flows);
     if (P->enable_horizontal) vt_recover(t, P, i, k);
   }
 }

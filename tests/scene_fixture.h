@@ -41,6 +41,16 @@ static inline talus_params *fixture_params(const char *preset, const char *const
   return p;
 }
 
+/* Cells of t's buffer holding more than one column (overhangs, caves,
+ * arches, bridges). */
+static inline int multi_column_cells(const talus_tile *t) {
+  int n = 0;
+  for (int y = 0; y < t->buf.h; y++)
+    for (int x = 0; x < t->buf.w; x++)
+      n += t->count[talus_idx(t, x, y)] > 1;
+  return n;
+}
+
 /* A domain holding scene `scene` at n² cells with preset parameters. */
 static inline talus_domain *fixture_domain(const char *scene, int n, const char *preset,
                                            const char *const *sets) {

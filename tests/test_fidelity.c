@@ -233,10 +233,7 @@ static void test_chasm_source(void) {
   if (!d) return;
   double source = talus_domain_flow(d, TALUS_FLOW_SOURCE);
   double evap = talus_domain_flow(d, TALUS_FLOW_EVAPORATION);
-  int cells = 0, open = overhang_cells(d->tile, 1.0f, 0.5f);
-  for (int y = 0; y < n; y++)
-    for (int x = 0; x < n; x++)
-      cells += d->tile->count[talus_idx(d->tile, x, y)] > 1;
+  int cells = multi_column_cells(d->tile), open = overhang_cells(d->tile, 1.0f, 0.5f);
   printf("chasm-source %d^2, %d steps: source %.0f m3, evaporated %.0f m3, %d cells of several "
          "columns, %d open notches\n",
          n, steps, source, evap, cells, open);

@@ -192,9 +192,9 @@ static void test_dry_out(void) {
   c.P.num_sources = 0;
   c.P.model = TALUS_MODEL_HEIGHTFIELD;
   talus_kparams_derive(&c.P);
-  talus_tile *h = NULL;
-  CHECK(talus_tile_create(&h, (talus_rect){0, 0, 8, 8}, 1, 1) == TALUS_OK, "heightfield tile");
-  double hf[2];
+  talus_tile *h = make_tile(0, 0, 8, 8, 1);
+  CHECK(h != NULL, "heightfield tile");
+  double hf[2] = {0.0, 0.0};
   for (int step = 2; h && step < 4; step++) {
     double flows[TALUS_FLOW_COUNT] = {0};
     c.step = step;

@@ -45,14 +45,6 @@ static talus_tile *warm_state(int nx, int ny, talus_kctx *ctx) {
   return t;
 }
 
-static int multi_column_cells(const talus_tile *t) {
-  int n = 0;
-  for (int y = 0; y < t->buf.h; y++)
-    for (int x = 0; x < t->buf.w; x++)
-      n += t->count[talus_idx(t, x, y)] > 1;
-  return n;
-}
-
 /* Slots at or above a cell's count that do not hold their reset value
  * (zero in every field: talus_tile_reset leaves TALUS_TOP only in layer 0,
  * which no cell vacates). Resident tiles (tiled.h) give the bytes of pasted
