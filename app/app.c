@@ -41,6 +41,19 @@ int app_flag(app_args *a, const char *name, const char *alias) {
   return 1;
 }
 
+int app_common_flag(app_args *a, app_common *c) {
+  if (app_flag(a, "--help", "-h")) return c->help = 1;
+  if (app_flag(a, "--version", NULL)) return c->version = 1;
+  if (!app_flag(a, "--quiet", "-q")) return 0;
+  talus_log_set_level(0);
+  return c->quiet = 1;
+}
+
+int app_common_done(const app_common *c) {
+  if (c->version && !c->help) printf("talus %s\n", talus_version());
+  return c->help || c->version;
+}
+
 talus_status app_int(const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out) {
   char *end = NULL;
   errno = 0;
@@ -82,27 +95,53 @@ talus_status app_real(const char *opt, const char *text, double lo, double hi, d
   return TALUS_OK;
 }
 
-static volatile sig_atomic_t interrupted;
-static void on_sigint(int sig) {
-  (void)sig;
-  interrupted = 1;
+/* The signal that asked the run in flight to stop (SIGINT or SIGTERM),
+ * or 0; read by the progress callback at each report, so the run stops at
+ * a step (tiled: tile) boundary and cleans up as for any failure. */
+static volatile sig_atomic_t stop_signal;
+static void on_stop_signal(int sig) {
+  stop_signal = sig;
+}
+
+int talus_app_signal(void) {
+  return (int)stop_signal;
+}
+
+void app_signals_catch(void) {
+  stop_signal = 0;
+  signal(SIGINT, on_stop_signal);
+  signal(SIGTERM, on_stop_signal);
+}
+
+void app_signals_restore(void) {
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
 }
 
 void app_progress_begin(app_progress *p, const char *label, int64_t total, int quiet) {
   memset(p, 0, sizeof *p);
-  p->enabled = !quiet && talus_log_shown(1) && isatty(STDERR_FILENO);
+  int shown = !quiet && talus_log_shown(1);
+  p->enabled = shown && isatty(STDERR_FILENO);
+  p->lines = shown && !p->enabled;
   p->total = total;
-  p->start = talus_now();
+  p->start = p->last_line = talus_now();
+  p->next_pct = APP_PROGRESS_LINE_PCT;
   p->label = label;
-  interrupted = 0;
-  signal(SIGINT, on_sigint);
 }
 
-static void progress_draw(app_progress *p, double complete) {
+/* Steps done, rate and time left at `complete` (0..1). */
+static void progress_rates(const app_progress *p, double complete, double *done, double *rate,
+                           double *eta) {
   double el = talus_now() - p->start;
-  double done = complete * (double)p->total;
-  double rate = el > 0 ? done / el : 0.0;
-  double eta = rate > 0 ? ((double)p->total - done) / rate : 0.0;
+  *done = complete * (double)p->total;
+  *rate = el > 0 ? *done / el : 0.0;
+  *eta = *rate > 0 ? ((double)p->total - *done) / *rate : 0.0;
+}
+
+/* Redraws the terminal bar in place. */
+static void progress_draw(app_progress *p, double complete) {
+  double done, rate, eta;
+  progress_rates(p, complete, &done, &rate, &eta);
   int width = 30, fill = (int)(complete * width);
   char bar[64];
   for (int i = 0; i < width; i++)
@@ -114,10 +153,28 @@ static void progress_draw(app_progress *p, double complete) {
   fflush(stderr);
 }
 
+/* Batch logs: one whole line each APP_PROGRESS_LINE_PCT % or
+ * APP_PROGRESS_LINE_SECONDS, whichever comes first (a log file or a
+ * scheduler's output, where \r would pile up). */
+static void progress_line(app_progress *p, double complete) {
+  int pct = (int)(complete * 100.0 + 1e-9);
+  double now = talus_now();
+  if (pct < p->next_pct && now - p->last_line < APP_PROGRESS_LINE_SECONDS) return;
+  p->next_pct = (pct / APP_PROGRESS_LINE_PCT + 1) * APP_PROGRESS_LINE_PCT;
+  p->last_line = now;
+  double done, rate, eta;
+  progress_rates(p, complete, &done, &rate, &eta);
+  fprintf(stderr, "talus: %s %3d%% %lld/%lld steps, %.1f steps/s, ETA %d:%02d:%02d\n", p->label,
+          pct, (long long)done, (long long)p->total, rate, (int)(eta / 3600),
+          (int)fmod(eta / 60, 60), (int)fmod(eta, 60));
+  fflush(stderr);
+}
+
 int app_progress_cb(double complete, const char *message, void *user) {
   (void)message;
   app_progress *p = user;
-  if (interrupted) return 0;
+  if (stop_signal) return 0;
+  if (p && p->lines && complete > 0.0) progress_line(p, complete);
   if (!p || !p->enabled) return 1;
   double now = talus_now();
   if (complete < 1.0 && now - p->last_draw < 0.1) return 1;
@@ -128,7 +185,6 @@ int app_progress_cb(double complete, const char *message, void *user) {
 
 void app_progress_end(app_progress *p) {
   if (p->enabled) fputc('\n', stderr);
-  signal(SIGINT, SIG_DFL);
 }
 
 /* Writes the directory part of path ("." when none, "/" for the root) into

@@ -23,6 +23,19 @@ typedef struct app_args {
 int app_take(app_args *a, const char *name, const char *alias, const char **value);
 /* If argv[i] is the flag `name`, consumes it and returns 1. */
 int app_flag(app_args *a, const char *name, const char *alias);
+/* The options every command takes: --help/-h (print the usage and stop),
+ * --version (print the version and stop), -q/--quiet (no progress, no
+ * summary: the log level drops to errors). */
+typedef struct app_common {
+  int help, version, quiet;
+} app_common;
+/* If argv[i] is one of the common options, consumes it, records it in *c
+ * (applying -q to the log at once) and returns 1; else returns 0. */
+int app_common_flag(app_args *a, app_common *c);
+/* After parsing: prints the version when --version was given; returns 1
+ * when the command should stop (help or version asked for). */
+int app_common_done(const app_common *c);
+
 /* Parses a decimal integer option value within [lo, hi]. */
 talus_status app_int(const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out);
 /* Parses a size of at least 1M for option opt: "512M", "4G", "1.5T",
@@ -33,17 +46,30 @@ talus_status app_param_override(talus_params *p, const char *kv);
 /* Parses a real option value within [lo, hi]. */
 talus_status app_real(const char *opt, const char *text, double lo, double hi, double *out);
 
-/* The terminal progress bar: steps/s and ETA on a terminal, silent when
- * stderr is not a terminal or quiet is set. SIGINT cancels the run. */
+/* Progress of a run: on a terminal a bar redrawn in place (steps/s,
+ * ETA); in a batch log (stderr not a terminal) one line every
+ * APP_PROGRESS_LINE_PCT % or APP_PROGRESS_LINE_SECONDS; nothing when quiet
+ * or the log is not shown here (other MPI ranks, -q). Between
+ * app_signals_catch and app_signals_restore, SIGINT and SIGTERM are
+ * recorded, not fatal, and stop the run at its next progress report (the
+ * callback returns 0; a signal during set-up stops it at the first): the
+ * run fails with TALUS_ERR_CANCELLED, a tiled run keeping its disk store
+ * for --resume, and talus_app_signal() says which signal. */
+void app_signals_catch(void);
+void app_signals_restore(void);
+#define APP_PROGRESS_LINE_PCT     10
+#define APP_PROGRESS_LINE_SECONDS 60.0
 typedef struct app_progress {
-  int enabled;
+  int enabled;      /* the terminal bar */
+  int lines;        /* the batch-log lines */
   int64_t total;    /* steps of the run */
   double start;     /* talus_now() at start */
   double last_draw; /* throttle redraws to ~10/s */
+  double last_line; /* time of the last batch-log line */
+  int next_pct;     /* the next batch-log line at this percentage */
   const char *label;
 } app_progress;
-/* Starts a bar on a terminal, unless quiet or the log is not shown there
- * (talus_log_shown: other MPI ranks, -q). */
+/* Starts the progress of a run of `total` steps. */
 void app_progress_begin(app_progress *p, const char *label, int64_t total, int quiet);
 int app_progress_cb(double complete, const char *message, void *user); /* talus_progress_fn */
 void app_progress_end(app_progress *p);

@@ -53,7 +53,10 @@ static void erode_usage(void) {
       "  --threads N            CPU threads (default: all cores)\n"
       "  --device D             auto (default: the GPU if there is one, else the CPU), cpu or\n"
       "                         cuda (fail without a GPU); one GPU per MPI rank\n"
+      "  --dry-run              print the plan (one piece or tiles, K, halo, store, memory\n"
+      "                         and disk it needs) and run nothing\n"
       "  -q, --quiet            no progress bar or summary\n"
+      "  -h, --help, --version\n"
       "Large maps (tiled runs; output bytes equal those of a run in one piece):\n"
       "  --mem-limit SIZE       memory the run may use, e.g. 512M, 4G (default: 3/4 of the\n"
       "                         RAM); a map that does not fit in one piece runs tiled, on disk\n"
@@ -167,7 +170,7 @@ static int erode_option(app_args *a, erode_opts *o) {
   if ((r = app_take(a, "--rain-map", NULL, &v))) return r < 0 ? r : (o->rain_map = v, 1);
   if (app_flag(a, "--maps", NULL)) return o->maps = 1;
   if (app_flag(a, "--no-preview", NULL)) return o->no_preview = 1;
-  if (app_flag(a, "--quiet", "-q")) return o->quiet = 1;
+  if (app_flag(a, "--dry-run", NULL)) return o->dry_run = 1;
   return 0;
 }
 
@@ -196,12 +199,20 @@ static int erode_key_option(app_args *a, erode_opts *o) {
   return 0;
 }
 
-static talus_status erode_parse(int argc, char **argv, erode_opts *o, int *help) {
+/* Parses argv into o; *stop is set when --help or --version ends the
+ * command before it runs. */
+static talus_status erode_parse(int argc, char **argv, erode_opts *o, int *stop) {
   app_args a = {argc, argv, 0};
+  app_common c = {0};
   o->steps = 1000;
   while (a.i < argc) {
     const char *arg = argv[a.i];
-    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) return (*help = 1), TALUS_OK;
+    if (app_common_flag(&a, &c)) {
+      o->quiet = c.quiet;
+      if (c.help) erode_usage();
+      if ((*stop = app_common_done(&c))) return TALUS_OK;
+      continue;
+    }
     if (!strcmp(arg, "--config")) {
       if (a.i + 2 >= argc)
         return talus_fail(TALUS_ERR_ARGUMENT, "args", "--config needs KEY VALUE");
@@ -233,13 +244,58 @@ static talus_status erode_parse(int argc, char **argv, erode_opts *o, int *help)
   return TALUS_OK;
 }
 
-/* Loads presets then --set overrides, in that order. A DEM given no
- * preset gets the built-in dem-heightfield one: the paper's defaults are
- * for metre-scale scenes and leave a real DEM looking untouched. */
+/* The built-in preset a DEM given no -c runs, by its cell size: the paper's
+ * defaults are for metre-scale scenes and leave a real DEM looking
+ * untouched. dem-heightfield was measured to incise channels from 1 m
+ * (Big Tujunga rescaled) to 90 m (Mandakini) cells; outside [min, max] it
+ * still runs, with a warning that it was not checked there. */
+static const struct {
+  double min_cell, max_cell; /* [m] */
+  const char *preset;
+} erode_dem_presets[] = {{1.0, 150.0, "dem-heightfield"}};
+
+/* Picks the DEM preset for o->input by its cell size (input.cell_size
+ * from p when set, else the raster's) into o->dem_preset, o->dem_cell. */
+static void erode_dem_preset(erode_opts *o, const talus_params *p) {
+  double cell = 0.0;
+  talus_params_get(p, "input.cell_size", &cell);
+  if (!(cell > 0.0) && talus_raster_cell_size(o->input, &cell)) cell = 0.0;
+  talus_error_clear(); /* an unreadable input is reported by the load, in its words */
+  int n = (int)(sizeof erode_dem_presets / sizeof erode_dem_presets[0]), i = 0;
+  while (i < n - 1 && cell > erode_dem_presets[i].max_cell)
+    i++;
+  o->dem_preset = i + 1;
+  o->dem_cell = cell;
+}
+
+/* Says which DEM preset runs, for how many steps, and warns outside the
+ * cell sizes it was checked on. */
+static void erode_dem_preset_say(const erode_opts *o) {
+  if (!o->dem_preset) return;
+  double cell = o->dem_cell, lo = erode_dem_presets[o->dem_preset - 1].min_cell,
+         hi = erode_dem_presets[o->dem_preset - 1].max_cell;
+  const char *name = erode_dem_presets[o->dem_preset - 1].preset;
+  talus_info("a DEM of %.3g m cells and no -c preset: running the built-in preset %s (%lld "
+             "steps; talus presets lists the others)",
+             cell, name, (long long)o->steps);
+  if (cell > 0.0 && (cell < lo || cell > hi))
+    talus_warn("preset %s was checked on cells of %.3g to %.3g m, not %.3g m: pick one with -c",
+               name, lo, hi, cell);
+}
+
+/* Loads presets then --set overrides, in that order; a DEM given no
+ * preset gets the built-in one erode_dem_preset picks. */
 static talus_status erode_params(erode_opts *o, talus_params **out) {
   talus_status st = talus_params_create(out);
-  o->dem_preset = !st && o->nconfigs == 0 && !talus_state_probe(o->input);
-  if (o->dem_preset) st = talus_params_load_builtin(*out, "dem-heightfield");
+  for (int i = 0; !st && i < o->nsets; i++)
+    st = app_param_override(*out, o->sets[i]);
+  if (!st && o->nconfigs == 0 && !talus_state_probe(o->input)) {
+    erode_dem_preset(o, *out);
+    talus_params_free(*out);
+    *out = NULL;
+    st = talus_params_create(out);
+    if (!st) st = talus_params_load_builtin(*out, erode_dem_presets[o->dem_preset - 1].preset);
+  }
   for (int i = 0; !st && i < o->nconfigs; i++)
     st = talus_params_load(*out, o->configs[i]);
   for (int i = 0; !st && i < o->nsets; i++)
@@ -400,6 +456,22 @@ static talus_status erode_maps(const erode_opts *o, talus_domain *d) {
   return st;
 }
 
+/* The run after its parameters: outputs checked, one piece or tiled, the
+ * outputs written. d and geo are the one-piece run's, freed by the caller. */
+static talus_status erode_run(erode_opts *o, const talus_params *p, erode_outputs *w,
+                              talus_domain **d, talus_georef *geo) {
+  int tiled = 0;
+  talus_status st = erode_check_outputs(o, w);
+  if (!st) st = erode_use_tiles(o, p, &tiled);
+  if (!st && tiled) return erode_tiled(o, p);
+  if (!st) st = erode_load(o, p, d, geo);
+  if (!st) st = erode_check_dt(&(*d)->ctx.P);
+  if (!st) st = erode_maps(o, *d);
+  if (!st) st = erode_device(o, *d);
+  if (!st) st = erode_run_and_write(o, *d, geo, p);
+  return st;
+}
+
 talus_status talus_erode_app(int argc, char **argv) {
   talus_error_clear();
   erode_opts *o = calloc(1, sizeof *o);
@@ -407,28 +479,21 @@ talus_status talus_erode_app(int argc, char **argv) {
   talus_params *p = NULL;
   talus_domain *d = NULL;
   talus_georef geo = {0};
-  int help = 0;
+  int stop = 0;
   talus_status st = o && w ? TALUS_OK : talus_fail(TALUS_ERR_NOMEM, "erode", "no memory");
   if (!st) st = talus_mpi_begin();
-  if (!st) st = erode_parse(argc, argv, o, &help);
-  if (!st && help) erode_usage();
-  if (!st && !help) {
-    if (o->quiet) talus_log_set_level(0);
+  if (!st) st = erode_parse(argc, argv, o, &stop);
+  if (!st && !stop) {
+    app_signals_catch();
     if (o->threads) omp_set_num_threads(o->threads);
     st = erode_params(o, &p);
     if (!st) erode_default_steps(o, p);
-    if (!st && o->dem_preset)
-      talus_info("a DEM and no -c preset: running configs/dem-heightfield.ini (%lld steps)",
-                 (long long)o->steps);
-    if (!st) st = erode_check_outputs(o, w);
-    int tiled = 0;
-    if (!st) st = erode_use_tiles(o, p, &tiled);
-    if (!st && tiled) st = erode_tiled(o, p);
-    if (!st && !tiled) st = erode_load(o, p, &d, &geo);
-    if (!st && !tiled) st = erode_check_dt(&d->ctx.P);
-    if (!st && !tiled) st = erode_maps(o, d);
-    if (!st && !tiled) st = erode_device(o, d);
-    if (!st && !tiled) st = erode_run_and_write(o, d, &geo, p);
+    if (!st) erode_dem_preset_say(o);
+    if (!st && o->dry_run) /* the plan only: nothing checked for writing, nothing run */
+      st = erode_dry_run(o, p);
+    else if (!st)
+      st = erode_run(o, p, w, &d, &geo);
+    app_signals_restore();
   }
   if (st && w && talus_mpi_rank() == 0) erode_remove_written(w);
   if (st && talus_mpi_rank() != 0) /* every rank holds the agreed error: rank 0 shows it */

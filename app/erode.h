@@ -30,14 +30,17 @@ typedef struct erode_opts {
   int64_t steps;
   int steps_given; /* --steps was given: no default from --strength or the spin-up */
   int strength;    /* --strength: ERODE_STRENGTH_* (0: not given) */
-  int dem_preset;  /* no -c on a DEM: the built-in dem-heightfield preset was loaded */
+  int dem_preset;  /* no -c on a DEM: 1 + the index of the built-in DEM preset loaded */
+  double dem_cell; /* the DEM's cell size that chose it [m] (0: unknown) */
   int maps, no_preview, quiet, threads;
   /* tiling and the store (erode_tiled.c); 0 / NULL = automatic */
   int tile, steps_per_exchange;
   const char *store_dir;
   int resume;
-  int64_t mem_limit;   /* bytes */
-  talus_device device; /* --device auto|cpu|cuda */
+  int64_t mem_limit;       /* bytes */
+  int64_t predicted_bytes; /* the plan's peak memory (set by erode_use_tiles / tiled_plan) */
+  int dry_run;             /* --dry-run: print the plan, run nothing */
+  talus_device device;     /* --device auto|cpu|cuda */
   char preview_buf[TALUS_PATH_MAX];
   char keybuf[ERODE_KEY_OPTS][512]; /* "--cell-size 30" as "input.cell_size=30" */
   int nkeys;
@@ -91,7 +94,10 @@ void erode_writer_abort(erode_writer *w);
 /* Sets *tiled when the run must be tiled (erode_tiled.c, by the rule of
  * tiler/plan.h): asked for (--tile, --store, ...) or the input does not
  * fit the memory limit in one piece. */
-talus_status erode_use_tiles(const erode_opts *o, const talus_params *p, int *tiled);
+talus_status erode_use_tiles(erode_opts *o, const talus_params *p, int *tiled);
+/* --dry-run (erode_tiled.c): prints the plan of the run, one piece or
+ * tiled (tiles, K, halo, store, predicted memory and disk), runs nothing. */
+talus_status erode_dry_run(erode_opts *o, const talus_params *p);
 /* The tiled run (erode_tiled.c): input read window by window into tiles in
  * a store (memory, or disk when it does not fit o->mem_limit), run, outputs
  * written tile by tile. */

@@ -36,7 +36,9 @@ talus_status erode_run_and_write(erode_opts *o, talus_domain *d, const talus_geo
   float *before = malloc(n * sizeof *before);
   if (!before) return talus_fail(TALUS_ERR_NOMEM, "erode", "no memory for the initial surface");
   talus_status st = talus_domain_read(d, TALUS_FIELD_SURFACE, 0, before);
-  report_run run = {o->input, o->output, o->steps, talus_domain_step(d), 0, omp_get_max_threads()};
+  report_run run = {
+      o->input,          o->output, o->steps, talus_domain_step(d), 0, omp_get_max_threads(),
+      o->predicted_bytes};
   app_progress bar;
   app_progress_begin(&bar, "eroding", o->steps, o->quiet);
   double t0 = talus_now();

@@ -81,11 +81,18 @@ static talus_plan_in tiled_plan_in(const erode_opts *o, int nx, int ny, int nz, 
 static talus_status tiled_plan(tiled_run *t) {
   const talus_kparams *P = &t->src->ctx.P;
   talus_plan_in in = tiled_plan_in(t->o, t->src->nx, t->src->ny, P->nz, t->src->bands != NULL);
+  in.input_bands = t->src->bands ? talus_bands_reader_nbands(t->src->bands) : 1;
   in.R = talus_step_radius(P);
   in.threads = omp_get_max_threads();
   talus_plan plan = {0};
   talus_plan_tiles(&in, &plan);
   t->core = plan.core, t->K = plan.K;
+  if (plan.halo_refused)
+    return talus_fail(TALUS_ERR_ARGUMENT, "erode",
+                      "--steps-per-exchange %d makes a halo of %d cells around tiles of %d: more "
+                      "than %d tiles wide; use at most %d steps per exchange, or larger tiles",
+                      plan.K, plan.halo, plan.core, TALUS_PLAN_MAX_HALO_CORES,
+                      TALUS_PLAN_MAX_HALO_CORES * plan.core / (in.R > 0 ? in.R : 1));
   if (plan.refused)
     return talus_fail(TALUS_ERR_ARGUMENT, "erode",
                       "tiles of %d cells with %d steps per exchange (halo %d) need about %.2f GiB, "
@@ -93,6 +100,7 @@ static talus_status tiled_plan(tiled_run *t) {
                       t->core, t->K, plan.halo, plan.tile_bytes / 1073741824.0,
                       plan.limit / 1073741824.0);
   t->disk = plan.store == TALUS_STORE_DISK;
+  t->o->predicted_bytes = plan.tile_bytes + (t->disk ? 0 : plan.kept_bytes);
   if (t->o->store_dir)
     snprintf(t->dir, sizeof t->dir, "%s", t->o->store_dir);
   else if (t->disk)
@@ -100,8 +108,11 @@ static talus_status tiled_plan(tiled_run *t) {
   return TALUS_OK;
 }
 
-talus_status erode_use_tiles(const erode_opts *o, const talus_params *p, int *tiled) {
-  *tiled = 0;
+/* The planner's input for o->input without reading its cells: size,
+ * layers (a state's own), whether it is a state, the step radius and the
+ * threads. */
+static talus_status erode_plan_input(const erode_opts *o, const talus_params *p,
+                                     talus_plan_in *in) {
   talus_bands_reader *r = NULL;
   talus_kparams P;
   talus_status st = talus_params_to_kparams(p, &P);
@@ -109,20 +120,79 @@ talus_status erode_use_tiles(const erode_opts *o, const talus_params *p, int *ti
   if (st) return st;
   int nx = talus_bands_reader_nx(r), ny = talus_bands_reader_ny(r);
   int layers = 0, state = talus_state_reader_probe(r, &layers);
+  int bands = talus_bands_reader_nbands(r);
   if (layers > 0) P.nz = layers;
   talus_bands_reader_close(r);
-  talus_plan_in in = tiled_plan_in(o, nx, ny, P.nz, state);
+  *in = tiled_plan_in(o, nx, ny, P.nz, state);
+  in->input_bands = state ? bands : 1;
+  in->R = talus_step_radius(&P);
+  in->threads = omp_get_max_threads();
+  return TALUS_OK;
+}
+
+talus_status erode_use_tiles(erode_opts *o, const talus_params *p, int *tiled) {
+  *tiled = 0;
+  talus_plan_in in;
+  talus_status st = erode_plan_input(o, p, &in);
+  if (st) return st;
   talus_plan plan;
   talus_plan_pieces(&in, &plan);
   if (plan.too_large)
     return talus_fail(TALUS_ERR_DATA, "erode",
-                      "'%s' is %d x %d cells, too large: at most %lld cells", o->input, nx, ny,
-                      (long long)TALUS_PLAN_MAX_CELLS);
+                      "'%s' is %d x %d cells, too large: at most %lld cells", o->input, in.nx,
+                      in.ny, (long long)TALUS_PLAN_MAX_CELLS);
   *tiled = plan.tiled;
-  if (plan.tiled && !plan.asked)
+  o->predicted_bytes = plan.one_bytes;
+  if (plan.tiled && !plan.asked && !o->dry_run)
     talus_info("%d x %d cells need about %.1f GiB in one piece, more than the %.1f GiB limit: "
                "running tiled",
-               nx, ny, plan.one_bytes / 1073741824.0, plan.limit / 1073741824.0);
+               in.nx, in.ny, plan.one_bytes / 1073741824.0, plan.limit / 1073741824.0);
+  return TALUS_OK;
+}
+
+/* Bytes as "1.23 GiB" or "456 MiB" into buf. */
+static const char *plan_size(int64_t bytes, char *buf, size_t n) {
+  if (bytes >= (int64_t)1 << 30)
+    snprintf(buf, n, "%.2f GiB", bytes / 1073741824.0);
+  else
+    snprintf(buf, n, "%.0f MiB", bytes / 1048576.0);
+  return buf;
+}
+
+talus_status erode_dry_run(erode_opts *o, const talus_params *p) {
+  talus_plan_in in;
+  talus_status st = erode_plan_input(o, p, &in);
+  if (st) return st;
+  talus_plan plan;
+  talus_plan_pieces(&in, &plan);
+  char a[32], b[32], c[32];
+  printf("input:    %s, %d x %d cells, %d layer%s, %s\n", o->input, in.nx, in.ny, in.nz,
+         in.nz == 1 ? "" : "s", in.state_in ? "a talus state" : "a DEM");
+  printf("steps:    %lld, step radius %d cells, %d threads\n", (long long)o->steps, in.R,
+         in.threads);
+  printf("limit:    %s%s\n", plan_size(plan.limit, a, sizeof a),
+         o->mem_limit ? " (--mem-limit)" : " (3/4 of the RAM)");
+  if (plan.too_large)
+    return talus_fail(TALUS_ERR_DATA, "erode", "%d x %d cells: too large", in.nx, in.ny);
+  if (!plan.tiled) {
+    printf("plan:     one piece in memory\nmemory:   about %s\n",
+           plan_size(plan.one_bytes, a, sizeof a));
+    return TALUS_OK;
+  }
+  talus_plan_tiles(&in, &plan);
+  int ntiles = ((in.nx + plan.core - 1) / plan.core) * ((in.ny + plan.core - 1) / plan.core);
+  printf("plan:     %d tiles of %d cells, %d steps per exchange, halo %d cells, %s store\n", ntiles,
+         plan.core, plan.K, plan.halo, plan.store == TALUS_STORE_DISK ? "disk" : "memory");
+  int64_t mem = plan.tile_bytes + (plan.store == TALUS_STORE_DISK ? 0 : plan.kept_bytes);
+  printf("memory:   about %s (working set %s, kept tiles %s)\n", plan_size(mem, a, sizeof a),
+         plan_size(plan.tile_bytes, b, sizeof b),
+         plan_size(plan.store == TALUS_STORE_DISK ? 0 : plan.kept_bytes, c, sizeof c));
+  if (plan.store == TALUS_STORE_DISK)
+    printf("disk:     at most %s in the store (before zstd, which typically halves it)\n",
+           plan_size(talus_plan_kept_bytes(&in, plan.core, plan.halo), a, sizeof a));
+  if (plan.halo_refused || plan.refused)
+    return talus_fail(TALUS_ERR_ARGUMENT, "erode", "this plan would be refused: %s",
+                      plan.halo_refused ? "the halo is wider than 4 tiles" : "over --mem-limit");
   return TALUS_OK;
 }
 
@@ -362,6 +432,7 @@ static void tiled_facts(tiled_run *t) {
                               ss.bytes_written,
                               ss.raw_read,
                               ss.bytes_read};
+  f->nranks = talus_mpi_rank_times(t->m, &f->rank_times);
 }
 
 static talus_status tiled_check_options(const erode_opts *o) {
@@ -420,7 +491,8 @@ talus_status erode_tiled(erode_opts *o, const talus_params *p) {
   /* With ranks every phase ends agreed: all ranks go on, or all stop. */
   talus_status st = talus_mpi_agree(tiled_prepare(&t, p));
   if (!st) {
-    t.rr = (report_run){o->input, o->output, o->steps, t.src->step, 0, omp_get_max_threads()};
+    t.rr = (report_run){
+        o->input, o->output, o->steps, t.src->step, 0, omp_get_max_threads(), o->predicted_bytes};
     st = talus_mpi_agree(tiled_start(&t));
   }
   if (!st) st = tiled_advance(&t);

@@ -12,6 +12,7 @@
 #include "io/export/export.h"
 #include "io/state.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,18 +98,27 @@ static talus_status writer_open_state(erode_writer *w, const talus_georef *geo,
   return st;
 }
 
+/* Opens every output file. NoData: the float files take NaN whatever the
+ * input's value (a UInt16 DEM's 65535 is a height in a float map), the
+ * column counts (Byte) take 0, which no valid cell has. */
 static talus_status writer_open_files(erode_writer *w, const talus_georef *geo, int nz, double cell,
                                       int64_t step) {
-  talus_write_options wo = {.creation_options = w->o->co};
+  talus_write_options wo = {.creation_options = w->o->co}, wb = wo;
+  wb.byte_bands = 1;
+  talus_georef none = {.has_nodata = 0};
+  talus_georef fgeo = geo ? *geo : none; /* shallow: the writers copy what they keep */
+  talus_georef bgeo = fgeo;
+  fgeo.nodata = NAN, bgeo.nodata = 0.0;
   const char *name[1] = {"eroded surface [m]"};
-  talus_status st = writer_add_file(w, w->o->output, 1, name, NULL, geo, &wo);
+  talus_status st = writer_add_file(w, w->o->output, 1, name, NULL, geo ? &fgeo : NULL, &wo);
   char path[TALUS_PATH_BUF];
   for (int m = 0; m < MAP_COUNT && !st && w->o->maps; m++) {
     app_derived_path(path, sizeof path, w->o->output, map_files[m].suffix);
     name[0] = map_files[m].name;
-    st = writer_add_file(w, path, 1, name, NULL, geo, &wo);
+    st = writer_add_file(w, path, 1, name, NULL, geo ? (m == MAP_COLUMNS ? &bgeo : &fgeo) : NULL,
+                         m == MAP_COLUMNS ? &wb : &wo);
   }
-  if (!st && w->o->state) st = writer_open_state(w, geo, &wo, nz, cell, step);
+  if (!st && w->o->state) st = writer_open_state(w, geo ? &fgeo : NULL, &wo, nz, cell, step);
   int bx = 0;
   if (!st) talus_geotiff_stream_block_size(w->files[0], &bx, &w->bh);
   if (!st && w->bh < 1) w->bh = 256;
@@ -140,7 +150,7 @@ talus_status erode_writer_open(erode_writer **out, const erode_opts *o, const ta
   w->o = o;
   w->nx = nx, w->ny = ny, w->L = L;
   w->has_nodata = geo && geo->has_nodata;
-  w->nodata = w->has_nodata ? (float)geo->nodata : 0.0f;
+  w->nodata = NAN; /* writer_open_files */
   talus_status st = writer_open_files(w, geo, nz, cell, step);
   if (!st) st = writer_alloc(w, max_rows, cell);
   if (st) {
@@ -176,7 +186,7 @@ static void writer_cell(const erode_writer *w, const talus_tile *t, size_t idx, 
   v[1 + MAP_WATER_SURFACE] = v[0] + t->w[ct];
   if (t->mask[idx] && w->has_nodata)
     for (int i = 0; i < 1 + MAP_COUNT; i++)
-      v[i] = w->nodata;
+      v[i] = i == 1 + MAP_COLUMNS ? 0.0f : w->nodata;
 }
 
 /* State bands of the cell at idx from ring band b0 on, at ring offset off. */

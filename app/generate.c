@@ -30,7 +30,9 @@ static void generate_usage(void) {
          "  --size N      N x N cells (default 256); the paper's scenes are 256 m wide\n"
          "  --seed S      seed of the noise terrains (default 1)\n"
          "  --layers NZ   column slots per cell, 1..16 (default 8)\n"
-         "  -co NAME=VALUE  GeoTIFF creation option; repeatable\n");
+         "  -co NAME=VALUE  GeoTIFF creation option; repeatable\n"
+         "  -q, --quiet   no messages but errors\n"
+         "  -h, --help, --version\n");
 }
 
 typedef struct generate_opts {
@@ -40,14 +42,19 @@ typedef struct generate_opts {
   int nco;
 } generate_opts;
 
-static talus_status generate_parse(int argc, char **argv, generate_opts *o, int *help) {
+/* Parses argv into o; *stop is set when --help or --version ends the
+ * command before it runs. */
+static talus_status generate_parse(int argc, char **argv, generate_opts *o, int *stop) {
   app_args a = {argc, argv, 0};
+  app_common c = {0};
   o->size = 256, o->seed = 1, o->layers = 8;
   while (a.i < argc) {
     const char *v = NULL, *arg = argv[a.i];
     int r;
-    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) return (*help = 1), TALUS_OK;
-    if ((r = app_take(&a, "--output", "-o", &v))) {
+    if (app_common_flag(&a, &c)) {
+      if (c.help) generate_usage();
+      if ((*stop = app_common_done(&c))) return TALUS_OK;
+    } else if ((r = app_take(&a, "--output", "-o", &v))) {
       if (r < 0) return TALUS_ERR_ARGUMENT;
       o->output = v;
     } else if ((r = app_take(&a, "--size", NULL, &v))) {
@@ -87,12 +94,9 @@ static talus_status generate_write(const generate_opts *o, talus_domain *d) {
 talus_status talus_generate_app(int argc, char **argv) {
   talus_error_clear();
   generate_opts o = {0};
-  int help = 0;
-  talus_status st = generate_parse(argc, argv, &o, &help);
-  if (st || help) {
-    if (help) generate_usage();
-    return st;
-  }
+  int stop = 0;
+  talus_status st = generate_parse(argc, argv, &o, &stop);
+  if (st || stop) return st;
   st = app_check_writable(o.output);
   talus_tile *tile = NULL;
   talus_domain *d = NULL;

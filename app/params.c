@@ -13,7 +13,9 @@ static void params_usage(void) {
          "  --section NAME   only keys of this section\n"
          "  --ini            print the effective configuration as INI instead\n"
          "  -c FILE          load a preset first (with --ini); repeatable\n"
-         "  --set KEY=VALUE  override a key (with --ini); repeatable\n");
+         "  --set KEY=VALUE  override a key (with --ini); repeatable\n"
+         "  -q, -h, --help, --version\n"
+         "-c takes a file or a preset's name (see talus presets).\n");
 }
 
 talus_status talus_params_app(int argc, char **argv) {
@@ -21,11 +23,13 @@ talus_status talus_params_app(int argc, char **argv) {
   app_args a = {argc, argv, 0};
   const char *section = NULL, *v = NULL;
   int ini = 0, r;
+  app_common c = {0};
   talus_params *p = NULL;
   talus_status st = talus_params_create(&p);
   while (!st && a.i < argc) {
-    if (app_flag(&a, "--help", "-h")) {
-      params_usage();
+    if (app_common_flag(&a, &c)) {
+      if (c.help) params_usage();
+      if (!app_common_done(&c)) continue;
       talus_params_free(p);
       return TALUS_OK;
     }

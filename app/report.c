@@ -4,6 +4,7 @@
  */
 #include "report.h"
 #include "io/json.h"
+#include "mpi/ranks.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -108,6 +109,25 @@ static talus_json *report_json_tiling(const report_tiling *t) {
   return st ? NULL : o;
 }
 
+/* Per-rank wall times under MPI: compute, exchange wait, store I/O. New
+ * array or NULL. */
+static talus_json *report_json_ranks(const report_facts *rf) {
+  talus_json *a = talus_json_array();
+  talus_status st = a ? TALUS_OK : TALUS_ERR_NOMEM;
+  for (int r = 0; !st && r < rf->nranks; r++) {
+    const double *t = rf->rank_times + (size_t)r * TALUS_MPI_TIMES;
+    talus_json *o = talus_json_object();
+    st = talus_json_set(o, "rank", talus_json_int(r));
+    if (!st) st = talus_json_set(o, "compute_s", talus_json_real(t[TALUS_MPI_COMPUTE], "%.6f"));
+    if (!st)
+      st = talus_json_set(o, "exchange_wait_s", talus_json_real(t[TALUS_MPI_EXCHANGE], "%.6f"));
+    if (!st) st = talus_json_set(o, "store_io_s", talus_json_real(t[TALUS_MPI_STORE], "%.6f"));
+    st = st ? (talus_json_free(o), st) : talus_json_push(a, o);
+  }
+  if (st) talus_json_free(a);
+  return st ? NULL : a;
+}
+
 /* The grid: size, cell size and layer count. New object or NULL. */
 static talus_json *report_json_grid(const report_facts *rf) {
   talus_json *o = talus_json_object();
@@ -144,7 +164,9 @@ static talus_json *report_json(const report_run *run, const report_facts *rf,
   if (!st)
     st = talus_json_set(o, "mcell_steps_per_s", talus_json_real(report_mcells(run, rf), "%.6g"));
   if (!st) st = talus_json_set(o, "tiling", report_json_tiling(&rf->tiling));
+  if (!st && rf->nranks > 0) st = talus_json_set(o, "ranks", report_json_ranks(rf));
   if (!st) st = talus_json_set(o, "peak_rss_bytes", talus_json_int((int64_t)talus_peak_rss()));
+  if (!st) st = talus_json_set(o, "predicted_peak_bytes", talus_json_int(run->predicted_bytes));
   if (!st) st = talus_json_set(o, "stage_seconds", report_json_stages(rf));
   if (!st) st = talus_json_set(o, "parameters", talus_params_json(p));
   if (!st) st = talus_json_set(o, "ledger", report_json_ledger(rf));

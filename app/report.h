@@ -17,6 +17,7 @@ typedef struct report_run {
   int64_t first_step; /* global step the run started at */
   double seconds;     /* wall time of the simulation */
   int threads;
+  int64_t predicted_bytes; /* the plan's peak memory (tiler/plan.h), beside the measured peak */
 } report_run;
 
 /* How the run was tiled and what its store moved (zero for monolithic). */
@@ -36,6 +37,8 @@ typedef struct report_facts {
   double flows[TALUS_FLOW_COUNT];          /* volumes moved [m³] */
   talus_ledger_summary ledger;
   report_tiling tiling;
+  int nranks;               /* MPI ranks with timings (0: one process) */
+  const double *rank_times; /* [nranks][TALUS_MPI_TIMES] (mpi/ranks.h), borrowed */
 } report_facts;
 
 /* Fills f from a monolithic domain (tiling: one tile, no store). */

@@ -127,6 +127,11 @@ talus_status talus_erode_app(int argc, char **argv);
 talus_status talus_generate_app(int argc, char **argv);
 talus_status talus_info_app(int argc, char **argv);
 talus_status talus_params_app(int argc, char **argv);
+talus_status talus_presets_app(int argc, char **argv);
+/* The signal (SIGINT 2, SIGTERM 15) that stopped the last run of an
+ * application call (its status then TALUS_ERR_CANCELLED), or 0; main()
+ * exits with 128 + it, as shells expect. */
+int talus_app_signal(void);
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,6 @@
 #ifndef TALUS_LEDGER_H
 #define TALUS_LEDGER_H
 
-
 #ifdef __cplusplus
 extern "C" {
 #endif

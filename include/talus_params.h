@@ -46,7 +46,10 @@ void talus_params_free(talus_params *params);
 /* Sets "section.key" from text. Unknown keys are TALUS_ERR_PARAM (the
  * message suggests the nearest key); bad values TALUS_ERR_RANGE. */
 talus_status talus_params_set(talus_params *params, const char *key, const char *value);
-/* Loads an INI file over the current values (same errors, with line numbers). */
+/* Loads an INI file over the current values (same errors, with line
+ * numbers). A path with no '/' that names no file loads the built-in preset
+ * of that name ("rivers-rain" or "rivers-rain.ini": configs/ in the binary);
+ * neither is TALUS_ERR_IO, the message listing the presets. */
 talus_status talus_params_load(talus_params *params, const char *path);
 /* Reads a value as a double (ENUM gives the choice index). */
 talus_status talus_params_get(const talus_params *params, const char *key, double *out);

@@ -39,6 +39,9 @@ struct talus_mpi_grid {
   int *owner;                      /* [ntiles] */
   int64_t bytes_sent, generations; /* by this rank */
   int64_t bytes_all;               /* sent by all ranks (after a run) */
+  double advance_s, exchange_s;    /* this rank's time in its tiles' steps (store I/O
+                                      included) and in posting, finishing and agreeing */
+  double *rank_times;              /* rank 0 after a run: [size][TALUS_MPI_TIMES] */
 };
 
 /* Completes n requests without spinning: tests, then sleeps between tests

@@ -106,6 +106,14 @@ talus_status talus_mpi_run(talus_mpi_grid *m, int64_t end, talus_run_stats *stat
                            talus_step_progress_fn progress, void *user);
 /* Strip bytes all ranks sent during talus_mpi_run, and its generations. */
 void talus_mpi_traffic(const talus_mpi_grid *m, int64_t *bytes_sent, int64_t *generations);
+/* Per-rank wall times of talus_mpi_run, gathered on rank 0: row r holds
+ * rank r's compute (its tiles' steps, store I/O taken out), exchange wait
+ * (packing, sending, waiting for strips and for the agreement) and store
+ * I/O (put, get, commit) seconds. Returns the number of rows (the ranks)
+ * and points *table at them (borrowed from m); 0 on other ranks, before a
+ * run, and without MPI. */
+enum { TALUS_MPI_COMPUTE, TALUS_MPI_EXCHANGE, TALUS_MPI_STORE, TALUS_MPI_TIMES };
+int talus_mpi_rank_times(const talus_mpi_grid *m, const double **table);
 
 /* Output on rank 0: the committed core of any tile (its own, or asked from
  * the owner). Other ranks call talus_mpi_serve_cores, which answers until

@@ -32,9 +32,15 @@ talus_status talus_mpi_grid_create(talus_mpi_grid **out, talus_tiled *g) {
   return TALUS_OK;
 }
 
+int talus_mpi_rank_times(const talus_mpi_grid *m, const double **table) {
+  *table = m && m->rank_times ? m->rank_times : NULL;
+  return *table ? m->size : 0;
+}
+
 void talus_mpi_grid_free(talus_mpi_grid *m) {
   if (!m) return;
   free(m->owner);
+  free(m->rank_times);
   free(m);
 }
 
@@ -114,14 +120,21 @@ static talus_status generation(talus_mpi_grid *m, int k, talus_run_stats *stats)
     fprintf(stderr, "talus: rank %d: %s\n", m->rank, talus_last_error());
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
+  double t0 = talus_now();
   st = mpi_exchange_post(m, &x, s, TALUS_OK);
+  double t1 = talus_now();
   if (!st) st = advance_own(m, &x, 0, k, stats);
   int peer_failed = 0;
+  double t2 = talus_now();
   talus_status xs = mpi_exchange_finish(m, &x, s, !st, &peer_failed);
   if (!st) st = xs;
+  double t3 = talus_now();
   if (!st && !peer_failed) st = advance_own(m, &x, 1, k, stats);
   mpi_exchange_free(m, &x);
+  double t4 = talus_now();
   st = talus_mpi_agree(st);
+  m->advance_s += (t2 - t1) + (t4 - t3);
+  m->exchange_s += (t1 - t0) + (t3 - t2) + (talus_now() - t4);
   assert(st || !peer_failed); /* a peer that sent nothing failed */
   if (!st) st = talus_mpi_agree(talus_tiled_end_generation(m->g, k));
   m->generations++;
@@ -133,6 +146,26 @@ static void sum_over_ranks(double *table, int n, void *user) {
   MPI_Allreduce(MPI_IN_PLACE, table, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
 
+/* Gathers every rank's compute, exchange and store times on rank 0
+ * (talus_mpi_rank_times). */
+static void gather_times(talus_mpi_grid *m) {
+  talus_store_stats ss;
+  talus_store_get_stats(m->store, &ss);
+  double mine[TALUS_MPI_TIMES] = {0};
+  mine[TALUS_MPI_STORE] = ss.io_seconds;
+  mine[TALUS_MPI_COMPUTE] = m->advance_s > ss.io_seconds ? m->advance_s - ss.io_seconds : 0.0;
+  mine[TALUS_MPI_EXCHANGE] = m->exchange_s;
+  double *all = m->rank == 0 ? calloc((size_t)m->size * TALUS_MPI_TIMES, sizeof *all) : NULL;
+  if (m->rank == 0 && !all) { /* the peers are already in the gather */
+    fprintf(stderr, "talus: rank 0: no memory for the ranks' timings\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Gather(mine, TALUS_MPI_TIMES, MPI_DOUBLE, all, TALUS_MPI_TIMES, MPI_DOUBLE, 0,
+             MPI_COMM_WORLD);
+  free(m->rank_times);
+  m->rank_times = all;
+}
+
 /* Sums the ledger flows and stats of all ranks (exact: see ranks.h). */
 static void reduce_stats(talus_mpi_grid *m, talus_run_stats *stats) {
   talus_tiled_flows_reduce(m->g, sum_over_ranks, NULL);
@@ -140,6 +173,7 @@ static void reduce_stats(talus_mpi_grid *m, talus_run_stats *stats) {
                 MPI_COMM_WORLD);
   MPI_Allreduce(MPI_IN_PLACE, &stats->cell_steps, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
   MPI_Allreduce(&m->bytes_sent, &m->bytes_all, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  gather_times(m);
 }
 
 talus_status talus_mpi_run(talus_mpi_grid *m, int64_t end, talus_run_stats *stats,

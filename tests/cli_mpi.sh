@@ -41,8 +41,15 @@ done
 run t100 warm.tif "${LAY[@]}" --steps 4 --tile 100 --steps-per-exchange 1 --report "$W/t100.json"
 check "layered: 4 ranks report the ledger of one process with the same tiles, bit for bit" \
   'python3 -c "import json; a=json.load(open(\"$W/t100.json\"))[\"ledger\"]; b=json.load(open(\"$W/l.json\"))[\"ledger\"]; assert a==b, (a, b)"'
-mrun 3 ldisk warm.tif "${LAY[@]}" --steps 4 --tile 37 --steps-per-exchange 2 --store "$W/store"
+check "4 ranks: the report times each rank (compute, exchange wait, store I/O)" \
+  'python3 -c "import json; r=json.load(open(\"$W/l.json\"))[\"ranks\"]; assert [x[\"rank\"] for x in r]==[0,1,2,3] and all(x[\"compute_s\"]>0 and x[\"exchange_wait_s\"]>=0 and x[\"store_io_s\"]>=0 for x in r), r"'
+check "one process: no per-rank timings" \
+  'python3 -c "import json; assert \"ranks\" not in json.load(open(\"$W/t100.json\"))"'
+mrun 3 ldisk warm.tif "${LAY[@]}" --steps 4 --tile 37 --steps-per-exchange 2 --store "$W/store" \
+  --report "$W/ldisk.json"
 check "layered: 3 ranks, tile 37, shared disk store == one process" 'same_as mono ldisk'
+check "3 ranks on disk: each rank's store I/O is timed" \
+  'python3 -c "import json; r=json.load(open(\"$W/ldisk.json\"))[\"ranks\"]; assert len(r)==3 and all(x[\"store_io_s\"]>0 for x in r), r"'
 check "layered: the shared store is removed after success" '[ ! -e "$W/store" ]'
 
 # --- heightfield with thermal erosion ---------------------------------
@@ -71,21 +78,21 @@ check "no output is written" '[ ! -e "$W/bad.tif" ]'
 
 # --- memory planning per rank ----------------------------------------
 # Under --mem-limit each rank plans for the tiles it keeps, not the whole
-# map: 2000² heightfield in 4 tiles keeps ~260 MB of resident tiles and
-# strips in one process (with ~600 MB of working set: disk under 800M) and
-# ~130 MB per rank with 2 ranks (memory). The bytes stay those of one
+# map: 2000² heightfield in 4 tiles keeps ~260 MiB of resident tiles and
+# strips in one process (with ~480 MiB of working set: disk under 700M) and
+# ~130 MiB per rank with 2 ranks (memory). The bytes stay those of one
 # process.
 "$T" generate noise -o "$W/n2000.tif" --size 2000 --layers 1
 M=(-c "$SRC/configs/heightfield-default.ini" --steps 1 --tile 1000 --no-preview -q --device cpu
-   --mem-limit 800M)
+   --mem-limit 700M)
 store_of() { python3 -c "import json; print(json.load(open('$1'))['tiling']['store'])"; }
 "$T" erode "$W/n2000.tif" -o "$W/plan1.tif" "${M[@]}" --report "$W/plan1.json"
 "${MPIRUN[@]}" -np 2 "$T" erode "$W/n2000.tif" -o "$W/plan2.tif" "${M[@]}" --report "$W/plan2.json"
-check "--mem-limit 800M, one process: the 2000² map's tiles go to disk" \
+check "--mem-limit 700M, one process: the 2000² map's tiles go to disk" \
   '[ "$(store_of "$W/plan1.json")" = disk ]'
-check "--mem-limit 800M, 2 ranks: each rank's half fits in memory" \
+check "--mem-limit 700M, 2 ranks: each rank's half fits in memory" \
   '[ "$(store_of "$W/plan2.json")" = memory ]'
-check "--mem-limit 800M: 2 ranks (memory) == one process (disk)" 'cmp -s "$W/plan1.tif" "$W/plan2.tif"'
+check "--mem-limit 700M: 2 ranks (memory) == one process (disk)" 'cmp -s "$W/plan1.tif" "$W/plan2.tif"'
 
 echo "cli_mpi: $pass passed, $fail failed"
 [ $fail -eq 0 ]

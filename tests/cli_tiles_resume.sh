@@ -70,12 +70,12 @@ else
 fi
 
 # Bad values get a message naming the option.
-bad() { "$T" erode "$W/init.tif" -o "$W/y.tif" -q "$@" 2>"$W/e.err" && return 1; grep -q -- "$1" "$W/e.err"; }
+bad() { "$T" erode "$W/init.tif" -o "$W/y.tif" -q --steps 1 "$@" 2>"$W/e.err" && return 1; grep -q -- "$1" "$W/e.err"; }
 check "--tile 0 is refused" 'bad --tile 0'
 check "--steps-per-exchange 0 is refused" 'bad --steps-per-exchange 0'
 check "--mem-limit 4Q is refused" 'bad --mem-limit 4Q'
 check "--resume without --store is refused" 'bad --resume && grep -q -- "--store" "$W/e.err"'
-check "a too small --mem-limit for the tile is refused" 'bad --mem-limit 100M --tile 64'
+check "a too small --mem-limit for the tile is refused" 'bad --mem-limit 100M --tile 1024'
 
 echo "cli_tiles_resume: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -39,17 +39,26 @@ static int64_t max64(int64_t a, int64_t b) {
 }
 
 /* plan.h's memory model, written out again: a cell costs 56 + 88 nz with
- * scratch, 6 + 44 nz kept; io is GDAL's cache and 16 MiB per thread; 160
- * MiB of slack. */
+ * scratch, 6 + 44 nz kept; io is GDAL's cache as far as the rasters read
+ * and written fill it (4 bytes a cell a band, at most its cap) and one
+ * store call per thread (16 MiB, or half a kept tile when smaller); 80 MiB
+ * of slack. */
 static int64_t out_bands(const talus_plan_in *in) {
   return 1 + in->map_bands + (in->state_out ? 2 + 11 * in->nz : 0);
+}
+static int64_t model_cache(const talus_plan_in *in) {
+  int64_t in_bands = in->input_bands ? in->input_bands : in->state_in ? 2 + 11 * in->nz : 1;
+  return min64(in->gdal_cache, (int64_t)in->nx * in->ny * 4 * (in_bands + out_bands(in)));
 }
 static int64_t model_tile(const talus_plan_in *in, int c, int H) {
   int64_t full = 56 + 88 * in->nz, kept = 6 + 44 * in->nz;
   int64_t bw = min64(c + 2 * H, in->nx), bh = min64(c + 2 * H, in->ny);
   int64_t run = bw * bh * full;
-  int64_t out = ((int64_t)c * c + (int64_t)c * 256) * kept + out_bands(in) * (c + 256) * in->nx * 4;
-  return max64(run, out) + in->gdal_cache + 16 * MIB * in->threads + 160 * MIB;
+  int64_t cw = min64(c, in->nx), ch = min64(c, in->ny); /* a core clipped to the map */
+  int64_t out =
+      (cw * ch + cw * min64(256, in->ny)) * kept + out_bands(in) * (ch + 256) * in->nx * 4;
+  int64_t call = min64(16 * MIB, bw * bh * kept / 2);
+  return max64(run, out) + model_cache(in) + call * in->threads + 80 * MIB;
 }
 static int64_t model_kept(const talus_plan_in *in, int c, int H) {
   int64_t ntiles = (int64_t)((in->nx + c - 1) / c) * ((in->ny + c - 1) / c);
@@ -59,24 +68,38 @@ static int64_t model_kept(const talus_plan_in *in, int c, int H) {
   return mine * (bw * bh + strips) * (6 + 44 * in->nz);
 }
 static int64_t model_one(const talus_plan_in *in) {
-  int64_t input = in->state_in ? 4 * (2 + 11 * in->nz) : 5;
+  int64_t in_bands = in->input_bands ? in->input_bands : 2 + 11 * in->nz;
+  int64_t input = in->state_in ? 4 * in_bands : 5;
   return (int64_t)in->nx * in->ny * (56 + 88 * in->nz + 4 + input) +
-         out_bands(in) * 256 * in->nx * 4 + in->gdal_cache + 160 * MIB;
+         out_bands(in) * 256 * in->nx * 4 + model_cache(in) + 80 * MIB;
 }
 
 static void test_model(void) {
   CHECK(talus_state_band_count(4) == 46, "a state of 4 layers has %d bands, not 46",
         talus_state_band_count(4));
   talus_plan_in in = base(512, 512);
-  /* 512² cells × (408 + 4 + 5) + 256 rows × 512 × 4 + 256 MiB + 160 MiB */
-  CHECK(talus_plan_one_bytes(&in) == 546045952, "one piece of 512²: %lld bytes",
+  /* 512² cells × (408 + 4 + 5) + 256 rows × 512 × 4 + GDAL's cache of two
+   * 512² Float32 bands (2 MiB) + 80 MiB */
+  CHECK(talus_plan_one_bytes(&in) == 195821568, "one piece of 512²: %lld bytes",
         (long long)talus_plan_one_bytes(&in));
   in.map_bands = 6, in.state_out = 1, in.state_in = 1;
   CHECK(talus_plan_one_bytes(&in) == model_one(&in), "one piece with every output: %lld vs %lld",
         (long long)talus_plan_one_bytes(&in), (long long)model_one(&in));
+  in.input_bands = 13; /* a state of one layer read as 4 layers: its own 13 bands */
+  CHECK(talus_plan_one_bytes(&in) == model_one(&in) &&
+            talus_plan_one_bytes(&in) < model_one(&(talus_plan_in){.nx = 512,
+                                                                   .ny = 512,
+                                                                   .nz = 4,
+                                                                   .state_in = 1,
+                                                                   .map_bands = 6,
+                                                                   .state_out = 1,
+                                                                   .gdal_cache = 256 * MIB}),
+        "a state's own bands: %lld vs %lld", (long long)talus_plan_one_bytes(&in),
+        (long long)model_one(&in));
   in = base(8192, 8192);
-  /* core 1024, halo 32: the buffer (1088² × 408) outweighs the outputs */
-  CHECK(talus_plan_tile_bytes(&in, 1024, 32) == (int64_t)1088 * 1088 * 408 + 432 * MIB,
+  /* core 1024, halo 32: the buffer (1088² × 408) outweighs the outputs;
+   * GDAL's cache at its cap, one 16 MiB store call, 80 MiB */
+  CHECK(talus_plan_tile_bytes(&in, 1024, 32) == (int64_t)1088 * 1088 * 408 + 352 * MIB,
         "tiles of 1024 + 2·32 over 8192²: %lld bytes",
         (long long)talus_plan_tile_bytes(&in, 1024, 32));
   for (int c = 256; c <= 2048; c += 256)
@@ -86,7 +109,9 @@ static void test_model(void) {
             (long long)model_tile(&in, c, H));
   /* a buffer is clipped to the map: 1024 + 2·32 > 1070 */
   in = base(1070, 1070);
-  CHECK(talus_plan_tile_bytes(&in, 1024, 32) == (int64_t)1070 * 1070 * 408 + 432 * MIB,
+  /* GDAL's cache: two 1070² Float32 bands */
+  CHECK(talus_plan_tile_bytes(&in, 1024, 32) ==
+            (int64_t)1070 * 1070 * 408 + (int64_t)1070 * 1070 * 8 + 96 * MIB,
         "tiles of 1024 + 2·32 over 1070²: %lld bytes",
         (long long)talus_plan_tile_bytes(&in, 1024, 32));
   for (int n = 1000; n <= 1200; n += 10)
@@ -269,14 +294,15 @@ static void test_user(void) {
 }
 
 static void test_refusal(void) {
-  /* GDAL's cache and the slack alone exceed 400 MiB: even cores of 256 do
-   * not fit, and a --mem-limit so small is refused */
+  /* GDAL's cache (256 MiB at 8192²), a store call and the slack alone
+   * exceed 300 MiB: even cores of 256 do not fit, and a --mem-limit so
+   * small is refused */
   talus_plan_in in = base(8192, 8192);
-  in.mem_limit = 400 * MIB;
+  in.mem_limit = 300 * MIB;
   talus_plan p = tiles(&in);
   CHECK(p.refused && p.core == 256 && p.K == 2 && p.halo == 8, "refused %d core %d K %d halo %d",
         p.refused, p.core, p.K, p.halo);
-  CHECK(p.tile_bytes == model_tile(&in, 256, 8) && p.limit == 400 * MIB, "refused at %lld of %lld",
+  CHECK(p.tile_bytes == model_tile(&in, 256, 8) && p.limit == 300 * MIB, "refused at %lld of %lld",
         (long long)p.tile_bytes, (long long)p.limit);
   /* so is a --tile too large for the limit */
   in.mem_limit = model_tile(&in, 1024, 32);

@@ -152,7 +152,7 @@ static void test_band_names_and_co(void) {
   const float *bands[3] = {a, b, c};
   const char *names[3] = {"water", NULL, "sand"};
   const char *co[] = {"COMPRESS=DEFLATE", "BLOCKXSIZE=128", "BLOCKYSIZE=128", NULL};
-  talus_write_options opt = {co};
+  talus_write_options opt = {.creation_options = co};
   const char *p = tpath("bands.tif");
   talus_status st = talus_geotiff_write(p, nx, ny, 3, bands, names, NULL, NULL, &opt);
   CHECK(st == TALUS_OK, "write 3 bands: %s", talus_last_error());
@@ -181,7 +181,7 @@ static void test_bad_creation_options(void) {
   float v[4] = {1, 2, 3, 4};
   const float *bands[1] = {v};
   const char *unknown[] = {"NOT_AN_OPTION=1", NULL}, *malformed[] = {"COMPRESS", NULL};
-  talus_write_options o1 = {unknown}, o2 = {malformed};
+  talus_write_options o1 = {.creation_options = unknown}, o2 = {.creation_options = malformed};
   talus_status st = talus_geotiff_write(tpath("co.tif"), 2, 2, 1, bands, NULL, NULL, NULL, &o1);
   CHECK(st == TALUS_ERR_ARGUMENT && strstr(talus_last_error(), "NOT_AN_OPTION"),
         "unknown -co: %d %s", st, talus_last_error());

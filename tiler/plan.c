@@ -16,6 +16,11 @@ static int64_t cell_bytes_kept(const talus_plan_in *in) {
   return 6 + 44 * (int64_t)in->nz;
 }
 
+/* Bands of the input as read. */
+static int64_t input_bands(const talus_plan_in *in) {
+  return in->input_bands > 0 ? in->input_bands : in->state_in ? in->state_bands : 1;
+}
+
 /* Output bands a row buffer holds: surface, maps, state. */
 static int64_t output_bands(const talus_plan_in *in) {
   return 1 + (int64_t)in->map_bands + (in->state_out ? (int64_t)in->state_bands : 0);
@@ -27,20 +32,35 @@ static int64_t plan_span(int c, int H, int n) {
   return c + 2 * H < n ? c + 2 * H : n;
 }
 
+/* GDAL's block cache as the run fills it: up to its cap, but no more than
+ * the rasters the run reads and writes (a small map never fills 256 MiB). */
+static int64_t plan_gdal_cache(const talus_plan_in *in) {
+  int64_t bands = input_bands(in) + output_bands(in);
+  int64_t touched = (int64_t)in->nx * in->ny * 4 * bands;
+  return touched < in->gdal_cache ? touched : in->gdal_cache;
+}
+
 int64_t talus_plan_tile_bytes(const talus_plan_in *in, int c, int H) {
   int64_t bw = plan_span(c, H, in->nx), bh = plan_span(c, H, in->ny);
   int64_t run = bw * bh * cell_bytes_full(in);
-  int64_t out = ((int64_t)c * c + (int64_t)c * 256) * cell_bytes_kept(in) +
-                output_bands(in) * (c + 256) * (int64_t)in->nx * 4;
-  int64_t io = in->gdal_cache + TALUS_STORE_CALL_BYTES * in->threads;
+  /* the output: a core and a block row of cores (clipped to the map), and
+   * the row buffers of a tile row and a block row */
+  int64_t cw = plan_span(c, 0, in->nx), ch = plan_span(c, 0, in->ny);
+  int64_t out = (cw * ch + cw * plan_span(256, 0, in->ny)) * cell_bytes_kept(in) +
+                output_bands(in) * (ch + 256) * (int64_t)in->nx * 4;
+  /* a store call's buffer is sized for one tile's blob but only the
+   * compressed bytes are touched (zstd: 2x or better on these fields) */
+  int64_t call = bw * bh * cell_bytes_kept(in) / 2;
+  call = call < (int64_t)TALUS_STORE_CALL_BYTES ? call : (int64_t)TALUS_STORE_CALL_BYTES;
+  int64_t io = plan_gdal_cache(in) + call * in->threads;
   return (run > out ? run : out) + io + TALUS_PLAN_SLACK;
 }
 
 int64_t talus_plan_one_bytes(const talus_plan_in *in) {
-  int64_t input = in->state_in ? 4 * (int64_t)in->state_bands : 5;
+  int64_t input = in->state_in ? 4 * input_bands(in) : 5;
   int64_t cells = (int64_t)in->nx * in->ny;
   return cells * (cell_bytes_full(in) + 4 + input) + output_bands(in) * 256 * (int64_t)in->nx * 4 +
-         in->gdal_cache + TALUS_PLAN_SLACK;
+         plan_gdal_cache(in) + TALUS_PLAN_SLACK;
 }
 
 int64_t talus_plan_kept_bytes(const talus_plan_in *in, int c, int H) {
@@ -104,8 +124,10 @@ void talus_plan_tiles(const talus_plan_in *in, talus_plan *out) {
   out->tile_bytes = talus_plan_tile_bytes(in, out->core, out->halo);
   out->store = TALUS_STORE_MEMORY;
   out->kept_bytes = 0;
+  out->halo_refused = 0;
   out->refused = in->mem_limit && out->tile_bytes > limit;
-  if (out->refused) return;
+  out->halo_refused = in->steps_per_exchange && out->halo > TALUS_PLAN_MAX_HALO_CORES * out->core;
+  if (out->refused || out->halo_refused) return;
   /* Memory store when every tile this process keeps fits besides the
    * working set, else disk. */
   out->kept_bytes = talus_plan_kept_bytes(in, out->core, out->halo);

@@ -38,9 +38,14 @@
  * Memory model (bytes): a cell costs 56 + 88·nz in a tile with scratch and
  * 6 + 44·nz in a tile of persistent fields only or a store blob; a row
  * buffer of the outputs holds 1 band (surface), one per map with --maps and a
- * state file's bands with --state; GDAL's block cache, one store call's
- * buffer per thread and 160 MiB of slack (heap, libraries, bookkeeping)
- * come on top.
+ * state file's bands with --state; GDAL's block cache (as far as the
+ * rasters read and written fill it: 4 bytes a cell a band, at most its
+ * cap), one store call's buffer per thread (16 MiB, or half a tile's blob:
+ * only its compressed bytes are touched) and 80 MiB of slack (libraries
+ * and heap: a 64² run peaks at 64 MiB) come on top. The input's bands are
+ * those the file holds (a state stores only its used layers).
+ * Measured against getrusage's peak over sizes, tiles, models and stores
+ * (tests/cli_memory_plan.sh): predicted / measured 0.99 to 1.4.
  */
 #ifndef TALUS_TILER_PLAN_H
 #define TALUS_TILER_PLAN_H
@@ -49,16 +54,21 @@
 
 #include <stdint.h>
 
-#define TALUS_PLAN_MAX_CORE  2048                 /* largest automatic core [cells] */
-#define TALUS_PLAN_CORE_STEP 256                  /* automatic cores are multiples of this */
-#define TALUS_PLAN_SLACK     ((int64_t)160 << 20) /* heap, libraries, bookkeeping */
-#define TALUS_PLAN_MAX_CELLS ((int64_t)1 << 36)   /* 262144² cells: tile counts stay small */
+#define TALUS_PLAN_MAX_CORE  2048                /* largest automatic core [cells] */
+#define TALUS_PLAN_CORE_STEP 256                 /* automatic cores are multiples of this */
+#define TALUS_PLAN_SLACK     ((int64_t)80 << 20) /* libraries, heap (64 MiB at 64²) */
+#define TALUS_PLAN_MAX_CELLS ((int64_t)1 << 36)  /* 262144² cells: tile counts stay small */
+/* The widest halo a user's --steps-per-exchange may ask for, in cores: a
+ * halo of 4 cores makes each tile recompute 81 cores' area per step. */
+#define TALUS_PLAN_MAX_HALO_CORES 4
 
 /* What the plan is made from. */
 typedef struct talus_plan_in {
   int nx, ny;             /* the map [cells] */
   int nz;                 /* column slots per cell (a state's own layers) */
   int state_bands;        /* bands of a state file of nz layers (talus_state_band_count) */
+  int input_bands;        /* bands of the input file (a state stores only the layers up to
+                             its highest column count); 0: state_bands for a state, else 1 */
   int R;                  /* step radius (talus_step_radius); talus_plan_tiles only */
   int state_in;           /* the input is a talus state (read whole: every band) */
   int map_bands;          /* --maps: the map files written (0 without --maps) */
@@ -86,15 +96,16 @@ typedef struct talus_plan {
   int64_t tile_bytes;     /* peak bytes of the tiled run at core and K, besides the store */
   int64_t kept_bytes;     /* bytes of the tiles this process keeps in a memory store */
   int refused;            /* tile_bytes is over the user's --mem-limit: no run */
+  int halo_refused;       /* the user's K makes the halo over TALUS_PLAN_MAX_HALO_CORES cores */
 } talus_plan;
 
 /* One piece or tiled: fills limit, one_bytes, too_large, asked and tiled
  * of *out (the rest is zeroed). */
 void talus_plan_pieces(const talus_plan_in *in, talus_plan *out);
 /* The tiles of a tiled run: fills limit, core, K, halo, store, tile_bytes,
- * kept_bytes and refused of *out (the rest is left as it is). When
- * refused, core, K, halo and tile_bytes are those refused and the store
- * is not planned (memory, kept_bytes 0). */
+ * kept_bytes, refused and halo_refused of *out (the rest is left as it
+ * is). When refused (either), core, K, halo and tile_bytes are those
+ * refused and the store is not planned (memory, kept_bytes 0). */
 void talus_plan_tiles(const talus_plan_in *in, talus_plan *out);
 
 /* The memory model, for tests and messages. Peak bytes of the run in one

@@ -40,11 +40,17 @@ struct talus_params {
   unsigned char set[TALUS_PARAM_MAX]; /* 1 where key i was set explicitly */
 };
 
-/* Loads the built-in copy of configs/<name>.ini (dem-default,
- * dem-heightfield; the binary's own, so a bare `talus erode dem.tif` needs
- * no file), all or nothing as talus_params_load. TALUS_ERR_ARGUMENT for an
- * unknown name. */
+/* Loads the built-in copy of configs/<name>.ini (every preset in configs/
+ * is built in, so a bare `talus erode dem.tif` needs no file), all or
+ * nothing as talus_params_load. TALUS_ERR_ARGUMENT for an unknown name.
+ * talus_params_load falls back to these when its path names no file. */
 talus_status talus_params_load_builtin(talus_params *params, const char *name);
+/* The built-in presets, in name order: how many, the name of the i-th
+ * ("rivers-rain"; NULL out of range), and its one-line summary (the
+ * preset's "; summary:" comment; empty when it has none) into out. */
+int talus_preset_count(void);
+const char *talus_preset_name(int i);
+void talus_preset_summary(int i, char *out, size_t size);
 
 /* Index of a declared key, or -1 when unknown (no error is recorded). */
 int talus_param_find(const char *key);

@@ -3,6 +3,7 @@
  * band statistics (scanned window by window) and talus state metadata.
  */
 #include "io/raster/raster_private.h"
+#include "io/json.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -105,29 +106,134 @@ static void info_bands_meta(FILE *to, GDALDatasetH ds) {
     if (strncmp(md[i], "TALUS_", 6) == 0) fprintf(to, "metadata:     %s\n", md[i]);
 }
 
-/* Prints everything about an open dataset. */
-static talus_status info_print(const char *path, GDALDatasetH ds, FILE *to) {
-  int nx = GDALGetRasterXSize(ds), ny = GDALGetRasterYSize(ds);
-  GDALRasterBandH band = GDALGetRasterBand(ds, 1);
+/* What `talus info` reports about an open dataset, gathered once for
+ * both the text and the JSON forms. */
+typedef struct info_facts {
+  int nx, ny;
   talus_georef g;
   talus_cellsize c;
   band_stats s;
-  talus_status st = talus_georef_from(ds, band, &g);
-  if (st == TALUS_OK) st = talus_cellsize_of(&g, nx, ny, &c);
-  if (st == TALUS_OK) st = scan_band(path, band, nx, ny, &s);
+} info_facts;
+
+/* Fills f from ds (f->g is the caller's to free, also on failure). */
+static talus_status info_gather(const char *path, GDALDatasetH ds, info_facts *f) {
+  f->nx = GDALGetRasterXSize(ds), f->ny = GDALGetRasterYSize(ds);
+  GDALRasterBandH band = GDALGetRasterBand(ds, 1);
+  talus_status st = talus_georef_from(ds, band, &f->g);
+  if (st == TALUS_OK) st = talus_cellsize_of(&f->g, f->nx, f->ny, &f->c);
+  if (st == TALUS_OK) st = scan_band(path, band, f->nx, f->ny, &f->s);
+  return st;
+}
+
+/* Prints everything about an open dataset. */
+static talus_status info_print(const char *path, GDALDatasetH ds, FILE *to) {
+  info_facts f = {0};
+  talus_status st = info_gather(path, ds, &f);
   if (st == TALUS_OK) {
+    GDALRasterBandH band = GDALGetRasterBand(ds, 1);
     GDALDriverH drv = GDALGetDatasetDriver(ds);
     fprintf(to, "file:         %s\n", path);
     fprintf(to, "driver:       %s (%s)\n", GDALGetDriverShortName(drv), GDALGetDriverLongName(drv));
-    fprintf(to, "size:         %d x %d (%lld cells), %d band%s\n", nx, ny,
-            (long long)nx * (long long)ny, GDALGetRasterCount(ds),
+    fprintf(to, "size:         %d x %d (%lld cells), %d band%s\n", f.nx, f.ny,
+            (long long)f.nx * (long long)f.ny, GDALGetRasterCount(ds),
             GDALGetRasterCount(ds) == 1 ? "" : "s");
     fprintf(to, "type:         %s\n", GDALGetDataTypeName(GDALGetRasterDataType(band)));
-    info_georef(to, &g, &c);
-    info_stats(to, &g, &s, (int64_t)nx * ny);
+    info_georef(to, &f.g, &f.c);
+    info_stats(to, &f.g, &f.s, (int64_t)f.nx * f.ny);
     info_bands_meta(to, ds);
   }
-  talus_georef_free(&g);
+  talus_georef_free(&f.g);
+  return st;
+}
+
+/* The georeferencing members of the JSON form into o. */
+static talus_status info_json_georef(talus_json *o, const info_facts *f) {
+  static const char *const kinds[] = {"none", "projected", "geographic"};
+  talus_status st = talus_json_set(o, "crs", talus_json_string(f->c.crs_name));
+  if (!st) st = talus_json_set(o, "crs_kind", talus_json_string(kinds[f->c.kind]));
+  talus_json *gt = f->c.has_gt ? talus_json_array() : NULL;
+  for (int i = 0; gt && !st && i < 6; i++)
+    st = talus_json_push(gt, talus_json_real(f->g.gt[i], NULL));
+  if (!st && gt) st = talus_json_set(o, "geotransform", gt);
+  if (!st) st = talus_json_set(o, "cell_size_m", talus_json_real(f->c.cell, NULL));
+  if (!st) st = talus_json_set(o, "dx_m", talus_json_real(f->c.dx, NULL));
+  if (!st) st = talus_json_set(o, "dy_m", talus_json_real(f->c.dy, NULL));
+  if (!st && f->c.kind == TALUS_CRS_GEOGRAPHIC)
+    st = talus_json_set(o, "utm_epsg", talus_json_int(f->c.utm_epsg));
+  return st;
+}
+
+/* Band 1's NoData and statistics members of the JSON form into o. */
+static talus_status info_json_stats(talus_json *o, const info_facts *f) {
+  talus_json *nodata = f->g.has_nodata ? talus_json_real(f->g.nodata, NULL) : talus_json_bool(0);
+  talus_status st = talus_json_set(o, "nodata", nodata);
+  if (!st) st = talus_json_set(o, "nodata_cells", talus_json_int(f->s.nodata));
+  if (!st) st = talus_json_set(o, "nonfinite_cells", talus_json_int(f->s.nonfinite));
+  int valid = f->s.min <= f->s.max; /* NaN is written as null */
+  if (!st) st = talus_json_set(o, "min", talus_json_real(valid ? f->s.min : NAN, NULL));
+  if (!st) st = talus_json_set(o, "max", talus_json_real(valid ? f->s.max : NAN, NULL));
+  return st;
+}
+
+/* The bands (type, description) and TALUS_* metadata members into o. */
+static talus_status info_json_bands(talus_json *o, GDALDatasetH ds) {
+  talus_json *bands = talus_json_array(), *meta = talus_json_object();
+  talus_status st = bands && meta ? TALUS_OK : TALUS_ERR_NOMEM;
+  for (int b = 1; !st && b <= GDALGetRasterCount(ds); b++) {
+    GDALRasterBandH band = GDALGetRasterBand(ds, b);
+    talus_json *e = talus_json_object();
+    st = talus_json_set(e, "type",
+                        talus_json_string(GDALGetDataTypeName(GDALGetRasterDataType(band))));
+    if (!st) st = talus_json_set(e, "description", talus_json_string(GDALGetDescription(band)));
+    st = st ? (talus_json_free(e), st) : talus_json_push(bands, e);
+  }
+  char **md = GDALGetMetadata(ds, NULL);
+  for (int i = 0; !st && md && md[i]; i++) {
+    const char *eq = strchr(md[i], '=');
+    if (strncmp(md[i], "TALUS_", 6) || !eq) continue;
+    char key[128];
+    snprintf(key, sizeof key, "%.*s", (int)(eq - md[i]), md[i]);
+    st = talus_json_set(meta, key, talus_json_string(eq + 1));
+  }
+  talus_status sb = talus_json_set(o, "bands", bands);
+  talus_status sm = talus_json_set(o, "metadata", meta);
+  return st ? st : sb ? sb : sm;
+}
+
+/* The JSON form of `talus info` for an open dataset into *out. */
+static talus_status info_json(const char *path, GDALDatasetH ds, talus_json **out) {
+  info_facts f = {0};
+  talus_json *o = talus_json_object();
+  talus_status st = o ? info_gather(path, ds, &f) : TALUS_ERR_NOMEM;
+  GDALDriverH drv = GDALGetDatasetDriver(ds);
+  if (!st) st = talus_json_set(o, "file", talus_json_string(path));
+  if (!st) st = talus_json_set(o, "driver", talus_json_string(GDALGetDriverShortName(drv)));
+  if (!st) st = talus_json_set(o, "width", talus_json_int(f.nx));
+  if (!st) st = talus_json_set(o, "height", talus_json_int(f.ny));
+  if (!st) st = info_json_georef(o, &f);
+  if (!st) st = info_json_stats(o, &f);
+  if (!st) st = info_json_bands(o, ds);
+  talus_georef_free(&f.g);
+  if (st) talus_json_free(o);
+  *out = st ? NULL : o;
+  if (st == TALUS_ERR_NOMEM) talus_fail(st, "io", "info: no memory");
+  return st;
+}
+
+talus_status talus_raster_info_json(const char *path, FILE *to) {
+  if (!to) return talus_fail(TALUS_ERR_ARGUMENT, "io", "info: no output stream");
+  talus_gdal_enter();
+  GDALDatasetH ds = NULL;
+  talus_json *doc = NULL;
+  talus_status st = talus_raster_open(path, &ds);
+  if (st == TALUS_OK)
+    st = talus_raster_check_size(path, GDALGetRasterXSize(ds), GDALGetRasterYSize(ds), INT64_MAX);
+  if (st == TALUS_OK) st = info_json(path, ds, &doc);
+  if (ds) GDALClose(ds);
+  talus_gdal_leave();
+  if (st == TALUS_OK) st = talus_json_write(doc, to, 0);
+  if (st == TALUS_OK) fputc('\n', to);
+  talus_json_free(doc);
   return st;
 }
 
@@ -139,6 +245,22 @@ talus_status talus_raster_info(const char *path, FILE *to) {
   if (st == TALUS_OK)
     st = talus_raster_check_size(path, GDALGetRasterXSize(ds), GDALGetRasterYSize(ds), INT64_MAX);
   if (st == TALUS_OK) st = info_print(path, ds, to);
+  if (ds) GDALClose(ds);
+  talus_gdal_leave();
+  return st;
+}
+
+talus_status talus_raster_cell_size(const char *path, double *cell) {
+  talus_gdal_enter();
+  GDALDatasetH ds = NULL;
+  talus_georef g = {0};
+  talus_cellsize c;
+  talus_status st = talus_raster_open(path, &ds);
+  if (st == TALUS_OK) st = talus_georef_from(ds, GDALGetRasterBand(ds, 1), &g);
+  if (st == TALUS_OK)
+    st = talus_cellsize_of(&g, GDALGetRasterXSize(ds), GDALGetRasterYSize(ds), &c);
+  if (st == TALUS_OK) *cell = c.cell;
+  talus_georef_free(&g);
   if (ds) GDALClose(ds);
   talus_gdal_leave();
   return st;

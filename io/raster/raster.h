@@ -117,6 +117,10 @@ typedef struct talus_write_options {
    * PREDICTOR=3 BIGTIFF=IF_SAFER. An option GTiff does not know is a
    * TALUS_ERR_ARGUMENT. May be NULL. */
   const char *const *creation_options;
+  /* 1: the bands are Byte (whole numbers 0..255 such as column counts,
+   * handed in as floats and rounded by GDAL; default PREDICTOR 2);
+   * 0: Float32. */
+  int byte_bands;
 } talus_write_options;
 
 /*
@@ -164,6 +168,15 @@ int talus_bands_find(const talus_bands *b, const char *name);
  * metadata.
  */
 talus_status talus_raster_info(const char *path, FILE *to);
+/* The same facts as one JSON object (`talus info --json`): file, driver,
+ * width, height, crs, crs_kind, geotransform (absent without one),
+ * cell_size_m, dx_m, dy_m, utm_epsg (geographic only), nodata (the value,
+ * or false), nodata_cells, nonfinite_cells, min, max (null without a valid
+ * cell), bands [{type, description}] and metadata {TALUS_*: text}. */
+talus_status talus_raster_info_json(const char *path, FILE *to);
+/* The metric cell size talus_dem_read would use for path (no override),
+ * read from its georeferencing alone: no pass over the data. */
+talus_status talus_raster_cell_size(const char *path, double *cell);
 
 /*
  * Reads band 1 of any GDAL raster resampled bilinearly onto nx × ny cells

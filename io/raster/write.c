@@ -113,7 +113,7 @@ static talus_status creation_options(const talus_write_options *opt, int nbands,
     CPLFree(key);
   }
   if (!user_predictor && compress_takes_predictor(CSLFetchNameValue(co, "COMPRESS")))
-    co = CSLSetNameValue(co, "PREDICTOR", "3");
+    co = CSLSetNameValue(co, "PREDICTOR", opt && opt->byte_bands ? "2" : "3");
   *out = co;
   return TALUS_OK;
 }
@@ -155,13 +155,13 @@ static talus_status set_names_meta(const char *path, GDALDatasetH ds, int nbands
 
 /* Creates the empty dataset at partial after validating the options. */
 static talus_status gtiff_new(const char *path, const char *partial, char **co, int nx, int ny,
-                              int nbands, GDALDatasetH *out) {
+                              int nbands, GDALDataType type, GDALDatasetH *out) {
   GDALDriverH drv = GDALGetDriverByName("GTiff");
   if (!drv) return talus_fail(TALUS_ERR_UNSUPPORTED, "io", "GDAL has no GTiff driver");
   if (!GDALValidateCreationOptions(drv, (CSLConstList)co))
     return talus_gdal_fail(TALUS_ERR_ARGUMENT, "invalid GeoTIFF creation options for '%s'", path);
   CPLErrorReset();
-  *out = GDALCreate(drv, partial, nx, ny, nbands, GDT_Float32, co);
+  *out = GDALCreate(drv, partial, nx, ny, nbands, type, co);
   if (!*out) return talus_gdal_fail(TALUS_ERR_IO, "cannot create '%s'", path);
   return TALUS_OK;
 }
@@ -174,7 +174,8 @@ talus_status talus_gtiff_create(const char *path, const char *partial, int nx, i
   char **co = NULL;
   GDALDatasetH ds = NULL;
   talus_status st = creation_options(opt, nbands, &co);
-  if (st == TALUS_OK) st = gtiff_new(path, partial, co, nx, ny, nbands, &ds);
+  GDALDataType type = opt && opt->byte_bands ? GDT_Byte : GDT_Float32;
+  if (st == TALUS_OK) st = gtiff_new(path, partial, co, nx, ny, nbands, type, &ds);
   if (st == TALUS_OK) st = set_georef(path, ds, nbands, geo);
   if (st == TALUS_OK) st = set_names_meta(path, ds, nbands, names, metadata);
   CSLDestroy(co);

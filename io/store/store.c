@@ -66,7 +66,8 @@ struct talus_store {
   int journal_fd, dir_fd; /* DISK: -1 when not open */
   uint64_t journal_records;
   _Atomic uint64_t raw_written, bytes_written, raw_read, bytes_read, blobs_written, blobs_read;
-  _Atomic size_t held; /* blob bytes + entry arrays */
+  _Atomic uint64_t io_ns; /* wall time inside put, get and commit, summed over threads */
+  _Atomic size_t held;    /* blob bytes + entry arrays */
   pthread_mutex_t pool_lock;
   pool_buf pool[POOL_MAX]; /* buffers of dropped or released blobs, for reuse */
   int npool;
@@ -780,23 +781,34 @@ static talus_status disk_put(talus_store *s, talus_store_key k, const void *data
  * over all stores of the process: a crash at a chosen, reproducible point
  * of a run, where a kill timed from outside may land before the run starts
  * or after it ends on a loaded machine (tests/cli_tiles_resume.sh,
- * tests/cli_mpi_resume.sh). Unset or 0: off. */
+ * tests/cli_mpi_resume.sh). Unset or 0: off. TALUS_TEST_KILL_SIGNAL=S
+ * raises signal S instead (15: a scheduler's SIGTERM, which the app turns
+ * into a clean stop that keeps the store; tests/cli_signals.sh). */
 static atomic_long fault_ops;
 static long fault_at;
+static int fault_signal = SIGKILL;
 static pthread_once_t fault_once = PTHREAD_ONCE_INIT;
 
 static void fault_init(void) {
   const char *v = getenv("TALUS_TEST_KILL_AT_OP");
   fault_at = v ? atol(v) : 0;
+  const char *sig = getenv("TALUS_TEST_KILL_SIGNAL");
+  if (sig && atoi(sig) > 0) fault_signal = atoi(sig);
 }
 
 /* Counts one completed operation; dies here when it is the N-th. */
 static void store_fault_point(void) {
   pthread_once(&fault_once, fault_init);
-  if (fault_at > 0 && atomic_fetch_add(&fault_ops, 1) + 1 == fault_at) raise(SIGKILL);
+  if (fault_at > 0 && atomic_fetch_add(&fault_ops, 1) + 1 == fault_at) raise(fault_signal);
 }
 
 /* Counts a completed put of n raw bytes, `bytes` of them in the store. */
+/* Adds the time since t0 (talus_now) to the store's I/O time; returns st. */
+static talus_status store_timed(talus_store *s, double t0, talus_status st) {
+  atomic_fetch_add(&s->io_ns, (uint64_t)((talus_now() - t0) * 1e9));
+  return st;
+}
+
 static talus_status store_wrote(talus_store *s, size_t n, uint64_t bytes) {
   atomic_fetch_add(&s->raw_written, n);
   atomic_fetch_add(&s->bytes_written, bytes);
@@ -819,8 +831,10 @@ talus_status talus_store_put(talus_store *s, talus_store_key key, const void *da
   talus_status st = key_check(s, key);
   if (st != TALUS_OK) return st;
   uint64_t bytes = n;
+  double t0 = talus_now();
   st = s->kind == TALUS_STORE_MEMORY ? mem_put(s, key, data, n)
                                      : disk_put(s, key, data, n, elem4, &bytes);
+  st = store_timed(s, t0, st);
   return st != TALUS_OK ? st : store_wrote(s, n, bytes);
 }
 
@@ -881,6 +895,7 @@ talus_status talus_store_get(talus_store *s, talus_store_key key, void **data, s
   if (st != TALUS_OK) return st;
   uint64_t bytes = 0;
   int gone = 0;
+  double t0 = talus_now();
   if (s->kind == TALUS_STORE_MEMORY) {
     st = mem_get(s, key, data, n);
     bytes = *n;
@@ -890,6 +905,7 @@ talus_status talus_store_get(talus_store *s, talus_store_key key, void **data, s
     st = talus_blob_read(path, key, data, n, &bytes, &gone);
     if (gone) st = missing(key);
   }
+  st = store_timed(s, t0, st);
   return st != TALUS_OK ? st : store_read(s, *n, bytes);
 }
 
@@ -909,6 +925,7 @@ talus_status talus_store_get_ref(talus_store *s, talus_store_key key, const void
   talus_status st = s ? key_check(s, key) : talus_fail(TALUS_ERR_ARGUMENT, "store", "no store");
   if (st != TALUS_OK) return st;
   uint64_t bytes = 0;
+  double t0 = talus_now();
   if (s->kind == TALUS_STORE_MEMORY) {
     st = mem_ref(s, key, data, n);
     bytes = *n;
@@ -921,6 +938,7 @@ talus_status talus_store_get_ref(talus_store *s, talus_store_key key, const void
     if (gone) st = missing(key);
     *data = *hold;
   }
+  st = store_timed(s, t0, st);
   return st != TALUS_OK ? st : store_read(s, *n, bytes);
 }
 
@@ -962,12 +980,14 @@ talus_status talus_store_commit(talus_store *s, int32_t tile, int64_t step) {
     return talus_fail(TALUS_ERR_ARGUMENT, "store", "commit: bad tile %d or step %" PRId64, tile,
                       step);
   talus_status st = TALUS_OK;
+  double t0 = talus_now();
   pthread_mutex_lock(&s->lock);
   if (s->kind == TALUS_STORE_DISK) st = journal_append(s, tile, step);
   if (st == TALUS_OK) atomic_store(&s->committed[tile], step);
   uint64_t limit = (uint64_t)s->ntiles > JOURNAL_COMPACT ? (uint64_t)s->ntiles : JOURNAL_COMPACT;
   if (st == TALUS_OK && s->kind == TALUS_STORE_DISK && s->journal_records > limit) st = compact(s);
   pthread_mutex_unlock(&s->lock);
+  st = store_timed(s, t0, st);
   if (st == TALUS_OK) store_fault_point();
   return st;
 }
@@ -1008,6 +1028,7 @@ void talus_store_get_stats(const talus_store *s, talus_store_stats *out) {
   out->bytes_read = atomic_load(&s->bytes_read);
   out->blobs_written = atomic_load(&s->blobs_written);
   out->blobs_read = atomic_load(&s->blobs_read);
+  out->io_seconds = (double)atomic_load(&s->io_ns) * 1e-9;
 }
 
 size_t talus_store_memory_bytes(const talus_store *s) {

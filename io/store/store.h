@@ -218,6 +218,7 @@ const char *talus_store_get_meta(const talus_store *s, const char *key);
  * written to / read from files (MEMORY: equal to raw_*). */
 typedef struct talus_store_stats {
   uint64_t raw_written, bytes_written, raw_read, bytes_read, blobs_written, blobs_read;
+  double io_seconds; /* wall time inside put, get(_ref) and commit, summed over threads */
 } talus_store_stats;
 void talus_store_get_stats(const talus_store *s, talus_store_stats *out);
 /* Memory the store holds between calls: blobs (MEMORY) and bookkeeping. */

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The memory plan matches reality: for map sizes, tile sizes, both models,
+# both stores and a state input with every output, the peak the plan
+# predicts (the report's predicted_peak_bytes, tiler/plan.h's model) is
+# within 1.5x of the peak RSS the run measured (getrusage, the report's
+# peak_rss_bytes). A --mem-limit the plan accepts is kept, and --dry-run
+# prints the plan and writes nothing.
+source "$(dirname "$0")/lib_cli.sh"
+
+# dem N: an N x N Float32 DEM of 30 m cells (the noise scene's surface).
+dem() {
+  "$T" generate noise -o "$W/n$1.tif" --size "$1" --layers 1 -q
+  gdal_translate -q -b 1 -co PROFILE=GeoTIFF --config GDAL_PAM_ENABLED NO -a_srs EPSG:32611 \
+    -a_ullr 500000 $((4000000 + 30 * $1)) $((500000 + 30 * $1)) 4000000 "$W/n$1.tif" "$W/d$1.tif"
+}
+dem 512
+dem 1024
+dem 2048
+"$T" generate rivers-rain -o "$W/r512.tif" --size 512 --layers 4 -q
+
+# sweep NAME INPUT ARGS...: runs 2 steps and prints "NAME predicted measured ratio".
+sweep() {
+  local n=$1 in=$2
+  shift 2
+  "$T" erode "$W/$in.tif" -o "$W/o_$n.tif" --steps 2 -q --no-preview --report "$W/$n.json" "$@" ||
+    return 1
+  python3 - "$W/$n.json" "$n" <<'PY' | tee -a "$W/sweep.txt"
+import json, sys
+r = json.load(open(sys.argv[1]))
+p, m = r["predicted_peak_bytes"], r["peak_rss_bytes"]
+t = r["tiling"]
+print("%-16s %-6s core %4d  predicted %6.0f MiB  measured %6.0f MiB  ratio %.2f"
+      % (sys.argv[2], t["store"], t["core"], p / 2**20, m / 2**20, p / m))
+PY
+  rm -rf "$W"/o_"$n"* "$W/st"
+}
+sweep hf512 d512
+sweep hf1024 d1024
+sweep hf2048 d2048
+sweep hf2048_t256 d2048 --tile 256
+sweep hf2048_t512d d2048 --tile 512 --store "$W/st"
+sweep lay512 d512 -c dem-default
+sweep lay1024_t256 d1024 -c dem-default --tile 256
+sweep lay1024_t256d d1024 -c dem-default --tile 256 --store "$W/st"
+sweep state512_all r512 -c rivers-rain --maps --state "$W/o_state512_all_state.tif"
+sweep state512_t128 r512 -c rivers-rain --tile 128
+n=$(wc -l <"$W/sweep.txt")
+check "the sweep ran every case ($n of 10)" '[ $n -eq 10 ]'
+while read -r name rest; do
+  r=${rest##*ratio }
+  check "$name: predicted within 1.5x of the measured peak ($r)" \
+    'python3 -c "import sys; r=float(sys.argv[1]); sys.exit(not (1 / 1.5 <= r <= 1.5))" $r'
+done <"$W/sweep.txt"
+
+# The limit a user gives is kept (the issue's case: 2048² at 200M).
+"$T" erode "$W/d2048.tif" -o "$W/lim.tif" --steps 2 -q --no-preview --mem-limit 200M \
+  --report "$W/lim.json"
+check "--mem-limit 200M on 2048²: runs, and its peak stays under 200 MiB" \
+  'python3 -c "import json; r=json.load(open(\"$W/lim.json\")); assert r[\"peak_rss_bytes\"] < 200 * 2**20, r[\"peak_rss_bytes\"]"'
+
+# --dry-run: the plan, nothing written, nothing run.
+"$T" erode "$W/d2048.tif" -o "$W/dry.tif" --mem-limit 200M --dry-run >"$W/dry.txt" 2>&1
+check "--dry-run prints tiles, K, halo, store, memory and disk" \
+  'grep -q "^plan: .*tiles of .* steps per exchange, halo .* disk store" "$W/dry.txt" && grep -q "^memory: .*about" "$W/dry.txt" && grep -q "^disk: " "$W/dry.txt"'
+check "--dry-run writes nothing" '[ ! -e "$W/dry.tif" ] && [ ! -e "$W/dry.store" ] && [ ! -e "$W/dry_preview.png" ]'
+"$T" erode "$W/d512.tif" -o "$W/dry.tif" --dry-run --tile 64 --steps-per-exchange 1000 >"$W/dry2.txt" 2>&1
+check "--dry-run of an absurd halo: the plan, then refused" \
+  '[ $? -ne 0 ] && grep -q "halo 3000 cells" "$W/dry2.txt" && grep -q "refused" "$W/dry2.txt"'
+"$T" erode "$W/d512.tif" -o "$W/x.tif" --tile 64 --steps-per-exchange 1000 -q 2>"$W/halo.err"
+check "an absurd halo is refused, naming the option and the largest K" \
+  '[ $? -ne 0 ] && grep -q "steps-per-exchange 1000 makes a halo of 3000 cells around tiles of 64.*at most 85 steps" "$W/halo.err" && [ ! -e "$W/x.tif" ]'
+
+echo "cli_memory_plan: $pass passed, $fail failed"
+[ $fail -eq 0 ]
