@@ -11,6 +11,7 @@
  * files were renamed into place (say, the report) removes those too.
  */
 #include "erode.h"
+#include "export_app.h"
 #include "io/state.h"
 #include "mpi/ranks.h"
 
@@ -42,6 +43,8 @@ static void erode_usage(void) {
       "                         orange\n"
       "  --no-preview           do not write the preview\n"
       "  --report FILE.json     run report: parameters, timings, memory, mass ledger\n"
+      "  --export FORMAT:PATH   also write PATH as `talus export OUT -of FORMAT -o PATH` would\n"
+      "                         (PNG16, R16, R32, GTiff; with PATH.json); repeatable\n"
       "  --cell-size M          cell size in metres (overrides the raster)\n"
       "  --z-scale F            multiply input heights by F\n"
       "  --nodata POLICY        outflow (default), wall or fill\n"
@@ -130,6 +133,28 @@ static int erode_tile_option(app_args *a, erode_opts *o) {
   return 0;
 }
 
+/* Takes one --export FORMAT:PATH (checked now, run after the erosion);
+ * returns 1, or -1 with the error recorded. */
+static int erode_export_option(const char *v, erode_opts *o) {
+  const char *path = NULL;
+  if (o->nexports >= ERODE_MAX_EXPORTS) {
+    talus_fail(TALUS_ERR_ARGUMENT, "args", "at most %d --export options", ERODE_MAX_EXPORTS);
+    return -1;
+  }
+  if (export_spec_check(v, &path)) return -1;
+  o->exports[o->nexports++] = v;
+  return 1;
+}
+
+/* Runs every --export on the eroded surface, as `talus export OUTPUT -of
+ * FORMAT -o PATH` does (rank 0 only: it alone holds the outputs). */
+static talus_status erode_exports(const erode_opts *o) {
+  talus_status st = TALUS_OK;
+  for (int e = 0; !st && e < o->nexports && talus_mpi_rank() == 0; e++)
+    st = export_from_erode(o->output, o->exports[e], o->quiet);
+  return st;
+}
+
 /* Consumes one option at a->i into o; returns <0 on error, 0 if unknown. */
 static int erode_option(app_args *a, erode_opts *o) {
   const char *v = NULL;
@@ -165,6 +190,7 @@ static int erode_option(app_args *a, erode_opts *o) {
   if ((r = app_take(a, "--report", NULL, &v))) return r < 0 ? r : (o->report = v, 1);
   if ((r = app_take(a, "--hardness", NULL, &v))) return r < 0 ? r : (o->hardness = v, 1);
   if ((r = app_take(a, "--rain-map", NULL, &v))) return r < 0 ? r : (o->rain_map = v, 1);
+  if ((r = app_take(a, "--export", NULL, &v))) return r < 0 ? r : erode_export_option(v, o);
   if (app_flag(a, "--maps", NULL)) return o->maps = 1;
   if (app_flag(a, "--no-preview", NULL)) return o->no_preview = 1;
   if (app_flag(a, "--quiet", "-q")) return o->quiet = 1;
@@ -429,6 +455,7 @@ talus_status talus_erode_app(int argc, char **argv) {
     if (!st && !tiled) st = erode_maps(o, d);
     if (!st && !tiled) st = erode_device(o, d);
     if (!st && !tiled) st = erode_run_and_write(o, d, &geo, p);
+    if (!st) st = erode_exports(o);
   }
   if (st && w && talus_mpi_rank() == 0) erode_remove_written(w);
   if (st && talus_mpi_rank() != 0) /* every rank holds the agreed error: rank 0 shows it */

@@ -14,6 +14,7 @@ static void usage(FILE *to) {
               "  generate  make the initial terrain of a scene (talus generate --help)\n"
               "  params    list every configuration key (talus params --help)\n"
               "  info      describe a raster or talus state (talus info --help)\n"
+              "  export    engine heightmaps from a run's output or state (talus export --help)\n"
               "options: --version, --help\n");
 }
 
@@ -40,6 +41,8 @@ int main(int argc, char **argv) {
     app = talus_params_app;
   else if (!strcmp(cmd, "info"))
     app = talus_info_app;
+  else if (!strcmp(cmd, "export"))
+    app = talus_export_app;
   if (!app) {
     fprintf(stderr, "talus: unknown command '%s'\n", cmd);
     usage(stderr);
