@@ -44,7 +44,8 @@ static void erode_usage(void) {
       "  --no-preview           do not write the preview\n"
       "  --report FILE.json     run report: parameters, timings, memory, mass ledger\n"
       "  --export FORMAT:PATH   also write PATH as `talus export OUT -of FORMAT -o PATH` would\n"
-      "                         (PNG16, R16, R32, GTiff; with PATH.json); repeatable\n"
+      "                         (PNG16, R16, R32, GTiff with PATH.json; OBJ, PLY, GLB from\n"
+      "                         the --state, which they need); repeatable\n"
       "  --cell-size M          cell size in metres (overrides the raster)\n"
       "  --z-scale F            multiply input heights by F\n"
       "  --nodata POLICY        outflow (default), wall or fill\n"
@@ -137,11 +138,12 @@ static int erode_tile_option(app_args *a, erode_opts *o) {
  * returns 1, or -1 with the error recorded. */
 static int erode_export_option(const char *v, erode_opts *o) {
   const char *path = NULL;
+  int mesh = 0;
   if (o->nexports >= ERODE_MAX_EXPORTS) {
     talus_fail(TALUS_ERR_ARGUMENT, "args", "at most %d --export options", ERODE_MAX_EXPORTS);
     return -1;
   }
-  if (export_spec_check(v, &path)) return -1;
+  if (export_spec_check(v, &path, &mesh)) return -1;
   o->exports[o->nexports++] = v;
   return 1;
 }
@@ -151,7 +153,7 @@ static int erode_export_option(const char *v, erode_opts *o) {
 static talus_status erode_exports(const erode_opts *o) {
   talus_status st = TALUS_OK;
   for (int e = 0; !st && e < o->nexports && talus_mpi_rank() == 0; e++)
-    st = export_from_erode(o->output, o->exports[e], o->quiet);
+    st = export_from_erode(o->output, o->state, o->exports[e], o->quiet);
   return st;
 }
 
@@ -252,6 +254,15 @@ static talus_status erode_parse(int argc, char **argv, erode_opts *o, int *help)
   if (!o->output) return talus_fail(TALUS_ERR_ARGUMENT, "args", "no output given (-o FILE.tif)");
   talus_status st = app_check_geotiff_name("-o", o->output);
   if (!st && o->state) st = app_check_geotiff_name("--state", o->state);
+  if (st) return st;
+  for (int e = 0; e < o->nexports && !st; e++) {
+    const char *path = NULL;
+    int mesh = 0;
+    if (!export_spec_check(o->exports[e], &path, &mesh) && mesh && !o->state)
+      st = talus_fail(TALUS_ERR_ARGUMENT, "args",
+                      "--export %s: a mesh is made from the layered state; add --state FILE.tif",
+                      o->exports[e]);
+  }
   if (st) return st;
   if (o->resume && !o->store_dir)
     return talus_fail(TALUS_ERR_ARGUMENT, "args",

@@ -2,7 +2,9 @@
  * export.c — `talus export INPUT -o OUT [-of FORMAT] …`: what leaves the
  * program for engines and DCC tools, from a finished run's output or
  * --state without re-running the erosion. Heightmaps (PNG16, R16, R32,
- * GTiff, io/export/heightmap.h) with a JSON sidecar "<OUT>.json".
+ * GTiff, io/export/heightmap.h) with a JSON sidecar "<OUT>.json", and
+ * meshes of a state's solid with its overhangs (OBJ, PLY, GLB,
+ * io/export/mesh.h), whole or one per tile.
  *
  * Design notes
  * ------------
@@ -18,6 +20,7 @@
 #include "app.h"
 #include "export_app.h"
 #include "io/export/heightmap.h"
+#include "io/export/mesh.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +28,8 @@
 static void export_usage(void) {
   printf("usage: talus export INPUT -o OUTPUT [-of FORMAT] [options]\n"
          "Writes a heightmap for a game engine or DCC tool from a raster: an eroded surface\n"
-         "(talus erode -o), a talus --state file (its band 1, the surface) or any DEM.\n"
+         "(talus erode -o), a talus --state file (its band 1, the surface) or any DEM; or a\n"
+         "mesh of a state's solid (bedrock + sand) with every overhang, arch and cave.\n"
          "  -o, --output FILE   the heightmap; its JSON sidecar is FILE.json\n"
          "  -of FORMAT          PNG16 (16-bit PNG), R16 (RAW uint16 little-endian), R32\n"
          "                      (RAW float32 little-endian, metres) or GTiff (float32 metres);\n"
@@ -41,6 +45,16 @@ static void export_usage(void) {
          "  -co NAME=VALUE      GeoTIFF creation option (GTiff); repeatable\n"
          "  --config KEY VALUE  GDAL configuration option\n"
          "  -q, --quiet         no progress bar\n"
+         "Meshes (-of OBJ, PLY or GLB, or .obj .ply .glb; INPUT a talus state): blocky and\n"
+         "watertight (every edge shared by two triangles), flat normals, metres, Y up,\n"
+         "x east, z south from the map's north-west corner.\n"
+         "  --multi-only        only cells of more than one column (what a heightmap cannot\n"
+         "                      hold) and those within --margin of them\n"
+         "  --margin N          cells around them (default 2)\n"
+         "  --base Z            bottom of the lowest column [m] (default: the lowest surface\n"
+         "                      of column 0 less max(1 m, a cell))\n"
+         "  --tile N            one mesh per N x N cells, OUTPUT_x<i>_y<j>.ext; tiles share\n"
+         "                      their edge vertices exactly\n"
          "The sidecar gives the sample spacing (X/Y scale), the Z range, offset and\n"
          "quantum, Unreal's landscape scale in cm (Z = range_cm * 128 / 65535, about\n"
          "range_m * 100 / 512) and location Z, and Unity's terrain size and height offset.\n"
@@ -56,6 +70,10 @@ typedef struct export_opts {
   talus_heightmap_options hm;
   const char *co[EXPORT_MAX_CO + 1];
   int nco, no_sidecar, quiet;
+  int mesh; /* a mesh format was asked for */
+  talus_mesh_format mesh_format;
+  talus_mesh_options mo;
+  int64_t tile;
   char sidecar[TALUS_PATH_BUF];
 } export_opts;
 
@@ -101,20 +119,34 @@ static int export_option(app_args *a, export_opts *o) {
     return r;
   }
   if (app_flag(a, "--no-sidecar", NULL)) return o->no_sidecar = 1;
+  if (app_flag(a, "--multi-only", NULL)) return o->mo.multi_only = 1;
+  int64_t n = 0;
+  if ((r = app_take(a, "--margin", NULL, &v)))
+    return r < 0 || app_int("--margin", v, 0, 1000, &n) ? -1 : (o->mo.margin = (int)n, 1);
+  if ((r = app_take(a, "--tile", NULL, &v)))
+    return r < 0 || app_int("--tile", v, 1, 1 << 20, &o->tile) ? -1 : 1;
+  if ((r = app_take(a, "--base", NULL, &v)))
+    return r < 0 || app_real("--base", v, -1e7, 1e7, &o->mo.base) ? -1 : (o->mo.base_given = 1);
   if (app_flag(a, "--quiet", "-q")) return o->quiet = 1;
   return 0;
 }
 
 /* The format: -of, else the output's extension. */
 static talus_status export_format(export_opts *o) {
-  if (o->format && !talus_hm_format_parse(o->format, &o->hm.format))
-    return talus_fail(TALUS_ERR_ARGUMENT, "args",
-                      "unknown format '%s' (PNG16, R16, R32 or GTiff; see talus export --help)",
-                      o->format);
-  if (!o->format && !talus_hm_format_from_path(o->output, &o->hm.format))
+  if (o->format) {
+    o->mesh = talus_mesh_format_parse(o->format, &o->mesh_format);
+    if (!o->mesh && !talus_hm_format_parse(o->format, &o->hm.format))
+      return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                        "unknown format '%s' (PNG16, R16, R32, GTiff, OBJ, PLY or GLB; see talus "
+                        "export --help)",
+                        o->format);
+    return TALUS_OK;
+  }
+  o->mesh = talus_mesh_format_from_path(o->output, &o->mesh_format);
+  if (!o->mesh && !talus_hm_format_from_path(o->output, &o->hm.format))
     return talus_fail(TALUS_ERR_ARGUMENT, "args",
                       "no -of FORMAT, and the extension of '%s' names none (.png .r16 .raw .r32 "
-                      ".tif)",
+                      ".tif .obj .ply .glb)",
                       o->output);
   return TALUS_OK;
 }
@@ -145,7 +177,15 @@ static talus_status export_parse(int argc, char **argv, export_opts *o, int *hel
   if (!o->input) return talus_fail(TALUS_ERR_ARGUMENT, "args", "no input raster given");
   if (!o->output) return talus_fail(TALUS_ERR_ARGUMENT, "args", "no output given (-o FILE)");
   o->hm.creation_options = o->co;
-  return export_format(o);
+  o->mo.margin = o->mo.margin ? o->mo.margin : 2;
+  talus_status st = export_format(o);
+  if (!st && !o->mesh && (o->mo.multi_only || o->mo.base_given || o->tile))
+    st = talus_fail(TALUS_ERR_ARGUMENT, "args",
+                    "--multi-only, --base and --tile are for meshes (-of OBJ, PLY or GLB)");
+  if (!st && o->mesh && (o->hm.width || o->hm.z_stated))
+    st = talus_fail(TALUS_ERR_ARGUMENT, "args", "--size and --z-range are for heightmaps");
+  if (o->mesh) o->no_sidecar = 1;
+  return st;
 }
 
 /* The outputs must be writable, distinct from the input and each other. */
@@ -184,6 +224,72 @@ static talus_status export_heightmap(export_opts *o) {
   return st;
 }
 
+/* Meshes the cells of rectangle (x0, y0, w, h) strip by strip into m. */
+static talus_status export_mesh_rect(talus_mesh_source *s, int x0, int y0, int w, int h,
+                                     talus_mesh *m, app_progress *bar) {
+  talus_status st = TALUS_OK;
+  for (int y = y0; y < y0 + h && !st; y += TALUS_RASTER_WINDOW_ROWS) {
+    int rows = y0 + h - y < TALUS_RASTER_WINDOW_ROWS ? y0 + h - y : TALUS_RASTER_WINDOW_ROWS;
+    st = talus_mesh_add_rect(s, x0, y, w, rows, m);
+    if (!st && bar && !app_progress_cb((double)(y + rows - y0) / h, NULL, bar))
+      st = talus_fail(TALUS_ERR_CANCELLED, "export", "cancelled");
+  }
+  return st;
+}
+
+/* "<output less its extension>_x<i>_y<j><extension>" into out[size]. */
+static void export_tile_path(char *out, size_t size, const char *output, int64_t i, int64_t j) {
+  const char *slash = strrchr(output, '/'), *dot = strrchr(slash ? slash + 1 : output, '.');
+  int stem = dot ? (int)(dot - output) : (int)strlen(output);
+  snprintf(out, size, "%.*s_x%lld_y%lld%s", stem, output, (long long)i, (long long)j,
+           dot ? dot : "");
+}
+
+/* One mesh per --tile N x N cells; tiles with nothing selected are left
+ * out. */
+static talus_status export_mesh_tiles(export_opts *o, talus_mesh_source *s) {
+  int nx = talus_mesh_source_nx(s), ny = talus_mesh_source_ny(s), written = 0;
+  char path[TALUS_PATH_BUF];
+  talus_status st = TALUS_OK;
+  for (int64_t ty = 0; ty * o->tile < ny && !st; ty++)
+    for (int64_t tx = 0; tx * o->tile < nx && !st; tx++) {
+      int x0 = (int)(tx * o->tile), y0 = (int)(ty * o->tile);
+      int w = nx - x0 < o->tile ? nx - x0 : (int)o->tile,
+          h = ny - y0 < o->tile ? ny - y0 : (int)o->tile;
+      talus_mesh m = {0};
+      st = export_mesh_rect(s, x0, y0, w, h, &m, NULL);
+      export_tile_path(path, sizeof path, o->output, tx, ty);
+      if (!st && m.nt) st = talus_mesh_write(&m, o->mesh_format, path);
+      written += !st && m.nt;
+      talus_mesh_free(&m);
+    }
+  if (!st)
+    talus_info("wrote %d mesh tiles of %lld x %lld cells", written, (long long)o->tile,
+               (long long)o->tile);
+  return st;
+}
+
+/* The mesh of the state o->input: one file, or one per tile. */
+static talus_status export_mesh(export_opts *o) {
+  talus_mesh_source *s = NULL;
+  talus_status st = talus_mesh_source_open(o->input, &o->mo, &s);
+  if (!st && o->tile) st = export_mesh_tiles(o, s);
+  if (!st && !o->tile) {
+    talus_mesh m = {0};
+    app_progress bar;
+    app_progress_begin(&bar, "meshing", 100, o->quiet);
+    st = export_mesh_rect(s, 0, 0, talus_mesh_source_nx(s), talus_mesh_source_ny(s), &m, &bar);
+    app_progress_end(&bar);
+    if (!st) st = talus_mesh_write(&m, o->mesh_format, o->output);
+    if (!st)
+      talus_info("wrote %s (%zu vertices, %zu triangles, %.9g m3 enclosed above the base %g m)",
+                 o->output, m.nv, m.nt, talus_mesh_volume(&m), talus_mesh_source_base(s));
+    talus_mesh_free(&m);
+  }
+  talus_mesh_source_close(s);
+  return st;
+}
+
 void export_sidecar_path(char *out, size_t size, const char *output) {
   snprintf(out, size, "%s.json", output);
 }
@@ -199,20 +305,26 @@ static talus_status export_spec_split(const char *spec, char *format, size_t siz
   return TALUS_OK;
 }
 
-talus_status export_spec_check(const char *spec, const char **path) {
+talus_status export_spec_check(const char *spec, const char **path, int *mesh) {
   char format[32];
   talus_hm_format f;
+  talus_mesh_format mf;
   talus_status st = export_spec_split(spec, format, sizeof format, path);
-  if (!st && !talus_hm_format_parse(format, &f))
+  *mesh = !st && talus_mesh_format_parse(format, &mf);
+  if (!st && !*mesh && !talus_hm_format_parse(format, &f))
     st = talus_fail(TALUS_ERR_ARGUMENT, "args",
-                    "--export %s: unknown format '%s' (PNG16, R16, R32 or GTiff)", spec, format);
+                    "--export %s: unknown format '%s' (PNG16, R16, R32, GTiff, OBJ, PLY or GLB)",
+                    spec, format);
   return st;
 }
 
-talus_status export_from_erode(const char *input, const char *spec, int quiet) {
+talus_status export_from_erode(const char *output, const char *state, const char *spec, int quiet) {
   char format[32];
   const char *path = NULL;
-  talus_status st = export_spec_split(spec, format, sizeof format, &path);
+  int mesh = 0;
+  talus_status st = export_spec_check(spec, &path, &mesh);
+  if (!st) export_spec_split(spec, format, sizeof format, &path);
+  const char *input = mesh ? state : output;
   char *argv[] = {(char *)input, "-of", format, "-o", (char *)path, "-q", NULL};
   return st ? st : talus_export_app(quiet ? 6 : 5, argv);
 }
@@ -227,7 +339,7 @@ talus_status talus_export_app(int argc, char **argv) {
   if (!st && !help) {
     if (o->quiet) talus_log_set_level(0);
     st = export_check_outputs(o);
-    if (!st) st = export_heightmap(o);
+    if (!st) st = o->mesh ? export_mesh(o) : export_heightmap(o);
   }
   free(o);
   return st;

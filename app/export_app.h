@@ -12,11 +12,13 @@
 void export_sidecar_path(char *out, size_t size, const char *output);
 
 /* Checks one --export value "FORMAT:PATH" of talus erode (FORMAT one that
- * `talus export -of` takes) and points *path at its PATH. */
-talus_status export_spec_check(const char *spec, const char **path);
+ * `talus export -of` takes), points *path at its PATH and sets *mesh when
+ * FORMAT is a mesh's (made from the state, with no sidecar). */
+talus_status export_spec_check(const char *spec, const char **path, int *mesh);
 
-/* Runs `talus export INPUT -of FORMAT -o PATH [-q]` for spec "FORMAT:PATH":
- * the same library call, so the same bytes. */
-talus_status export_from_erode(const char *input, const char *spec, int quiet);
+/* Runs `talus export INPUT -of FORMAT -o PATH [-q]` for spec "FORMAT:PATH",
+ * INPUT the run's state for a mesh, else its output: the same library
+ * call, so the same bytes. */
+talus_status export_from_erode(const char *output, const char *state, const char *spec, int quiet);
 
 #endif /* TALUS_APP_EXPORT_APP_H */

@@ -10,10 +10,16 @@ source "$(dirname "$0")/lib_cli.sh"
 "$T" generate cave -o "$W/cave.tif" --size 64
 mkdir -p "$W/a" "$W/b"
 "$T" erode "$W/cave.tif" -o "$W/out.tif" -c "$SRC/configs/cave.ini" --steps 20 -q --no-preview \
-  --state "$W/state.tif" --export PNG16:"$W/a/t.png" --export r16:"$W/a/t.r16"
+  --state "$W/state.tif" --export PNG16:"$W/a/t.png" --export r16:"$W/a/t.r16" \
+  --export GLB:"$W/a/m.glb"
 "$T" export "$W/out.tif" -of PNG16 -o "$W/b/t.png" -q
 "$T" export "$W/out.tif" -of R16 -o "$W/b/t.r16" -q
 "$T" export "$W/state.tif" -o "$W/b/s.png" -q
+"$T" export "$W/state.tif" -o "$W/b/m.glb" -q
+"$T" export "$W/state.tif" -o "$W/b/m.obj" --tile 40 -q
+check "erode --export GLB == talus export of the state" 'cmp -s "$W/a/m.glb" "$W/b/m.glb"'
+check "--tile 40 of 64 x 64: four OBJ tiles" \
+  '[ $(ls "$W/b" | grep -c "^m_x[01]_y[01].obj$") -eq 4 ]'
 check "erode --export PNG16 == talus export" 'cmp -s "$W/a/t.png" "$W/b/t.png"'
 check "erode --export R16 == talus export" 'cmp -s "$W/a/t.r16" "$W/b/t.r16"'
 check "erode --export sidecar == talus export's" 'cmp -s "$W/a/t.png.json" "$W/b/t.png.json"'
@@ -49,6 +55,11 @@ refused "missing input" "r7-missing.tif" "$W/r7-missing.tif" -o "$W/r7.png"
 refused "output is the input" "overwrite the input" "$W/out.tif" -o "$W/out.tif"
 gdal_create -q -of GTiff -outsize 16 16 -ot Float32 -a_nodata -9999 -burn -9999 "$W/nd.tif"
 refused "NoData only" "no valid height" "$W/nd.tif" -o "$W/r8.png"
+refused "mesh of a heightmap" "not a talus state" "$W/out.tif" -o "$W/r10.obj"
+refused "size of a mesh" "are for heightmaps" "$W/state.tif" -o "$W/r11.ply" --size 33
+"$T" erode "$W/cave.tif" -o "$W/e.tif" --steps 5 -q --export OBJ:"$W/r12.obj" 2>"$W/msg"
+rc=$?
+check "erode --export OBJ without --state: refused" '[ $rc -eq 1 ] && grep -q "add --state" "$W/msg"'
 "$T" erode "$W/cave.tif" -o "$W/e.tif" --steps 5 -q --export PNG8:"$W/r9.png" 2>"$W/msg"
 rc=$?
 check "erode --export PNG8 refused before the run" '[ $rc -eq 1 ] && [ ! -e "$W/e.tif" ]'
