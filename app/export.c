@@ -53,6 +53,8 @@ static void export_usage(void) {
          "  --margin N          cells around them (default 2)\n"
          "  --base Z            bottom of the lowest column [m] (default: the lowest surface\n"
          "                      of column 0 less max(1 m, a cell))\n"
+         "  --crop X0,Y0,W,H    only the cells of that rectangle, closed along its edges (a\n"
+         "                      section: its cut walls show caves and arches in profile)\n"
          "  --tile N            one mesh per N x N cells, OUTPUT_x<i>_y<j>.ext; tiles share\n"
          "                      their edge vertices exactly\n"
          "The sidecar gives the sample spacing (X/Y scale), the Z range, offset and\n"
@@ -105,6 +107,17 @@ static talus_status export_z_range(const char *v, export_opts *o) {
   return st;
 }
 
+/* Parses --crop "X0,Y0,W,H" (cells). */
+static talus_status export_crop(const char *v, export_opts *o) {
+  talus_mesh_options *m = &o->mo;
+  if (sscanf(v, "%d,%d,%d,%d", &m->crop_x0, &m->crop_y0, &m->crop_w, &m->crop_h) != 4 ||
+      m->crop_x0 < 0 || m->crop_y0 < 0 || m->crop_w < 1 || m->crop_h < 1)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                      "--crop expects X0,Y0,W,H in cells (W, H >= 1), got '%s'", v);
+  m->crop = 1;
+  return TALUS_OK;
+}
+
 /* Consumes one option at a->i into o; returns <0 on error, 0 if unknown. */
 static int export_option(app_args *a, export_opts *o) {
   const char *v = NULL;
@@ -125,6 +138,7 @@ static int export_option(app_args *a, export_opts *o) {
     return r < 0 || app_int("--margin", v, 0, 1000, &n) ? -1 : (o->mo.margin = (int)n, 1);
   if ((r = app_take(a, "--tile", NULL, &v)))
     return r < 0 || app_int("--tile", v, 1, 1 << 20, &o->tile) ? -1 : 1;
+  if ((r = app_take(a, "--crop", NULL, &v))) return r < 0 || export_crop(v, o) ? -1 : 1;
   if ((r = app_take(a, "--base", NULL, &v)))
     return r < 0 || app_real("--base", v, -1e7, 1e7, &o->mo.base) ? -1 : (o->mo.base_given = 1);
   if (app_flag(a, "--quiet", "-q")) return o->quiet = 1;
@@ -179,9 +193,9 @@ static talus_status export_parse(int argc, char **argv, export_opts *o, int *hel
   o->hm.creation_options = o->co;
   o->mo.margin = o->mo.margin ? o->mo.margin : 2;
   talus_status st = export_format(o);
-  if (!st && !o->mesh && (o->mo.multi_only || o->mo.base_given || o->tile))
+  if (!st && !o->mesh && (o->mo.multi_only || o->mo.base_given || o->tile || o->mo.crop))
     st = talus_fail(TALUS_ERR_ARGUMENT, "args",
-                    "--multi-only, --base and --tile are for meshes (-of OBJ, PLY or GLB)");
+                    "--multi-only, --base, --crop and --tile are for meshes (-of OBJ, PLY or GLB)");
   if (!st && o->mesh && (o->hm.width || o->hm.z_stated))
     st = talus_fail(TALUS_ERR_ARGUMENT, "args", "--size and --z-range are for heightmaps");
   if (o->mesh) o->no_sidecar = 1;
@@ -269,16 +283,31 @@ static talus_status export_mesh_tiles(export_opts *o, talus_mesh_source *s) {
   return st;
 }
 
+/* The rectangle of cells a mesh covers: the map, or its crop within it. */
+static talus_status export_mesh_extent(const export_opts *o, const talus_mesh_source *s, int r[4]) {
+  int nx = talus_mesh_source_nx(s), ny = talus_mesh_source_ny(s);
+  const talus_mesh_options *m = &o->mo;
+  r[0] = 0, r[1] = 0, r[2] = nx, r[3] = ny;
+  if (!m->crop) return TALUS_OK;
+  if (m->crop_x0 + m->crop_w > nx || m->crop_y0 + m->crop_h > ny)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args", "--crop %d,%d,%d,%d leaves the %d x %d map",
+                      m->crop_x0, m->crop_y0, m->crop_w, m->crop_h, nx, ny);
+  r[0] = m->crop_x0, r[1] = m->crop_y0, r[2] = m->crop_w, r[3] = m->crop_h;
+  return TALUS_OK;
+}
+
 /* The mesh of the state o->input: one file, or one per tile. */
 static talus_status export_mesh(export_opts *o) {
   talus_mesh_source *s = NULL;
+  int r[4];
   talus_status st = talus_mesh_source_open(o->input, &o->mo, &s);
+  if (!st) st = export_mesh_extent(o, s, r);
   if (!st && o->tile) st = export_mesh_tiles(o, s);
   if (!st && !o->tile) {
     talus_mesh m = {0};
     app_progress bar;
     app_progress_begin(&bar, "meshing", 100, o->quiet);
-    st = export_mesh_rect(s, 0, 0, talus_mesh_source_nx(s), talus_mesh_source_ny(s), &m, &bar);
+    st = export_mesh_rect(s, r[0], r[1], r[2], r[3], &m, &bar);
     app_progress_end(&bar);
     if (!st) st = talus_mesh_write(&m, o->mesh_format, o->output);
     if (!st)

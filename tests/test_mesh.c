@@ -6,7 +6,8 @@
  * direction), each triangle faces the normal it states, and its enclosed
  * volume (divergence theorem) equals the state's solid volume Σ l_c² Σ_k
  * (B_k + s_k − floor_k) within 1e-6 relative; --multi-only meshes are
- * closed too and stay within the margin of multi-column cells; tile
+ * closed too and stay within the margin of multi-column cells, and so
+ * are --crop sections through the cave's tunnel; tile
  * meshes together hold exactly the whole mesh's triangles (shared edge
  * vertices bit for bit); GLB and PLY hold the same triangles.
  */
@@ -144,9 +145,10 @@ static int near_multi(const talus_bands *b, int columns, size_t i, int margin) {
 
 /* The solid volume of a state file above `base`, summed from its bands:
  * Σ l_c² Σ_k (B_k + s_k − floor_k), floor_0 = base, floor_k = C_{k−1},
- * over every cell (margin < 0) or those near_multi; *multi gets the cells
- * of more than one column. */
-static double state_volume(const char *path, double base, int margin, long *multi) {
+ * over the cells o selects (near_multi with multi_only, inside the crop
+ * with crop); *multi gets the cells of more than one column. */
+static double state_volume(const char *path, double base, const talus_mesh_options *o,
+                           long *multi) {
   talus_bands b;
   talus_state_header h;
   double v = 0.0;
@@ -156,7 +158,11 @@ static double state_volume(const char *path, double base, int margin, long *mult
   for (size_t i = 0; i < (size_t)b.nx * b.ny; i++) {
     int n = (int)b.band[h.columns][i];
     *multi += n > 1;
-    if (margin >= 0 && !near_multi(&b, h.columns, i, margin)) continue;
+    int x = (int)(i % b.nx), y = (int)(i / b.nx);
+    if (o->multi_only && !near_multi(&b, h.columns, i, o->margin)) continue;
+    if (o->crop && (x < o->crop_x0 || y < o->crop_y0 || x >= o->crop_x0 + o->crop_w ||
+                    y >= o->crop_y0 + o->crop_h))
+      continue;
     for (int k = 0; k < n; k++) {
       talus_state_band_name(k, 0, name[0]), talus_state_band_name(k, 1, name[1]);
       talus_state_band_name(k - (k > 0), 3, name[2]);
@@ -189,7 +195,9 @@ static long check_closed(const char *name, const char *state, const talus_mesh_o
   double base = 0.0;
   char obj[64];
   snprintf(obj, sizeof obj, "%s.obj", name);
-  talus_status st = mesh_rect(state, o, 0, 0, 0, 0, &m, &base);
+  talus_status st =
+      o->crop ? mesh_rect(state, o, o->crop_x0, o->crop_y0, o->crop_w, o->crop_h, &m, &base)
+              : mesh_rect(state, o, 0, 0, 0, 0, &m, &base);
   if (!st) st = talus_mesh_write(&m, TALUS_MESH_OBJ, tpath(obj));
   CHECK(st == TALUS_OK, "%s: %s", name, talus_last_error());
   rmesh r;
@@ -198,13 +206,12 @@ static long check_closed(const char *name, const char *state, const talus_mesh_o
   long edges = 0, bad = manifold_faults(&r, &edges), multi = 0;
   CHECK(bad == 0, "%s: %ld of %ld edges not used exactly twice, oppositely", name, bad, edges);
   CHECK(normal_faults(&r) == 0, "%s: triangles facing away from their normal", name);
-  double vm = rmesh_volume(&r),
-         vs = state_volume(state, base, o->multi_only ? o->margin : -1, &multi);
+  double vm = rmesh_volume(&r), vs = state_volume(state, base, o, &multi);
   printf("%s: %ld vertices, %ld triangles, %ld edges (each used twice), %ld multi-column cells; "
          "volume mesh %.6f m3, state %.6f m3, relative error %.2e\n",
          name, r.nv, r.nt, edges, multi, vm, vs, fabs(vm - vs) / vs);
   CHECK(fabs(vm - vs) <= TOL_VOLUME * vs, "%s: volume %.6f vs the state's %.6f", name, vm, vs);
-  if (!o->multi_only) CHECK(multi > 0, "%s: no cell of several columns to test", name);
+  if (!o->multi_only && !o->crop) CHECK(multi > 0, "%s: no cell of several columns to test", name);
   rmesh_free(&r);
   talus_mesh_free(&m);
   return edges;
@@ -345,6 +352,8 @@ int main(void) {
   CHECK(st == TALUS_OK, "cave state: %s", talus_last_error());
   check_closed("cave", tpath("cave.tif"), &o);
   check_binary(tpath("cave.tif"));
+  talus_mesh_options cut = {.crop = 1, .crop_x0 = 20, .crop_y0 = 25, .crop_w = 9, .crop_h = 13};
+  check_closed("cave crop through the tunnel", tpath("cave.tif"), &cut);
   st = make_state("arches", 128, ARCHES_STEPS, tpath("arches.tif"));
   CHECK(st == TALUS_OK, "arches state: %s", talus_last_error());
   long edges = check_closed("arches", tpath("arches.tif"), &o);

@@ -263,10 +263,24 @@ static talus_status win_fill(mesh_win *w) {
   return st;
 }
 
+/* Drops the cells outside the crop rectangle: the mesh closes along it. */
+static void win_crop(mesh_win *w) {
+  const talus_mesh_options *o = &w->s->o;
+  for (int y = 0; o->crop && y < w->h; y++)
+    for (int x = 0; x < w->w; x++) {
+      int gx = w->x0 + x, gy = w->y0 + y;
+      if (gx < o->crop_x0 || gy < o->crop_y0 || gx >= o->crop_x0 + o->crop_w ||
+          gy >= o->crop_y0 + o->crop_h)
+        w->n[(size_t)y * w->w + x] = 0;
+    }
+}
+
 /* Drops the cells the selection leaves out: with multi_only, those farther
- * than the margin from every cell of more than one column. */
+ * than the margin from every cell of more than one column; with crop,
+ * those outside it. */
 static talus_status win_select(mesh_win *w) {
   const talus_mesh_options *o = &w->s->o;
+  win_crop(w);
   if (!o->multi_only) return TALUS_OK;
   size_t n = (size_t)w->w * w->h;
   uint8_t *keep = calloc(n, 1);

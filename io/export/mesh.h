@@ -60,6 +60,8 @@ typedef struct talus_mesh_options {
   int margin;     /* cells (Chebyshev distance) around them; with multi_only */
   int base_given; /* 1: base below is the bottom of column 0 */
   double base;    /* [m]; else the lowest column-0 top less max(1 m, a cell) */
+  int crop;       /* 1: only the cells of the rectangle below, closed along its edges */
+  int crop_x0, crop_y0, crop_w, crop_h; /* cells */
 } talus_mesh_options;
 
 typedef struct talus_mesh_source talus_mesh_source;
