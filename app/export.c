@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Prints `talus export --help`. */
 static void export_usage(void) {
   printf("usage: talus export INPUT -o OUTPUT [-of FORMAT] [options]\n"
          "Writes a heightmap for a game engine or DCC tool from a raster: an eroded surface\n"
@@ -165,6 +166,21 @@ static talus_status export_format(export_opts *o) {
   return TALUS_OK;
 }
 
+/* Settles the format and refuses the options that do not fit it. */
+static talus_status export_settle(export_opts *o) {
+  o->hm.creation_options = o->co;
+  talus_status st = export_format(o);
+  if (!st && !o->mesh && (o->mo.multi_only || o->mo.base_given || o->tile || o->mo.crop))
+    st = talus_fail(TALUS_ERR_ARGUMENT, "args",
+                    "--multi-only, --base, --crop and --tile are for meshes (-of OBJ, PLY or GLB)");
+  if (!st && o->mesh && (o->hm.width || o->hm.z_stated))
+    st = talus_fail(TALUS_ERR_ARGUMENT, "args", "--size and --z-range are for heightmaps");
+  if (o->mesh) o->no_sidecar = 1;
+  return st;
+}
+
+/* Parses argv into o (*help set by --help), then settles the format and
+ * refuses options that do not fit it (export_settle). */
 static talus_status export_parse(int argc, char **argv, export_opts *o, int *help) {
   app_args a = {argc, argv, 0};
   while (a.i < argc) {
@@ -190,16 +206,7 @@ static talus_status export_parse(int argc, char **argv, export_opts *o, int *hel
   }
   if (!o->input) return talus_fail(TALUS_ERR_ARGUMENT, "args", "no input raster given");
   if (!o->output) return talus_fail(TALUS_ERR_ARGUMENT, "args", "no output given (-o FILE)");
-  o->hm.creation_options = o->co;
-  o->mo.margin = o->mo.margin ? o->mo.margin : 2;
-  talus_status st = export_format(o);
-  if (!st && !o->mesh && (o->mo.multi_only || o->mo.base_given || o->tile || o->mo.crop))
-    st = talus_fail(TALUS_ERR_ARGUMENT, "args",
-                    "--multi-only, --base, --crop and --tile are for meshes (-of OBJ, PLY or GLB)");
-  if (!st && o->mesh && (o->hm.width || o->hm.z_stated))
-    st = talus_fail(TALUS_ERR_ARGUMENT, "args", "--size and --z-range are for heightmaps");
-  if (o->mesh) o->no_sidecar = 1;
-  return st;
+  return export_settle(o);
 }
 
 /* The outputs must be writable, distinct from the input and each other. */
@@ -363,6 +370,7 @@ talus_status talus_export_app(int argc, char **argv) {
   export_opts *o = calloc(1, sizeof *o);
   int help = 0;
   talus_status st = o ? TALUS_OK : talus_fail(TALUS_ERR_NOMEM, "export", "no memory");
+  if (!st) o->mo.margin = 2; /* --margin's default */
   if (!st) st = export_parse(argc, argv, o, &help);
   if (!st && help) export_usage();
   if (!st && !help) {

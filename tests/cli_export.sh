@@ -20,6 +20,11 @@ mkdir -p "$W/a" "$W/b"
 check "erode --export GLB == talus export of the state" 'cmp -s "$W/a/m.glb" "$W/b/m.glb"'
 check "--tile 40 of 64 x 64: four OBJ tiles" \
   '[ $(ls "$W/b" | grep -c "^m_x[01]_y[01].obj$") -eq 4 ]'
+"$T" export "$W/state.tif" -o "$W/b/m0.obj" --multi-only --margin 0 -q
+"$T" export "$W/state.tif" -o "$W/b/m2.obj" --multi-only -q
+check "--multi-only --margin 0 is smaller than the default margin 2" \
+  '[ $(grep -c "^f " "$W/b/m0.obj") -gt 0 ] &&
+   [ $(grep -c "^f " "$W/b/m0.obj") -lt $(grep -c "^f " "$W/b/m2.obj") ]'
 check "erode --export PNG16 == talus export" 'cmp -s "$W/a/t.png" "$W/b/t.png"'
 check "erode --export R16 == talus export" 'cmp -s "$W/a/t.r16" "$W/b/t.r16"'
 check "erode --export sidecar == talus export's" 'cmp -s "$W/a/t.png.json" "$W/b/t.png.json"'
@@ -57,6 +62,7 @@ gdal_create -q -of GTiff -outsize 16 16 -ot Float32 -a_nodata -9999 -burn -9999 
 refused "NoData only" "no valid height" "$W/nd.tif" -o "$W/r8.png"
 refused "mesh of a heightmap" "not a talus state" "$W/out.tif" -o "$W/r10.obj"
 refused "size of a mesh" "are for heightmaps" "$W/state.tif" -o "$W/r11.ply" --size 33
+refused "crop off the map" "leaves the 64 x 64 map" "$W/state.tif" -o "$W/r13.obj" --crop 60,0,8,8
 "$T" erode "$W/cave.tif" -o "$W/e.tif" --steps 5 -q --export OBJ:"$W/r12.obj" 2>"$W/msg"
 rc=$?
 check "erode --export OBJ without --state: refused" '[ $rc -eq 1 ] && grep -q "add --state" "$W/msg"'

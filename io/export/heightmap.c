@@ -101,6 +101,7 @@ static talus_status src_open(hm_src *s, const char *path, const talus_heightmap_
   return st;
 }
 
+/* Closes the source's dataset and frees its georef. */
 static void src_close(hm_src *s) {
   if (s->ds) GDALClose(s->ds);
   talus_georef_free(&s->geo);

@@ -32,6 +32,7 @@ struct mesh_hash {
   size_t cap;    /* a power of two */
 };
 
+/* The hash of a vertex key (multiplicative mixing of its four fields). */
 static uint64_t key_hash(const mesh_key *k) {
   uint64_t h = (uint64_t)(uint32_t)k->px * 0x9E3779B97F4A7C15ull;
   h ^= ((uint64_t)(uint32_t)k->py + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
@@ -201,6 +202,7 @@ static talus_status win_alloc(mesh_win *w, const talus_mesh_source *s, int x0, i
   return st;
 }
 
+/* Frees the window's arrays (not the window). */
 static void win_free(mesh_win *w) {
   talus_free(w->n), talus_free(w->count), talus_free(w->lo), talus_free(w->hi);
   talus_free(w->v), talus_free(w->top);
@@ -328,6 +330,8 @@ static int solid_at(const float *lo, const float *hi, int n, float z, int above)
   return 0;
 }
 
+/* The union-find over a corner's four quadrants: the root of a, and the
+ * union of a's and b's sets (the smaller index becomes the root). */
 static int uf_find(int *uf, int a) {
   while (uf[a] != a)
     a = uf[a];

@@ -42,6 +42,7 @@ static void put32(FILE *f, uint32_t v) {
   unsigned char b[4] = {v & 255, (v >> 8) & 255, (v >> 16) & 255, v >> 24};
   fwrite(b, 1, 4, f);
 }
+/* Writes float x little-endian. */
 static void putf(FILE *f, float x) {
   uint32_t v;
   memcpy(&v, &x, 4);
