@@ -86,6 +86,7 @@ static talus_status src_open(hm_src *s, const char *path, const talus_heightmap_
   if (!hm_resampling(o->resampling, &s->alg))
     return talus_fail(TALUS_ERR_ARGUMENT, "export", "unknown resampling '%s' (one of: %s)",
                       o->resampling, talus_hm_resampling_names());
+  talus_gdal_cache_cap(); /* GDAL's block cache within talus's bound (raster.h) */
   talus_status st = talus_raster_open(path, &s->ds);
   if (st) return st;
   s->band = GDALGetRasterBand(s->ds, 1);
