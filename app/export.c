@@ -46,6 +46,10 @@ static void export_usage(void) {
          "  -co NAME=VALUE      GeoTIFF creation option (GTiff); repeatable\n"
          "  --config KEY VALUE  GDAL configuration option\n"
          "  -q, --quiet         no progress bar\n"
+         "The sidecar gives the sample spacing (X/Y scale), the Z range, offset and\n"
+         "quantum, Unreal's landscape scale in cm (Z = range_cm * 128 / 65535, about\n"
+         "range_m * 100 / 512) and location Z, and Unity's terrain size and height offset.\n"
+         "NoData becomes the minimum height in PNG16, R16 and R32 and stays NoData in GTiff.\n"
          "Meshes (-of OBJ, PLY or GLB, or .obj .ply .glb; INPUT a talus state): blocky and\n"
          "watertight (every edge shared by two triangles), flat normals, metres, Y up,\n"
          "x east, z south from the map's north-west corner.\n"
@@ -57,11 +61,7 @@ static void export_usage(void) {
          "  --crop X0,Y0,W,H    only the cells of that rectangle, closed along its edges (a\n"
          "                      section: its cut walls show caves and arches in profile)\n"
          "  --tile N            one mesh per N x N cells, OUTPUT_x<i>_y<j>.ext; tiles share\n"
-         "                      their edge vertices exactly\n"
-         "The sidecar gives the sample spacing (X/Y scale), the Z range, offset and\n"
-         "quantum, Unreal's landscape scale in cm (Z = range_cm * 128 / 65535, about\n"
-         "range_m * 100 / 512) and location Z, and Unity's terrain size and height offset.\n"
-         "NoData becomes the minimum height in PNG16, R16 and R32 and stays NoData in GTiff.\n",
+         "                      their edge vertices exactly\n",
          talus_hm_resampling_names());
 }
 
