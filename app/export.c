@@ -42,6 +42,10 @@ static void export_usage(void) {
          "  --z-range MIN,MAX   the range the 16-bit codes span [m] (default: the data's\n"
          "                      min and max, so min -> 0 and max -> 65535); heights outside\n"
          "                      are clamped; use one range for every tile of a world\n"
+         "  --tiles C[xR]       an engine grid of C x R heightmaps OUTPUT_x<i>_y<j>.ext, each\n"
+         "                      with its sidecar, sharing their edge rows and columns (Unreal\n"
+         "                      World Partition, Unity terrain groups) and one Z range; the\n"
+         "                      size must be C*(t-1)+1, e.g. --size 4033 --tiles 4 (1009 each)\n"
          "  --no-sidecar        do not write FILE.json\n"
          "  -co NAME=VALUE      GeoTIFF creation option (GTiff); repeatable\n"
          "  --config KEY VALUE  GDAL configuration option\n"
@@ -77,6 +81,7 @@ typedef struct export_opts {
   talus_mesh_format mesh_format;
   talus_mesh_options mo;
   int64_t tile;
+  int tiles_x, tiles_y; /* --tiles CxR: an engine grid of heightmaps */
   char sidecar[TALUS_PATH_BUF];
 } export_opts;
 
@@ -91,6 +96,17 @@ static talus_status export_size(const char *v, export_opts *o) {
   if (!st && x) st = app_int("--size", x + 1, 2, 1 << 20, &b);
   o->hm.width = (int)a, o->hm.height = (int)b;
   return st;
+}
+
+/* Parses --tiles "C" or "CxR" (tiles across, down). */
+static talus_status export_tiles(const char *v, export_opts *o) {
+  int c = 0, r = 0, n = sscanf(v, "%dx%d", &c, &r);
+  if (n == 1) r = c;
+  if (n < 1 || c < 1 || r < 1 || c > 1024 || r > 1024)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args", "--tiles expects C or CxR (1..1024), got '%s'",
+                      v);
+  o->tiles_x = c, o->tiles_y = r;
+  return TALUS_OK;
 }
 
 /* Parses --z-range "MIN,MAX". */
@@ -139,6 +155,7 @@ static int export_option(app_args *a, export_opts *o) {
     return r < 0 || app_int("--margin", v, 0, 1000, &n) ? -1 : (o->mo.margin = (int)n, 1);
   if ((r = app_take(a, "--tile", NULL, &v)))
     return r < 0 || app_int("--tile", v, 1, 1 << 20, &o->tile) ? -1 : 1;
+  if ((r = app_take(a, "--tiles", NULL, &v))) return r < 0 || export_tiles(v, o) ? -1 : 1;
   if ((r = app_take(a, "--crop", NULL, &v))) return r < 0 || export_crop(v, o) ? -1 : 1;
   if ((r = app_take(a, "--base", NULL, &v)))
     return r < 0 || app_real("--base", v, -1e7, 1e7, &o->mo.base) ? -1 : (o->mo.base_given = 1);
@@ -173,8 +190,9 @@ static talus_status export_settle(export_opts *o) {
   if (!st && !o->mesh && (o->mo.multi_only || o->mo.base_given || o->tile || o->mo.crop))
     st = talus_fail(TALUS_ERR_ARGUMENT, "args",
                     "--multi-only, --base, --crop and --tile are for meshes (-of OBJ, PLY or GLB)");
-  if (!st && o->mesh && (o->hm.width || o->hm.z_stated))
-    st = talus_fail(TALUS_ERR_ARGUMENT, "args", "--size and --z-range are for heightmaps");
+  if (!st && o->mesh && (o->hm.width || o->hm.z_stated || o->tiles_x))
+    st = talus_fail(TALUS_ERR_ARGUMENT, "args",
+                    "--size, --z-range and --tiles are for heightmaps (--tile N for meshes)");
   if (o->mesh) o->no_sidecar = 1;
   return st;
 }
@@ -245,6 +263,72 @@ static talus_status export_heightmap(export_opts *o) {
   return st;
 }
 
+/* "<output less its extension>_x<i>_y<j><extension>" into out[size]. */
+static void export_tile_path(char *out, size_t size, const char *output, int64_t i, int64_t j) {
+  const char *slash = strrchr(output, '/'), *dot = strrchr(slash ? slash + 1 : output, '.');
+  int stem = dot ? (int)(dot - output) : (int)strlen(output);
+  snprintf(out, size, "%.*s_x%lld_y%lld%s", stem, output, (long long)i, (long long)j,
+           dot ? dot : "");
+}
+
+/* The size of a tile of a grid of n tiles over `side` samples sharing
+ * their edges: (side - 1) / n + 1; 0 when side is not n·(t − 1) + 1. */
+static int export_tile_side(int side, int n) {
+  return (side - 1) % n ? 0 : (side - 1) / n + 1;
+}
+
+/* Writes tile (i, j) of t × u samples with one stated range, and its
+ * sidecar. */
+static talus_status export_hm_tile(export_opts *o, const talus_heightmap_info *all, int i, int j,
+                                   int t, int u, char *path, size_t size) {
+  talus_heightmap_options hm = o->hm;
+  talus_heightmap_info info;
+  char side[TALUS_PATH_BUF + 8];
+  hm.z_stated = all->zmax > all->zmin, hm.zmin = all->zmin, hm.zmax = all->zmax;
+  hm.win_x0 = i * (t - 1), hm.win_y0 = j * (u - 1), hm.win_w = t, hm.win_h = u;
+  export_tile_path(path, size, o->output, i, j);
+  talus_status st = talus_heightmap_export(o->input, path, &hm, &info, NULL, NULL);
+  export_sidecar_path(side, sizeof side, path);
+  const char *slash = strrchr(path, '/');
+  if (!st && !o->no_sidecar) st = talus_heightmap_sidecar(side, slash ? slash + 1 : path, &info);
+  if (st) remove(path);
+  return st;
+}
+
+/* Removes tiles (0, 0) .. the n-th (row by row) and their sidecars. */
+static void export_hm_untile(const export_opts *o, int n) {
+  char path[TALUS_PATH_BUF], side[TALUS_PATH_BUF + 8];
+  for (int k = 0; k < n; k++) {
+    export_tile_path(path, sizeof path, o->output, k % o->tiles_x, k / o->tiles_x);
+    export_sidecar_path(side, sizeof side, path);
+    remove(path), remove(side);
+  }
+}
+
+/* An engine grid of heightmaps sharing their edges and one Z range (the
+ * whole grid's, or --z-range); all tiles or none. */
+static talus_status export_hm_tiles(export_opts *o) {
+  talus_heightmap_info all;
+  char path[TALUS_PATH_BUF];
+  talus_status st = talus_heightmap_scan(o->input, &o->hm, &all, NULL, NULL);
+  int t = st ? 0 : export_tile_side(all.width, o->tiles_x);
+  int u = st ? 0 : export_tile_side(all.height, o->tiles_y);
+  if (!st && (!t || !u || t < 2 || u < 2))
+    return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                      "--tiles %dx%d: %d x %d samples do not split into tiles sharing their edges; "
+                      "use --size C*(t-1)+1, e.g. %d",
+                      o->tiles_x, o->tiles_y, all.width, all.height, o->tiles_x * 1008 + 1);
+  int done = 0;
+  for (int j = 0; !st && j < o->tiles_y; j++)
+    for (int i = 0; !st && i < o->tiles_x; i++, done++)
+      st = export_hm_tile(o, &all, i, j, t, u, path, sizeof path);
+  if (st) export_hm_untile(o, done);
+  if (!st)
+    talus_info("wrote %d x %d tiles of %d x %d samples (Z %.6g..%.6g m)", o->tiles_x, o->tiles_y, t,
+               u, all.zmin, all.zmax);
+  return st;
+}
+
 /* Meshes the cells of rectangle (x0, y0, w, h) strip by strip into m. */
 static talus_status export_mesh_rect(talus_mesh_source *s, int x0, int y0, int w, int h,
                                      talus_mesh *m, app_progress *bar) {
@@ -256,14 +340,6 @@ static talus_status export_mesh_rect(talus_mesh_source *s, int x0, int y0, int w
       st = talus_fail(TALUS_ERR_CANCELLED, "export", "cancelled");
   }
   return st;
-}
-
-/* "<output less its extension>_x<i>_y<j><extension>" into out[size]. */
-static void export_tile_path(char *out, size_t size, const char *output, int64_t i, int64_t j) {
-  const char *slash = strrchr(output, '/'), *dot = strrchr(slash ? slash + 1 : output, '.');
-  int stem = dot ? (int)(dot - output) : (int)strlen(output);
-  snprintf(out, size, "%.*s_x%lld_y%lld%s", stem, output, (long long)i, (long long)j,
-           dot ? dot : "");
 }
 
 /* One mesh per --tile N x N cells; tiles with nothing selected are left
@@ -376,7 +452,8 @@ talus_status talus_export_app(int argc, char **argv) {
   if (!st && !help) {
     if (o->quiet) talus_log_set_level(0);
     st = export_check_outputs(o);
-    if (!st) st = o->mesh ? export_mesh(o) : export_heightmap(o);
+    if (!st && o->mesh) st = export_mesh(o);
+    if (!st && !o->mesh) st = o->tiles_x ? export_hm_tiles(o) : export_heightmap(o);
   }
   free(o);
   return st;

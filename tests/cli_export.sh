@@ -38,6 +38,12 @@ check "R16 of 64 x 64 is 8192 bytes" '[ $(stat -c %s "$W/b/t.r16") -eq 8192 ]'
 check "--size WxH: 4097 x 33 x 2 bytes" '[ $(stat -c %s "$W/u.r16") -eq $((4097 * 33 * 2)) ]'
 check "sidecar states the size" \
   'python3 -c "import json; d=json.load(open(\"$W/u.r16.json\")); exit(d[\"width\"]!=4097 or d[\"height\"]!=33)"'
+mkdir -p "$W/tiles"
+"$T" export "$W/out.tif" -o "$W/tiles/t.png" --size 129 --tiles 4x2 -q
+check "--tiles 4x2: 8 PNG tiles with their sidecars" \
+  '[ $(ls "$W/tiles" | grep -c "^t_x[0-3]_y[01].png$") -eq 8 ] &&
+   [ $(ls "$W/tiles" | grep -c "^t_x[0-3]_y[01].png.json$") -eq 8 ]'
+check "a tile of 129 / 4x2 is 33 x 65" 'gdalinfo "$W/tiles/t_x3_y1.png" | grep -q "Size is 33, 65"'
 "$T" export "$W/out.tif" -o "$W/g.tif" --size 1009 -q
 check "GTiff --size 1009" 'gdalinfo "$W/g.tif" | grep -q "Size is 1009, 1009"'
 
@@ -62,6 +68,7 @@ gdal_create -q -of GTiff -outsize 16 16 -ot Float32 -a_nodata -9999 -burn -9999 
 refused "NoData only" "no valid height" "$W/nd.tif" -o "$W/r8.png"
 refused "mesh of a heightmap" "not a talus state" "$W/out.tif" -o "$W/r10.obj"
 refused "size of a mesh" "are for heightmaps" "$W/state.tif" -o "$W/r11.ply" --size 33
+refused "tiles not sharing edges" "do not split" "$W/out.tif" -o "$W/r14.png" --size 100 --tiles 4
 refused "crop off the map" "leaves the 64 x 64 map" "$W/state.tif" -o "$W/r13.obj" --crop 60,0,8,8
 "$T" erode "$W/cave.tif" -o "$W/e.tif" --steps 5 -q --export OBJ:"$W/r12.obj" 2>"$W/msg"
 rc=$?

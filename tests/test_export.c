@@ -221,6 +221,36 @@ static void test_nodata_and_range(void) {
   free(v);
 }
 
+/* Engine tiles: windows of the output grid written with the grid's range
+ * hold the whole export's samples there, so neighbours share their edge
+ * rows and columns; 61 x 47 splits into 4 x 2 tiles of 16 x 24. */
+static void test_tiles(void) {
+  talus_heightmap_options o = {.format = TALUS_HM_R16};
+  talus_heightmap_info all, info;
+  talus_status st = talus_heightmap_scan(tpath("in.tif"), &o, &all, NULL, NULL);
+  if (!st) st = talus_heightmap_export(tpath("in.tif"), tpath("w.r16"), &o, NULL, NULL, NULL);
+  size_t n = 0, nt = 0;
+  unsigned char *whole = read_file(tpath("w.r16"), &n);
+  CHECK(st == TALUS_OK && n == 2u * NX * NY, "whole R16: %s", talus_last_error());
+  int same = 1, shared = 0;
+  for (int j = 0; j < 2 && whole && n == 2u * NX * NY; j++)
+    for (int i = 0; i < 4; i++) {
+      talus_heightmap_options t = o;
+      t.z_stated = 1, t.zmin = all.zmin, t.zmax = all.zmax;
+      t.win_x0 = 15 * i, t.win_y0 = 23 * j, t.win_w = 16, t.win_h = 24;
+      st = talus_heightmap_export(tpath("in.tif"), tpath("t.r16"), &t, &info, NULL, NULL);
+      unsigned char *b = read_file(tpath("t.r16"), &nt);
+      CHECK(!st && nt == 2 * 16 * 24 && info.x0 == 15 * i && info.y0 == 23 * j, "tile %d,%d", i, j);
+      for (int y = 0; b && nt == 2 * 16 * 24 && y < 24; y++)
+        same &= !memcmp(b + 2 * 16 * y, whole + 2 * ((23 * j + y) * NX + 15 * i), 2 * 16);
+      shared += i > 0; /* its first column is the last of the tile west of it */
+      free(b);
+    }
+  CHECK(same, "tile samples differ from the whole grid's at the same place");
+  CHECK(shared == 6, "tiles sharing a column with a neighbour: %d", shared);
+  free(whole);
+}
+
 /* Refusals: all NoData, empty range, unwritable path; nothing left. */
 static void test_refusals(float *h) {
   for (int i = 0; i < NX * NY; i++)
@@ -257,6 +287,7 @@ int main(void) {
   test_png_round_trip(h);
   test_raw(h);
   test_resized();
+  test_tiles();
   make_input(tpath("nd.tif"), 1, h);
   test_nodata_and_range();
   test_refusals(h);

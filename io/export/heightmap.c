@@ -73,7 +73,8 @@ typedef struct hm_src {
   const char *path;
   GDALDatasetH ds;
   GDALRasterBandH band;
-  int nx, ny, W, H; /* input and output sizes */
+  int nx, ny, W, H;   /* input and output sizes */
+  int wx, wy, ww, wh; /* the window of the output grid written */
   int has_nd;
   double nd;
   GDALRIOResampleAlg alg;
@@ -96,6 +97,12 @@ static talus_status src_open(hm_src *s, const char *path, const talus_heightmap_
   if (s->W > HM_MAX_SIDE || s->H > HM_MAX_SIDE || s->W < 2 || s->H < 2)
     return talus_fail(TALUS_ERR_ARGUMENT, "export", "heightmap size %d x %d outside 2..%d", s->W,
                       s->H, HM_MAX_SIDE);
+  s->wx = o->win_x0, s->wy = o->win_y0;
+  s->ww = o->win_w > 0 ? o->win_w : s->W, s->wh = o->win_w > 0 ? o->win_h : s->H;
+  if (s->wx < 0 || s->wy < 0 || s->ww < 1 || s->wh < 1 || s->wx + s->ww > s->W ||
+      s->wy + s->wh > s->H)
+    return talus_fail(TALUS_ERR_ARGUMENT, "export", "window (%d, %d, %d, %d) outside %d x %d",
+                      s->wx, s->wy, s->ww, s->wh, s->W, s->H);
   st = talus_band_check_real(path, s->band, 1);
   if (!st) st = talus_georef_from(s->ds, s->band, &s->geo);
   s->has_nd = s->geo.has_nodata, s->nd = s->geo.nodata;
@@ -108,9 +115,10 @@ static void src_close(hm_src *s) {
   talus_georef_free(&s->geo);
 }
 
-/* Reads output rows [y0, y0 + h) into dst (W × h): the values themselves
- * at native size, else GDAL's resampling of the matching source window. */
-static talus_status src_rows(const hm_src *s, int y0, int h, float *dst) {
+/* Reads rows [y0, y0 + h) of the output grid into dst (W × h): the values
+ * themselves at native size, else GDAL's resampling of the matching source
+ * window. */
+static talus_status src_grid_rows(const hm_src *s, int y0, int h, float *dst) {
   CPLErr e;
   if (s->W == s->nx && s->H == s->ny) {
     e = GDALRasterIO(s->band, GF_Read, 0, y0, s->nx, h, dst, s->nx, h, GDT_Float32, 0, 0);
@@ -130,6 +138,15 @@ static talus_status src_rows(const hm_src *s, int y0, int h, float *dst) {
     return talus_gdal_fail(TALUS_ERR_IO, "cannot read rows %d..%d of '%s' at %d x %d", y0, y0 + h,
                            s->path, s->W, s->H);
   return TALUS_OK;
+}
+
+/* Reads rows [y0, y0 + h) of the window into dst (ww × h; dst holds W × h):
+ * whole rows of the output grid, then the window's columns. */
+static talus_status src_rows(const hm_src *s, int y0, int h, float *dst) {
+  talus_status st = src_grid_rows(s, s->wy + y0, h, dst);
+  for (int r = 0; !st && s->ww < s->W && r < h; r++)
+    memmove(dst + (size_t)r * s->ww, dst + (size_t)r * s->W + s->wx, s->ww * sizeof *dst);
+  return st;
 }
 
 /* 1 when a read value is a height (finite, not the NoData value). */
@@ -157,10 +174,10 @@ static talus_status src_scan(const hm_src *s, float *buf, talus_heightmap_info *
   int64_t nodata = 0;
   int rows = src_window_rows(s);
   talus_status st = TALUS_OK;
-  for (int y0 = 0; !st && y0 < s->H; y0 += rows) {
-    int h = s->H - y0 < rows ? s->H - y0 : rows;
+  for (int y0 = 0; !st && y0 < s->wh; y0 += rows) {
+    int h = s->wh - y0 < rows ? s->wh - y0 : rows;
     st = src_rows(s, y0, h, buf);
-    for (size_t i = 0; !st && i < (size_t)s->W * h; i++) {
+    for (size_t i = 0; !st && i < (size_t)s->ww * h; i++) {
       if (!src_valid(s, buf[i])) {
         nodata++;
         continue;
@@ -168,9 +185,9 @@ static talus_status src_scan(const hm_src *s, float *buf, talus_heightmap_info *
       lo = buf[i] < lo ? buf[i] : lo;
       hi = buf[i] > hi ? buf[i] : hi;
     }
-    if (!st) st = hm_progress(fn, user, 0, y0 + h, s->H);
+    if (!st) st = hm_progress(fn, user, 0, y0 + h, s->wh);
   }
-  if (!st && nodata == (int64_t)s->W * s->H)
+  if (!st && nodata == (int64_t)s->W * s->H) /* a tile of the sea may hold none */
     st = talus_fail(TALUS_ERR_DATA, "export", "'%s' holds no valid height (all NoData)", s->path);
   info->data_min = lo, info->data_max = hi, info->nodata_samples = nodata;
   return st;
@@ -207,6 +224,7 @@ static talus_status sink_georef(const hm_src *s, talus_georef *g) {
   talus_status st = talus_georef_copy(g, &s->geo);
   double fx = (double)s->nx / s->W, fy = (double)s->ny / s->H;
   g->gt[1] *= fx, g->gt[4] *= fx, g->gt[2] *= fy, g->gt[5] *= fy;
+  g->gt[0] += s->wx * g->gt[1] + s->wy * g->gt[2], g->gt[3] += s->wx * g->gt[4] + s->wy * g->gt[5];
   return st;
 }
 
@@ -221,7 +239,7 @@ static talus_status sink_open(hm_sink *k, const talus_heightmap_options *o) {
     talus_write_options wo = {.creation_options = o->creation_options};
     const char *name[1] = {"height [m]"};
     st = sink_georef(s, &g);
-    if (!st) st = talus_geotiff_stream_open(k->path, s->W, s->H, 1, name, NULL, &g, &wo, &k->gt);
+    if (!st) st = talus_geotiff_stream_open(k->path, s->ww, s->wh, 1, name, NULL, &g, &wo, &k->gt);
     talus_georef_free(&g);
     return st;
   }
@@ -233,7 +251,7 @@ static talus_status sink_open(hm_sink *k, const talus_heightmap_options *o) {
   GDALDriverH gtiff = GDALGetDriverByName("GTiff");
   if (!(k->tmp = malloc(len))) return talus_fail(TALUS_ERR_NOMEM, "export", "out of memory");
   snprintf(k->tmp, len, "%s.rows.tif", k->partial);
-  k->rows = gtiff ? GDALCreate(gtiff, k->tmp, s->W, s->H, 1, GDT_UInt16, NULL) : NULL;
+  k->rows = gtiff ? GDALCreate(gtiff, k->tmp, s->ww, s->wh, 1, GDT_UInt16, NULL) : NULL;
   return k->rows ? TALUS_OK : talus_gdal_fail(TALUS_ERR_IO, "cannot write '%s'", k->path);
 }
 
@@ -251,14 +269,14 @@ static void sink_le(hm_sink *k, const void *v, size_t n, int size) {
 /* Writes output rows [y0, y0 + h) whose heights are v (W × h). */
 static talus_status sink_rows(hm_sink *k, int y0, int h, float *v) {
   const hm_src *s = k->src;
-  size_t n = (size_t)s->W * h;
+  size_t n = (size_t)s->ww * h;
   for (size_t i = 0; k->f != TALUS_HM_GTIFF && i < n; i++) {
     k->q[i] = hm_code(k, v[i]);
     if (!src_valid(s, v[i])) v[i] = (float)k->zmin;
   }
-  if (k->f == TALUS_HM_GTIFF) return talus_geotiff_stream_write(k->gt, 0, 0, y0, s->W, h, v);
+  if (k->f == TALUS_HM_GTIFF) return talus_geotiff_stream_write(k->gt, 0, 0, y0, s->ww, h, v);
   if (k->f == TALUS_HM_PNG16) {
-    if (GDALRasterIO(GDALGetRasterBand(k->rows, 1), GF_Write, 0, y0, s->W, h, k->q, s->W, h,
+    if (GDALRasterIO(GDALGetRasterBand(k->rows, 1), GF_Write, 0, y0, s->ww, h, k->q, s->ww, h,
                      GDT_UInt16, 0, 0) != CE_None)
       return talus_gdal_fail(TALUS_ERR_IO, "cannot write '%s'%s", k->path,
                              talus_disk_full_hint(k->path));
@@ -313,11 +331,11 @@ static talus_status hm_write(hm_sink *k, float *buf, talus_progress_fn fn, void 
   const hm_src *s = k->src;
   int rows = src_window_rows(s);
   talus_status st = TALUS_OK;
-  for (int y0 = 0; !st && y0 < s->H; y0 += rows) {
-    int h = s->H - y0 < rows ? s->H - y0 : rows;
+  for (int y0 = 0; !st && y0 < s->wh; y0 += rows) {
+    int h = s->wh - y0 < rows ? s->wh - y0 : rows;
     st = src_rows(s, y0, h, buf);
     if (!st) st = sink_rows(k, y0, h, buf);
-    if (!st) st = hm_progress(fn, user, 1, y0 + h, s->H);
+    if (!st) st = hm_progress(fn, user, 1, y0 + h, s->wh);
   }
   return st;
 }
@@ -329,10 +347,40 @@ static talus_status hm_info(const hm_src *s, const talus_heightmap_options *o,
   talus_status st = talus_cellsize_of(&s->geo, s->nx, s->ny, &c);
   info->format = o->format;
   info->src_nx = s->nx, info->src_ny = s->ny, info->src_dx = c.dx, info->src_dy = c.dy;
-  info->width = s->W, info->height = s->H;
+  info->width = s->ww, info->height = s->wh, info->x0 = s->wx, info->y0 = s->wy;
   info->dx = c.dx * s->nx / s->W, info->dy = c.dy * s->ny / s->H;
   info->zmin = o->z_stated ? o->zmin : info->data_min;
   info->zmax = o->z_stated ? o->zmax : info->data_max;
+  return st;
+}
+
+/* Checks the options, opens the source and runs pass 1 into *info; *buf
+ * gets the window buffer. The caller closes s and frees *buf. */
+static talus_status hm_begin(hm_src *s, float **buf, const char *input,
+                             const talus_heightmap_options *o, talus_heightmap_info *info,
+                             talus_progress_fn progress, void *user) {
+  memset(info, 0, sizeof *info);
+  if (!o || o->format < 0 || o->format >= TALUS_HM_FORMATS)
+    return talus_fail(TALUS_ERR_ARGUMENT, "export", "no heightmap format given");
+  if (o->z_stated && !(o->zmax > o->zmin && isfinite(o->zmin) && isfinite(o->zmax)))
+    return talus_fail(TALUS_ERR_ARGUMENT, "export", "Z range %g..%g is empty", o->zmin, o->zmax);
+  talus_status st = src_open(s, input, o);
+  if (!st) st = talus_alloc((void **)buf, (size_t)s->W * src_window_rows(s) * 4, "heightmap");
+  if (!st) st = src_scan(s, *buf, info, progress, user);
+  if (!st) st = hm_info(s, o, info);
+  return st;
+}
+
+talus_status talus_heightmap_scan(const char *input, const talus_heightmap_options *o,
+                                  talus_heightmap_info *info, talus_progress_fn progress,
+                                  void *user) {
+  hm_src s = {0};
+  float *buf = NULL;
+  talus_gdal_enter();
+  talus_status st = hm_begin(&s, &buf, input, o, info, progress, user);
+  talus_free(buf);
+  src_close(&s);
+  talus_gdal_leave();
   return st;
 }
 
@@ -341,18 +389,10 @@ talus_status talus_heightmap_export(const char *input, const char *output,
                                     talus_progress_fn progress, void *user) {
   talus_heightmap_info local;
   info = info ? info : &local;
-  memset(info, 0, sizeof *info);
-  if (!o || o->format < 0 || o->format >= TALUS_HM_FORMATS)
-    return talus_fail(TALUS_ERR_ARGUMENT, "export", "no heightmap format given");
-  if (o->z_stated && !(o->zmax > o->zmin && isfinite(o->zmin) && isfinite(o->zmax)))
-    return talus_fail(TALUS_ERR_ARGUMENT, "export", "Z range %g..%g is empty", o->zmin, o->zmax);
   hm_src s = {0};
   float *buf = NULL;
   talus_gdal_enter();
-  talus_status st = src_open(&s, input, o);
-  if (!st) st = talus_alloc((void **)&buf, (size_t)s.W * src_window_rows(&s) * 4, "heightmap");
-  if (!st) st = src_scan(&s, buf, info, progress, user);
-  if (!st) st = hm_info(&s, o, info);
+  talus_status st = hm_begin(&s, &buf, input, o, info, progress, user);
   if (!st) {
     hm_sink k = {.f = o->format, .path = output, .src = &s, .zmin = info->zmin, .zmax = info->zmax};
     st = sink_open(&k, o);

@@ -17,6 +17,10 @@
  *   zmin + q·(zmax − zmin)/65535 is within half a quantum. The range is the
  *   resampled valid heights' min and max unless the caller states one
  *   (heights outside a stated range are clamped; a flat map writes 0).
+ * - Engine tile grids: a window of the output grid is written as its own
+ *   file (win_*), read from the same resampled rows, so the samples that
+ *   neighbouring tiles share (their edge rows and columns) are equal; the
+ *   tiles take one range (talus_heightmap_scan, then z_stated).
  * - Two windowed passes of TALUS_RASTER_WINDOW_ROWS output rows: the range,
  *   then the file. PNG has no windowed writer in GDAL (CreateCopy only), so
  *   the 16-bit rows are streamed into a temporary GeoTIFF beside the output
@@ -59,6 +63,8 @@ typedef struct talus_heightmap_options {
   int z_stated;                        /* 1: [zmin, zmax] below is the range, else the data's */
   double zmin, zmax;                   /* [m] */
   const char *const *creation_options; /* GTiff -co (NULL-terminated, may be NULL) */
+  int win_x0, win_y0, win_w, win_h;    /* the part of the output grid to write (an engine
+                                        * tile); win_w = 0: all of it */
 } talus_heightmap_options;
 
 /* What was written: the facts the sidecar states. */
@@ -66,7 +72,8 @@ typedef struct talus_heightmap_info {
   talus_hm_format format;
   int src_nx, src_ny;        /* input size */
   double src_dx, src_dy;     /* input pixel size [m] (talus_cellsize_of) */
-  int width, height;         /* output samples */
+  int width, height;         /* output samples (of the window) */
+  int x0, y0;                /* the window's first sample in the output grid */
   double dx, dy;             /* output sample spacing [m] */
   double zmin, zmax;         /* the range the 16-bit codes span [m] */
   double data_min, data_max; /* the valid output heights' range [m] */
@@ -83,6 +90,13 @@ typedef struct talus_heightmap_info {
 talus_status talus_heightmap_export(const char *input, const char *output,
                                     const talus_heightmap_options *o, talus_heightmap_info *info,
                                     talus_progress_fn progress, void *user);
+
+/* Pass 1 alone: fills *info (the range of the valid heights over the whole
+ * output grid, sizes, spacing) without writing, e.g. to give every tile
+ * of a grid one stated range. Errors as talus_heightmap_export. */
+talus_status talus_heightmap_scan(const char *input, const talus_heightmap_options *o,
+                                  talus_heightmap_info *info, talus_progress_fn progress,
+                                  void *user);
 
 /*
  * Writes the JSON sidecar of a heightmap written as info says to `path`

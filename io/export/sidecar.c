@@ -77,6 +77,8 @@ static talus_status sidecar_sizes(talus_json *d, const talus_heightmap_info *i) 
   double ex = (i->width - 1) * i->dx, ey = (i->height - 1) * i->dy;
   if (!st) st = talus_json_set(d, "extent_m", sidecar_xyz(ex, ey, NAN));
   if (!st) st = talus_json_set(d, "nodata_samples", talus_json_int(i->nodata_samples));
+  if (!st) st = talus_json_set(d, "first_sample", sidecar_xyz(i->x0, i->y0, NAN));
+  if (!st) st = talus_json_set(d, "origin_m", sidecar_xyz(i->x0 * i->dx, i->y0 * i->dy, NAN));
   return st;
 }
 
