@@ -11,6 +11,7 @@
  * files were renamed into place (say, the report) removes those too.
  */
 #include "erode.h"
+#include "export_app.h"
 #include "io/state.h"
 #include "mpi/ranks.h"
 
@@ -42,6 +43,9 @@ static void erode_usage(void) {
       "                         orange\n"
       "  --no-preview           do not write the preview\n"
       "  --report FILE.json     run report: parameters, timings, memory, mass ledger\n"
+      "  --export FORMAT:PATH   also write PATH as `talus export OUT -of FORMAT -o PATH` would\n"
+      "                         (PNG16, R16, R32, GTiff with PATH.json; OBJ, PLY, GLB from\n"
+      "                         the --state, which they need); repeatable\n"
       "  --cell-size M          cell size in metres (overrides the raster)\n"
       "  --z-scale F            multiply input heights by F\n"
       "  --nodata POLICY        outflow (default), wall or fill\n"
@@ -133,6 +137,29 @@ static int erode_tile_option(app_args *a, erode_opts *o) {
   return 0;
 }
 
+/* Takes one --export FORMAT:PATH (checked now, run after the erosion);
+ * returns 1, or -1 with the error recorded. */
+static int erode_export_option(const char *v, erode_opts *o) {
+  const char *path = NULL;
+  int mesh = 0;
+  if (o->nexports >= ERODE_MAX_EXPORTS) {
+    talus_fail(TALUS_ERR_ARGUMENT, "args", "at most %d --export options", ERODE_MAX_EXPORTS);
+    return -1;
+  }
+  if (export_spec_check(v, &path, &mesh)) return -1;
+  o->exports[o->nexports++] = v;
+  return 1;
+}
+
+/* Runs every --export on the eroded surface, as `talus export OUTPUT -of
+ * FORMAT -o PATH` does (rank 0 only: it alone holds the outputs). */
+static talus_status erode_exports(const erode_opts *o) {
+  talus_status st = TALUS_OK;
+  for (int e = 0; !st && e < o->nexports && talus_mpi_rank() == 0; e++)
+    st = export_from_erode(o->output, o->state, o->exports[e], o->quiet);
+  return st;
+}
+
 /* Consumes one option at a->i into o; returns <0 on error, 0 if unknown. */
 static int erode_option(app_args *a, erode_opts *o) {
   const char *v = NULL;
@@ -168,6 +195,7 @@ static int erode_option(app_args *a, erode_opts *o) {
   if ((r = app_take(a, "--report", NULL, &v))) return r < 0 ? r : (o->report = v, 1);
   if ((r = app_take(a, "--hardness", NULL, &v))) return r < 0 ? r : (o->hardness = v, 1);
   if ((r = app_take(a, "--rain-map", NULL, &v))) return r < 0 ? r : (o->rain_map = v, 1);
+  if ((r = app_take(a, "--export", NULL, &v))) return r < 0 ? r : erode_export_option(v, o);
   if (app_flag(a, "--maps", NULL)) return o->maps = 1;
   if (app_flag(a, "--no-preview", NULL)) return o->no_preview = 1;
   if (app_flag(a, "--dry-run", NULL)) return o->dry_run = 1;
@@ -237,6 +265,15 @@ static talus_status erode_parse(int argc, char **argv, erode_opts *o, int *stop)
   if (!o->output) return talus_fail(TALUS_ERR_ARGUMENT, "args", "no output given (-o FILE.tif)");
   talus_status st = app_check_geotiff_name("-o", o->output);
   if (!st && o->state) st = app_check_geotiff_name("--state", o->state);
+  if (st) return st;
+  for (int e = 0; e < o->nexports && !st; e++) {
+    const char *path = NULL;
+    int mesh = 0;
+    if (!export_spec_check(o->exports[e], &path, &mesh) && mesh && !o->state)
+      st = talus_fail(TALUS_ERR_ARGUMENT, "args",
+                      "--export %s: a mesh is made from the layered state; add --state FILE.tif",
+                      o->exports[e]);
+  }
   if (st) return st;
   if (o->resume && !o->store_dir)
     return talus_fail(TALUS_ERR_ARGUMENT, "args",
@@ -493,6 +530,7 @@ talus_status talus_erode_app(int argc, char **argv) {
       st = erode_dry_run(o, p);
     else if (!st)
       st = erode_run(o, p, w, &d, &geo);
+    if (!st && !o->dry_run) st = erode_exports(o);
     app_signals_restore();
   }
   if (st && w && talus_mpi_rank() == 0) erode_remove_written(w);

@@ -11,8 +11,9 @@
 #include "domain.h"
 #include "io/raster/raster.h"
 
-#define ERODE_MAX_LIST 64
-#define ERODE_KEY_OPTS 8
+#define ERODE_MAX_LIST    64
+#define ERODE_MAX_EXPORTS 4
+#define ERODE_KEY_OPTS    8
 
 /* --strength: how long a run erodes after its spin-up (erode.c's table). */
 enum { ERODE_STRENGTH_LIGHT = 1, ERODE_STRENGTH_MEDIUM = 2, ERODE_STRENGTH_HEAVY = 3 };
@@ -20,7 +21,9 @@ enum { ERODE_STRENGTH_LIGHT = 1, ERODE_STRENGTH_MEDIUM = 2, ERODE_STRENGTH_HEAVY
 /* Parsed `talus erode` options; strings point into argv. */
 typedef struct erode_opts {
   const char *input, *output, *state, *preview, *report;
-  const char *hardness, *rain_map; /* per-cell input maps (resampled to the grid), or NULL */
+  const char *hardness, *rain_map;        /* per-cell input maps (resampled to the grid), or NULL */
+  const char *exports[ERODE_MAX_EXPORTS]; /* --export FORMAT:PATH, run on the output */
+  int nexports;
   const char *configs[ERODE_MAX_LIST];
   int nconfigs;
   const char *sets[ERODE_MAX_LIST];
@@ -57,12 +60,13 @@ talus_status erode_check_dt(const talus_kparams *P);
 talus_status erode_run_and_write(erode_opts *o, talus_domain *d, const talus_georef *geo,
                                  const talus_params *p);
 
-#define ERODE_MAX_OUTPUTS 10
+#define ERODE_MAX_OUTPUTS (10 + 2 * ERODE_MAX_EXPORTS)
 #define ERODE_PATH_MAX    TALUS_PATH_BUF
 /* How many map files --maps writes (the planner counts their row buffers). */
 int erode_map_count(void);
 /* Writes every path a run writes into paths (erode_write.c): the surface,
- * the --maps, the state, the preview and the report; returns the count.
+ * the --maps, the state, the preview, the report and each --export with
+ * its sidecar; returns the count.
  * The checks before the run and the cleanup after a failed write both walk
  * this one list. */
 int erode_output_paths(const erode_opts *o, char paths[][ERODE_PATH_MAX]);

@@ -9,6 +9,7 @@
  * the whole map.
  */
 #include "erode.h"
+#include "export_app.h"
 #include "io/export/export.h"
 #include "io/state.h"
 
@@ -31,7 +32,8 @@ int erode_map_count(void) {
 }
 
 /* The surface, the maps, then state, preview and report. */
-_Static_assert(1 + MAP_COUNT + 3 <= ERODE_MAX_OUTPUTS, "erode_output_paths overruns its array");
+_Static_assert(1 + MAP_COUNT + 3 + 2 * ERODE_MAX_EXPORTS <= ERODE_MAX_OUTPUTS,
+               "erode_output_paths overruns its array");
 
 int erode_output_paths(const erode_opts *o, char paths[][ERODE_PATH_MAX]) {
   int n = 0;
@@ -41,6 +43,13 @@ int erode_output_paths(const erode_opts *o, char paths[][ERODE_PATH_MAX]) {
   const char *more[] = {o->state, o->no_preview ? NULL : o->preview, o->report};
   for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
     if (more[i]) snprintf(paths[n++], ERODE_PATH_MAX, "%s", more[i]);
+  for (int e = 0; e < o->nexports; e++) {
+    const char *path = NULL;
+    int mesh = 0;
+    if (export_spec_check(o->exports[e], &path, &mesh)) continue; /* refused when parsed */
+    snprintf(paths[n++], ERODE_PATH_MAX, "%s", path);
+    if (!mesh) export_sidecar_path(paths[n++], ERODE_PATH_MAX, path);
+  }
   return n;
 }
 

@@ -21,6 +21,7 @@ static const struct {
     {"presets", talus_presets_app, "list the built-in presets (-c NAME)"},
     {"params", talus_params_app, "list every configuration key"},
     {"info", talus_info_app, "describe a raster or talus state"},
+    {"export", talus_export_app, "engine heightmaps and meshes from a run's output or state"},
 };
 enum { command_count = (int)(sizeof commands / sizeof commands[0]) };
 

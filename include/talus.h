@@ -120,7 +120,7 @@ double talus_domain_stage_seconds(const talus_domain *domain, int stage);
 void talus_domain_free(talus_domain *domain);
 
 /* ---------------------------------------------------------------------
- * Applications: the library calls behind `talus erode|generate|info|params`.
+ * Applications: the library calls behind `talus erode|generate|info|params|export`.
  * argv excludes the command name; see each command's --help.
  * ------------------------------------------------------------------- */
 talus_status talus_erode_app(int argc, char **argv);
@@ -128,6 +128,7 @@ talus_status talus_generate_app(int argc, char **argv);
 talus_status talus_info_app(int argc, char **argv);
 talus_status talus_params_app(int argc, char **argv);
 talus_status talus_presets_app(int argc, char **argv);
+talus_status talus_export_app(int argc, char **argv);
 /* The signal (SIGINT 2, SIGTERM 15) that stopped the last run of an
  * application call (its status then TALUS_ERR_CANCELLED), or 0; main()
  * exits with 128 + it, as shells expect. */

@@ -32,7 +32,7 @@ check "a DEM without -c names its cell size and preset" \
 check "outside the preset's checked cell sizes: a warning" 'grep -q "warning: preset dem-heightfield was checked on cells of 1 to 150 m, not 900 m" "$W/dem9.err"'
 
 # Help and version everywhere; -q on every command.
-for c in erode generate presets params info; do
+for c in erode generate presets params info export; do
   check "talus help $c == talus $c --help == -h" \
     'cmp -s <("$T" help $c) <("$T" $c --help) && cmp -s <("$T" $c -h) <("$T" $c --help) && "$T" $c -h | grep -q "^usage: talus $c"'
   check "talus $c --version" '"$T" $c --version | grep -q "^talus [0-9]"'

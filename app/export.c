@@ -1,0 +1,465 @@
+/*
+ * export.c — `talus export INPUT -o OUT [-of FORMAT] …`: what leaves the
+ * program for engines and DCC tools, from a finished run's output or
+ * --state without re-running the erosion. Heightmaps (PNG16, R16, R32,
+ * GTiff, io/export/heightmap.h) with a JSON sidecar "<OUT>.json", and
+ * meshes of a state's solid with its overhangs (OBJ, PLY, GLB,
+ * io/export/mesh.h), whole or one per tile.
+ *
+ * Design notes
+ * ------------
+ * - This file parses arguments and checks paths; the formats are
+ *   io/export's. `talus erode … --export FORMAT:PATH` calls this same app
+ *   with "-of FORMAT -o PATH" on its output (export_from_erode), so the
+ *   two give the same bytes by construction, and a test asserts it.
+ * - Outputs are checked before anything is read (writable, not the input,
+ *   not each other); each file is written under a partial name and renamed
+ *   by io/. When the sidecar fails after the heightmap was renamed into
+ *   place, the heightmap is removed: an export leaves both or neither.
+ */
+#include "app.h"
+#include "export_app.h"
+#include "io/export/heightmap.h"
+#include "io/export/mesh.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Prints `talus export --help`. */
+static void export_usage(void) {
+  printf("usage: talus export INPUT -o OUTPUT [-of FORMAT] [options]\n"
+         "Writes a heightmap for a game engine or DCC tool from a raster: an eroded surface\n"
+         "(talus erode -o), a talus --state file (its band 1, the surface) or any DEM; or a\n"
+         "mesh of a state's solid (bedrock + sand) with every overhang, arch and cave.\n"
+         "  -o, --output FILE   the heightmap; its JSON sidecar is FILE.json\n"
+         "  -of FORMAT          PNG16 (16-bit PNG), R16 (RAW uint16 little-endian), R32\n"
+         "                      (RAW float32 little-endian, metres) or GTiff (float32 metres);\n"
+         "                      default from the extension: .png .r16/.raw .r32 .tif\n"
+         "  --size N | WxH      output samples (default: the input's); any size, e.g. Unity\n"
+         "                      2^n+1 (33..4097) or Unreal 1009, 2017, 4033, 8129; resampled\n"
+         "                      by GDAL over the input's extent (pixel-is-area)\n"
+         "  -r, --resampling R  %s\n"
+         "  --z-range MIN,MAX   the range the 16-bit codes span [m] (default: the data's\n"
+         "                      min and max, so min -> 0 and max -> 65535); heights outside\n"
+         "                      are clamped; use one range for every tile of a world\n"
+         "  --tiles C[xR]       an engine grid of C x R heightmaps OUTPUT_x<i>_y<j>.ext, each\n"
+         "                      with its sidecar, sharing their edge rows and columns (Unreal\n"
+         "                      World Partition, Unity terrain groups) and one Z range; the\n"
+         "                      size must be C*(t-1)+1, e.g. --size 4033 --tiles 4 (1009 each)\n"
+         "  --no-sidecar        do not write FILE.json\n"
+         "  -co NAME=VALUE      GeoTIFF creation option (GTiff); repeatable\n"
+         "  --config KEY VALUE  GDAL configuration option\n"
+         "  -q, --quiet         no progress bar\n"
+         "  -h, --help, --version\n"
+         "The sidecar gives the sample spacing (X/Y scale), the Z range, offset and\n"
+         "quantum, Unreal's landscape scale in cm (Z = range_cm * 128 / 65535, about\n"
+         "range_m * 100 / 512) and location Z, and Unity's terrain size and height offset.\n"
+         "NoData becomes the minimum height in PNG16, R16 and R32 and stays NoData in GTiff.\n"
+         "Meshes (-of OBJ, PLY or GLB, or .obj .ply .glb; INPUT a talus state): blocky and\n"
+         "watertight (every edge shared by two triangles), flat normals, metres, Y up,\n"
+         "x east, z south from the map's north-west corner.\n"
+         "  --multi-only        only cells of more than one column (what a heightmap cannot\n"
+         "                      hold) and those within --margin of them\n"
+         "  --margin N          cells around them (default 2)\n"
+         "  --base Z            bottom of the lowest column [m] (default: the lowest surface\n"
+         "                      of column 0 less max(1 m, a cell))\n"
+         "  --crop X0,Y0,W,H    only the cells of that rectangle, closed along its edges (a\n"
+         "                      section: its cut walls show caves and arches in profile)\n"
+         "  --tile N            one mesh per N x N cells, OUTPUT_x<i>_y<j>.ext; tiles share\n"
+         "                      their edge vertices exactly\n",
+         talus_hm_resampling_names());
+}
+
+#define EXPORT_MAX_CO 64
+
+/* Parsed `talus export` options; strings point into argv. */
+typedef struct export_opts {
+  const char *input, *output, *format;
+  talus_heightmap_options hm;
+  const char *co[EXPORT_MAX_CO + 1];
+  int nco, no_sidecar, quiet;
+  int mesh; /* a mesh format was asked for */
+  talus_mesh_format mesh_format;
+  talus_mesh_options mo;
+  int64_t tile;
+  int tiles_x, tiles_y; /* --tiles CxR: an engine grid of heightmaps */
+  char sidecar[TALUS_PATH_BUF];
+} export_opts;
+
+/* Parses --size "N" or "WxH" into the options. */
+static talus_status export_size(const char *v, export_opts *o) {
+  char w[32], *x = strchr(v, 'x');
+  int64_t a = 0, b = 0;
+  if (!x) x = strchr(v, 'X');
+  snprintf(w, sizeof w, "%.*s", x ? (int)(x - v) : (int)strlen(v), v);
+  talus_status st = app_int("--size", w, 2, 1 << 20, &a);
+  b = a;
+  if (!st && x) st = app_int("--size", x + 1, 2, 1 << 20, &b);
+  o->hm.width = (int)a, o->hm.height = (int)b;
+  return st;
+}
+
+/* Parses --tiles "C" or "CxR" (tiles across, down). */
+static talus_status export_tiles(const char *v, export_opts *o) {
+  int c = 0, r = 0, n = sscanf(v, "%dx%d", &c, &r);
+  if (n == 1) r = c;
+  if (n < 1 || c < 1 || r < 1 || c > 1024 || r > 1024)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args", "--tiles expects C or CxR (1..1024), got '%s'",
+                      v);
+  o->tiles_x = c, o->tiles_y = r;
+  return TALUS_OK;
+}
+
+/* Parses --z-range "MIN,MAX". */
+static talus_status export_z_range(const char *v, export_opts *o) {
+  char lo[64];
+  const char *comma = strchr(v, ',');
+  if (!comma || comma - v >= (long)sizeof lo)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args", "--z-range expects MIN,MAX, got '%s'", v);
+  snprintf(lo, sizeof lo, "%.*s", (int)(comma - v), v);
+  talus_status st = app_real("--z-range", lo, -1e7, 1e7, &o->hm.zmin);
+  if (!st) st = app_real("--z-range", comma + 1, -1e7, 1e7, &o->hm.zmax);
+  if (!st && !(o->hm.zmax > o->hm.zmin))
+    st = talus_fail(TALUS_ERR_ARGUMENT, "args", "--z-range %s: MAX must exceed MIN", v);
+  o->hm.z_stated = 1;
+  return st;
+}
+
+/* Parses --crop "X0,Y0,W,H" (cells). */
+static talus_status export_crop(const char *v, export_opts *o) {
+  talus_mesh_options *m = &o->mo;
+  if (sscanf(v, "%d,%d,%d,%d", &m->crop_x0, &m->crop_y0, &m->crop_w, &m->crop_h) != 4 ||
+      m->crop_x0 < 0 || m->crop_y0 < 0 || m->crop_w < 1 || m->crop_h < 1)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                      "--crop expects X0,Y0,W,H in cells (W, H >= 1), got '%s'", v);
+  m->crop = 1;
+  return TALUS_OK;
+}
+
+/* Consumes one option at a->i into o; returns <0 on error, 0 if unknown. */
+static int export_option(app_args *a, export_opts *o) {
+  const char *v = NULL;
+  int r;
+  if ((r = app_take(a, "--output", "-o", &v))) return r < 0 ? r : (o->output = v, 1);
+  if ((r = app_take(a, "-of", "--format", &v))) return r < 0 ? r : (o->format = v, 1);
+  if ((r = app_take(a, "--size", NULL, &v))) return r < 0 || export_size(v, o) ? -1 : 1;
+  if ((r = app_take(a, "--resampling", "-r", &v))) return r < 0 ? r : (o->hm.resampling = v, 1);
+  if ((r = app_take(a, "--z-range", NULL, &v))) return r < 0 || export_z_range(v, o) ? -1 : 1;
+  if ((r = app_take(a, "-co", "--co", &v))) {
+    if (r > 0 && o->nco < EXPORT_MAX_CO) o->co[o->nco++] = v;
+    return r;
+  }
+  if (app_flag(a, "--no-sidecar", NULL)) return o->no_sidecar = 1;
+  if (app_flag(a, "--multi-only", NULL)) return o->mo.multi_only = 1;
+  int64_t n = 0;
+  if ((r = app_take(a, "--margin", NULL, &v)))
+    return r < 0 || app_int("--margin", v, 0, 1000, &n) ? -1 : (o->mo.margin = (int)n, 1);
+  if ((r = app_take(a, "--tile", NULL, &v)))
+    return r < 0 || app_int("--tile", v, 1, 1 << 20, &o->tile) ? -1 : 1;
+  if ((r = app_take(a, "--tiles", NULL, &v))) return r < 0 || export_tiles(v, o) ? -1 : 1;
+  if ((r = app_take(a, "--crop", NULL, &v))) return r < 0 || export_crop(v, o) ? -1 : 1;
+  if ((r = app_take(a, "--base", NULL, &v)))
+    return r < 0 || app_real("--base", v, -1e7, 1e7, &o->mo.base) ? -1 : (o->mo.base_given = 1);
+  return 0;
+}
+
+/* The format: -of, else the output's extension. */
+static talus_status export_format(export_opts *o) {
+  if (o->format) {
+    o->mesh = talus_mesh_format_parse(o->format, &o->mesh_format);
+    if (!o->mesh && !talus_hm_format_parse(o->format, &o->hm.format))
+      return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                        "unknown format '%s' (PNG16, R16, R32, GTiff, OBJ, PLY or GLB; see talus "
+                        "export --help)",
+                        o->format);
+    return TALUS_OK;
+  }
+  o->mesh = talus_mesh_format_from_path(o->output, &o->mesh_format);
+  if (!o->mesh && !talus_hm_format_from_path(o->output, &o->hm.format))
+    return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                      "no -of FORMAT, and the extension of '%s' names none (.png .r16 .raw .r32 "
+                      ".tif .obj .ply .glb)",
+                      o->output);
+  return TALUS_OK;
+}
+
+/* Settles the format and refuses the options that do not fit it. */
+static talus_status export_settle(export_opts *o) {
+  o->hm.creation_options = o->co;
+  talus_status st = export_format(o);
+  if (!st && !o->mesh && (o->mo.multi_only || o->mo.base_given || o->tile || o->mo.crop))
+    st = talus_fail(TALUS_ERR_ARGUMENT, "args",
+                    "--multi-only, --base, --crop and --tile are for meshes (-of OBJ, PLY or GLB)");
+  if (!st && o->mesh && (o->hm.width || o->hm.z_stated || o->tiles_x))
+    st = talus_fail(TALUS_ERR_ARGUMENT, "args",
+                    "--size, --z-range and --tiles are for heightmaps (--tile N for meshes)");
+  if (o->mesh) o->no_sidecar = 1;
+  return st;
+}
+
+/* Parses argv into o (*stop set when --help or --version ends the
+ * command), then settles the format and refuses options that do not fit
+ * it (export_settle). */
+static talus_status export_parse(int argc, char **argv, export_opts *o, int *stop) {
+  app_args a = {argc, argv, 0};
+  app_common c = {0};
+  while (a.i < argc) {
+    const char *arg = argv[a.i];
+    if (app_common_flag(&a, &c)) {
+      o->quiet = c.quiet;
+      if (c.help) export_usage();
+      if ((*stop = app_common_done(&c))) return TALUS_OK;
+      continue;
+    }
+    if (!strcmp(arg, "--config")) {
+      if (a.i + 2 >= argc)
+        return talus_fail(TALUS_ERR_ARGUMENT, "args", "--config needs KEY VALUE");
+      talus_raster_config_set(argv[a.i + 1], argv[a.i + 2]);
+      a.i += 3;
+      continue;
+    }
+    int r = export_option(&a, o);
+    if (r < 0) return TALUS_ERR_ARGUMENT;
+    if (r > 0) continue;
+    if (arg[0] == '-' && arg[1])
+      return talus_fail(TALUS_ERR_ARGUMENT, "args", "unknown option '%s' (see talus export --help)",
+                        arg);
+    if (o->input)
+      return talus_fail(TALUS_ERR_ARGUMENT, "args", "more than one input: '%s' and '%s'", o->input,
+                        arg);
+    o->input = argv[a.i++];
+  }
+  if (!o->input) return talus_fail(TALUS_ERR_ARGUMENT, "args", "no input raster given");
+  if (!o->output) return talus_fail(TALUS_ERR_ARGUMENT, "args", "no output given (-o FILE)");
+  return export_settle(o);
+}
+
+/* The outputs must be writable, distinct from the input and each other. */
+static talus_status export_check_outputs(export_opts *o) {
+  export_sidecar_path(o->sidecar, sizeof o->sidecar, o->output);
+  const char *paths[2] = {o->output, o->no_sidecar ? NULL : o->sidecar};
+  for (int i = 0; i < 2; i++) {
+    if (!paths[i]) continue;
+    if (app_same_path(paths[i], o->input))
+      return talus_fail(TALUS_ERR_ARGUMENT, "output", "output '%s' would overwrite the input",
+                        paths[i]);
+    talus_status st = app_check_writable(paths[i]);
+    if (st) return st;
+  }
+  return TALUS_OK;
+}
+
+/* Writes the heightmap, then its sidecar; removes the heightmap when the
+ * sidecar cannot be written. */
+static talus_status export_heightmap(export_opts *o) {
+  talus_heightmap_info info;
+  app_progress bar;
+  app_progress_begin(&bar, "exporting", 100, o->quiet);
+  talus_status st =
+      talus_heightmap_export(o->input, o->output, &o->hm, &info, app_progress_cb, &bar);
+  app_progress_end(&bar);
+  if (!st && !o->no_sidecar) {
+    const char *slash = strrchr(o->output, '/');
+    st = talus_heightmap_sidecar(o->sidecar, slash ? slash + 1 : o->output, &info);
+    if (st) remove(o->output);
+  }
+  if (!st)
+    talus_info("wrote %s (%s, %d x %d, %.4g m spacing, Z %.6g..%.6g m)", o->output,
+               talus_hm_format_name(info.format), info.width, info.height, info.dx, info.zmin,
+               info.zmax);
+  return st;
+}
+
+/* "<output less its extension>_x<i>_y<j><extension>" into out[size]. */
+static void export_tile_path(char *out, size_t size, const char *output, int64_t i, int64_t j) {
+  const char *slash = strrchr(output, '/'), *dot = strrchr(slash ? slash + 1 : output, '.');
+  int stem = dot ? (int)(dot - output) : (int)strlen(output);
+  snprintf(out, size, "%.*s_x%lld_y%lld%s", stem, output, (long long)i, (long long)j,
+           dot ? dot : "");
+}
+
+/* The size of a tile of a grid of n tiles over `side` samples sharing
+ * their edges: (side - 1) / n + 1; 0 when side is not n·(t − 1) + 1. */
+static int export_tile_side(int side, int n) {
+  return (side - 1) % n ? 0 : (side - 1) / n + 1;
+}
+
+/* Writes tile (i, j) of t × u samples with one stated range, and its
+ * sidecar. */
+static talus_status export_hm_tile(export_opts *o, const talus_heightmap_info *all, int i, int j,
+                                   int t, int u, char *path, size_t size) {
+  talus_heightmap_options hm = o->hm;
+  talus_heightmap_info info;
+  char side[TALUS_PATH_BUF + 8];
+  hm.z_stated = all->zmax > all->zmin, hm.zmin = all->zmin, hm.zmax = all->zmax;
+  hm.win_x0 = i * (t - 1), hm.win_y0 = j * (u - 1), hm.win_w = t, hm.win_h = u;
+  export_tile_path(path, size, o->output, i, j);
+  talus_status st = talus_heightmap_export(o->input, path, &hm, &info, NULL, NULL);
+  export_sidecar_path(side, sizeof side, path);
+  const char *slash = strrchr(path, '/');
+  if (!st && !o->no_sidecar) st = talus_heightmap_sidecar(side, slash ? slash + 1 : path, &info);
+  if (st) remove(path);
+  return st;
+}
+
+/* Removes tiles (0, 0) .. the n-th (row by row) and their sidecars. */
+static void export_hm_untile(const export_opts *o, int n) {
+  char path[TALUS_PATH_BUF], side[TALUS_PATH_BUF + 8];
+  for (int k = 0; k < n; k++) {
+    export_tile_path(path, sizeof path, o->output, k % o->tiles_x, k / o->tiles_x);
+    export_sidecar_path(side, sizeof side, path);
+    remove(path), remove(side);
+  }
+}
+
+/* An engine grid of heightmaps sharing their edges and one Z range (the
+ * whole grid's, or --z-range); all tiles or none. */
+static talus_status export_hm_tiles(export_opts *o) {
+  talus_heightmap_info all;
+  char path[TALUS_PATH_BUF];
+  talus_status st = talus_heightmap_scan(o->input, &o->hm, &all, NULL, NULL);
+  int t = st ? 0 : export_tile_side(all.width, o->tiles_x);
+  int u = st ? 0 : export_tile_side(all.height, o->tiles_y);
+  if (!st && (!t || !u || t < 2 || u < 2))
+    return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                      "--tiles %dx%d: %d x %d samples do not split into tiles sharing their edges; "
+                      "use --size C*(t-1)+1, e.g. %d",
+                      o->tiles_x, o->tiles_y, all.width, all.height, o->tiles_x * 1008 + 1);
+  int done = 0;
+  for (int j = 0; !st && j < o->tiles_y; j++)
+    for (int i = 0; !st && i < o->tiles_x; i++, done++)
+      st = export_hm_tile(o, &all, i, j, t, u, path, sizeof path);
+  if (st) export_hm_untile(o, done);
+  if (!st)
+    talus_info("wrote %d x %d tiles of %d x %d samples (Z %.6g..%.6g m)", o->tiles_x, o->tiles_y, t,
+               u, all.zmin, all.zmax);
+  return st;
+}
+
+/* Meshes the cells of rectangle (x0, y0, w, h) strip by strip into m. */
+static talus_status export_mesh_rect(talus_mesh_source *s, int x0, int y0, int w, int h,
+                                     talus_mesh *m, app_progress *bar) {
+  talus_status st = TALUS_OK;
+  for (int y = y0; y < y0 + h && !st; y += TALUS_RASTER_WINDOW_ROWS) {
+    int rows = y0 + h - y < TALUS_RASTER_WINDOW_ROWS ? y0 + h - y : TALUS_RASTER_WINDOW_ROWS;
+    st = talus_mesh_add_rect(s, x0, y, w, rows, m);
+    if (!st && bar && !app_progress_cb((double)(y + rows - y0) / h, NULL, bar))
+      st = talus_fail(TALUS_ERR_CANCELLED, "export", "cancelled");
+  }
+  return st;
+}
+
+/* One mesh per --tile N x N cells; tiles with nothing selected are left
+ * out. */
+static talus_status export_mesh_tiles(export_opts *o, talus_mesh_source *s) {
+  int nx = talus_mesh_source_nx(s), ny = talus_mesh_source_ny(s), written = 0;
+  char path[TALUS_PATH_BUF];
+  talus_status st = TALUS_OK;
+  for (int64_t ty = 0; ty * o->tile < ny && !st; ty++)
+    for (int64_t tx = 0; tx * o->tile < nx && !st; tx++) {
+      int x0 = (int)(tx * o->tile), y0 = (int)(ty * o->tile);
+      int w = nx - x0 < o->tile ? nx - x0 : (int)o->tile,
+          h = ny - y0 < o->tile ? ny - y0 : (int)o->tile;
+      talus_mesh m = {0};
+      st = export_mesh_rect(s, x0, y0, w, h, &m, NULL);
+      export_tile_path(path, sizeof path, o->output, tx, ty);
+      if (!st && m.nt) st = talus_mesh_write(&m, o->mesh_format, path);
+      written += !st && m.nt;
+      talus_mesh_free(&m);
+    }
+  if (!st)
+    talus_info("wrote %d mesh tiles of %lld x %lld cells", written, (long long)o->tile,
+               (long long)o->tile);
+  return st;
+}
+
+/* The rectangle of cells a mesh covers: the map, or its crop within it. */
+static talus_status export_mesh_extent(const export_opts *o, const talus_mesh_source *s, int r[4]) {
+  int nx = talus_mesh_source_nx(s), ny = talus_mesh_source_ny(s);
+  const talus_mesh_options *m = &o->mo;
+  r[0] = 0, r[1] = 0, r[2] = nx, r[3] = ny;
+  if (!m->crop) return TALUS_OK;
+  if (m->crop_x0 + m->crop_w > nx || m->crop_y0 + m->crop_h > ny)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args", "--crop %d,%d,%d,%d leaves the %d x %d map",
+                      m->crop_x0, m->crop_y0, m->crop_w, m->crop_h, nx, ny);
+  r[0] = m->crop_x0, r[1] = m->crop_y0, r[2] = m->crop_w, r[3] = m->crop_h;
+  return TALUS_OK;
+}
+
+/* The mesh of the state o->input: one file, or one per tile. */
+static talus_status export_mesh(export_opts *o) {
+  talus_mesh_source *s = NULL;
+  int r[4];
+  talus_status st = talus_mesh_source_open(o->input, &o->mo, &s);
+  if (!st) st = export_mesh_extent(o, s, r);
+  if (!st && o->tile) st = export_mesh_tiles(o, s);
+  if (!st && !o->tile) {
+    talus_mesh m = {0};
+    app_progress bar;
+    app_progress_begin(&bar, "meshing", 100, o->quiet);
+    st = export_mesh_rect(s, r[0], r[1], r[2], r[3], &m, &bar);
+    app_progress_end(&bar);
+    if (!st) st = talus_mesh_write(&m, o->mesh_format, o->output);
+    if (!st)
+      talus_info("wrote %s (%zu vertices, %zu triangles, %.9g m3 enclosed above the base %g m)",
+                 o->output, m.nv, m.nt, talus_mesh_volume(&m), talus_mesh_source_base(s));
+    talus_mesh_free(&m);
+  }
+  talus_mesh_source_close(s);
+  return st;
+}
+
+void export_sidecar_path(char *out, size_t size, const char *output) {
+  snprintf(out, size, "%s.json", output);
+}
+
+/* Splits spec "FORMAT:PATH" into format[size] and *path. */
+static talus_status export_spec_split(const char *spec, char *format, size_t size,
+                                      const char **path) {
+  const char *colon = strchr(spec, ':');
+  if (!colon || colon == spec || !colon[1] || (size_t)(colon - spec) >= size)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args", "--export expects FORMAT:PATH, got '%s'", spec);
+  snprintf(format, size, "%.*s", (int)(colon - spec), spec);
+  *path = colon + 1;
+  return TALUS_OK;
+}
+
+talus_status export_spec_check(const char *spec, const char **path, int *mesh) {
+  char format[32];
+  talus_hm_format f;
+  talus_mesh_format mf;
+  talus_status st = export_spec_split(spec, format, sizeof format, path);
+  *mesh = !st && talus_mesh_format_parse(format, &mf);
+  if (!st && !*mesh && !talus_hm_format_parse(format, &f))
+    st = talus_fail(TALUS_ERR_ARGUMENT, "args",
+                    "--export %s: unknown format '%s' (PNG16, R16, R32, GTiff, OBJ, PLY or GLB)",
+                    spec, format);
+  return st;
+}
+
+talus_status export_from_erode(const char *output, const char *state, const char *spec, int quiet) {
+  char format[32];
+  const char *path = NULL;
+  int mesh = 0;
+  talus_status st = export_spec_check(spec, &path, &mesh);
+  if (!st) export_spec_split(spec, format, sizeof format, &path);
+  const char *input = mesh ? state : output;
+  char *argv[] = {(char *)input, "-of", format, "-o", (char *)path, "-q", NULL};
+  return st ? st : talus_export_app(quiet ? 6 : 5, argv);
+}
+
+talus_status talus_export_app(int argc, char **argv) {
+  talus_error_clear();
+  export_opts *o = calloc(1, sizeof *o);
+  int help = 0;
+  talus_status st = o ? TALUS_OK : talus_fail(TALUS_ERR_NOMEM, "export", "no memory");
+  if (!st) o->mo.margin = 2; /* --margin's default */
+  if (!st) st = export_parse(argc, argv, o, &help);
+  if (!st && !help) {
+    st = export_check_outputs(o);
+    if (!st && o->mesh) st = export_mesh(o);
+    if (!st && !o->mesh) st = o->tiles_x ? export_hm_tiles(o) : export_heightmap(o);
+  }
+  free(o);
+  return st;
+}

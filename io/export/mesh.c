@@ -1,0 +1,607 @@
+/*
+ * mesh.c — the blocky, watertight mesh of a layered state's solid
+ * (mesh.h): a state read window by window into each cell's merged solid
+ * intervals, then per cell its tops, bottoms and walls, with vertices
+ * looked up by (corner, height, solid side) so faces share them exactly
+ * where they share edges. Owns the interval model, the corner union-find
+ * and the vertex table; the file formats are mesh_write.c's.
+ */
+#include "io/export/mesh.h"
+#include "io/state.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define IV_MAX    TALUS_NZ_MAX /* merged intervals a cell can hold */
+#define BREAK_MAX (8 * IV_MAX) /* interval ends of four cells */
+
+/* ---------------------------------------------------------------------
+ * The vertex table: (corner x, corner y, height bits, side) → index
+ * ------------------------------------------------------------------- */
+
+typedef struct mesh_key {
+  int32_t px, py;
+  uint32_t z;
+  uint32_t side; /* the quadrant standing for the vertex's solid side */
+} mesh_key;
+
+struct mesh_hash {
+  mesh_key *key;
+  uint32_t *idx; /* UINT32_MAX: empty */
+  size_t cap;    /* a power of two */
+};
+
+/* The hash of a vertex key (multiplicative mixing of its four fields). */
+static uint64_t key_hash(const mesh_key *k) {
+  uint64_t h = (uint64_t)(uint32_t)k->px * 0x9E3779B97F4A7C15ull;
+  h ^= ((uint64_t)(uint32_t)k->py + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
+  h ^= ((uint64_t)k->z << 2 | k->side) * 0x165667B19E3779F9ull;
+  return h ^ (h >> 29);
+}
+
+/* Grows the table to cap slots (rehashing what it holds). */
+static talus_status hash_grow(struct mesh_hash *t, size_t cap) {
+  mesh_key *key = malloc(cap * sizeof *key);
+  uint32_t *idx = malloc(cap * sizeof *idx);
+  if (!key || !idx) {
+    free(key), free(idx);
+    return talus_fail(TALUS_ERR_NOMEM, "export", "no memory for %zu mesh vertices", cap / 2);
+  }
+  memset(idx, 0xff, cap * sizeof *idx);
+  for (size_t i = 0; i < t->cap; i++) {
+    if (t->idx[i] == UINT32_MAX) continue;
+    size_t j = key_hash(&t->key[i]) & (cap - 1);
+    while (idx[j] != UINT32_MAX)
+      j = (j + 1) & (cap - 1);
+    key[j] = t->key[i], idx[j] = t->idx[i];
+  }
+  free(t->key), free(t->idx);
+  t->key = key, t->idx = idx, t->cap = cap;
+  return TALUS_OK;
+}
+
+/* Appends a vertex at (x, y, z). */
+static talus_status mesh_push_vertex(talus_mesh *m, float x, float y, float z) {
+  if (m->nv == m->cap_v) {
+    size_t cap = m->cap_v ? 2 * m->cap_v : 4096;
+    float *p = realloc(m->pos, 3 * cap * sizeof *p);
+    if (!p || cap > UINT32_MAX) return talus_fail(TALUS_ERR_NOMEM, "export", "mesh too large");
+    m->pos = p, m->cap_v = cap;
+  }
+  float *p = m->pos + 3 * m->nv++;
+  p[0] = x, p[1] = y, p[2] = z;
+  return TALUS_OK;
+}
+
+/* The index of the vertex with key k at position (x, y, z), added when new. */
+static talus_status mesh_vertex(talus_mesh *m, const mesh_key *k, float x, float y, float z,
+                                uint32_t *out) {
+  struct mesh_hash *t = m->hash;
+  talus_status st = TALUS_OK;
+  if (2 * (m->nv + 1) > t->cap) st = hash_grow(t, t->cap ? 2 * t->cap : 8192);
+  if (st) return st;
+  size_t j = key_hash(k) & (t->cap - 1);
+  for (; t->idx[j] != UINT32_MAX; j = (j + 1) & (t->cap - 1))
+    if (!memcmp(&t->key[j], k, sizeof *k)) return *out = t->idx[j], TALUS_OK;
+  st = mesh_push_vertex(m, x, y, z);
+  if (st) return st;
+  t->key[j] = *k, t->idx[j] = *out = (uint32_t)(m->nv - 1);
+  return TALUS_OK;
+}
+
+/* Appends triangle (a, b, c) facing direction dir. */
+static talus_status mesh_push_tri(talus_mesh *m, uint32_t a, uint32_t b, uint32_t c, int dir) {
+  if (m->nt == m->cap_t) {
+    size_t cap = m->cap_t ? 2 * m->cap_t : 8192;
+    uint32_t *t = realloc(m->tri, 3 * cap * sizeof *t);
+    if (t) m->tri = t;
+    uint8_t *d = t ? realloc(m->dir, cap) : NULL;
+    if (!d) return talus_fail(TALUS_ERR_NOMEM, "export", "no memory for %zu triangles", cap);
+    m->dir = d, m->cap_t = cap;
+  }
+  uint32_t *t = m->tri + 3 * m->nt;
+  t[0] = a, t[1] = b, t[2] = c;
+  m->dir[m->nt++] = (uint8_t)dir;
+  return TALUS_OK;
+}
+
+void talus_mesh_free(talus_mesh *m) {
+  if (!m) return;
+  if (m->hash) free(m->hash->key), free(m->hash->idx), free(m->hash);
+  free(m->pos), free(m->tri), free(m->dir);
+  memset(m, 0, sizeof *m);
+}
+
+double talus_mesh_volume(const talus_mesh *m) {
+  double v = 0.0;
+  const float *o = m->pos;
+  for (size_t t = 0; t < m->nt; t++) {
+    double p[3][3];
+    for (int i = 0; i < 3; i++)
+      for (int c = 0; c < 3; c++)
+        p[i][c] = (double)m->pos[3 * m->tri[3 * t + i] + c] - o[c];
+    v += p[0][0] * (p[1][1] * p[2][2] - p[1][2] * p[2][1]) -
+         p[0][1] * (p[1][0] * p[2][2] - p[1][2] * p[2][0]) +
+         p[0][2] * (p[1][0] * p[2][1] - p[1][1] * p[2][0]);
+  }
+  return v / 6.0;
+}
+
+/* ---------------------------------------------------------------------
+ * The source: a state's bands, and windows of cells as solid intervals
+ * ------------------------------------------------------------------- */
+
+struct talus_mesh_source {
+  talus_bands_reader *r;
+  talus_mesh_options o;
+  int nx, ny, L; /* L: layers stored */
+  double cell, base;
+  int columns, surface, band[TALUS_NZ_MAX][3]; /* bedrock, sand, ceiling of layer k */
+  const talus_georef *geo;
+};
+
+/* A window of cells: each cell's merged solid intervals (none when NoData
+ * or not selected). */
+typedef struct mesh_win {
+  int x0, y0, w, h;
+  uint8_t *n, *count; /* intervals, columns */
+  float *lo, *hi;     /* [IV_MAX] per cell */
+  float *v, *top;     /* a band's window, the layer tops [L] */
+  const talus_mesh_source *s;
+} mesh_win;
+
+int talus_mesh_source_nx(const talus_mesh_source *s) {
+  return s->nx;
+}
+int talus_mesh_source_ny(const talus_mesh_source *s) {
+  return s->ny;
+}
+double talus_mesh_source_cell(const talus_mesh_source *s) {
+  return s->cell;
+}
+double talus_mesh_source_base(const talus_mesh_source *s) {
+  return s->base;
+}
+
+/* The band indices of the fields a mesh needs. */
+static talus_status source_bands(talus_mesh_source *s) {
+  static const int fields[3] = {0, 1, 3}; /* bedrock, sand, ceiling (io/state.h order) */
+  char name[TALUS_STATE_NAME_MAX];
+  for (s->L = 0; s->L < TALUS_NZ_MAX; s->L++) {
+    for (int f = 0; f < 3; f++) {
+      talus_state_band_name(s->L, fields[f], name);
+      s->band[s->L][f] = talus_bands_reader_find(s->r, name);
+    }
+    if (s->band[s->L][0] < 0) break;
+    if (s->band[s->L][1] < 0 || s->band[s->L][2] < 0)
+      return talus_fail(TALUS_ERR_FORMAT, "export", "state layer %d lacks sand or ceiling", s->L);
+  }
+  return TALUS_OK;
+}
+
+/* Reads band b over the window into w->v. */
+static talus_status win_band(mesh_win *w, int b) {
+  return talus_bands_reader_read(w->s->r, b, w->x0, w->y0, w->w, w->h, w->v);
+}
+
+/* Allocates a window of (x0, y0, w, h), clamped to the map. */
+static talus_status win_alloc(mesh_win *w, const talus_mesh_source *s, int x0, int y0, int x1,
+                              int y1) {
+  memset(w, 0, sizeof *w);
+  w->s = s;
+  w->x0 = x0 < 0 ? 0 : x0, w->y0 = y0 < 0 ? 0 : y0;
+  w->w = (x1 > s->nx ? s->nx : x1) - w->x0, w->h = (y1 > s->ny ? s->ny : y1) - w->y0;
+  size_t n = (size_t)w->w * w->h, L = s->L ? (size_t)s->L : 1;
+  talus_status st = talus_alloc((void **)&w->n, n, "mesh window");
+  if (!st) st = talus_alloc((void **)&w->count, n, "mesh window");
+  if (!st) st = talus_alloc((void **)&w->lo, n * IV_MAX * sizeof(float), "mesh window");
+  if (!st) st = talus_alloc((void **)&w->hi, n * IV_MAX * sizeof(float), "mesh window");
+  if (!st) st = talus_alloc((void **)&w->v, n * sizeof(float), "mesh window");
+  if (!st) st = talus_alloc((void **)&w->top, n * L * sizeof(float), "mesh window");
+  return st;
+}
+
+/* Frees the window's arrays (not the window). */
+static void win_free(mesh_win *w) {
+  talus_free(w->n), talus_free(w->count), talus_free(w->lo), talus_free(w->hi);
+  talus_free(w->v), talus_free(w->top);
+}
+
+/* Adds solid [lo, hi] to cell i, merging it into the last interval when
+ * they touch; empty intervals are dropped. */
+static void win_push(mesh_win *w, size_t i, float lo, float hi) {
+  if (!(hi > lo)) return;
+  float *L = w->lo + i * IV_MAX, *H = w->hi + i * IV_MAX;
+  int n = w->n[i];
+  if (n && lo <= H[n - 1]) {
+    H[n - 1] = hi > H[n - 1] ? hi : H[n - 1];
+    return;
+  }
+  if (n < IV_MAX) L[n] = lo, H[n] = hi, w->n[i] = (uint8_t)(n + 1);
+}
+
+/* Column counts (0 on NoData) and the layer tops B + s into w->top. */
+static talus_status win_tops(mesh_win *w) {
+  const talus_mesh_source *s = w->s;
+  size_t n = (size_t)w->w * w->h;
+  talus_status st = win_band(w, s->surface);
+  for (size_t i = 0; !st && i < n; i++)
+    w->count[i] = talus_state_nodata(s->geo, w->v[i]) ? 0 : 1;
+  if (!st) st = win_band(w, s->columns);
+  for (size_t i = 0; !st && i < n; i++)
+    if (w->count[i]) {
+      float c = w->v[i];
+      if (!(c >= 1.0f && c <= (float)s->L))
+        return talus_fail(TALUS_ERR_FORMAT, "export", "column count %g at (%zu, %zu)", c,
+                          w->x0 + i % w->w, w->y0 + i / w->w);
+      w->count[i] = (uint8_t)c;
+    }
+  for (int k = 0; !st && k < s->L; k++) {
+    float *top = w->top + (size_t)k * n;
+    st = win_band(w, s->band[k][0]);
+    if (!st) memcpy(top, w->v, n * sizeof(float));
+    if (!st) st = win_band(w, s->band[k][1]);
+    for (size_t i = 0; !st && i < n; i++)
+      top[i] += w->v[i];
+  }
+  return st;
+}
+
+/* Each cell's intervals: column k from its floor (the base, or C of k − 1)
+ * to its top. */
+static talus_status win_fill(mesh_win *w) {
+  const talus_mesh_source *s = w->s;
+  size_t n = (size_t)w->w * w->h;
+  talus_status st = win_tops(w);
+  memset(w->n, 0, n);
+  for (size_t i = 0; !st && i < n; i++)
+    if (w->count[i]) win_push(w, i, (float)s->base, w->top[i]);
+  for (int k = 1; !st && k < s->L; k++) {
+    st = win_band(w, s->band[k - 1][2]); /* the floor of column k */
+    for (size_t i = 0; !st && i < n; i++)
+      if (w->count[i] > k) win_push(w, i, w->v[i], w->top[(size_t)k * n + i]);
+  }
+  return st;
+}
+
+/* Drops the cells outside the crop rectangle: the mesh closes along it. */
+static void win_crop(mesh_win *w) {
+  const talus_mesh_options *o = &w->s->o;
+  for (int y = 0; o->crop && y < w->h; y++)
+    for (int x = 0; x < w->w; x++) {
+      int gx = w->x0 + x, gy = w->y0 + y;
+      if (gx < o->crop_x0 || gy < o->crop_y0 || gx >= o->crop_x0 + o->crop_w ||
+          gy >= o->crop_y0 + o->crop_h)
+        w->n[(size_t)y * w->w + x] = 0;
+    }
+}
+
+/* Drops the cells the selection leaves out: with multi_only, those farther
+ * than the margin from every cell of more than one column; with crop,
+ * those outside it. */
+static talus_status win_select(mesh_win *w) {
+  const talus_mesh_options *o = &w->s->o;
+  win_crop(w);
+  if (!o->multi_only) return TALUS_OK;
+  size_t n = (size_t)w->w * w->h;
+  uint8_t *keep = calloc(n, 1);
+  if (!keep) return talus_fail(TALUS_ERR_NOMEM, "export", "no memory for the selection");
+  int m = o->margin;
+  for (int y = 0; y < w->h; y++)
+    for (int x = 0; x < w->w; x++) {
+      if (w->count[(size_t)y * w->w + x] < 2) continue;
+      for (int yy = y - m > 0 ? y - m : 0; yy <= y + m && yy < w->h; yy++)
+        for (int xx = x - m > 0 ? x - m : 0; xx <= x + m && xx < w->w; xx++)
+          keep[(size_t)yy * w->w + xx] = 1;
+    }
+  for (size_t i = 0; i < n; i++)
+    if (!keep[i]) w->n[i] = 0;
+  free(keep);
+  return TALUS_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * Corners: the four cells around one, their interval ends and the union
+ * of their solid sides at a height
+ * ------------------------------------------------------------------- */
+
+/* The intervals of global cell (gx, gy): count in *n, NULL when outside
+ * the window (never solid). */
+static const float *win_cell(const mesh_win *w, int gx, int gy, int *n, const float **hi) {
+  int x = gx - w->x0, y = gy - w->y0;
+  if (x < 0 || y < 0 || x >= w->w || y >= w->h) return *n = 0, *hi = NULL, NULL;
+  size_t i = (size_t)y * w->w + x;
+  *n = w->n[i], *hi = w->hi + i * IV_MAX;
+  return w->lo + i * IV_MAX;
+}
+
+/* Quadrant q of corner (px, py): 0 NW, 1 NE, 2 SE, 3 SW of the corner. */
+static void corner_cell(int px, int py, int q, int *gx, int *gy) {
+  *gx = px - (q == 0 || q == 3);
+  *gy = py - (q == 0 || q == 1);
+}
+
+/* Whether the cell's solid fills heights just above z (above = 1) or just
+ * below it. */
+static int solid_at(const float *lo, const float *hi, int n, float z, int above) {
+  for (int i = 0; i < n; i++)
+    if (above ? (lo[i] <= z && z < hi[i]) : (lo[i] < z && z <= hi[i])) return 1;
+  return 0;
+}
+
+/* The union-find over a corner's four quadrants: the root of a, and the
+ * union of a's and b's sets (the smaller index becomes the root). */
+static int uf_find(int *uf, int a) {
+  while (uf[a] != a)
+    a = uf[a];
+  return a;
+}
+static void uf_union(int *uf, int a, int b) {
+  a = uf_find(uf, a), b = uf_find(uf, b);
+  if (a != b) uf[a > b ? a : b] = a < b ? a : b;
+}
+
+/* In a cycle of four elements (solid flags s) with a face between element
+ * j and j + 1 owned by owner[j], merges the owners of the two faces that
+ * bound each run of solid elements: they share the edge. */
+static void uf_runs(int *uf, const int s[4], const int owner[4]) {
+  for (int j = 0; j < 4; j++) {
+    if (!s[j] || s[(j + 3) % 4]) continue; /* not the start of a run */
+    int e = j;
+    while (s[(e + 1) % 4] && (e + 1) % 4 != j)
+      e = (e + 1) % 4;
+    uf_union(uf, owner[(j + 3) % 4], owner[e]);
+  }
+}
+
+/* The quadrant that stands for quadrant q's solid side at corner (px, py)
+ * and height z: the union-find over the four quadrants of the faces that
+ * meet there (the vertical segments above and below, the four horizontal
+ * half-edges), its smallest member. */
+static int corner_side(const mesh_win *w, int px, int py, float z, int q) {
+  int up[4], dn[4], uf[4] = {0, 1, 2, 3};
+  for (int i = 0; i < 4; i++) {
+    int gx, gy, n;
+    const float *hi, *lo;
+    corner_cell(px, py, i, &gx, &gy);
+    lo = win_cell(w, gx, gy, &n, &hi);
+    up[i] = solid_at(lo, hi, n, z, 1), dn[i] = solid_at(lo, hi, n, z, 0);
+  }
+  for (int v = 0; v < 2; v++) { /* the vertical segments: walls owned by their solid side */
+    const int *s = v ? dn : up;
+    int owner[4];
+    for (int j = 0; j < 4; j++)
+      owner[j] = s[j] ? j : (j + 1) % 4;
+    uf_runs(uf, s, owner);
+  }
+  for (int a = 0; a < 4; a++) { /* half-edge between a and b: (a-, a+, b+, b-) */
+    int b = (a + 1) % 4;
+    int s[4] = {dn[a], up[a], up[b], dn[b]};
+    int owner[4] = {a, up[a] ? a : b, b, dn[b] ? b : a};
+    uf_runs(uf, s, owner);
+  }
+  return uf_find(uf, q);
+}
+
+/* The ends of the four corner cells' intervals strictly between z0 and z1,
+ * sorted and unique, into z[]; returns their count. */
+static int corner_breaks(const mesh_win *w, int px, int py, float z0, float z1, float *z) {
+  int m = 0;
+  for (int q = 0; q < 4; q++) {
+    int gx, gy, n;
+    const float *hi, *lo;
+    corner_cell(px, py, q, &gx, &gy);
+    lo = win_cell(w, gx, gy, &n, &hi);
+    for (int i = 0; i < n; i++) {
+      if (lo[i] > z0 && lo[i] < z1) z[m++] = lo[i];
+      if (hi[i] > z0 && hi[i] < z1) z[m++] = hi[i];
+    }
+  }
+  for (int i = 1; i < m; i++) /* insertion sort: a few dozen at most */
+    for (int j = i; j > 0 && z[j - 1] > z[j]; j--) {
+      float t = z[j];
+      z[j] = z[j - 1], z[j - 1] = t;
+    }
+  int u = 0;
+  for (int i = 0; i < m; i++)
+    if (!u || z[i] != z[u - 1]) z[u++] = z[i];
+  return u;
+}
+
+/* The vertex at corner (px, py), height z, on quadrant q's solid side. */
+static talus_status corner_vertex(talus_mesh *m, const mesh_win *w, int px, int py, float z, int q,
+                                  uint32_t *out) {
+  mesh_key k = {px, py, 0, (uint32_t)corner_side(w, px, py, z, q)};
+  memcpy(&k.z, &z, sizeof z);
+  double cell = w->s->cell;
+  return mesh_vertex(m, &k, (float)(px * cell), z, (float)(py * cell), out);
+}
+
+/* ---------------------------------------------------------------------
+ * Faces of one cell
+ * ------------------------------------------------------------------- */
+
+/* A cell's corners (NW, NE, SE, SW) relative to it, and its quadrant at each. */
+static const int corner_dx[4] = {0, 1, 1, 0}, corner_dy[4] = {0, 0, 1, 1};
+static const int corner_q[4] = {2, 3, 0, 1};
+enum { NW, NE, SE, SW };
+
+/* The top (up = 1) or bottom face of cell (gx, gy) at height z. */
+static talus_status cell_cap(talus_mesh *m, const mesh_win *w, int gx, int gy, float z, int up) {
+  uint32_t v[4];
+  talus_status st = TALUS_OK;
+  for (int c = 0; c < 4 && !st; c++)
+    st = corner_vertex(m, w, gx + corner_dx[c], gy + corner_dy[c], z, corner_q[c], &v[c]);
+  if (st) return st;
+  if (up) {
+    st = mesh_push_tri(m, v[NW], v[SW], v[SE], TALUS_MESH_UP);
+    return st ? st : mesh_push_tri(m, v[NW], v[SE], v[NE], TALUS_MESH_UP);
+  }
+  st = mesh_push_tri(m, v[NW], v[SE], v[SW], TALUS_MESH_DOWN);
+  return st ? st : mesh_push_tri(m, v[NW], v[NE], v[SE], TALUS_MESH_DOWN);
+}
+
+/* Walls by direction (E, N, W, S): the neighbour's offset, the corners Pa,
+ * Pb such that (Pa, z0), (Pb, z0), (Pb, z1) winds outwards, the normal. */
+static const struct {
+  int dx, dy, a, b, dir;
+} walls[4] = {{1, 0, SE, NE, TALUS_MESH_E},
+              {0, -1, NE, NW, TALUS_MESH_N},
+              {-1, 0, NW, SW, TALUS_MESH_W},
+              {0, 1, SW, SE, TALUS_MESH_S}};
+
+/* The heights of a wall's side at corner c of cell (gx, gy): z0, the
+ * corner's interval ends between, z1; their vertices into v; the count. */
+static talus_status wall_side(talus_mesh *m, const mesh_win *w, int gx, int gy, int c, float z0,
+                              float z1, uint32_t *v, int *n) {
+  float z[BREAK_MAX + 2];
+  int px = gx + corner_dx[c], py = gy + corner_dy[c];
+  int k = corner_breaks(w, px, py, z0, z1, z + 1);
+  z[0] = z0, z[k + 1] = z1, *n = k + 2;
+  talus_status st = TALUS_OK;
+  for (int i = 0; i < *n && !st; i++)
+    st = corner_vertex(m, w, px, py, z[i], corner_q[c], &v[i]);
+  return st;
+}
+
+/* The wall [z0, z1] of cell (gx, gy) towards direction d: a ladder
+ * between its two sides' vertices, split at every interval end. */
+static talus_status cell_wall(talus_mesh *m, const mesh_win *w, int gx, int gy, int d, float z0,
+                              float z1) {
+  uint32_t a[BREAK_MAX + 2], b[BREAK_MAX + 2];
+  float za[BREAK_MAX + 2], zb[BREAK_MAX + 2];
+  int na = 0, nb = 0;
+  talus_status st = wall_side(m, w, gx, gy, walls[d].a, z0, z1, a, &na);
+  if (!st) st = wall_side(m, w, gx, gy, walls[d].b, z0, z1, b, &nb);
+  if (st) return st;
+  for (int i = 0; i < na; i++)
+    za[i] = m->pos[3 * a[i] + 1];
+  for (int j = 0; j < nb; j++)
+    zb[j] = m->pos[3 * b[j] + 1];
+  int i = 0, j = 0;
+  while (!st && (i < na - 1 || j < nb - 1)) {
+    if (j < nb - 1 && (i == na - 1 || zb[j + 1] <= za[i + 1])) {
+      st = mesh_push_tri(m, a[i], b[j], b[j + 1], walls[d].dir);
+      j++;
+    } else {
+      st = mesh_push_tri(m, a[i], b[j], a[i + 1], walls[d].dir);
+      i++;
+    }
+  }
+  return st;
+}
+
+/* The walls of cell (gx, gy) towards d: its intervals less the
+ * neighbour's. */
+static talus_status cell_walls(talus_mesh *m, const mesh_win *w, int gx, int gy, int d) {
+  int n, nn;
+  const float *hi, *nhi, *lo = win_cell(w, gx, gy, &n, &hi);
+  const float *nlo = win_cell(w, gx + walls[d].dx, gy + walls[d].dy, &nn, &nhi);
+  talus_status st = TALUS_OK;
+  for (int i = 0; i < n && !st; i++) {
+    float z = lo[i];
+    for (int j = 0; j < nn && z < hi[i] && !st; j++) {
+      if (nhi[j] <= z || nlo[j] >= hi[i]) continue; /* no overlap */
+      if (nlo[j] > z) st = cell_wall(m, w, gx, gy, d, z, nlo[j]);
+      z = nhi[j];
+    }
+    if (!st && z < hi[i]) st = cell_wall(m, w, gx, gy, d, z, hi[i]);
+  }
+  return st;
+}
+
+/* Every face of cell (gx, gy). */
+static talus_status cell_faces(talus_mesh *m, const mesh_win *w, int gx, int gy) {
+  int n;
+  const float *hi, *lo = win_cell(w, gx, gy, &n, &hi);
+  talus_status st = TALUS_OK;
+  for (int i = 0; i < n && !st; i++) {
+    st = cell_cap(m, w, gx, gy, hi[i], 1);
+    if (!st) st = cell_cap(m, w, gx, gy, lo[i], 0);
+  }
+  for (int d = 0; d < 4 && !st; d++)
+    st = cell_walls(m, w, gx, gy, d);
+  return st;
+}
+
+talus_status talus_mesh_add_rect(talus_mesh_source *s, int x0, int y0, int w, int h,
+                                 talus_mesh *m) {
+  if (x0 < 0 || y0 < 0 || w < 1 || h < 1 || x0 + w > s->nx || y0 + h > s->ny)
+    return talus_fail(TALUS_ERR_ARGUMENT, "export", "mesh window (%d, %d, %d, %d) outside the map",
+                      x0, y0, w, h);
+  if (!m->hash && !(m->hash = calloc(1, sizeof *m->hash)))
+    return talus_fail(TALUS_ERR_NOMEM, "export", "no memory for the mesh");
+  int g = 1 + (s->o.multi_only ? s->o.margin : 0);
+  mesh_win win;
+  talus_status st = win_alloc(&win, s, x0 - g, y0 - g, x0 + w + g, y0 + h + g);
+  if (!st) st = win_fill(&win);
+  if (!st) st = win_select(&win);
+  for (int y = y0; y < y0 + h && !st; y++)
+    for (int x = x0; x < x0 + w && !st; x++)
+      st = cell_faces(m, &win, x, y);
+  win_free(&win);
+  return st;
+}
+
+/* ---------------------------------------------------------------------
+ * Opening: the state's bands and the base
+ * ------------------------------------------------------------------- */
+
+/* The default base: the lowest top of column 0 less max(1 m, a cell),
+ * over the map in windows of rows. */
+static talus_status source_base(talus_mesh_source *s) {
+  double low = INFINITY;
+  talus_status st = TALUS_OK;
+  for (int y0 = 0; y0 < s->ny && !st; y0 += TALUS_RASTER_WINDOW_ROWS) {
+    int h = s->ny - y0 < TALUS_RASTER_WINDOW_ROWS ? s->ny - y0 : TALUS_RASTER_WINDOW_ROWS;
+    mesh_win w;
+    st = win_alloc(&w, s, 0, y0, s->nx, y0 + h);
+    if (!st) st = win_tops(&w);
+    for (size_t i = 0; !st && i < (size_t)w.w * w.h; i++)
+      if (w.count[i] && w.top[i] < low) low = w.top[i];
+    win_free(&w);
+  }
+  if (!st && !isfinite(low))
+    st = talus_fail(TALUS_ERR_DATA, "export", "the state holds no valid cell");
+  s->base = low - (s->cell > 1.0 ? s->cell : 1.0);
+  return st;
+}
+
+talus_status talus_mesh_source_open(const char *path, const talus_mesh_options *o,
+                                    talus_mesh_source **out) {
+  *out = NULL;
+  talus_mesh_source *s = calloc(1, sizeof *s);
+  if (!s) return talus_fail(TALUS_ERR_NOMEM, "export", "no memory");
+  s->o = *o;
+  talus_status st = talus_bands_reader_open(path, &s->r);
+  int layers = 0;
+  if (!st && !talus_state_reader_probe(s->r, &layers))
+    st = talus_fail(TALUS_ERR_FORMAT, "export",
+                    "'%s' is not a talus state: a mesh needs the layered state "
+                    "(talus erode --state FILE, talus generate)",
+                    path);
+  talus_state_header h;
+  if (!st) st = talus_state_header_reader(s->r, &h);
+  if (!st) {
+    s->nx = talus_bands_reader_nx(s->r), s->ny = talus_bands_reader_ny(s->r);
+    s->cell = h.cell, s->surface = h.surface, s->columns = h.columns;
+    s->geo = talus_bands_reader_georef(s->r);
+    st = source_bands(s);
+  }
+  if (!st && !(s->cell > 0.0)) st = talus_fail(TALUS_ERR_FORMAT, "export", "bad cell size");
+  s->base = o->base;
+  if (!st && !o->base_given) st = source_base(s);
+  if (st) {
+    talus_mesh_source_close(s);
+    return st;
+  }
+  *out = s;
+  return TALUS_OK;
+}
+
+void talus_mesh_source_close(talus_mesh_source *s) {
+  if (!s) return;
+  talus_bands_reader_close(s->r);
+  free(s);
+}

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# `talus export` and `talus erode --export`: the erode option writes the
+# bytes `talus export` writes from erode's output (file and sidecar); a
+# state and its surface export alike; GDAL reads the PNG as 16 bits with
+# the codes' full range; RAW sizes are exact; every bad input (unknown
+# format, bad size, unwritable path, NoData only) fails with one message,
+# a non-zero exit and no file left behind.
+source "$(dirname "$0")/lib_cli.sh"
+
+"$T" generate cave -o "$W/cave.tif" --size 64
+mkdir -p "$W/a" "$W/b"
+"$T" erode "$W/cave.tif" -o "$W/out.tif" -c "$SRC/configs/cave.ini" --steps 20 -q --no-preview \
+  --state "$W/state.tif" --export PNG16:"$W/a/t.png" --export r16:"$W/a/t.r16" \
+  --export GLB:"$W/a/m.glb"
+"$T" export "$W/out.tif" -of PNG16 -o "$W/b/t.png" -q
+"$T" export "$W/out.tif" -of R16 -o "$W/b/t.r16" -q
+"$T" export "$W/state.tif" -o "$W/b/s.png" -q
+"$T" export "$W/state.tif" -o "$W/b/m.glb" -q
+"$T" export "$W/state.tif" -o "$W/b/m.obj" --tile 40 -q
+check "erode --export GLB == talus export of the state" 'cmp -s "$W/a/m.glb" "$W/b/m.glb"'
+check "--tile 40 of 64 x 64: four OBJ tiles" \
+  '[ $(ls "$W/b" | grep -c "^m_x[01]_y[01].obj$") -eq 4 ]'
+"$T" export "$W/state.tif" -o "$W/b/m0.obj" --multi-only --margin 0 -q
+"$T" export "$W/state.tif" -o "$W/b/m2.obj" --multi-only -q
+check "--multi-only --margin 0 is smaller than the default margin 2" \
+  '[ $(grep -c "^f " "$W/b/m0.obj") -gt 0 ] &&
+   [ $(grep -c "^f " "$W/b/m0.obj") -lt $(grep -c "^f " "$W/b/m2.obj") ]'
+check "erode --export PNG16 == talus export" 'cmp -s "$W/a/t.png" "$W/b/t.png"'
+check "erode --export R16 == talus export" 'cmp -s "$W/a/t.r16" "$W/b/t.r16"'
+check "erode --export sidecar == talus export's" 'cmp -s "$W/a/t.png.json" "$W/b/t.png.json"'
+check "a state exports as its surface" 'cmp -s "$W/b/s.png" "$W/b/t.png"'
+check "PNG is 16-bit" 'gdalinfo "$W/b/t.png" | grep -q "Type=UInt16"'
+check "PNG codes span 0..65535" \
+  'gdalinfo -mm "$W/b/t.png" | grep -q "Computed Min/Max=0.000,65535.000"'
+check "R16 of 64 x 64 is 8192 bytes" '[ $(stat -c %s "$W/b/t.r16") -eq 8192 ]'
+
+"$T" export "$W/out.tif" -o "$W/u.r16" --size 4097x33 -q
+check "--size WxH: 4097 x 33 x 2 bytes" '[ $(stat -c %s "$W/u.r16") -eq $((4097 * 33 * 2)) ]'
+check "sidecar states the size" \
+  'python3 -c "import json; d=json.load(open(\"$W/u.r16.json\")); exit(d[\"width\"]!=4097 or d[\"height\"]!=33)"'
+mkdir -p "$W/tiles"
+"$T" export "$W/out.tif" -o "$W/tiles/t.png" --size 129 --tiles 4x2 -q
+check "--tiles 4x2: 8 PNG tiles with their sidecars" \
+  '[ $(ls "$W/tiles" | grep -c "^t_x[0-3]_y[01].png$") -eq 8 ] &&
+   [ $(ls "$W/tiles" | grep -c "^t_x[0-3]_y[01].png.json$") -eq 8 ]'
+check "a tile of 129 / 4x2 is 33 x 65" 'gdalinfo "$W/tiles/t_x3_y1.png" | grep -q "Size is 33, 65"'
+"$T" export "$W/out.tif" -o "$W/g.tif" --size 1009 -q
+check "GTiff --size 1009" 'gdalinfo "$W/g.tif" | grep -q "Size is 1009, 1009"'
+
+# refusals: one message, exit 1, nothing written
+refused() { # NAME PATTERN ARGS...: talus export ARGS fails saying PATTERN
+  local name=$1 pat=$2
+  shift 2
+  "$T" export "$@" >"$W/msg" 2>&1
+  local rc=$?
+  check "$name: exit 1" '[ $rc -eq 1 ]'
+  check "$name: says '$pat'" 'grep -q "$pat" "$W/msg"'
+}
+refused "unknown format" "unknown format 'PNG8'" "$W/out.tif" -of PNG8 -o "$W/r1.png"
+refused "no format" "names none" "$W/out.tif" -o "$W/r2.obj2"
+refused "size 1" "integer in \[2" "$W/out.tif" -o "$W/r3.png" --size 1
+refused "size text" "integer in \[2" "$W/out.tif" -o "$W/r4.png" --size 12y4
+refused "unwritable" "cannot write" "$W/out.tif" -o "$W/nodir/r5.png"
+refused "z range" "MAX must exceed MIN" "$W/out.tif" -o "$W/r6.png" --z-range 5,1
+refused "missing input" "r7-missing.tif" "$W/r7-missing.tif" -o "$W/r7.png"
+refused "output is the input" "overwrite the input" "$W/out.tif" -o "$W/out.tif"
+gdal_create -q -of GTiff -outsize 16 16 -ot Float32 -a_nodata -9999 -burn -9999 "$W/nd.tif"
+refused "NoData only" "no valid height" "$W/nd.tif" -o "$W/r8.png"
+refused "mesh of a heightmap" "not a talus state" "$W/out.tif" -o "$W/r10.obj"
+refused "size of a mesh" "are for heightmaps" "$W/state.tif" -o "$W/r11.ply" --size 33
+refused "tiles not sharing edges" "do not split" "$W/out.tif" -o "$W/r14.png" --size 100 --tiles 4
+refused "crop off the map" "leaves the 64 x 64 map" "$W/state.tif" -o "$W/r13.obj" --crop 60,0,8,8
+"$T" erode "$W/cave.tif" -o "$W/e.tif" --steps 5 -q --export OBJ:"$W/r12.obj" 2>"$W/msg"
+rc=$?
+check "erode --export OBJ without --state: refused" '[ $rc -eq 1 ] && grep -q "add --state" "$W/msg"'
+"$T" erode "$W/cave.tif" -o "$W/e.tif" --steps 5 -q --export PNG8:"$W/r9.png" 2>"$W/msg"
+rc=$?
+check "erode --export PNG8 refused before the run" '[ $rc -eq 1 ] && [ ! -e "$W/e.tif" ]'
+check "nothing half-written" '[ -z "$(ls "$W" | grep -E "^r[0-9]|partial")" ]'
+
+"$T" export --help >"$W/help"
+check "export --help lists the formats" 'grep -q "PNG16" "$W/help" && grep -q -- "--size" "$W/help"'
+echo "cli_export: $pass passed, $fail failed"
+[ $fail -eq 0 ]
