@@ -19,15 +19,22 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/talus_gallery.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 
 # Steps per scene at SIZE² cells (the paper's scenes are 256 m wide, so
-# 256² is 1 m cells). arches rains for 3000 steps and dries out for 6000
-# (its preset's water.rain_steps; ~200 steps/s at 256² on 2 cores); bridges
+# 256² is 1 m cells). arches rains for 6000 steps and is dry by 16500 (its
+# preset's water.rain_steps), at 128²: its horizontal-erosion constants are
+# set for 2 m cells (configs/arches.ini; ~400 steps/s on 2 cores); bridges
 # shows its collapses within a few support cycles; the rest get the demo's
 # length.
 SIZE=256
+size_of() {
+  case "$1" in
+    arches) echo 128 ;;
+    *) echo $SIZE ;;
+  esac
+}
 steps_of() {
   case "$1" in
     bridges) echo 300 ;;
-    arches) echo 9000 ;;
+    arches) echo 16500 ;;
     cave) echo 1000 ;;
     chasm-rain | chasm-source | rivers-rain) echo 1500 ;;
     *) echo 2000 ;;
@@ -52,7 +59,7 @@ render() {
 
 n=0
 for s in $(scenes); do
-  "$T" generate "$s" -o "$W/$s.tif" --size $SIZE --seed 7
+  "$T" generate "$s" -o "$W/$s.tif" --size "$(size_of "$s")" --seed 7
   render "$s" "$W/$s.tif" "$s" "$(steps_of "$s")"
   n=$((n + 1))
 done
