@@ -13,7 +13,7 @@
  *   vectors, no sin/cos).
  * - Batch with self-visibility. Every droplet of a step reads the terrain
  *   B as at the start of the particle stages plus its own earlier changes
- *   (pt_trail: its ≤ L events, replayed on each read), moves at most L =
+ *   (its ≤ L events, replayed once per move), moves at most L =
  *   max_moves cells and ends within the step. Nothing persists.
  * - Droplet (the Beyer family, with the reference's fixes): bilinear height
  *   and gradient at the position; d = I·d − (1 − I)·∇h, normalised (random
@@ -110,11 +110,13 @@ typedef struct pt_event {
 } pt_event;
 
 /* A droplet: position (global cell + offset in [0,1)), direction, speed,
- * water, load [2⁻³² m], and its events. */
+ * water, load [2⁻³² m], its own changes of its cell's nodes, and its
+ * events. */
 typedef struct pt_drop {
   int32_t ix, iy;
   float fx, fy, dx, dy, v, w;
   int64_t s;
+  int64_t own[4]; /* pt_own4 of the current cell, kept up to date */
   int n;
   pt_event ev[PT_MOVES_MAX];
 } pt_drop;
@@ -146,43 +148,47 @@ TALUS_HD static inline int pt_in_buf(const talus_tile *t, int gx, int gy) {
          gy < t->buf.y0 + t->buf.h;
 }
 
-/* The droplet's own change [units] of node (nx, ny): its events replayed. */
-TALUS_HD static inline int64_t pt_own(const pt_drop *d, const talus_tile *t, const talus_kctx *c,
-                                      int nx, int ny) {
-  int r = c->P.pt_brush_radius;
-  int64_t sum = 0;
-  for (int i = 0; i < d->n; i++) {
-    const pt_event *e = &d->ev[i];
-    int ox = nx - e->ix, oy = ny - e->iy;
+/* Adds event e's change [units] of the 4 nodes of cell (ix, iy) to
+ * own[k], node k = (ix + (k & 1), iy + (k >> 1)). The nodes a droplet
+ * reads are live (pt_where), as every node its brush wrote to is, so the
+ * brush's rule for dead nodes needs no test here. */
+TALUS_HD static inline void pt_event_own(const pt_event *e, int r, int ix, int iy, int64_t own[4]) {
+  int ox = ix - e->ix, oy = iy - e->iy, reach = e->kind == 1 ? 1 : r + 1;
+  if (ox < -reach || ox > reach || oy < -reach || oy > reach) return;
+  for (int k = 0; k < 4; k++) {
+    int kx = ox + (k & 1), ky = oy + (k >> 1);
     if (e->kind == 1) {
-      if (ox == 0 || ox == 1)
-        if (oy == 0 || oy == 1) sum += e->q * pt_bilinear(ox, oy, e->fx, e->fy);
-    } else if (ox >= -r && ox <= r + 1 && oy >= -r && oy <= r + 1 && pt_live(t, c, nx, ny)) {
-      sum -= e->q * pt_cone(nx, ny, e->ix, e->iy, e->fx, e->fy, r);
+      if (kx >= 0 && kx <= 1 && ky >= 0 && ky <= 1)
+        own[k] += e->q * pt_bilinear(kx, ky, e->fx, e->fy);
+    } else if (kx >= -r && kx <= r + 1 && ky >= -r && ky <= r + 1) {
+      own[k] -= e->q * pt_cone(ix + (k & 1), iy + (k >> 1), e->ix, e->iy, e->fx, e->fy, r);
     }
   }
-  return sum;
 }
 
-/* Height [m] of node (nx, ny) as the droplet sees it. */
-TALUS_HD static inline float pt_height(const pt_drop *d, const talus_tile *t, const talus_kctx *c,
-                                       int nx, int ny) {
-  float b = t->B[talus_idx(t, nx - t->buf.x0, ny - t->buf.y0)];
-  int64_t own = d->n ? pt_own(d, t, c, nx, ny) : 0;
-  return own ? (float)((double)b + (double)own * (1.0 / PT_UNIT)) : b;
+/* The droplet's own changes [units] of the 4 nodes of cell (ix, iy): its
+ * events replayed (integer sums: any order gives the same). */
+TALUS_HD static inline void pt_own4(const pt_drop *d, const talus_kctx *c, int ix, int iy,
+                                    int64_t own[4]) {
+  own[0] = own[1] = own[2] = own[3] = 0;
+  for (int i = 0; i < d->n; i++)
+    pt_event_own(&d->ev[i], c->P.pt_brush_radius, ix, iy, own);
 }
 
-/* Bilinear height at (ix + fx, iy + fy) and, when g is not NULL, its
+/* Bilinear height at (ix + fx, iy + fy) of the terrain plus the droplet's
+ * own changes own[4] of the cell's nodes and, when g is not NULL, its
  * gradient [m per cell] to g[0..1]. */
-TALUS_HD static inline float pt_sample(const pt_drop *d, const talus_tile *t, const talus_kctx *c,
-                                       int ix, int iy, float fx, float fy, float *g) {
-  float h00 = pt_height(d, t, c, ix, iy), h10 = pt_height(d, t, c, ix + 1, iy);
-  float h01 = pt_height(d, t, c, ix, iy + 1), h11 = pt_height(d, t, c, ix + 1, iy + 1);
+TALUS_HD static inline float pt_sample(const talus_tile *t, int ix, int iy, float fx, float fy,
+                                       const int64_t own[4], float *g) {
+  size_t i = talus_idx(t, ix - t->buf.x0, iy - t->buf.y0), p = (size_t)t->pitch;
+  float h[4] = {t->B[i], t->B[i + 1], t->B[i + p], t->B[i + p + 1]};
+  for (int k = 0; k < 4; k++)
+    if (own[k]) h[k] = (float)((double)h[k] + (double)own[k] * (1.0 / PT_UNIT));
   if (g) {
-    g[0] = (h10 - h00) * (1.0f - fy) + (h11 - h01) * fy;
-    g[1] = (h01 - h00) * (1.0f - fx) + (h11 - h10) * fx;
+    g[0] = (h[1] - h[0]) * (1.0f - fy) + (h[3] - h[2]) * fy;
+    g[1] = (h[2] - h[0]) * (1.0f - fx) + (h[3] - h[1]) * fx;
   }
-  return (h00 * (1.0f - fx) + h10 * fx) * (1.0f - fy) + (h01 * (1.0f - fx) + h11 * fx) * fy;
+  return (h[0] * (1.0f - fx) + h[1] * fx) * (1.0f - fy) + (h[2] * (1.0f - fx) + h[3] * fx) * fy;
 }
 
 /* Bilinear hardness at the droplet's position. */
@@ -201,9 +207,11 @@ TALUS_HD static inline float pt_hardness(const talus_tile *t, const talus_kparam
  * 2 a node it needs lies in the domain but outside the buffer (stop). */
 TALUS_HD static inline int pt_where(const talus_tile *t, const talus_kctx *c, int ix, int iy) {
   int r = c->P.pt_brush_radius;
-  for (int y = iy - r; y <= iy + r + 1; y++)
-    for (int x = ix - r; x <= ix + r + 1; x++)
-      if (!pt_in_buf(t, x, y) && x >= 0 && y >= 0 && x < c->nx && y < c->ny) return 2;
+  /* the brush's box [ix − r, ix + r + 1]² clipped to the domain */
+  int x0 = ix - r > 0 ? ix - r : 0, y0 = iy - r > 0 ? iy - r : 0;
+  int x1 = ix + r + 1 < c->nx - 1 ? ix + r + 1 : c->nx - 1;
+  int y1 = iy + r + 1 < c->ny - 1 ? iy + r + 1 : c->ny - 1;
+  if (x0 <= x1 && y0 <= y1 && !(pt_in_buf(t, x0, y0) && pt_in_buf(t, x1, y1))) return 2;
   for (int k = 0; k < 4; k++)
     if (!pt_live(t, c, ix + (k & 1), iy + (k >> 1))) return 1;
   return 0;
@@ -231,17 +239,20 @@ TALUS_HD static inline void pt_deposit(pt_drop *d, const talus_tile *t, int64_t 
  * the erosion plane, the load gains the sum. Records the event. */
 TALUS_HD static inline void pt_erode(pt_drop *d, const talus_tile *t, const talus_kctx *c,
                                      int64_t amount) {
-  int r = c->P.pt_brush_radius;
+  int r = c->P.pt_brush_radius, side = 2 * r + 2, k = 0;
+  int32_t w[(2 * PT_BRUSH_MAX + 2) * (2 * PT_BRUSH_MAX + 2)];
   int64_t W = 0;
   for (int y = d->iy - r; y <= d->iy + r + 1; y++)
-    for (int x = d->ix - r; x <= d->ix + r + 1; x++)
-      if (pt_live(t, c, x, y)) W += pt_cone(x, y, d->ix, d->iy, d->fx, d->fy, r);
+    for (int x = d->ix - r; x <= d->ix + r + 1; x++, k++) {
+      w[k] = pt_live(t, c, x, y) ? (int32_t)pt_cone(x, y, d->ix, d->iy, d->fx, d->fy, r) : 0;
+      W += w[k];
+    }
   int64_t q = W > 0 ? amount / W : 0;
   if (q <= 0) return;
-  for (int y = d->iy - r; y <= d->iy + r + 1; y++)
-    for (int x = d->ix - r; x <= d->ix + r + 1; x++) {
-      int64_t w = pt_live(t, c, x, y) ? pt_cone(x, y, d->ix, d->iy, d->fx, d->fy, r) : 0;
-      if (w) pt_add(&t->pt_acc[talus_idx(t, x - t->buf.x0, y - t->buf.y0)], q * w);
+  for (k = 0; k < side * side; k++)
+    if (w[k]) {
+      int x = d->ix - r + k % side, y = d->iy - r + k / side;
+      pt_add(&t->pt_acc[talus_idx(t, x - t->buf.x0, y - t->buf.y0)], q * w[k]);
     }
   d->s += q * W;
   if (d->n < PT_MOVES_MAX) d->ev[d->n++] = (pt_event){d->ix, d->iy, d->fx, d->fy, q, 0};
@@ -291,12 +302,14 @@ TALUS_HD static inline void pt_exchange(pt_drop *d, const talus_tile *t, const t
   if (amt > 0.0f) pt_erode(d, t, c, (int64_t)((double)amt * PT_UNIT));
 }
 
-/* One move of the droplet (the notes' droplet step). Returns 0 to go on,
- * else how it ended: 1 a border (handled), 2 stopped at the buffer. */
+/* One move of the droplet (the notes' droplet step). Each move replays
+ * the events once, for the next cell; the current cell's own changes were
+ * kept from the move before, plus the event that move made. Returns 0 to
+ * go on, else how it ended: 1 a border (handled), 2 stopped at the buffer. */
 TALUS_HD static inline int pt_step(pt_drop *d, const talus_tile *t, const talus_kctx *c, int m,
                                    uint32_t h, double *flows) {
   const talus_kparams *P = &c->P;
-  float g[2], h0 = pt_sample(d, t, c, d->ix, d->iy, d->fx, d->fy, g);
+  float g[2], h0 = pt_sample(t, d->ix, d->iy, d->fx, d->fy, d->own, g);
   float dx = P->pt_inertia * d->dx - (1.0f - P->pt_inertia) * g[0];
   float dy = P->pt_inertia * d->dy - (1.0f - P->pt_inertia) * g[1];
   float len = sqrtf(dx * dx + dy * dy);
@@ -312,12 +325,18 @@ TALUS_HD static inline int pt_step(pt_drop *d, const talus_tile *t, const talus_
     d->s = 0;
   }
   if (where) return where;
-  float dh = pt_sample(d, t, c, next.ix, next.iy, next.fx, next.fy, NULL) - h0;
+  int64_t own[4];
+  pt_own4(d, c, next.ix, next.iy, own);
+  float dh = pt_sample(t, next.ix, next.iy, next.fx, next.fy, own, NULL) - h0;
+  int n = d->n;
   pt_exchange(d, t, c, dh);
+  if (d->n > n) pt_event_own(&d->ev[n], P->pt_brush_radius, next.ix, next.iy, own);
   float v2 = d->v * d->v - P->pt_gravity * dh / P->cell_size;
   d->v = sqrtf(v2 > 0.0f ? v2 : 0.0f);
   d->w *= 1.0f - P->pt_evaporation;
   d->ix = next.ix, d->iy = next.iy, d->fx = next.fx, d->fy = next.fy;
+  for (int k = 0; k < 4; k++)
+    d->own[k] = own[k];
   return 0;
 }
 
@@ -346,6 +365,7 @@ TALUS_HD static inline void k_pt_trace(const talus_tile *t, const talus_kctx *c,
   d.fx = (float)(o & 0xFFFFu) * (1.0f / 65536.0f), d.fy = (float)(o >> 16) * (1.0f / 65536.0f);
   d.dx = d.dy = 0.0f, d.v = P->pt_initial_speed, d.w = P->pt_initial_water;
   d.s = 0, d.n = 0;
+  d.own[0] = d.own[1] = d.own[2] = d.own[3] = 0;
   int end = 0;
   for (int m = 0; m < P->pt_max_moves && !end; m++)
     end = pt_step(&d, t, c, m, o, flows);

@@ -12,6 +12,7 @@
  *   its store give the monolithic bytes; a tile with half the stage's
  *   radius as halo does not (the negative control);
  * - seeds: the same seed gives the same bytes, the next seed others;
+ * - hardness: harder rock erodes less;
  * - known answers: a droplet on a plane runs straight down it for L moves
  *   and deposits its load there; one leaving the map takes its load out;
  *   a V valley gathers material towards its thalweg; a closed basin loses
@@ -453,6 +454,34 @@ static void test_basin(void) {
   free(h);
 }
 
+/* Hardness: on fBm whose west half has H = 0 and east half H = 0.8,
+ * droplets erode the east at most half as much as the west (1 − H = 0.2
+ * of the rate where the load is short). */
+static void test_hardness(void) {
+  const int n = 96;
+  float *h = fbm_heights(n, n, 4);
+  static const char *const sets[] = {"particles.density_log2=5", NULL};
+  talus_domain *d = make_domain(n, n, h, sets);
+  CHECK(d != NULL && d->tile->hard != NULL, "hardness domain");
+  if (!d || !d->tile->hard) return free(h), talus_domain_free(d);
+  talus_tile *t = d->tile;
+  for (int y = 0; y < n; y++)
+    for (int x = 0; x < n; x++)
+      t->hard[talus_idx(t, x, y)] = x < n / 2 ? 0.0f : 0.8f;
+  double ero[2] = {0, 0};
+  for (int s = 0; s < 30; s++) {
+    talus_domain_run(d, 1, NULL, NULL);
+    for (int y = 0; y < n; y++)
+      for (int x = 4; x < n - 4; x++)
+        if (x < n / 2 - 4 || x >= n / 2 + 4)
+          ero[x >= n / 2] += (double)t->pt_acc[talus_idx(t, x, y)] / PT_UNIT;
+  }
+  printf("hardness: eroded %.4g m3 where H = 0, %.4g where H = 0.8\n", ero[0], ero[1]);
+  CHECK(ero[1] > 0.0 && ero[1] < 0.5 * ero[0], "hard %.4g vs soft %.4g", ero[1], ero[0]);
+  talus_domain_free(d);
+  free(h);
+}
+
 /* ------------------------------------------------------------------ */
 /* Statistics against serial droplets                                  */
 
@@ -645,6 +674,7 @@ int main(void) {
   test_plane();
   test_valley();
   test_basin();
+  test_hardness();
   test_statistics();
   return check_report("test_particles");
 }
