@@ -143,6 +143,41 @@ static void test_conservation(void) {
   free(h);
 }
 
+/* Droplets mixed with the heightfield's water and thermal erosion in one
+ * run: the droplets' identity stays exact and the whole ledger closes to
+ * float rounding (the bounds of test_heightfield's ledger test). */
+static void test_combined(void) {
+  const int n = 64;
+  float *h = fbm_heights(n, n, 8);
+  for (size_t i = 0; i < (size_t)n * n; i++)
+    h[i] *= 10.0f;
+  static const char *const sets[] = {"heightfield.hydraulic=true", "water.rain=0.02",
+                                     "simulation.dt=0.05",         "thermal.enable=true",
+                                     "thermal.talus_angle=5",      "water.outflow_border=true",
+                                     "particles.density_log2=6",   NULL};
+  talus_domain *d = make_domain(n, n, h, sets);
+  CHECK(d != NULL, "combined domain");
+  if (!d) return free(h);
+  double before = sum_heights(d);
+  talus_domain_run(d, 300, NULL, NULL);
+  talus_ledger_summary L;
+  talus_domain_ledger(d, &L);
+  double ero = talus_domain_flow(d, TALUS_FLOW_PT_EROSION);
+  double dis = talus_domain_flow(d, TALUS_FLOW_HF_DISSOLVE);
+  double moved = ero + dis + talus_domain_flow(d, TALUS_FLOW_THERMAL);
+  double exact = ero - talus_domain_flow(d, TALUS_FLOW_PT_DEPOSIT) -
+                 talus_domain_flow(d, TALUS_FLOW_PT_OUTFLOW) -
+                 talus_domain_flow(d, TALUS_FLOW_PT_LOST);
+  printf("combined: droplets eroded %.5g, water dissolved %.5g m3; identity off by %.3g; ledger "
+         "residual %.3g m3 of %.6g\n",
+         ero, dis, exact, L.total_residual, before);
+  CHECK(ero > 0.0 && dis > 0.0, "both droplets and water eroded");
+  CHECK(exact == 0.0, "droplets' identity off by %.3g", exact);
+  CHECK(fabs(L.total_residual) <= 1e-6 * before + 1e-5 * moved, "residual %.3g", L.total_residual);
+  talus_domain_free(d);
+  free(h);
+}
+
 /* ------------------------------------------------------------------ */
 /* Invariance                                                          */
 
@@ -668,6 +703,7 @@ static void test_statistics(void) {
 int main(void) {
   omp_set_num_threads(2);
   test_conservation();
+  test_combined();
   test_tiled();
   test_halo_control();
   test_seeds();
