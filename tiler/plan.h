@@ -60,6 +60,7 @@ typedef struct talus_plan_in {
   int nz;                 /* column slots per cell (a state's own layers) */
   int state_bands;        /* bands of a state file of nz layers (talus_state_band_count) */
   int R;                  /* step radius (talus_step_radius); talus_plan_tiles only */
+  int extra_scratch;      /* bytes per cell of scratch beyond the model's (droplets' totals) */
   int state_in;           /* the input is a talus state (read whole: every band) */
   int map_bands;          /* --maps: the map files written (0 without --maps) */
   int state_out;          /* --state: a state file is written */
