@@ -8,9 +8,9 @@
  * - Spawn. A droplet starts at global cell (gx, gy) on step t iff
  *   talus_hash(seed, gx, gy, t, PT_STREAM) >> (32 − n) == 0, n =
  *   particles.density_log2: 2⁻ⁿ droplets per cell and step, on the steps
- *   where t % particles.every == 0. Its sub-cell offset and any random
- *   direction come from the same hash (other streams; a table of 16 unit
- *   vectors, no sin/cos).
+ *   where t % particles.every == 0. Its sub-cell offset comes from stream
+ *   PT_STREAM + 1, and a direction on flat ground from that hash plus the
+ *   move number (a table of 16 unit vectors, no sin/cos).
  * - Batch with self-visibility. Every droplet of a step reads the terrain
  *   B as at the start of the particle stages plus its own earlier changes
  *   (its ≤ L events, replayed once per move), moves at most L =
@@ -20,7 +20,8 @@
  *   if zero); one cell along d; Δh = h(p') − h(p); capacity
  *   c = max(−Δh, min_slope)·v·w·K_c; uphill: deposit min(Δh, s); over
  *   capacity: deposit K_d(s − c); else erode min(K_e(c − s), −Δh)·(1 − H)
- *   (H the bilinear hardness at p) with the cone brush max(0, r − d)
+ *   (H the bilinear hardness at p: the droplet reads no node beyond its
+ *   4, which keeps the radius at L + r + 1) with the cone brush max(0, r − d)
  *   centred on the droplet (not on a node), normalised by the sum of its
  *   discrete weights over live nodes; v = √max(0, v² − γ·Δh/l_c);
  *   w *= 1 − e. At the end its sediment is deposited (deposit_at_death) or
@@ -60,11 +61,11 @@
 #include "heightfield.h"
 #include "state.h"
 
-#define PT_STREAM    0x70A10u     /* hash stream of spawns; +1 offsets, +2.. directions */
+#define PT_STREAM    0x70A10u     /* hash stream of spawns; + 1: offsets and directions */
 #define PT_UNIT      4294967296.0 /* 2^32 units per metre */
-#define PT_BRUSH_Q   64.0f        /* brush weight units per metre of cone */
-#define PT_MOVES_MAX 256
-#define PT_BRUSH_MAX 8
+#define PT_BRUSH_Q   64.0f        /* brush weight units per cell of cone height */
+#define PT_MOVES_MAX 256          /* the range of particles.max_moves */
+#define PT_BRUSH_MAX 8            /* the range of particles.brush_radius */
 
 /* The stage radius of pt_trace: L + r + 1 (see the notes). */
 TALUS_HD static inline int pt_radius(const talus_kparams *P) {
