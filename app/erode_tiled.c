@@ -60,11 +60,14 @@ static int64_t default_limit(void) {
 }
 
 /* What the planner needs of the run: the options, the machine, and the
- * input's size nx × ny, its layers nz and whether it is a state. R, the
- * step radius, is 0 until the input is open (talus_plan_tiles reads it). */
-static talus_plan_in tiled_plan_in(const erode_opts *o, int nx, int ny, int nz, int state) {
+ * input's size nx × ny, its layers (P->nz), the scratch P's stages add
+ * and whether it is a state. R, the step radius, is 0 until the input is
+ * open (talus_plan_tiles reads it). */
+static talus_plan_in tiled_plan_in(const erode_opts *o, int nx, int ny, const talus_kparams *P,
+                                   int state) {
   talus_plan_in in = {0};
-  in.nx = nx, in.ny = ny, in.nz = nz, in.state_bands = talus_state_band_count(nz);
+  in.nx = nx, in.ny = ny, in.nz = P->nz, in.state_bands = talus_state_band_count(P->nz);
+  in.extra_scratch = P->pt_enable ? 2 * (int)sizeof(int64_t) : 0; /* the droplets' t->pt_acc */
   in.state_in = state, in.map_bands = o->maps ? erode_map_count() : 0,
   in.state_out = o->state != NULL;
   in.mem_limit = o->mem_limit;
@@ -80,7 +83,7 @@ static talus_plan_in tiled_plan_in(const erode_opts *o, int nx, int ny, int nz, 
  * not fit a --mem-limit the user gave are refused. */
 static talus_status tiled_plan(tiled_run *t) {
   const talus_kparams *P = &t->src->ctx.P;
-  talus_plan_in in = tiled_plan_in(t->o, t->src->nx, t->src->ny, P->nz, t->src->bands != NULL);
+  talus_plan_in in = tiled_plan_in(t->o, t->src->nx, t->src->ny, P, t->src->bands != NULL);
   in.input_bands = t->src->bands ? talus_bands_reader_nbands(t->src->bands) : 1;
   in.R = talus_step_radius(P);
   in.threads = omp_get_max_threads();
@@ -123,7 +126,7 @@ static talus_status erode_plan_input(const erode_opts *o, const talus_params *p,
   int bands = talus_bands_reader_nbands(r);
   if (layers > 0) P.nz = layers;
   talus_bands_reader_close(r);
-  *in = tiled_plan_in(o, nx, ny, P.nz, state);
+  *in = tiled_plan_in(o, nx, ny, &P, state);
   in->input_bands = state ? bands : 1;
   in->R = talus_step_radius(&P);
   in->threads = omp_get_max_threads();

@@ -11,6 +11,7 @@
 
 #include "heightfield.h"
 #include "horizontal.h"
+#include "particles.h"
 #include "pipes.h"
 #include "rain.h"
 #include "split.h"

@@ -6,6 +6,8 @@
  */
 #include "stages.h"
 
+#include "particles.h"
+
 #include <stddef.h>
 
 /* The rows of stages.def, indexed by id. */
@@ -47,8 +49,19 @@ static int plan_heightfield(const talus_kparams *P, talus_stage_id *out, int max
   return n;
 }
 
+/* The droplet batch (kernels/particles.h) at the end of a heightfield
+ * step, on the steps particles.every selects. */
+static int plan_particles(const talus_kparams *P, int64_t step, talus_stage_id *out, int n,
+                          int max) {
+  if (!pt_runs(P, step)) return n;
+  n = plan_push(out, n, max, TALUS_STAGE_PT_CLEAR);
+  n = plan_push(out, n, max, TALUS_STAGE_PT_TRACE);
+  return plan_push(out, n, max, TALUS_STAGE_PT_APPLY);
+}
+
 int talus_step_plan(const talus_kparams *P, int64_t step, talus_stage_id *out, int max) {
-  if (P->model == TALUS_MODEL_HEIGHTFIELD) return plan_heightfield(P, out, max);
+  if (P->model == TALUS_MODEL_HEIGHTFIELD)
+    return plan_particles(P, step, out, plan_heightfield(P, out, max), max);
   int n = 0;
   n = plan_push(out, n, max, TALUS_STAGE_RAIN);
   n = plan_push(out, n, max, TALUS_STAGE_PIPES);
@@ -92,6 +105,12 @@ int talus_stage_scratch_needs(talus_stage_id id, talus_scratch_need out[2]) {
     out[n++] =
         (talus_scratch_need){offsetof(talus_tile, hf_sed), sizeof(float), "advected sediment"};
     break;
+  case TALUS_STAGE_PT_CLEAR:
+  case TALUS_STAGE_PT_TRACE:
+  case TALUS_STAGE_PT_APPLY:
+    out[n++] = (talus_scratch_need){offsetof(talus_tile, pt_acc), 2 * sizeof(int64_t),
+                                    "particle erosion and deposit totals"};
+    break;
   default:
     break;
   }
@@ -113,10 +132,15 @@ talus_status talus_stage_scratch(talus_tile *t, talus_stage_id id) {
   return st;
 }
 
-int talus_plan_radius(const talus_stage_id *plan, int n) {
+int talus_stage_radius(const talus_kparams *P, talus_stage_id id) {
+  int r = talus_stage_def_of(id)->radius;
+  return r != TALUS_RADIUS_PARAMS ? r : pt_radius(P);
+}
+
+int talus_plan_radius(const talus_kparams *P, const talus_stage_id *plan, int n) {
   int r = 0;
   for (int i = 0; i < n; i++)
-    r += talus_stage_def_of(plan[i])->radius;
+    r += talus_stage_radius(P, plan[i]);
   return r;
 }
 
@@ -128,7 +152,7 @@ int talus_step_radius(const talus_kparams *P) {
   int64_t probes[3] = {0, cycle > 1 ? 1 : 0, cycle - 1};
   for (int i = 0; i < 3; i++) {
     int n = talus_step_plan(P, probes[i], plan, (int)(sizeof plan / sizeof plan[0]));
-    int r = talus_plan_radius(plan, n);
+    int r = talus_plan_radius(P, plan, n);
     if (r > worst) worst = r;
   }
   return worst;

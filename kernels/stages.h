@@ -12,6 +12,9 @@
  *     between threads;
  *   - no globals, no atomics, randomness only from talus_hash().
  * The tiler derives halo widths from talus_step_radius() and nowhere else.
+ * The droplet stage (kernels/particles.h) is the one exception to "writes
+ * only its own cell": it scatters exact int64 totals over its radius, in
+ * bands on the CPU and by integer atomics on the GPU (order-free sums).
  *
  * Each stage is declared once, as a row of stages.def (id, name, radius,
  * body, CPU loop shape, CUDA launch bounds), which this header (the enum),
@@ -31,11 +34,15 @@ typedef enum talus_stage_id {
   TALUS_STAGE_COUNT
 } talus_stage_id;
 
+/* The RADIUS of a stages.def row whose radius follows from the
+ * parameters (talus_stage_radius). */
+#define TALUS_RADIUS_PARAMS (-1)
+
 /* A stage's declaration: its row of stages.def. */
 typedef struct talus_stage_def {
   talus_stage_id id;
   const char *name;
-  int radius;
+  int radius; /* cells, or TALUS_RADIUS_PARAMS */
 } talus_stage_def;
 
 /* The declaration of a stage (never NULL for a valid id). */
@@ -66,6 +73,9 @@ talus_status talus_stage_scratch(talus_tile *t, talus_stage_id id);
  * steps of a support cycle (3 + 2P for the layered model with support). */
 int talus_step_radius(const talus_kparams *P);
 /* How far the n stages of a plan read in all: the sum of their radii. */
-int talus_plan_radius(const talus_stage_id *plan, int n);
+int talus_plan_radius(const talus_kparams *P, const talus_stage_id *plan, int n);
+/* The radius of stage `id` under parameters P: its row's RADIUS, or the
+ * one computed from P where the row says TALUS_RADIUS_PARAMS. */
+int talus_stage_radius(const talus_kparams *P, talus_stage_id id);
 
 #endif /* TALUS_KERNELS_STAGES_H */

@@ -80,6 +80,21 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->hf_min_hardness = 0.1f;
   p->hf_softening = 5.0f;
   p->hf_evaporation = 0.015f;
+  p->pt_enable = 0;
+  p->pt_density_log2 = 8;
+  p->pt_every = 1;
+  p->pt_max_moves = 32;
+  p->pt_brush_radius = 2;
+  p->pt_inertia = 0.3f;
+  p->pt_capacity = 8.0f;
+  p->pt_min_slope = 0.01f;
+  p->pt_erosion = 0.7f;
+  p->pt_deposition = 0.3f;
+  p->pt_evaporation = 0.02f;
+  p->pt_gravity = 1.0f;
+  p->pt_initial_speed = 0.9f;
+  p->pt_initial_water = 1.0f;
+  p->pt_deposit_at_death = 1;
 }
 
 talus_status talus_kparams_derive(talus_kparams *p) {
@@ -115,6 +130,10 @@ talus_status talus_kparams_derive(talus_kparams *p) {
   float length = p->hf_pipe_length > 0.0f ? p->hf_pipe_length : p->cell_size;
   p->hf_flux_gain = area * p->gravity / length;
   p->hf_inv_depth = p->hf_max_depth > 0.0f ? 1.0f / p->hf_max_depth : 0.0f;
+  if (p->pt_enable && p->model != TALUS_MODEL_HEIGHTFIELD)
+    return talus_fail(TALUS_ERR_RANGE, "params",
+                      "particles.enable needs simulation.model = heightfield (droplets on "
+                      "layered stacks are not implemented yet)");
   int P = p->prop_iterations > 0 ? p->prop_iterations : 1;
   double cycle = ceil((double)p->max_prop_distance / (2.0 * (double)p->cell_size * P));
   p->support_cycle = cycle < 1.0 ? 1 : (cycle > 1e6 ? 1000000 : (int)cycle);
@@ -156,6 +175,11 @@ static const struct {
     [TALUS_FLOW_HF_SWELL] = {"hf_water_swell", TALUS_MAT_OUTSIDE, TALUS_MAT_WATER},
     [TALUS_FLOW_HF_SHRINK] = {"hf_water_shrink", TALUS_MAT_WATER, TALUS_MAT_OUTSIDE},
     [TALUS_FLOW_HF_ADVECTION] = {"hf_advection_net", TALUS_MAT_OUTSIDE, TALUS_MAT_SEDIMENT},
+    [TALUS_FLOW_PT_EROSION] = {"pt_erosion", TALUS_MAT_BEDROCK, TALUS_MAT_SEDIMENT},
+    [TALUS_FLOW_PT_DEPOSIT] = {"pt_deposit", TALUS_MAT_SEDIMENT, TALUS_MAT_BEDROCK},
+    [TALUS_FLOW_PT_OUTFLOW] = {"pt_outflow", TALUS_MAT_SEDIMENT, TALUS_MAT_OUTSIDE},
+    [TALUS_FLOW_PT_LOST] = {"pt_lost", TALUS_MAT_SEDIMENT, TALUS_MAT_OUTSIDE},
+    [TALUS_FLOW_PT_ROUNDING] = {"pt_rounding", TALUS_MAT_OUTSIDE, TALUS_MAT_BEDROCK},
 };
 
 const char *talus_flow_info(int flow, int *from, int *to) {
@@ -253,6 +277,7 @@ talus_status talus_tile_swap_scratch(talus_tile *a, talus_tile *b) {
       {(void **)&a->sig_lo, (void **)&b->sig_lo},   {(void **)&a->sig_hi, (void **)&b->sig_hi},
       {(void **)&a->thermal, (void **)&b->thermal}, {(void **)&a->hf_cap, (void **)&b->hf_cap},
       {(void **)&a->hf_sed, (void **)&b->hf_sed},   {(void **)&a->nb8, (void **)&b->nb8},
+      {(void **)&a->pt_acc, (void **)&b->pt_acc},
   };
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
     void *keep = *fields[i][0];
@@ -307,7 +332,7 @@ void talus_tile_free(talus_tile *t) {
   void *parts[] = {t->count, t->mask,    t->B,      t->s,      t->w,      t->C,      t->r,
                    t->D,     t->p,       t->f,      t->pipe,   t->slip,   t->dpipe,  t->dslip,
                    t->kr,    t->sina,    t->vx,     t->vy,     t->sig_lo, t->sig_hi, t->hard,
-                   t->rain,  t->thermal, t->hf_cap, t->hf_sed, t->nb8};
+                   t->rain,  t->thermal, t->hf_cap, t->hf_sed, t->nb8,    t->pt_acc};
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
     talus_free(parts[i]);
   talus_free(t);
@@ -319,7 +344,8 @@ size_t talus_tile_bytes(const talus_tile *t) {
    * scratch floats */
   size_t per_layer = (t->B ? (7 + 4) * 4 : 0) + (t->pipe ? 8 + (8 + 6) * 4 : 0);
   size_t extra = (t->hard ? 4 : 0) + (t->rain ? 4 : 0) + (t->thermal ? 32 : 0) +
-                 (t->hf_cap ? 4 : 0) + (t->hf_sed ? 4 : 0) + (t->nb8 ? 2 : 0);
+                 (t->hf_cap ? 4 : 0) + (t->hf_sed ? 4 : 0) + (t->nb8 ? 2 : 0) +
+                 (t->pt_acc ? 16 : 0);
   return t->plane * ((t->count ? 2 : 0) + extra) + t->plane * (size_t)t->nz * per_layer;
 }
 

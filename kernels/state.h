@@ -164,6 +164,22 @@ typedef struct talus_kparams {
   float hf_min_hardness; /* R_min: softening stops here */
   float hf_softening;    /* K_h [1/m] */
   float hf_evaporation;  /* K_e [1/s] */
+  /* particle (droplet) erosion, heightfield model (kernels/particles.h) */
+  int pt_enable;           /* 1: a batch of droplets on the steps of pt_every */
+  int pt_density_log2;     /* n: 2^-n droplets per cell and batch */
+  int pt_every;            /* a batch on global steps with step % every == 0 */
+  int pt_max_moves;        /* L: moves of a droplet's life */
+  int pt_brush_radius;     /* r: erosion brush radius [cells] */
+  float pt_inertia;        /* I: share of the old direction kept */
+  float pt_capacity;       /* K_c: load per m of drop, m/s of speed and unit water */
+  float pt_min_slope;      /* floor of the drop in the capacity [m] */
+  float pt_erosion;        /* K_e: share of the missing load taken per move */
+  float pt_deposition;     /* K_d: share of the excess load dropped per move */
+  float pt_evaporation;    /* e: share of the water lost per move */
+  float pt_gravity;        /* γ: speed² gained per unit of drop / cell size */
+  float pt_initial_speed;  /* v0 */
+  float pt_initial_water;  /* w0 */
+  int pt_deposit_at_death; /* 1: the load is deposited at the end of life, 0: lost */
   /* derived (talus_kparams_derive) */
   float tan_dry, tan_wet;
   int support_cycle;            /* steps per support cycle */
@@ -243,11 +259,12 @@ typedef struct talus_tile {
   float *vx, *vy;         /* [nz*plane] velocity [m/s] */
   float *sig_lo, *sig_hi; /* [nz*plane] horizontal-erosion overlap σ of max damage */
   /* scratch allocated by the first stage that needs it (talus_stage_scratch) */
-  float *thermal; /* [8*plane] thermal outflow [m], thermal[8*idx + d] (d: talus_dir8) */
-  float *hf_cap;  /* [plane] heightfield transport capacity C [m] */
-  float *hf_sed;  /* [plane] heightfield advected sediment [m] */
-  uint16_t *nb8;  /* [plane] talus_nb8_live of the cell, by the step's first stage needing it
-                   * (16-bit: a char store would alias every field for the compiler) */
+  float *thermal;  /* [8*plane] thermal outflow [m], thermal[8*idx + d] (d: talus_dir8) */
+  float *hf_cap;   /* [plane] heightfield transport capacity C [m] */
+  float *hf_sed;   /* [plane] heightfield advected sediment [m] */
+  int64_t *pt_acc; /* [2*plane] particle erosion and deposit totals [2^-32 m] */
+  uint16_t *nb8;   /* [plane] talus_nb8_live of the cell, by the step's first stage needing it
+                    * (16-bit: a char store would alias every field for the compiler) */
 } talus_tile;
 
 /* Allocates a tile covering `buf` with nz layers; every cell starts with one
@@ -327,6 +344,11 @@ typedef enum talus_flow {
   TALUS_FLOW_HF_SWELL,         /* outside -> water (heightfield eq. 9c) */
   TALUS_FLOW_HF_SHRINK,        /* water -> outside (heightfield eq. 10c) */
   TALUS_FLOW_HF_ADVECTION,     /* outside -> sediment, signed: rounding of the transport */
+  TALUS_FLOW_PT_EROSION,       /* bedrock -> sediment (droplets) */
+  TALUS_FLOW_PT_DEPOSIT,       /* sediment -> bedrock (droplets) */
+  TALUS_FLOW_PT_OUTFLOW,       /* sediment -> outside, droplets leaving the domain */
+  TALUS_FLOW_PT_LOST,          /* sediment -> outside, load at death (deposit_at_death off) */
+  TALUS_FLOW_PT_ROUNDING,      /* outside -> bedrock, signed: float rounding of the totals */
   TALUS_FLOW_COUNT
 } talus_flow;
 

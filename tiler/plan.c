@@ -7,10 +7,10 @@
 
 #include <string.h>
 
-/* Bytes a cell costs in a tile with scratch (talus_tile_create), and in a
- * tile of persistent fields only or a store blob. */
+/* Bytes a cell costs in a tile with scratch (talus_tile_create, plus
+ * extra_scratch), and in a tile of persistent fields only or a store blob. */
 static int64_t cell_bytes_full(const talus_plan_in *in) {
-  return 56 + 88 * (int64_t)in->nz;
+  return 56 + 88 * (int64_t)in->nz + (int64_t)in->extra_scratch;
 }
 static int64_t cell_bytes_kept(const talus_plan_in *in) {
   return 6 + 44 * (int64_t)in->nz;

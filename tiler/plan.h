@@ -70,6 +70,7 @@ typedef struct talus_plan_in {
   int input_bands;        /* bands of the input file (a state stores only the layers up to
                              its highest column count); 0: state_bands for a state, else 1 */
   int R;                  /* step radius (talus_step_radius); talus_plan_tiles only */
+  int extra_scratch;      /* bytes per cell of scratch beyond the model's (droplets' totals) */
   int state_in;           /* the input is a talus state (read whole: every band) */
   int map_bands;          /* --maps: the map files written (0 without --maps) */
   int state_out;          /* --state: a state file is written */

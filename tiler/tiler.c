@@ -16,7 +16,7 @@ typedef struct step_plan {
 static talus_status plan_step(const talus_kparams *P, int64_t step, step_plan *sp) {
   sp->n = talus_step_plan(P, step, sp->stage, (int)(sizeof sp->stage / sizeof sp->stage[0]));
   if (sp->n < 0) return talus_fail(TALUS_ERR_INTERNAL, "tiler", "step plan too long");
-  sp->radius = talus_plan_radius(sp->stage, sp->n);
+  sp->radius = talus_plan_radius(P, sp->stage, sp->n);
   return TALUS_OK;
 }
 
@@ -74,7 +74,7 @@ static talus_status advance_one(talus_tile *t, talus_kctx *c, talus_rect core, i
   int64_t need = after + sp.radius;
   for (int i = 0; i < sp.n; i++) {
     talus_stage_id id = sp.stage[i];
-    need -= talus_stage_def_of(id)->radius;
+    need -= talus_stage_radius(&c->P, id);
     talus_rect region = stage_region(t, core, need);
     double t0 = talus_now();
     talus_status st = gpu ? talus_cuda_stage(c, id, region, book)

@@ -76,6 +76,8 @@ if [ -f "$DEM" ]; then
   # spin-up, then 2500 of stream-power erosion (--strength medium).
   render dem-bigtujunga "$W/dem.tif" dem-heightfield 4000
   render dem-bigtujunga-layered "$W/dem.tif" dem-default 4000
+  # Droplets alone (configs/particles.ini): 2000 batches, ~8 per cell.
+  render dem-bigtujunga-particles "$W/dem.tif" particles 2000
 else
   echo "gallery: $DEM not found: DEM picture skipped (set TALUS_TEST_DATA)"
 fi

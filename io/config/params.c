@@ -66,7 +66,7 @@ typedef struct param_decl {
  * Defaults repeat talus_kparams_defaults (test_config checks they agree).
  * Lower bounds above 0 guard divisions (scales, ranges, thresholds);
  * fade starts stay below 1 because smoothstep(start, 1, x) needs start < 1.
- * [thermal] (both models) and [heightfield] follow [support].
+ * [thermal] (both models), [heightfield] and [particles] follow [support].
  */
 static const param_decl table[] = {
     ENUM("simulation.model", model, "layered|heightfield", 2, 0,
@@ -210,6 +210,35 @@ static const param_decl table[] = {
          "K_h: hardness lost per metre of deposition excess (times K_s, dt)"),
     REAL("heightfield.evaporation", hf_evaporation, 0, 1e3, 0.015, "1/s",
          "K_e: water lost per second as a fraction of the depth"),
+
+    BOOL("particles.enable", pt_enable, 0,
+         "heightfield model: particle (droplet) erosion, one batch of droplets per step "
+         "(kernels/particles.h)"),
+    INT("particles.density_log2", pt_density_log2, 1, 24, 8,
+        "n: 2^-n droplets per cell and batch (8 stays near serial droplets; 4 does not)"),
+    INT("particles.every", pt_every, 1, 1000000, 1, "a batch on the steps divisible by this"),
+    INT("particles.max_moves", pt_max_moves, 1, 256, 32,
+        "L: moves of a droplet's life (one cell each); the stage radius is L + brush + 1"),
+    INT("particles.brush_radius", pt_brush_radius, 1, 8, 2,
+        "r: radius of the erosion brush max(0, r - d), centred on the droplet [cells]"),
+    REAL("particles.inertia", pt_inertia, 0, 1, 0.3, "",
+         "share of the old direction kept against the downhill gradient"),
+    REAL("particles.capacity", pt_capacity, 0, 1e6, 8, "",
+         "K_c: load carried per m of drop, unit speed and unit water"),
+    REAL("particles.min_slope", pt_min_slope, 0, 1e3, 0.01, "m",
+         "floor of the drop per move in the capacity, so flat runs still carry"),
+    REAL("particles.erosion", pt_erosion, 0, 1, 0.7, "",
+         "K_e: share of the missing load taken per move (times 1 - hardness, at most the drop)"),
+    REAL("particles.deposition", pt_deposition, 0, 1, 0.3, "",
+         "K_d: share of the load above capacity dropped per move"),
+    REAL("particles.evaporation", pt_evaporation, 0, 1, 0.02, "",
+         "share of a droplet's water lost per move"),
+    REAL("particles.gravity", pt_gravity, 0, 1e6, 1, "",
+         "gamma: speed^2 gained per unit drop/cell_size (v = sqrt(max(0, v^2 - gamma*dh/l_c)))"),
+    REAL("particles.initial_speed", pt_initial_speed, 0, 1e6, 0.9, "", "v0: speed at birth"),
+    REAL("particles.initial_water", pt_initial_water, 1e-6, 1e6, 1, "", "w0: water at birth"),
+    BOOL("particles.deposit_at_death", pt_deposit_at_death, 1,
+         "deposit the load where a droplet ends its life (false: booked as pt_lost)"),
 
     ENUM("input.nodata", nodata_policy, "outflow|wall|fill", 3, 0,
          "NoData cells: outflow (sinks), wall (reflecting) or fill (holes filled at load)"),

@@ -241,6 +241,35 @@ static inline int cpu_row_stacked(const talus_tile *t, int y, int x0, int x1) {
     CPU_FTZ_LEAVE                                                                                  \
   }
 
+/* CPU_STAGE_LOOP for the droplet stage (kernels/particles.h, whose body
+ * scatters into its radius R): the spawn rows (pt_spawn_region) in bands
+ * of 2R + 1 rows, the even bands in parallel, then the odd ones, so the
+ * bands that run at once write disjoint rows and the int64 totals need no
+ * atomics. A band's rows run in y order, cells in x order; the flows of
+ * the region's rows (a droplet books at its spawn cell) go to their rows
+ * as in CPU_STAGE_LOOP, so neither depends on the thread count. */
+#define CPU_STAGE_LOOP_PARTICLES(body)                                                             \
+  {                                                                                                \
+    talus_rect sp = pt_spawn_region(t, &c->P, region);                                             \
+    int band = 2 * pt_radius(&c->P) + 1, nb = (sp.h + band - 1) / band;                            \
+    for (int colour = 0; colour < 2; colour++) {                                                   \
+      _Pragma("omp parallel for schedule(static)") for (int b = colour; b < nb; b += 2) {          \
+        CPU_FTZ_ENTER                                                                              \
+        int y1 = sp.y0 + (b + 1) * band < sp.y0 + sp.h ? sp.y0 + (b + 1) * band : sp.y0 + sp.h;    \
+        for (int y = sp.y0 + b * band; y < y1; y++) {                                              \
+          double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                              \
+          int b0, b1, j = y - region.y0;                                                           \
+          cpu_row_book(book, y, sp.x0 + sp.w, &b0, &b1);                                           \
+          for (int x = sp.x0; x < sp.x0 + sp.w; x++)                                               \
+            body(t, c, x, y, (x >= b0 && x < b1) ? acc : junk);                                    \
+          if (j >= 0 && j < region.h)                                                              \
+            memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);                          \
+        }                                                                                          \
+        CPU_FTZ_LEAVE                                                                              \
+      }                                                                                            \
+    }                                                                                              \
+  }
+
 /* The fast cells of a stage as runs: each returns the end of the run of
  * fast cells from x in row y (x itself when x is not one). [xa, xb) is
  * the row's live run (cpu_live_run), x1 the region's end. */

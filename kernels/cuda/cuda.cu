@@ -161,7 +161,8 @@ void free_group(talus_tile &d, bool persistent) {
       member(&d, f.offset) = nullptr;
     }
   if (persistent) return;
-  void **lazy[] = {(void **)&d.thermal, (void **)&d.hf_cap, (void **)&d.hf_sed, (void **)&d.nb8};
+  void **lazy[] = {(void **)&d.thermal, (void **)&d.hf_cap, (void **)&d.hf_sed, (void **)&d.nb8,
+                   (void **)&d.pt_acc};
   for (void **p : lazy) {
     cudaFree(*p);
     *p = nullptr;
@@ -290,7 +291,8 @@ constexpr bool stage_books(talus_stage_id id) {
   return !(id == TALUS_STAGE_PIPES || id == TALUS_STAGE_HORIZONTAL ||
            id == TALUS_STAGE_SUPPORT_INIT || id == TALUS_STAGE_SUPPORT_RED ||
            id == TALUS_STAGE_SUPPORT_BLACK || id == TALUS_STAGE_THERMAL_OUT ||
-           id == TALUS_STAGE_HF_FLUX || id == TALUS_STAGE_HF_SETTLE);
+           id == TALUS_STAGE_HF_FLUX || id == TALUS_STAGE_HF_SETTLE ||
+           id == TALUS_STAGE_PT_CLEAR);
 }
 
 /* The cells a stage's body updates: 1 those with global (gx + gy) odd (the
@@ -392,6 +394,9 @@ talus_status launch(const talus_kctx *c, talus_rect region, talus_rect book) {
  * stages.def says. */
 talus_status launch_stage(const talus_kctx *c, talus_stage_id id, talus_rect region,
                           talus_rect book) {
+  /* pt_trace runs the droplets of its region grown by their reach
+   * (pt_spawn_region), one thread per spawn cell. */
+  if (id == TALUS_STAGE_PT_TRACE) region = pt_spawn_region(&cur().d, &c->P, region);
   switch (id) {
 #define TALUS_STAGE(ID, NAME, RADIUS, BODY, CPU_LOOP, CUDA_MINB)                                   \
   case TALUS_STAGE_##ID:                                                                           \

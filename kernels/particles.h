@@ -1,0 +1,393 @@
+/*
+ * particles.h — particle (droplet) erosion on the heightfield model, one
+ * batch of droplets per step, exact and order-free
+ * (../shared/reference/particle-erosion-reference.md §2).
+ *
+ * Design notes
+ * ------------
+ * - Spawn. A droplet starts at global cell (gx, gy) on step t iff
+ *   talus_hash(seed, gx, gy, t, PT_STREAM) >> (32 − n) == 0, n =
+ *   particles.density_log2: 2⁻ⁿ droplets per cell and step, on the steps
+ *   where t % particles.every == 0. Its sub-cell offset comes from stream
+ *   PT_STREAM + 1, and a direction on flat ground from that hash plus the
+ *   move number (a table of 16 unit vectors, no sin/cos).
+ * - Batch with self-visibility. Every droplet of a step reads the terrain
+ *   B as at the start of the particle stages plus its own earlier changes
+ *   (its ≤ L events, replayed once per move), moves at most L =
+ *   max_moves cells and ends within the step. Nothing persists.
+ * - Droplet (the Beyer family, with the reference's fixes): bilinear height
+ *   and gradient at the position; d = I·d − (1 − I)·∇h, normalised (random
+ *   if zero); one cell along d; Δh = h(p') − h(p); capacity
+ *   c = max(−Δh, min_slope)·v·w·K_c; uphill: deposit min(Δh, s); over
+ *   capacity: deposit K_d(s − c); else erode min(K_e(c − s), −Δh)·(1 − H)
+ *   (H the bilinear hardness at p: the droplet reads no node beyond its
+ *   4, which keeps the radius at L + r + 1) with the cone brush max(0, r − d)
+ *   centred on the droplet (not on a node), normalised by the sum of its
+ *   discrete weights over live nodes; v = √max(0, v² − γ·Δh/l_c);
+ *   w *= 1 − e. At the end its sediment is deposited (deposit_at_death) or
+ *   lost (PT_LOST). Off the domain: sediment leaves (PT_OUTFLOW) with
+ *   water.outflow_border, else it is deposited where the droplet stands
+ *   (a wall); a NoData cell is a border of its policy.
+ * - Exact sums. Amounts are int64 in units of 2⁻³² m. Shares are integer
+ *   weights (brush: the cone × 64, truncated; bilinear: the offsets in
+ *   sixteenths) times q = amount / Σweights; what the division leaves stays
+ *   in the droplet's load, so every share is exact and the load is exact.
+ *   Eroded and deposited amounts go to two int64 planes (t->pt_acc), whose
+ *   per-cell totals are integer sums: order-free. pt_apply adds them to B
+ *   once, h = (float)((double)h + Δ·2⁻³²), and books the float rounding
+ *   (PT_ROUNDING). The batch's identity eroded = deposited + outflow +
+ *   lost holds exactly in integers.
+ * - Radius. Reads reach one node beyond the position, writes the brush r
+ *   beyond it, positions L cells from the spawn: R = L + r + 1
+ *   (pt_radius). A droplet first reading a stale cell does so within two
+ *   cells of its position (the next position's nodes) and thereafter
+ *   writes within L − 1 moves + r, so the stale ring of a tile grows by R
+ *   per step: R is the stage's radius in the stage table. A droplet
+ *   needing a node inside the domain but outside the tile buffer stops and
+ *   deposits its load where it stands (only stale cells see it).
+ * - Scatter without float atomics. CPU (cpu/cpu.c, CPU_STAGE_LOOP_PARTICLES):
+ *   spawn rows in bands of 2R + 1 rows; even bands in parallel, then odd
+ *   bands; same-coloured bands write disjoint rows. CUDA: one thread per
+ *   spawn cell, adds by 64-bit integer atomics (exact, order-free).
+ * - Stages: pt_clear (radius 0) zeroes the planes of the cells pt_apply
+ *   will read; pt_trace (radius R) runs the droplets spawned in its region
+ *   grown by R + 1 (pt_spawn_region); pt_apply (radius 0) applies.
+ * - Ledger: PT_EROSION bedrock → sediment and PT_DEPOSIT sediment →
+ *   bedrock, booked by the cell changed; PT_OUTFLOW and PT_LOST sediment →
+ *   outside, booked by the droplet's spawn cell.
+ */
+#ifndef TALUS_KERNELS_PARTICLES_H
+#define TALUS_KERNELS_PARTICLES_H
+#include "heightfield.h"
+#include "state.h"
+
+#define PT_STREAM    0x70A10u     /* hash stream of spawns; + 1: offsets and directions */
+#define PT_UNIT      4294967296.0 /* 2^32 units per metre */
+#define PT_BRUSH_Q   64.0f        /* brush weight units per cell of cone height */
+#define PT_MOVES_MAX 256          /* the range of particles.max_moves */
+#define PT_BRUSH_MAX 8            /* the range of particles.brush_radius */
+
+/* The stage radius of pt_trace: L + r + 1 (see the notes). */
+TALUS_HD static inline int pt_radius(const talus_kparams *P) {
+  return P->pt_max_moves + P->pt_brush_radius + 1;
+}
+
+/* 1 when global step `step` runs a batch. */
+TALUS_HD static inline int pt_runs(const talus_kparams *P, int64_t step) {
+  return P->pt_enable && step % (int64_t)(P->pt_every > 0 ? P->pt_every : 1) == 0;
+}
+
+/* The buffer-local cells whose droplets pt_trace runs for `region`: the
+ * region grown by R + 1, clipped to the buffer. */
+TALUS_HD static inline talus_rect pt_spawn_region(const talus_tile *t, const talus_kparams *P,
+                                                  talus_rect region) {
+  int g = pt_radius(P) + 1;
+  int x0 = region.x0 - g > 0 ? region.x0 - g : 0, y0 = region.y0 - g > 0 ? region.y0 - g : 0;
+  int x1 = region.x0 + region.w + g, y1 = region.y0 + region.h + g;
+  x1 = x1 < t->buf.w ? x1 : t->buf.w;
+  y1 = y1 < t->buf.h ? y1 : t->buf.h;
+  talus_rect r = {x0, y0, x1 > x0 ? x1 - x0 : 0, y1 > y0 ? y1 - y0 : 0};
+  return r;
+}
+
+/* Adds v to *p: plainly on the CPU (bands write disjoint rows), by a
+ * 64-bit integer atomic on the GPU (exact in any order). */
+TALUS_HD static inline void pt_add(int64_t *p, int64_t v) {
+#ifdef __CUDA_ARCH__
+  atomicAdd((unsigned long long *)p, (unsigned long long)v);
+#else
+  *p += v;
+#endif
+}
+
+/* One change a droplet made: a brush erosion (kind 0) or a bilinear
+ * deposit (kind 1) of q per weight unit around global cell (ix, iy) plus
+ * (fx, fy). */
+typedef struct pt_event {
+  int32_t ix, iy;
+  float fx, fy;
+  int64_t q;
+  int kind;
+} pt_event;
+
+/* A droplet: position (global cell + offset in [0,1)), direction, speed,
+ * water, load [2⁻³² m], its own changes of its cell's nodes, and its
+ * events. */
+typedef struct pt_drop {
+  int32_t ix, iy;
+  float fx, fy, dx, dy, v, w;
+  int64_t s;
+  int64_t own[4]; /* pt_own4 of the current cell, kept up to date */
+  int n;
+  pt_event ev[PT_MOVES_MAX];
+} pt_drop;
+
+/* Cone weight [units] of node (nx, ny) for a brush of radius r around
+ * (ix + fx, iy + fy): max(0, r − d)·64 truncated. */
+TALUS_HD static inline int64_t pt_cone(int nx, int ny, int ix, int iy, float fx, float fy, int r) {
+  float ex = (float)(nx - ix) - fx, ey = (float)(ny - iy) - fy;
+  float c = (float)r - sqrtf(ex * ex + ey * ey);
+  return c > 0.0f ? (int64_t)(c * PT_BRUSH_Q) : 0;
+}
+
+/* Bilinear weight [sixteenths², sum 256] of corner (cx, cy) ∈ {0,1}² of an
+ * offset (fx, fy). */
+TALUS_HD static inline int64_t pt_bilinear(int cx, int cy, float fx, float fy) {
+  int ax = (int)(fx * 16.0f), ay = (int)(fy * 16.0f);
+  return (int64_t)(cx ? ax : 16 - ax) * (int64_t)(cy ? ay : 16 - ay);
+}
+
+/* 1 when global node (gx, gy) is a live cell of the domain. */
+TALUS_HD static inline int pt_live(const talus_tile *t, const talus_kctx *c, int gx, int gy) {
+  if (gx < 0 || gy < 0 || gx >= c->nx || gy >= c->ny) return 0;
+  return !talus_cell_masked(t, talus_idx(t, gx - t->buf.x0, gy - t->buf.y0));
+}
+
+/* 1 when global node (gx, gy) lies in the tile buffer. */
+TALUS_HD static inline int pt_in_buf(const talus_tile *t, int gx, int gy) {
+  return gx >= t->buf.x0 && gy >= t->buf.y0 && gx < t->buf.x0 + t->buf.w &&
+         gy < t->buf.y0 + t->buf.h;
+}
+
+/* Adds event e's change [units] of the 4 nodes of cell (ix, iy) to
+ * own[k], node k = (ix + (k & 1), iy + (k >> 1)). The nodes a droplet
+ * reads are live (pt_where), as every node its brush wrote to is, so the
+ * brush's rule for dead nodes needs no test here. */
+TALUS_HD static inline void pt_event_own(const pt_event *e, int r, int ix, int iy, int64_t own[4]) {
+  int ox = ix - e->ix, oy = iy - e->iy, reach = e->kind == 1 ? 1 : r + 1;
+  if (ox < -reach || ox > reach || oy < -reach || oy > reach) return;
+  for (int k = 0; k < 4; k++) {
+    int kx = ox + (k & 1), ky = oy + (k >> 1);
+    if (e->kind == 1) {
+      if (kx >= 0 && kx <= 1 && ky >= 0 && ky <= 1)
+        own[k] += e->q * pt_bilinear(kx, ky, e->fx, e->fy);
+    } else if (kx >= -r && kx <= r + 1 && ky >= -r && ky <= r + 1) {
+      own[k] -= e->q * pt_cone(ix + (k & 1), iy + (k >> 1), e->ix, e->iy, e->fx, e->fy, r);
+    }
+  }
+}
+
+/* The droplet's own changes [units] of the 4 nodes of cell (ix, iy): its
+ * events replayed (integer sums: any order gives the same). */
+TALUS_HD static inline void pt_own4(const pt_drop *d, const talus_kctx *c, int ix, int iy,
+                                    int64_t own[4]) {
+  own[0] = own[1] = own[2] = own[3] = 0;
+  for (int i = 0; i < d->n; i++)
+    pt_event_own(&d->ev[i], c->P.pt_brush_radius, ix, iy, own);
+}
+
+/* Bilinear height at (ix + fx, iy + fy) of the terrain plus the droplet's
+ * own changes own[4] of the cell's nodes and, when g is not NULL, its
+ * gradient [m per cell] to g[0..1]. */
+TALUS_HD static inline float pt_sample(const talus_tile *t, int ix, int iy, float fx, float fy,
+                                       const int64_t own[4], float *g) {
+  size_t i = talus_idx(t, ix - t->buf.x0, iy - t->buf.y0), p = (size_t)t->pitch;
+  float h[4] = {t->B[i], t->B[i + 1], t->B[i + p], t->B[i + p + 1]};
+  for (int k = 0; k < 4; k++)
+    if (own[k]) h[k] = (float)((double)h[k] + (double)own[k] * (1.0 / PT_UNIT));
+  if (g) {
+    g[0] = (h[1] - h[0]) * (1.0f - fy) + (h[3] - h[2]) * fy;
+    g[1] = (h[2] - h[0]) * (1.0f - fx) + (h[3] - h[1]) * fx;
+  }
+  return (h[0] * (1.0f - fx) + h[1] * fx) * (1.0f - fy) + (h[2] * (1.0f - fx) + h[3] * fx) * fy;
+}
+
+/* Bilinear hardness at the droplet's position. */
+TALUS_HD static inline float pt_hardness(const talus_tile *t, const talus_kparams *P,
+                                         const pt_drop *d) {
+  if (!t->hard) return P->hardness;
+  size_t i = talus_idx(t, d->ix - t->buf.x0, d->iy - t->buf.y0);
+  const float *H = t->hard;
+  size_t p = (size_t)t->pitch;
+  return (H[i] * (1.0f - d->fx) + H[i + 1] * d->fx) * (1.0f - d->fy) +
+         (H[i + p] * (1.0f - d->fx) + H[i + p + 1] * d->fx) * d->fy;
+}
+
+/* Where a droplet at cell (ix, iy) may go: 0 its 4 nodes are live and it
+ * may write its brush; 1 a node is off the domain or NoData (a border);
+ * 2 a node it needs lies in the domain but outside the buffer (stop). */
+TALUS_HD static inline int pt_where(const talus_tile *t, const talus_kctx *c, int ix, int iy) {
+  int r = c->P.pt_brush_radius;
+  /* the brush's box [ix − r, ix + r + 1]² clipped to the domain */
+  int x0 = ix - r > 0 ? ix - r : 0, y0 = iy - r > 0 ? iy - r : 0;
+  int x1 = ix + r + 1 < c->nx - 1 ? ix + r + 1 : c->nx - 1;
+  int y1 = iy + r + 1 < c->ny - 1 ? iy + r + 1 : c->ny - 1;
+  if (x0 <= x1 && y0 <= y1 && !(pt_in_buf(t, x0, y0) && pt_in_buf(t, x1, y1))) return 2;
+  for (int k = 0; k < 4; k++)
+    if (!pt_live(t, c, ix + (k & 1), iy + (k >> 1))) return 1;
+  return 0;
+}
+
+/* Deposits `amount` units (≤ the load) bilinearly at the droplet's
+ * position into the deposit plane; `all` puts the division's remainder on
+ * the cell's own node, else it stays in the load. Records the event. */
+TALUS_HD static inline void pt_deposit(pt_drop *d, const talus_tile *t, int64_t amount, int all) {
+  int64_t q = amount / 256, rem = all ? amount - q * 256 : 0;
+  if (q <= 0 && rem <= 0) return;
+  int64_t *acc = t->pt_acc + t->plane;
+  size_t i = talus_idx(t, d->ix - t->buf.x0, d->iy - t->buf.y0), p = (size_t)t->pitch;
+  size_t n[4] = {i, i + 1, i + p, i + p + 1};
+  for (int k = 0; k < 4; k++) {
+    int64_t share = q * pt_bilinear(k & 1, k >> 1, d->fx, d->fy) + (k == 0 ? rem : 0);
+    if (share) pt_add(&acc[n[k]], share);
+  }
+  d->s -= q * 256 + rem;
+  if (q > 0 && d->n < PT_MOVES_MAX) d->ev[d->n++] = (pt_event){d->ix, d->iy, d->fx, d->fy, q, 1};
+}
+
+/* Erodes up to `amount` units with the cone brush around the droplet:
+ * q = amount / Σweights of the live nodes, each node gives q·weight into
+ * the erosion plane, the load gains the sum. Records the event. */
+TALUS_HD static inline void pt_erode(pt_drop *d, const talus_tile *t, const talus_kctx *c,
+                                     int64_t amount) {
+  int r = c->P.pt_brush_radius, side = 2 * r + 2, k = 0;
+  int32_t w[(2 * PT_BRUSH_MAX + 2) * (2 * PT_BRUSH_MAX + 2)];
+  int64_t W = 0;
+  for (int y = d->iy - r; y <= d->iy + r + 1; y++)
+    for (int x = d->ix - r; x <= d->ix + r + 1; x++, k++) {
+      w[k] = pt_live(t, c, x, y) ? (int32_t)pt_cone(x, y, d->ix, d->iy, d->fx, d->fy, r) : 0;
+      W += w[k];
+    }
+  int64_t q = W > 0 ? amount / W : 0;
+  if (q <= 0) return;
+  for (k = 0; k < side * side; k++)
+    if (w[k]) {
+      int x = d->ix - r + k % side, y = d->iy - r + k / side;
+      pt_add(&t->pt_acc[talus_idx(t, x - t->buf.x0, y - t->buf.y0)], q * w[k]);
+    }
+  d->s += q * W;
+  if (d->n < PT_MOVES_MAX) d->ev[d->n++] = (pt_event){d->ix, d->iy, d->fx, d->fy, q, 0};
+}
+
+/* The 16 unit directions of a droplet on flat ground. */
+TALUS_HD static inline void pt_random_dir(uint32_t h, float *dx, float *dy) {
+  const float cs[5] = {1.0f, 0.9238795f, 0.70710678f, 0.38268343f, 0.0f};
+  int k = (int)(h & 15u), q = k >> 2, j = k & 3;
+  float a = cs[j], b = cs[4 - j]; /* cos, sin of j·22.5° */
+  *dx = q == 0 ? a : q == 1 ? -b : q == 2 ? -a : b;
+  *dy = q == 0 ? b : q == 1 ? a : q == 2 ? -b : -a;
+}
+
+/* A position: global cell plus offset in [0,1). */
+typedef struct pt_pos {
+  int32_t ix, iy;
+  float fx, fy;
+} pt_pos;
+
+/* The droplet's position moved one cell along its direction, carrying
+ * whole cells. */
+TALUS_HD static inline pt_pos pt_moved(const pt_drop *d) {
+  float fx = d->fx + d->dx, fy = d->fy + d->dy;
+  int cx = fx >= 1.0f ? 1 : (fx < 0.0f ? -1 : 0), cy = fy >= 1.0f ? 1 : (fy < 0.0f ? -1 : 0);
+  pt_pos p = {d->ix + cx, d->iy + cy, fx - (float)cx, fy - (float)cy};
+  p.fx = p.fx < 1.0f ? p.fx : 0.99999994f; /* fx + 1 may round up to 1 */
+  p.fy = p.fy < 1.0f ? p.fy : 0.99999994f;
+  return p;
+}
+
+/* Erodes or deposits at the droplet's position for a step of Δh to the
+ * next position, against capacity c [m]. */
+TALUS_HD static inline void pt_exchange(pt_drop *d, const talus_tile *t, const talus_kctx *c,
+                                        float dh) {
+  const talus_kparams *P = &c->P;
+  float load = (float)((double)d->s * (1.0 / PT_UNIT));
+  float cap = (-dh > P->pt_min_slope ? -dh : P->pt_min_slope) * d->v * d->w * P->pt_capacity;
+  if (dh > 0.0f || load > cap) {
+    float amt = dh > 0.0f ? (dh < load ? dh : load) : P->pt_deposition * (load - cap);
+    int64_t u = (int64_t)((double)amt * PT_UNIT);
+    pt_deposit(d, t, u < d->s ? u : d->s, 0);
+    return;
+  }
+  float amt = P->pt_erosion * (cap - load);
+  amt = (amt < -dh ? amt : -dh) * (1.0f - pt_hardness(t, P, d));
+  if (amt > 0.0f) pt_erode(d, t, c, (int64_t)((double)amt * PT_UNIT));
+}
+
+/* One move of the droplet (the notes' droplet step). Each move replays
+ * the events once, for the next cell; the current cell's own changes were
+ * kept from the move before, plus the event that move made. Returns 0 to
+ * go on, else how it ended: 1 a border (handled), 2 stopped at the buffer. */
+TALUS_HD static inline int pt_step(pt_drop *d, const talus_tile *t, const talus_kctx *c, int m,
+                                   uint32_t h, double *flows) {
+  const talus_kparams *P = &c->P;
+  float g[2], h0 = pt_sample(t, d->ix, d->iy, d->fx, d->fy, d->own, g);
+  float dx = P->pt_inertia * d->dx - (1.0f - P->pt_inertia) * g[0];
+  float dy = P->pt_inertia * d->dy - (1.0f - P->pt_inertia) * g[1];
+  float len = sqrtf(dx * dx + dy * dy);
+  if (len > 1e-12f) {
+    d->dx = dx / len, d->dy = dy / len;
+  } else {
+    pt_random_dir(h + (uint32_t)m * 0x9E3779B9u, &d->dx, &d->dy);
+  }
+  pt_pos next = pt_moved(d);
+  int where = pt_where(t, c, next.ix, next.iy);
+  if (where == 1 && c->P.outflow_water) {
+    flows[TALUS_FLOW_PT_OUTFLOW] += (double)d->s * (1.0 / PT_UNIT);
+    d->s = 0;
+  }
+  if (where) return where;
+  int64_t own[4];
+  pt_own4(d, c, next.ix, next.iy, own);
+  float dh = pt_sample(t, next.ix, next.iy, next.fx, next.fy, own, NULL) - h0;
+  int n = d->n;
+  pt_exchange(d, t, c, dh);
+  if (d->n > n) pt_event_own(&d->ev[n], P->pt_brush_radius, next.ix, next.iy, own);
+  float v2 = d->v * d->v - P->pt_gravity * dh / P->cell_size;
+  d->v = sqrtf(v2 > 0.0f ? v2 : 0.0f);
+  d->w *= 1.0f - P->pt_evaporation;
+  d->ix = next.ix, d->iy = next.iy, d->fx = next.fx, d->fy = next.fy;
+  for (int k = 0; k < 4; k++)
+    d->own[k] = own[k];
+  return 0;
+}
+
+/* Stage pt_clear: zeroes the cell's erosion and deposit totals. */
+TALUS_HD static inline void k_pt_clear(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                       double *flows) {
+  (void)c, (void)flows;
+  size_t idx = talus_idx(t, x, y);
+  t->pt_acc[idx] = 0;
+  t->pt_acc[t->plane + idx] = 0;
+}
+
+/* Stage pt_trace: the droplet spawned at cell (x, y) this step, if any,
+ * from birth to its end; its outflow and loss are booked here. */
+TALUS_HD static inline void k_pt_trace(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                       double *flows) {
+  const talus_kparams *P = &c->P;
+  int gx = t->buf.x0 + x, gy = t->buf.y0 + y;
+  uint32_t h = talus_hash(P->seed, gx, gy, (uint64_t)c->step, PT_STREAM);
+  if ((h >> (32 - P->pt_density_log2)) != 0u) return;
+  if (gx >= c->nx - 1 || gy >= c->ny - 1) return; /* the last row and column hold no offset */
+  if (pt_where(t, c, gx, gy) != 0) return;
+  uint32_t o = talus_hash(P->seed, gx, gy, (uint64_t)c->step, PT_STREAM + 1u);
+  pt_drop d;
+  d.ix = gx, d.iy = gy;
+  d.fx = (float)(o & 0xFFFFu) * (1.0f / 65536.0f), d.fy = (float)(o >> 16) * (1.0f / 65536.0f);
+  d.dx = d.dy = 0.0f, d.v = P->pt_initial_speed, d.w = P->pt_initial_water;
+  d.s = 0, d.n = 0;
+  d.own[0] = d.own[1] = d.own[2] = d.own[3] = 0;
+  int end = 0;
+  for (int m = 0; m < P->pt_max_moves && !end; m++)
+    end = pt_step(&d, t, c, m, o, flows);
+  if (d.s > 0 && (end || P->pt_deposit_at_death)) pt_deposit(&d, t, d.s, 1);
+  if (d.s > 0) flows[TALUS_FLOW_PT_LOST] += (double)d.s * (1.0 / PT_UNIT);
+}
+
+/* Stage pt_apply: the cell's totals change its height once; the float
+ * rounding against the exact change is booked. */
+TALUS_HD static inline void k_pt_apply(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                       double *flows) {
+  (void)c;
+  size_t idx = talus_idx(t, x, y);
+  int64_t ero = t->pt_acc[idx], dep = t->pt_acc[t->plane + idx];
+  if (!ero && !dep) return;
+  double exact = (double)(dep - ero) * (1.0 / PT_UNIT);
+  float b = t->B[idx], bn = (float)((double)b + exact);
+  t->B[idx] = bn;
+  flows[TALUS_FLOW_PT_EROSION] += (double)ero * (1.0 / PT_UNIT);
+  flows[TALUS_FLOW_PT_DEPOSIT] += (double)dep * (1.0 / PT_UNIT);
+  flows[TALUS_FLOW_PT_ROUNDING] += ((double)bn - (double)b) - exact;
+}
+
+#endif /* TALUS_KERNELS_PARTICLES_H */

@@ -1,0 +1,716 @@
+/*
+ * test_particles — particle (droplet) erosion (kernels/particles.h).
+ *
+ * Design notes: every check is a physical or structural truth of the
+ * batch design, measured on terrains built here (fBm, planes, a V valley,
+ * a bowl):
+ * - conservation: the batch's integer identity eroded = deposited +
+ *   outflow + lost holds exactly (the flows are sums of multiples of
+ *   2^-32 m far below 2^21 m, so their doubles are exact), and the float
+ *   ledger closes;
+ * - invariance: tiles × K × threads, a disk store and a run resumed from
+ *   its store give the monolithic bytes; a tile with half the stage's
+ *   radius as halo does not (the negative control);
+ * - seeds: the same seed gives the same bytes, the next seed others;
+ * - hardness: harder rock erodes less;
+ * - known answers: a droplet on a plane runs straight down it for L moves
+ *   and deposits its load there; one leaving the map takes its load out;
+ *   a V valley gathers material towards its thalweg; a closed basin loses
+ *   nothing and fills at the bottom;
+ * - statistics: against a serial single-droplet implementation written
+ *   below (one droplet at a time, the map changed at once, float), the
+ *   batch at the default density agrees within the reference's bounds and
+ *   at density 2^-4 it does not (the check that the test can fail).
+ */
+#include "check.h"
+#include "scene_fixture.h"
+#include "tiled_fixture.h"
+
+#include "kernels/cpu/cpu.h"
+#include "kernels/particles.h"
+
+#include <math.h>
+#include <omp.h>
+#include <unistd.h>
+
+/* A heightfield domain with droplets on and the water stages off, over
+ * heights h, with `sets` applied after. */
+static talus_domain *make_domain(int nx, int ny, const float *h, const char *const *sets) {
+  static const char *const base[] = {"simulation.model=heightfield", "heightfield.hydraulic=false",
+                                     "particles.enable=true", "thermal.hardness=0", NULL};
+  talus_params *p = fixture_params(NULL, base);
+  for (; p && sets && *sets; sets++) {
+    char key[256];
+    const char *eq = strchr(*sets, '=');
+    snprintf(key, sizeof key, "%.*s", (int)(eq - *sets), *sets);
+    if (talus_params_set(p, key, eq + 1)) fprintf(stderr, "set: %s\n", talus_last_error());
+  }
+  talus_domain *d = NULL;
+  if (p && talus_domain_create(&d, nx, ny, 1.0, h, NULL, p))
+    fprintf(stderr, "domain: %s\n", talus_last_error());
+  talus_params_free(p);
+  return d;
+}
+
+/* Value noise of one octave at (x, y) with wavelength `len` cells. */
+static double value_noise(int x, int y, int len, uint32_t seed) {
+  int x0 = x / len, y0 = y / len;
+  double fx = (double)(x % len) / len, fy = (double)(y % len) / len;
+  double sx = fx * fx * (3 - 2 * fx), sy = fy * fy * (3 - 2 * fy);
+  double v[4];
+  for (int k = 0; k < 4; k++)
+    v[k] = talus_hash_unit(seed, x0 + (k & 1), y0 + (k >> 1), 0, 77u);
+  return (v[0] * (1 - sx) + v[1] * sx) * (1 - sy) + (v[2] * (1 - sx) + v[3] * sx) * sy;
+}
+
+/* fBm heights in about [0, 1] (6 octaves from 64 cells down), the
+ * peers' scale: a map of n² cells of 1 m. */
+static float *fbm_heights(int nx, int ny, uint32_t seed) {
+  float *h = malloc((size_t)nx * ny * sizeof *h);
+  for (int y = 0; y < ny; y++)
+    for (int x = 0; x < nx; x++) {
+      double s = 0.0, a = 0.5;
+      for (int len = 64; len >= 2; len /= 2, a *= 0.5)
+        s += a * value_noise(x, y, len, seed + (uint32_t)len);
+      h[(size_t)y * nx + x] = (float)s;
+    }
+  return h;
+}
+
+/* Copies the domain's heights into h[nx·ny]. */
+static void read_heights(const talus_domain *d, float *h) {
+  const talus_tile *t = d->tile;
+  for (int y = 0; y < t->buf.h; y++)
+    for (int x = 0; x < t->buf.w; x++)
+      h[(size_t)y * t->buf.w + x] = t->B[talus_idx(t, x, y)];
+}
+
+static double sum_heights(const talus_domain *d) {
+  double s = 0.0;
+  for (int y = 0; y < d->tile->buf.h; y++)
+    for (int x = 0; x < d->tile->buf.w; x++)
+      s += d->tile->B[talus_idx(d->tile, x, y)];
+  return s;
+}
+
+/* ------------------------------------------------------------------ */
+/* Conservation                                                        */
+
+/* The identity eroded = deposited + outflow + lost, exactly, and the
+ * float ledger: the heights' change is deposited − eroded + rounding. */
+static void check_identity(talus_domain *d, const char *label, double before) {
+  double ero = talus_domain_flow(d, TALUS_FLOW_PT_EROSION);
+  double dep = talus_domain_flow(d, TALUS_FLOW_PT_DEPOSIT);
+  double out = talus_domain_flow(d, TALUS_FLOW_PT_OUTFLOW);
+  double lost = talus_domain_flow(d, TALUS_FLOW_PT_LOST);
+  double rnd = talus_domain_flow(d, TALUS_FLOW_PT_ROUNDING);
+  double change = sum_heights(d) - before;
+  talus_ledger_summary L;
+  talus_domain_ledger(d, &L);
+  printf("%s: eroded %.10g = deposited %.10g + outflow %.6g + lost %.6g (diff %.3g); "
+         "height change %.6g vs booked %.6g (residual %.3g m3, ledger %.3g)\n",
+         label, ero, dep, out, lost, ero - (dep + out + lost), change, dep - ero + rnd,
+         change - (dep - ero + rnd), L.total_residual);
+  CHECK(ero > 0.0, "%s: droplets eroded", label);
+  CHECK(ero == dep + out + lost, "%s: integer identity off by %.3g", label, ero - dep - out - lost);
+  CHECK(fabs(change - (dep - ero + rnd)) <= 1e-9 * fabs(before) + 1e-6, "%s: residual %.3g", label,
+        change - (dep - ero + rnd));
+  CHECK(fabs(L.total_residual) <= 1e-9 * fabs(before) + 1e-6, "%s: ledger residual %.3g", label,
+        L.total_residual);
+}
+
+static void test_conservation(void) {
+  const int n = 96;
+  float *h = fbm_heights(n, n, 3);
+  static const char *const walled[] = {"particles.density_log2=6", NULL};
+  static const char *const open[] = {"particles.density_log2=6", "water.outflow_border=true",
+                                     "particles.deposit_at_death=false", NULL};
+  const char *const *cases[2] = {walled, open};
+  const char *labels[2] = {"walled", "outflow, no deposit at death"};
+  for (int i = 0; i < 2; i++) {
+    talus_domain *d = make_domain(n, n, h, cases[i]);
+    CHECK(d != NULL, "domain");
+    if (!d) continue;
+    double before = sum_heights(d);
+    talus_domain_run(d, 40, NULL, NULL);
+    check_identity(d, labels[i], before);
+    double out = talus_domain_flow(d, TALUS_FLOW_PT_OUTFLOW);
+    double lost = talus_domain_flow(d, TALUS_FLOW_PT_LOST);
+    if (i == 0) CHECK(out == 0.0 && lost == 0.0, "walls: nothing leaves (%g, %g)", out, lost);
+    if (i == 1) CHECK(out > 0.0 && lost > 0.0, "open: outflow %g and loss %g", out, lost);
+    talus_domain_free(d);
+  }
+  free(h);
+}
+
+/* Droplets mixed with the heightfield's water and thermal erosion in one
+ * run: the droplets' identity stays exact and the whole ledger closes to
+ * float rounding (the bounds of test_heightfield's ledger test). */
+static void test_combined(void) {
+  const int n = 64;
+  float *h = fbm_heights(n, n, 8);
+  for (size_t i = 0; i < (size_t)n * n; i++)
+    h[i] *= 10.0f;
+  static const char *const sets[] = {"heightfield.hydraulic=true", "water.rain=0.02",
+                                     "simulation.dt=0.05",         "thermal.enable=true",
+                                     "thermal.talus_angle=5",      "water.outflow_border=true",
+                                     "particles.density_log2=6",   NULL};
+  talus_domain *d = make_domain(n, n, h, sets);
+  CHECK(d != NULL, "combined domain");
+  if (!d) return free(h);
+  double before = sum_heights(d);
+  talus_domain_run(d, 300, NULL, NULL);
+  talus_ledger_summary L;
+  talus_domain_ledger(d, &L);
+  double ero = talus_domain_flow(d, TALUS_FLOW_PT_EROSION);
+  double dis = talus_domain_flow(d, TALUS_FLOW_HF_DISSOLVE);
+  double moved = ero + dis + talus_domain_flow(d, TALUS_FLOW_THERMAL);
+  double exact = ero - talus_domain_flow(d, TALUS_FLOW_PT_DEPOSIT) -
+                 talus_domain_flow(d, TALUS_FLOW_PT_OUTFLOW) -
+                 talus_domain_flow(d, TALUS_FLOW_PT_LOST);
+  printf("combined: droplets eroded %.5g, water dissolved %.5g m3; identity off by %.3g; ledger "
+         "residual %.3g m3 of %.6g\n",
+         ero, dis, exact, L.total_residual, before);
+  CHECK(ero > 0.0 && dis > 0.0, "both droplets and water eroded");
+  CHECK(exact == 0.0, "droplets' identity off by %.3g", exact);
+  CHECK(fabs(L.total_residual) <= 1e-6 * before + 1e-5 * moved, "residual %.3g", L.total_residual);
+  talus_domain_free(d);
+  free(h);
+}
+
+/* ------------------------------------------------------------------ */
+/* Invariance                                                          */
+
+static const char *const tiled_sets[] = {"particles.density_log2=5",  "particles.max_moves=12",
+                                         "water.outflow_border=true", "thermal.enable=true",
+                                         "thermal.rate=0.5",          NULL};
+
+/* Tiles {37, 64} × K {1, 2} in memory, a disk store, a run in two parts
+ * over it (resumed from the store), and 1 vs 2 threads: the monolithic
+ * bytes. Particles with thermal erosion and hardness varying in space. */
+static void test_tiled(void) {
+  const int nx = 140, ny = 100, steps = 6;
+  float *h = fbm_heights(nx, ny, 5);
+  for (size_t i = 0; i < (size_t)nx * ny; i++)
+    h[i] *= 20.0f; /* metres: thermal slides too */
+  talus_domain *d = make_domain(nx, ny, h, tiled_sets);
+  CHECK(d != NULL, "tiled domain");
+  if (!d) return free(h);
+  talus_tile *t = d->tile;
+  talus_tile_ensure(t, (void **)&t->hard, sizeof(float), "hardness");
+  for (int y = 0; y < ny; y++)
+    for (int x = 0; x < nx; x++)
+      t->hard[talus_idx(t, x, y)] = 0.5f * talus_hash_unit(9u, x, y, 0, 3u);
+  talus_domain_run(d, 2, NULL, NULL);
+  talus_tile *init = fixture_clone(d->tile);
+  talus_kctx ctx = d->ctx;
+  omp_set_num_threads(1);
+  talus_domain_run(d, steps, NULL, NULL);
+  omp_set_num_threads(2);
+  static const int cases[][2] = {{37, 1}, {64, 2}, {37, 2}};
+  for (int i = 0; init && i < 3; i++) {
+    long diff = fixture_tiled_diff(init, d->tile, &ctx, cases[i][0], cases[i][1], ctx.step + steps,
+                                   TALUS_STORE_MEMORY, NULL, NULL);
+    CHECK(diff == 0, "core %d, K %d: %ld values differ", cases[i][0], cases[i][1], diff);
+  }
+  char dir[] = "/tmp/talus_particles_XXXXXX";
+  if (init && mkdtemp(dir)) {
+    long diff = fixture_tiled_diff(init, d->tile, &ctx, 64, 1, ctx.step + steps, TALUS_STORE_DISK,
+                                   dir, NULL);
+    CHECK(diff == 0, "disk store: %ld values differ", diff);
+    fixture_run_parts = 2;
+    diff = fixture_tiled_diff(init, d->tile, &ctx, 37, 1, ctx.step + steps, TALUS_STORE_DISK, dir,
+                              NULL);
+    fixture_run_parts = 1;
+    CHECK(diff == 0, "disk store, run in two parts: %ld values differ", diff);
+    rmdir(dir);
+  }
+  CHECK(init != NULL, "clone");
+  CHECK(talus_domain_flow(d, TALUS_FLOW_PT_EROSION) > 0.0, "droplets eroded");
+  talus_tile_free(init);
+  talus_domain_free(d);
+  free(h);
+}
+
+/* The particle stages of one step on buffer t (core: buffer-local),
+ * as the tiler runs them: clear over the buffer, trace and apply over
+ * the core. */
+static void run_batch(talus_tile *t, const talus_kctx *c, talus_rect core) {
+  double flows[TALUS_FLOW_COUNT] = {0};
+  talus_rect all = {0, 0, t->buf.w, t->buf.h};
+  talus_cpu_stage(t, c, TALUS_STAGE_PT_CLEAR, all, flows);
+  talus_cpu_stage(t, c, TALUS_STAGE_PT_TRACE, core, flows);
+  talus_cpu_stage(t, c, TALUS_STAGE_PT_APPLY, core, flows);
+}
+
+/* Cells of `core` (global) whose height differs between tiles a and b. */
+static long height_diff(const talus_tile *a, const talus_tile *b, talus_rect core) {
+  long n = 0;
+  for (int y = core.y0; y < core.y0 + core.h; y++)
+    for (int x = core.x0; x < core.x0 + core.w; x++)
+      n += memcmp(&a->B[talus_idx(a, x - a->buf.x0, y - a->buf.y0)],
+                  &b->B[talus_idx(b, x - b->buf.x0, y - b->buf.y0)], 4) != 0;
+  return n;
+}
+
+/* One batch on a 32² core inside a buffer of halo H against the whole
+ * map: H = R (the stage's radius) gives the same bytes, H = R/2 must not. */
+static void test_halo_control(void) {
+  const int n = 160;
+  float *h = fbm_heights(n, n, 11);
+  static const char *const sets[] = {"particles.density_log2=3", NULL};
+  talus_domain *d = make_domain(n, n, h, sets);
+  CHECK(d != NULL, "control domain");
+  if (!d) return free(h);
+  talus_kctx ctx = d->ctx;
+  talus_tile *init = fixture_clone(d->tile);
+  talus_rect whole = {0, 0, n, n};
+  run_batch(d->tile, &ctx, whole);
+  int R = talus_stage_radius(&ctx.P, TALUS_STAGE_PT_TRACE);
+  talus_rect core = {64, 64, 32, 32};
+  for (int half = 0; half < 2 && init; half++) {
+    int H = half ? R / 2 : R;
+    talus_rect buf = {core.x0 - H, core.y0 - H, core.w + 2 * H, core.h + 2 * H};
+    talus_tile *t = NULL;
+    talus_tile_create(&t, buf, 1, init->hard != NULL);
+    CHECK(t && !fixture_fill_from_tile(init, t, buf), "control tile: %s", talus_last_error());
+    run_batch(t, &ctx, (talus_rect){H, H, core.w, core.h});
+    long diff = height_diff(t, d->tile, core);
+    printf("halo %d (radius %d): %ld of %d core cells differ\n", H, R, diff, core.w * core.h);
+    if (!half) CHECK(diff == 0, "halo = radius: %ld cells differ", diff);
+    if (half) CHECK(diff > 0, "halo = radius / 2 must differ (the test can fail)");
+    talus_tile_free(t);
+  }
+  talus_tile_free(init);
+  talus_domain_free(d);
+  free(h);
+}
+
+/* Same seed, same bytes; the next seed, others. */
+static void test_seeds(void) {
+  const int n = 64;
+  float *h = fbm_heights(n, n, 2);
+  const char *s1[] = {"particles.density_log2=5", "simulation.seed=5", NULL};
+  const char *s2[] = {"particles.density_log2=5", "simulation.seed=6", NULL};
+  talus_domain *a = make_domain(n, n, h, s1), *b = make_domain(n, n, h, s1);
+  talus_domain *c = make_domain(n, n, h, s2);
+  CHECK(a && b && c, "seed domains");
+  if (a && b && c) {
+    talus_domain_run(a, 10, NULL, NULL);
+    talus_domain_run(b, 10, NULL, NULL);
+    talus_domain_run(c, 10, NULL, NULL);
+    CHECK(fixture_same_state(a, b), "same seed, different bytes");
+    CHECK(!fixture_same_state(a, c), "seed + 1 gave the same bytes");
+  }
+  talus_domain_free(a);
+  talus_domain_free(b);
+  talus_domain_free(c);
+  free(h);
+}
+
+/* ------------------------------------------------------------------ */
+/* Known answers                                                       */
+
+/* A cell (x, y) in [x0, x1) × [y0, y1) where a droplet spawns at `step`
+ * under c's seed and density; 0 if none. */
+static int find_spawn(const talus_kctx *c, int x0, int x1, int y0, int y1, int *sx, int *sy) {
+  for (int y = y0; y < y1; y++)
+    for (int x = x0; x < x1; x++)
+      if (!(talus_hash(c->P.seed, x, y, (uint64_t)c->step, PT_STREAM) >>
+            (32 - c->P.pt_density_log2))) {
+        *sx = x, *sy = y;
+        return 1;
+      }
+  return 0;
+}
+
+/* The bounding box of the cells of plane p (0 erosion, 1 deposit) of t
+ * that are not zero, and their total [units]. */
+static int64_t plane_box(const talus_tile *t, int p, int box[4]) {
+  int64_t sum = 0;
+  box[0] = box[1] = INT32_MAX, box[2] = box[3] = -1;
+  for (int y = 0; y < t->buf.h; y++)
+    for (int x = 0; x < t->buf.w; x++) {
+      int64_t v = t->pt_acc[(size_t)p * t->plane + talus_idx(t, x, y)];
+      if (!v) continue;
+      sum += v;
+      box[0] = x < box[0] ? x : box[0], box[1] = y < box[1] ? y : box[1];
+      box[2] = x > box[2] ? x : box[2], box[3] = y > box[3] ? y : box[3];
+    }
+  return sum;
+}
+
+/* One droplet on a plane falling along +x: it runs down the plane (its
+ * own brush, centred off the row's axis, may turn it by at most a cell
+ * over its life), ends L cells down and deposits its load there; near the
+ * outflow edge it leaves with its load. */
+static void test_plane(void) {
+  const int nx = 96, ny = 64;
+  float *h = malloc((size_t)nx * ny * sizeof *h);
+  for (int y = 0; y < ny; y++)
+    for (int x = 0; x < nx; x++)
+      h[(size_t)y * nx + x] = 0.05f * (float)(nx - x);
+  static const char *const sets[] = {"water.outflow_border=true", "particles.density_log2=4", NULL};
+  talus_domain *d = make_domain(nx, ny, h, sets);
+  CHECK(d != NULL, "plane domain");
+  if (!d) return free(h);
+  talus_tile *t = d->tile;
+  talus_stage_scratch(t, TALUS_STAGE_PT_TRACE);
+  const talus_kctx *c = &d->ctx;
+  int L = c->P.pt_max_moves, r = c->P.pt_brush_radius, sx, sy;
+  for (int edge = 0; edge < 2; edge++) {
+    int x0 = edge ? nx - 12 : 4;
+    if (!find_spawn(c, x0, x0 + 6, 4, ny - 4, &sx, &sy)) {
+      CHECK(0, "no spawn cell found");
+      continue;
+    }
+    double flows[TALUS_FLOW_COUNT] = {0};
+    memset(t->pt_acc, 0, 2 * t->plane * sizeof(int64_t));
+    k_pt_trace(t, c, sx, sy, flows);
+    int be[4], bd[4];
+    int64_t ero = plane_box(t, 0, be), dep = plane_box(t, 1, bd);
+    double out = flows[TALUS_FLOW_PT_OUTFLOW] * PT_UNIT;
+    printf("plane%s: spawn (%d, %d): eroded x %d..%d y %d..%d, deposited x %d..%d y %d..%d; "
+           "eroded %lld = deposited %lld + out %.0f units\n",
+           edge ? " edge" : "", sx, sy, be[0], be[2], be[1], be[3], bd[0], bd[2], bd[1], bd[3],
+           (long long)ero, (long long)dep, out);
+    CHECK(ero > 0, "the droplet eroded");
+    CHECK(be[1] >= sy - r - 1 && be[3] <= sy + r + 2, "erosion off its row: y %d..%d", be[1],
+          be[3]);
+    CHECK(be[0] >= sx - r && be[2] <= sx + L + r, "erosion x %d..%d", be[0], be[2]);
+    CHECK((double)ero == (double)dep + out, "the load is all accounted for");
+    if (!edge) {
+      CHECK(bd[3] <= sy + 2 && bd[1] >= sy - 1, "deposits on its row: y %d..%d", bd[1], bd[3]);
+      CHECK(bd[2] == sx + L + 1 && out == 0.0, "the load ends L cells down (x %d, spawn %d)", bd[2],
+            sx);
+    } else {
+      CHECK(out > 0.0 && dep == 0, "off the edge the load leaves (out %.0f, dep %lld)", out,
+            (long long)dep);
+    }
+  }
+  talus_domain_free(d);
+  free(h);
+}
+
+/* Mean distance to row yc (xc < 0) or to cell (xc, yc) of plane p's
+ * amounts on tile t. */
+static double plane_mean_offset(const talus_tile *t, int p, int xc, int yc) {
+  double s = 0.0, m = 0.0;
+  for (int y = 0; y < t->buf.h; y++)
+    for (int x = 0; x < t->buf.w; x++) {
+      double v = (double)t->pt_acc[(size_t)p * t->plane + talus_idx(t, x, y)];
+      double dx = xc < 0 ? 0.0 : (double)(x - xc), dy = (double)(y - yc);
+      s += v * sqrt(dx * dx + dy * dy), m += v;
+    }
+  return m > 0.0 ? s / m : 0.0;
+}
+
+/* Mean height change of row y over columns [x0, x1) between h0 and h. */
+static double row_change(const float *h0, const float *h, int nx, int y, int x0, int x1) {
+  double m = 0.0;
+  for (int x = x0; x < x1; x++)
+    m += h[(size_t)y * nx + x] - h0[(size_t)y * nx + x];
+  return m / (x1 - x0);
+}
+
+/* A V valley along x (flanks 0.3 m per cell, thalweg falling 0.02 m per
+ * cell), open borders: droplets erode the flanks and end their lives on
+ * the thalweg, so a batch's deposits lie nearer to it than its erosion;
+ * after many batches the thalweg band has filled, the upper flanks are
+ * lowered, and the cross profile of the change, in bands of 5 rows, is
+ * mirror-symmetric within a quarter of its range (the spawns are not
+ * mirrored, so not exactly; 20 rows each side, as the map's last row
+ * spawns no droplet). */
+static void test_valley(void) {
+  const int nx = 120, ny = 61, yc = 30, x0 = 10, x1 = 80;
+  float *h = malloc((size_t)nx * ny * sizeof *h);
+  for (int y = 0; y < ny; y++)
+    for (int x = 0; x < nx; x++)
+      h[(size_t)y * nx + x] = 0.3f * (float)abs(y - yc) + 0.02f * (float)(nx - x);
+  static const char *const sets[] = {"water.outflow_border=true", "particles.density_log2=4", NULL};
+  talus_domain *d = make_domain(nx, ny, h, sets);
+  CHECK(d != NULL, "valley domain");
+  if (!d) return free(h);
+  talus_domain_run(d, 1, NULL, NULL);
+  double me = plane_mean_offset(d->tile, 0, -1, yc), md = plane_mean_offset(d->tile, 1, -1, yc);
+  talus_domain_run(d, 60, NULL, NULL);
+  float *a = malloc((size_t)nx * ny * sizeof *a);
+  read_heights(d, a);
+  double floor_ = row_change(h, a, nx, yc, x0, x1), upper = 0.0, span = 0.0, asym = 0.0;
+  double band[2] = {0.0, 0.0};
+  for (int k = 1; k <= yc; k++) {
+    double lo = row_change(h, a, nx, yc - k, x0, x1), hi = row_change(h, a, nx, yc + k, x0, x1);
+    if (k >= 20) upper += (lo + hi) / (2.0 * (yc - 19));
+    span = fmax(span, fmax(fabs(lo), fabs(hi)));
+    band[0] += lo / 5.0, band[1] += hi / 5.0;
+    if (k % 5 == 0 && k <= 20) /* bands of 5 rows; the map's edge rows are no mirror */
+      asym = fmax(asym, fabs(band[0] - band[1])), band[0] = band[1] = 0.0;
+  }
+  printf("valley: erosion at mean |y - yc| %.2f, deposits %.2f; change: thalweg %+.3g m, upper "
+         "flanks %+.3g m, largest mirror difference of 5-row bands %.3g of %.3g m\n",
+         me, md, floor_, upper, asym, span);
+  CHECK(md < 0.5 * me, "deposits nearer the thalweg (%.2f) than erosion (%.2f)", md, me);
+  CHECK(floor_ > 0.0 && upper < 0.0, "the floor fills (%.3g), the upper flanks lower (%.3g)",
+        floor_, upper);
+  CHECK(asym <= 0.25 * span, "mirror difference %.3g of %.3g", asym, span);
+  free(a);
+  talus_domain_free(d);
+  free(h);
+}
+
+/* A closed bowl with open borders: no droplet leaves, the load ends
+ * nearer the bottom than it was taken, and the bottom rises. */
+static void test_basin(void) {
+  const int n = 81, cx = 40;
+  float *h = malloc((size_t)n * n * sizeof *h);
+  for (int y = 0; y < n; y++)
+    for (int x = 0; x < n; x++)
+      h[(size_t)y * n + x] = 0.004f * (float)((x - cx) * (x - cx) + (y - cx) * (y - cx));
+  static const char *const sets[] = {"water.outflow_border=true", "particles.density_log2=5", NULL};
+  talus_domain *d = make_domain(n, n, h, sets);
+  CHECK(d != NULL, "basin domain");
+  if (!d) return free(h);
+  double before = sum_heights(d);
+  double re = 0.0, rd = 0.0;
+  for (int s = 0; s < 40; s++) {
+    talus_domain_run(d, 1, NULL, NULL);
+    re += plane_mean_offset(d->tile, 0, cx, cx), rd += plane_mean_offset(d->tile, 1, cx, cx);
+  }
+  check_identity(d, "basin", before);
+  double out = talus_domain_flow(d, TALUS_FLOW_PT_OUTFLOW);
+  float bottom = d->tile->B[talus_idx(d->tile, cx, cx)];
+  printf("basin: outflow %g, bottom %.4g m (was 0); mean distance of erosion %.2f, "
+         "deposits %.2f\n",
+         out, bottom, re / 40, rd / 40);
+  CHECK(out == 0.0, "nothing leaves a closed basin (%g)", out);
+  CHECK(bottom > 0.0f, "the bottom fills (%g)", bottom);
+  CHECK(rd < re, "deposits nearer the bottom (%.2f) than erosion (%.2f)", rd / 40, re / 40);
+  talus_domain_free(d);
+  free(h);
+}
+
+/* Hardness: on fBm whose west half has H = 0 and east half H = 0.8,
+ * droplets erode the east at most half as much as the west (1 − H = 0.2
+ * of the rate where the load is short). */
+static void test_hardness(void) {
+  const int n = 96;
+  float *h = fbm_heights(n, n, 4);
+  static const char *const sets[] = {"particles.density_log2=5", NULL};
+  talus_domain *d = make_domain(n, n, h, sets);
+  CHECK(d != NULL && d->tile->hard != NULL, "hardness domain");
+  if (!d || !d->tile->hard) return free(h), talus_domain_free(d);
+  talus_tile *t = d->tile;
+  for (int y = 0; y < n; y++)
+    for (int x = 0; x < n; x++)
+      t->hard[talus_idx(t, x, y)] = x < n / 2 ? 0.0f : 0.8f;
+  double ero[2] = {0, 0};
+  for (int s = 0; s < 30; s++) {
+    talus_domain_run(d, 1, NULL, NULL);
+    for (int y = 0; y < n; y++)
+      for (int x = 4; x < n - 4; x++)
+        if (x < n / 2 - 4 || x >= n / 2 + 4)
+          ero[x >= n / 2] += (double)t->pt_acc[talus_idx(t, x, y)] / PT_UNIT;
+  }
+  printf("hardness: eroded %.4g m3 where H = 0, %.4g where H = 0.8\n", ero[0], ero[1]);
+  CHECK(ero[1] > 0.0 && ero[1] < 0.5 * ero[0], "hard %.4g vs soft %.4g", ero[1], ero[0]);
+  talus_domain_free(d);
+  free(h);
+}
+
+/* ------------------------------------------------------------------ */
+/* Statistics against serial droplets                                  */
+
+/* The serial reference: one droplet at a time, each changing the map at
+ * once, in float; the droplet of the notes atop kernels/particles.h
+ * written again here (positions as floats, float shares), walls at the
+ * map's edge. */
+typedef struct serial_map {
+  int n;
+  float *h;
+  double eroded;
+} serial_map;
+
+/* Bilinear height at (px, py), gradient to g when not NULL. */
+static float serial_sample(const serial_map *m, float px, float py, float *g) {
+  int ix = (int)px, iy = (int)py, n = m->n;
+  float fx = px - (float)ix, fy = py - (float)iy;
+  const float *r0 = m->h + (size_t)iy * n + ix, *r1 = r0 + n;
+  if (g) {
+    g[0] = (r0[1] - r0[0]) * (1 - fy) + (r1[1] - r1[0]) * fy;
+    g[1] = (r1[0] - r0[0]) * (1 - fx) + (r1[1] - r0[1]) * fx;
+  }
+  return (r0[0] * (1 - fx) + r0[1] * fx) * (1 - fy) + (r1[0] * (1 - fx) + r1[1] * fx) * fy;
+}
+
+static void serial_deposit(serial_map *m, float px, float py, float amt) {
+  int ix = (int)px, iy = (int)py, n = m->n;
+  float fx = px - (float)ix, fy = py - (float)iy;
+  float *r0 = m->h + (size_t)iy * n + ix, *r1 = r0 + n;
+  r0[0] += amt * (1 - fx) * (1 - fy), r0[1] += amt * fx * (1 - fy);
+  r1[0] += amt * (1 - fx) * fy, r1[1] += amt * fx * fy;
+}
+
+/* Cone brush of radius r around (px, py), normalised over the map's nodes. */
+static void serial_erode(serial_map *m, float px, float py, float amt, int r) {
+  int ix = (int)px, iy = (int)py;
+  float w[(2 * PT_BRUSH_MAX + 2) * (2 * PT_BRUSH_MAX + 2)], W = 0.0f;
+  int k = 0;
+  for (int y = iy - r; y <= iy + r + 1; y++)
+    for (int x = ix - r; x <= ix + r + 1; x++, k++) {
+      float dx = (float)x - px, dy = (float)y - py, c = (float)r - sqrtf(dx * dx + dy * dy);
+      w[k] = x >= 0 && y >= 0 && x < m->n && y < m->n && c > 0.0f ? c : 0.0f;
+      W += w[k];
+    }
+  k = 0;
+  for (int y = iy - r; y <= iy + r + 1; y++)
+    for (int x = ix - r; x <= ix + r + 1; x++, k++)
+      if (w[k] > 0.0f) m->h[(size_t)y * m->n + x] -= amt * w[k] / W;
+  m->eroded += amt;
+}
+
+/* One droplet from (px, py) to its end. */
+static void serial_droplet(serial_map *m, const talus_kparams *P, float px, float py, uint32_t h) {
+  float dx = 0, dy = 0, v = P->pt_initial_speed, w = P->pt_initial_water, s = 0, g[2];
+  for (int k = 0; k < P->pt_max_moves; k++) {
+    float h0 = serial_sample(m, px, py, g);
+    dx = P->pt_inertia * dx - (1 - P->pt_inertia) * g[0];
+    dy = P->pt_inertia * dy - (1 - P->pt_inertia) * g[1];
+    float len = sqrtf(dx * dx + dy * dy), a = (float)((h + k) % 360u) * 0.0174533f;
+    dx = len > 1e-12f ? dx / len : cosf(a), dy = len > 1e-12f ? dy / len : sinf(a);
+    float nx = px + dx, ny = py + dy;
+    if (nx < 0 || ny < 0 || nx >= m->n - 1 || ny >= m->n - 1) break; /* a wall */
+    float dh = serial_sample(m, nx, ny, NULL) - h0;
+    float cap = fmaxf(-dh, P->pt_min_slope) * v * w * P->pt_capacity;
+    if (dh > 0 || s > cap) {
+      float amt = dh > 0 ? fminf(dh, s) : P->pt_deposition * (s - cap);
+      serial_deposit(m, px, py, amt), s -= amt;
+    } else {
+      float amt = fminf(P->pt_erosion * (cap - s), -dh);
+      serial_erode(m, px, py, amt, P->pt_brush_radius), s += amt;
+    }
+    v = sqrtf(fmaxf(0.0f, v * v - P->pt_gravity * dh));
+    w *= 1 - P->pt_evaporation;
+    px = nx, py = ny;
+  }
+  serial_deposit(m, px, py, s);
+}
+
+/* The droplets of `steps` batches, one at a time in (step, y, x) order,
+ * from the batch's spawn cells and offsets. */
+static void serial_run(serial_map *m, const talus_kparams *P, int steps) {
+  for (int t = 0; t < steps; t++)
+    for (int y = 0; y < m->n - 1; y++)
+      for (int x = 0; x < m->n - 1; x++) {
+        if (talus_hash(P->seed, x, y, (uint64_t)t, PT_STREAM) >> (32 - P->pt_density_log2))
+          continue;
+        uint32_t o = talus_hash(P->seed, x, y, (uint64_t)t, PT_STREAM + 1u);
+        float fx = (float)(o & 0xFFFFu) / 65536.0f, fy = (float)(o >> 16) / 65536.0f;
+        serial_droplet(m, P, (float)x + fx, (float)y + fy, o);
+      }
+}
+
+/* What the comparison measures of a map h (n², heights after) against
+ * h0 (before): the 4-neighbour Laplacian's σ, pits (interior cells below
+ * all 8 neighbours), cells lowered more than `cut`. */
+typedef struct map_stats {
+  double lap_sigma;
+  int pits, channel;
+} map_stats;
+
+static map_stats measure(const float *h0, const float *h, int n, double cut) {
+  map_stats s = {0, 0, 0};
+  double sum = 0, sum2 = 0;
+  int cells = 0;
+  for (int y = 1; y < n - 1; y++)
+    for (int x = 1; x < n - 1; x++) {
+      size_t i = (size_t)y * n + x;
+      double lap = (double)h[i - 1] + h[i + 1] + h[i - n] + h[i + n] - 4.0 * h[i];
+      sum += lap, sum2 += lap * lap, cells++;
+      int pit = 1;
+      for (int dy = -1; dy <= 1; dy++)
+        for (int dx = -1; dx <= 1; dx++)
+          pit &= (dx == 0 && dy == 0) || h[i + (ptrdiff_t)dy * n + dx] > h[i];
+      s.pits += pit;
+      s.channel += h[i] - h0[i] < cut;
+    }
+  s.lap_sigma = sqrt(sum2 / cells - (sum / cells) * (sum / cells));
+  return s;
+}
+
+static int cmp_float(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+/* Correlation of the changes h − h0 of two maps. */
+static double change_correlation(const float *h0, const float *a, const float *b, size_t n) {
+  double sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0;
+  for (size_t i = 0; i < n; i++) {
+    double u = a[i] - h0[i], v = b[i] - h0[i];
+    sa += u, sb += v, saa += u * u, sbb += v * v, sab += u * v;
+  }
+  double cov = sab / n - sa / n * sb / n;
+  return cov / sqrt((saa / n - sa / n * sa / n) * (sbb / n - sb / n * sb / n));
+}
+
+/* 2 droplets per cell on 256² fBm (erodr's parameters) as batches of
+ * density 2^-log2 and serially; 1 when every figure is within the
+ * reference's bounds (§5: eroded ±2 %, Laplacian σ ±5 %, pits ±12 %,
+ * channel cells ±6 %, correlation of the changes ≥ 0.98 — the channel
+ * cut is the 5th percentile of the serial change). */
+static int statistics_agree(int log2) {
+  const int n = 256, steps = 2 << log2;
+  char dens[64];
+  snprintf(dens, sizeof dens, "particles.density_log2=%d", log2);
+  const char *sets[] = {dens, "particles.min_slope=0.0001", NULL};
+  float *h0 = fbm_heights(n, n, 21), *hb = malloc((size_t)n * n * 4),
+        *hs = malloc((size_t)n * n * 4);
+  talus_domain *d = make_domain(n, n, h0, sets);
+  if (!d || !hb || !hs) return -1;
+  talus_domain_run(d, steps, NULL, NULL);
+  read_heights(d, hb);
+  double eb = talus_domain_flow(d, TALUS_FLOW_PT_EROSION);
+  serial_map m = {n, hs, 0.0};
+  memcpy(hs, h0, (size_t)n * n * 4);
+  serial_run(&m, &d->ctx.P, steps);
+  float *dz = malloc((size_t)n * n * 4);
+  for (size_t i = 0; i < (size_t)n * n; i++)
+    dz[i] = hs[i] - h0[i];
+  qsort(dz, (size_t)n * n, 4, cmp_float);
+  double cut = dz[(size_t)n * n / 20];
+  map_stats b = measure(h0, hb, n, cut), s = measure(h0, hs, n, cut);
+  double corr = change_correlation(h0, hb, hs, (size_t)n * n);
+  double de = eb / m.eroded - 1, dl = b.lap_sigma / s.lap_sigma - 1;
+  double dp = (double)b.pits / s.pits - 1, dc = (double)b.channel / s.channel - 1;
+  printf("statistics at 2^-%d (%d batches): eroded %.5g vs serial %.5g (%+.1f %%), Laplacian "
+         "sigma %+.1f %%, pits %d vs %d (%+.1f %%), channel cells %d vs %d (%+.1f %%), "
+         "correlation of the changes %.4f\n",
+         log2, steps, eb, m.eroded, 100 * de, 100 * dl, b.pits, s.pits, 100 * dp, b.channel,
+         s.channel, 100 * dc, corr);
+  free(dz), free(hb), free(hs), free(h0);
+  talus_domain_free(d);
+  return fabs(de) <= 0.02 && fabs(dl) <= 0.05 && fabs(dp) <= 0.12 && fabs(dc) <= 0.06 &&
+         corr >= 0.98;
+}
+
+/* At the default density the batch is serial droplets, statistically; at
+ * 2^-4 it is not, and the same test says so. */
+static void test_statistics(void) {
+  CHECK(statistics_agree(8) == 1, "2^-8: the batch departs from serial droplets");
+  CHECK(statistics_agree(4) == 0, "2^-4: the comparison must fail (the test can fail)");
+}
+
+int main(void) {
+  omp_set_num_threads(2);
+  test_conservation();
+  test_combined();
+  test_tiled();
+  test_halo_control();
+  test_seeds();
+  test_plane();
+  test_valley();
+  test_basin();
+  test_hardness();
+  test_statistics();
+  return check_report("test_particles");
+}
