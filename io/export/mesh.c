@@ -451,17 +451,40 @@ static const struct {
               {-1, 0, NW, SW, TALUS_MESH_W},
               {0, 1, SW, SE, TALUS_MESH_S}};
 
+/* 1 when, just around height z, only two diagonal quadrants of corner
+ * (px, py) hold solid: two sheets touch along the corner's vertical edge. */
+static int corner_pinched(const mesh_win *w, int px, int py, float z) {
+  int s[4];
+  for (int q = 0; q < 4; q++) {
+    int gx, gy, n;
+    const float *hi, *lo;
+    corner_cell(px, py, q, &gx, &gy);
+    lo = win_cell(w, gx, gy, &n, &hi);
+    s[q] = solid_at(lo, hi, n, z, 1);
+  }
+  return s[0] == s[2] && s[1] == s[3] && s[0] != s[1];
+}
+
 /* The heights of a wall's side at corner c of cell (gx, gy): z0, the
- * corner's interval ends between, z1; their vertices into v; the count. */
+ * corner's interval ends between, z1; their vertices into v; the count.
+ * Where two diagonal cells' solids touch along the corner's edge, the
+ * segment's end vertices may be shared by both sheets (they meet there
+ * through other faces), so each sheet gets a vertex of its own at the
+ * segment's middle: the edge is then used by two triangles, not four. */
 static talus_status wall_side(talus_mesh *m, const mesh_win *w, int gx, int gy, int c, float z0,
                               float z1, uint32_t *v, int *n) {
   float z[BREAK_MAX + 2];
   int px = gx + corner_dx[c], py = gy + corner_dy[c];
   int k = corner_breaks(w, px, py, z0, z1, z + 1);
-  z[0] = z0, z[k + 1] = z1, *n = k + 2;
+  z[0] = z0, z[k + 1] = z1;
   talus_status st = TALUS_OK;
-  for (int i = 0; i < *n && !st; i++)
-    st = corner_vertex(m, w, px, py, z[i], corner_q[c], &v[i]);
+  *n = 0;
+  for (int i = 0; i < k + 2 && !st; i++) {
+    float mid = i ? 0.5f * (z[i - 1] + z[i]) : 0.0f;
+    if (i && mid > z[i - 1] && mid < z[i] && corner_pinched(w, px, py, mid))
+      st = corner_vertex(m, w, px, py, mid, corner_q[c], &v[(*n)++]);
+    if (!st) st = corner_vertex(m, w, px, py, z[i], corner_q[c], &v[(*n)++]);
+  }
   return st;
 }
 
@@ -469,8 +492,8 @@ static talus_status wall_side(talus_mesh *m, const mesh_win *w, int gx, int gy, 
  * between its two sides' vertices, split at every interval end. */
 static talus_status cell_wall(talus_mesh *m, const mesh_win *w, int gx, int gy, int d, float z0,
                               float z1) {
-  uint32_t a[BREAK_MAX + 2], b[BREAK_MAX + 2];
-  float za[BREAK_MAX + 2], zb[BREAK_MAX + 2];
+  uint32_t a[2 * BREAK_MAX + 4], b[2 * BREAK_MAX + 4]; /* ends and pinch middles */
+  float za[2 * BREAK_MAX + 4], zb[2 * BREAK_MAX + 4];
   int na = 0, nb = 0;
   talus_status st = wall_side(m, w, gx, gy, walls[d].a, z0, z1, a, &na);
   if (!st) st = wall_side(m, w, gx, gy, walls[d].b, z0, z1, b, &nb);
