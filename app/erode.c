@@ -531,7 +531,9 @@ talus_status talus_erode_app(int argc, char **argv) {
     else if (!st)
       st = erode_run(o, p, w, &d, &geo);
     if (!st && !o->dry_run) st = erode_exports(o);
-    app_signals_restore();
+    /* Under mpirun a failed rank's exit makes mpirun SIGTERM the others:
+     * rank 0, which holds the agreed message, must live to print it. */
+    if (talus_mpi_size() == 1) app_signals_restore();
   }
   if (st && w && talus_mpi_rank() == 0) erode_remove_written(w);
   if (st && talus_mpi_rank() != 0) /* every rank holds the agreed error: rank 0 shows it */

@@ -18,7 +18,8 @@ if [ -f "$DEM" ]; then
   gdal_translate -q -srcwin 400 100 200 150 "$DEM" "$W/in.tif"
 else
   "$T" generate noise -o "$W/noise.tif" --size 160 -q
-  gdal_translate -q -b 1 "$W/noise.tif" "$W/in.tif"
+  # a DEM, not a state: without the state's TALUS_* metadata
+  gdal_translate -q -b 1 -co PROFILE=GeoTIFF --config GDAL_PAM_ENABLED NO "$W/noise.tif" "$W/in.tif"
 fi
 
 run mono --threads 1 --report "$W/mono.json"
