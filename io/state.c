@@ -29,11 +29,13 @@ static int state_flagged(const char *v) {
 
 int talus_state_probe(const char *path) {
   char flag[32];
-  return talus_raster_metadata_item(path, "TALUS_STATE", flag, sizeof flag) && state_flagged(flag);
+  return talus_raster_metadata_item(path, "TALUS_STATE", flag, sizeof flag) &&
+         state_flagged(flag) && talus_raster_band_count(path) >= talus_state_band_count(1);
 }
 
 int talus_state_reader_probe(const talus_bands_reader *r, int *layers) {
-  int state = state_flagged(talus_bands_reader_meta(r, "TALUS_STATE"));
+  int state = state_flagged(talus_bands_reader_meta(r, "TALUS_STATE")) &&
+              talus_bands_reader_nbands(r) >= talus_state_band_count(1);
   const char *l = talus_bands_reader_meta(r, "TALUS_LAYERS");
   *layers = state && l ? atoi(l) : 0;
   return state;

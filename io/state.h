@@ -31,11 +31,13 @@
 #define TALUS_STATE_NAME_MAX 32 /* a band name with its NUL */
 #define TALUS_STATE_META     5  /* metadata items a state file carries */
 
-/* 1 if `path` is a raster carrying TALUS_STATE metadata, else 0 (also
- * when it cannot be opened; nothing is recorded as an error). */
+/* 1 if `path` is a raster carrying TALUS_STATE metadata and at least the
+ * bands of one layer (surface, columns, layer 0), else 0 (also when it
+ * cannot be opened; nothing is recorded as an error). A band cut from a
+ * state (gdal_translate -b 1 keeps the metadata) is a DEM. */
 int talus_state_probe(const char *path);
-/* 1 if the open raster r carries TALUS_STATE metadata, else 0; *layers
- * gets its TALUS_LAYERS (0 when absent or not a state). */
+/* The same rule for the open raster r; *layers gets its TALUS_LAYERS (0
+ * when absent or not a state). */
 int talus_state_reader_probe(const talus_bands_reader *r, int *layers);
 
 /* Bands of a state file of L layers: surface, columns, 11 per layer. */

@@ -31,6 +31,12 @@ check "a DEM without -c names its cell size and preset" \
 "$T" erode "$W/dem.tif" -o "$W/dem_out.tif" --steps 2 --no-preview --cell-size 900 2>"$W/dem9.err"
 check "outside the preset's checked cell sizes: a warning" 'grep -q "warning: preset dem-heightfield was checked on cells of 1 to 150 m, not 900 m" "$W/dem9.err"'
 
+# A band cut from a state keeps its TALUS_* metadata: it is read as a DEM.
+gdal_translate -q -b 1 "$W/scene.tif" "$W/cut.tif"
+"$T" erode "$W/cut.tif" -o "$W/cut_out.tif" --steps 2 --no-preview 2>"$W/cut.err"
+check "a band cut from a state erodes as a DEM" \
+  '[ -s "$W/cut_out.tif" ] && grep -q "no -c preset: running the built-in preset" "$W/cut.err"'
+
 # Help and version everywhere; -q on every command.
 for c in erode generate presets params info export; do
   check "talus help $c == talus $c --help == -h" \

@@ -55,6 +55,15 @@ int talus_raster_metadata_item(const char *path, const char *key, char *out, siz
   return found;
 }
 
+int talus_raster_band_count(const char *path) {
+  talus_gdal_enter();
+  GDALDatasetH ds = path ? GDALOpen(path, GA_ReadOnly) : NULL;
+  int n = ds ? GDALGetRasterCount(ds) : 0;
+  if (ds) GDALClose(ds);
+  talus_gdal_leave();
+  return n;
+}
+
 talus_status talus_gdal_fail(talus_status status, const char *fmt, ...) {
   char msg[1024];
   va_list ap;
