@@ -5,6 +5,7 @@
  */
 #include "app.h"
 #include "common/common.h"
+#include "io/raster/raster.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -52,6 +53,30 @@ int app_common_flag(app_args *a, app_common *c) {
 int app_common_done(const app_common *c) {
   if (c->version && !c->help) printf("talus %s\n", talus_version());
   return c->help || c->version;
+}
+
+int app_gdal_config(app_args *a) {
+  if (strcmp(a->argv[a->i], "--config")) return 0;
+  if (a->i + 2 >= a->argc) {
+    talus_fail(TALUS_ERR_ARGUMENT, "args", "--config needs KEY VALUE");
+    return -1;
+  }
+  talus_raster_config_set(a->argv[a->i + 1], a->argv[a->i + 2]);
+  a->i += 3;
+  return 1;
+}
+
+talus_status app_input(app_args *a, const char *cmd, const char **input) {
+  const char *arg = a->argv[a->i];
+  if (arg[0] == '-' && arg[1])
+    return talus_fail(TALUS_ERR_ARGUMENT, "args", "unknown option '%s' (see talus %s --help)", arg,
+                      cmd);
+  if (*input)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args", "more than one input: '%s' and '%s'", *input,
+                      arg);
+  *input = arg;
+  a->i++;
+  return TALUS_OK;
 }
 
 talus_status app_int(const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out) {

@@ -36,6 +36,15 @@ int app_common_flag(app_args *a, app_common *c);
  * when the command should stop (help or version asked for). */
 int app_common_done(const app_common *c);
 
+/* If argv[i] is `--config KEY VALUE` (a GDAL configuration option),
+ * consumes and applies it and returns 1; -1 (error recorded) when KEY or
+ * VALUE is missing; 0 when argv[i] is something else. */
+int app_gdal_config(app_args *a);
+/* argv[i], which matched none of command cmd's options: an unknown option
+ * ("-x") or a second input is TALUS_ERR_ARGUMENT; else it is consumed
+ * into *input. */
+talus_status app_input(app_args *a, const char *cmd, const char **input);
+
 /* Parses a decimal integer option value within [lo, hi]. */
 talus_status app_int(const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out);
 /* Parses a size of at least 1M for option opt: "512M", "4G", "1.5T",

@@ -204,30 +204,16 @@ static talus_status export_parse(int argc, char **argv, export_opts *o, int *sto
   app_args a = {argc, argv, 0};
   app_common c = {0};
   while (a.i < argc) {
-    const char *arg = argv[a.i];
     if (app_common_flag(&a, &c)) {
       o->quiet = c.quiet;
       if (c.help) export_usage();
       if ((*stop = app_common_done(&c))) return TALUS_OK;
       continue;
     }
-    if (!strcmp(arg, "--config")) {
-      if (a.i + 2 >= argc)
-        return talus_fail(TALUS_ERR_ARGUMENT, "args", "--config needs KEY VALUE");
-      talus_raster_config_set(argv[a.i + 1], argv[a.i + 2]);
-      a.i += 3;
-      continue;
-    }
-    int r = export_option(&a, o);
+    int r = app_gdal_config(&a);
+    if (!r) r = export_option(&a, o);
     if (r < 0) return TALUS_ERR_ARGUMENT;
-    if (r > 0) continue;
-    if (arg[0] == '-' && arg[1])
-      return talus_fail(TALUS_ERR_ARGUMENT, "args", "unknown option '%s' (see talus export --help)",
-                        arg);
-    if (o->input)
-      return talus_fail(TALUS_ERR_ARGUMENT, "args", "more than one input: '%s' and '%s'", o->input,
-                        arg);
-    o->input = argv[a.i++];
+    if (!r && app_input(&a, "export", &o->input)) return TALUS_ERR_ARGUMENT;
   }
   if (!o->input) return talus_fail(TALUS_ERR_ARGUMENT, "args", "no input raster given");
   if (!o->output) return talus_fail(TALUS_ERR_ARGUMENT, "args", "no output given (-o FILE)");

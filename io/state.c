@@ -29,8 +29,9 @@ static int state_flagged(const char *v) {
 
 int talus_state_probe(const char *path) {
   char flag[32];
-  return talus_raster_metadata_item(path, "TALUS_STATE", flag, sizeof flag) &&
-         state_flagged(flag) && talus_raster_band_count(path) >= talus_state_band_count(1);
+  int nbands = 0;
+  return talus_raster_metadata_item(path, "TALUS_STATE", flag, sizeof flag, &nbands) &&
+         state_flagged(flag) && nbands >= talus_state_band_count(1);
 }
 
 int talus_state_reader_probe(const talus_bands_reader *r, int *layers) {

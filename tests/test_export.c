@@ -9,6 +9,7 @@
  * range and an unwritable path fail and leave nothing behind.
  */
 #include "check.h"
+#include "scratch.h"
 #include "io/export/heightmap.h"
 #include "io/raster/raster.h"
 
@@ -22,22 +23,6 @@
 #define NX 61
 #define NY 47
 #define ND (-9999.0)
-
-static char tmpdir[64];
-
-/* Path of a file in the scratch directory (a ring of static buffers). */
-static const char *tpath(const char *name) {
-  static char buf[8][256];
-  static int k;
-  k = (k + 1) % 8;
-  snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
-  return buf[k];
-}
-
-static int exists(const char *p) {
-  struct stat sb;
-  return stat(p, &sb) == 0;
-}
 
 /* A rough surface (a tilted sine field, 12.5 .. ~300 m) on 2.5 m cells;
  * with nodata, the first 9 columns are NoData. */
@@ -279,8 +264,7 @@ static void test_refusals(float *h) {
 }
 
 int main(void) {
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/talus_export_XXXXXX");
-  if (!mkdtemp(tmpdir)) return 1;
+  if (!scratch_open("talus_export")) return 1;
   GDALAllRegister();
   float *h = malloc(sizeof(float) * NX * NY);
   make_input(tpath("in.tif"), 0, h);
@@ -292,8 +276,6 @@ int main(void) {
   test_nodata_and_range();
   test_refusals(h);
   free(h);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-  if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmpdir);
+  scratch_close();
   return check_report("test_export");
 }

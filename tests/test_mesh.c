@@ -14,6 +14,7 @@
 #include "app/domain.h"
 #include "app/scenes.h"
 #include "check.h"
+#include "scratch.h"
 #include "io/export/mesh.h"
 #include "io/state.h"
 
@@ -23,16 +24,6 @@
 
 #define ARCHES_STEPS 1500 /* arches at 128²: notches are cut by then */
 #define TOL_VOLUME   1e-6 /* relative: float32 vertex heights */
-
-static char tmpdir[64];
-
-static const char *tpath(const char *name) {
-  static char buf[8][256];
-  static int k;
-  k = (k + 1) % 8;
-  snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
-  return buf[k];
-}
 
 /* A mesh as read back: positions and triangles (with their stated normal). */
 typedef struct rmesh {
@@ -345,8 +336,7 @@ static void check_binary(const char *state) {
 
 int main(void) {
   if (!getenv("TALUS_SOURCE_DIR")) return check_skip("test_mesh", "TALUS_SOURCE_DIR unset");
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/talus_mesh_XXXXXX");
-  if (!mkdtemp(tmpdir)) return 1;
+  if (!scratch_open("talus_mesh")) return 1;
   talus_mesh_options o = {0};
   talus_status st = make_state("cave", 64, 0, tpath("cave.tif"));
   CHECK(st == TALUS_OK, "cave state: %s", talus_last_error());
@@ -359,8 +349,6 @@ int main(void) {
   long edges = check_closed("arches", tpath("arches.tif"), &o);
   check_multi_only(tpath("arches.tif"), edges);
   check_tiles(tpath("arches.tif"), 128);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-  if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmpdir);
+  scratch_close();
   return check_report("test_mesh");
 }

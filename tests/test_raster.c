@@ -7,6 +7,7 @@
  * preview (its water and overhang tints) and `talus info`.
  */
 #include "check.h"
+#include "scratch.h"
 #include "io/export/export.h"
 #include "io/raster/raster.h"
 #include "kernels/state.h"
@@ -22,22 +23,6 @@
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
 #endif
-
-static char tmpdir[64];
-
-/* Path of a file in the test's scratch directory (static buffer ring). */
-static const char *tpath(const char *name) {
-  static char buf[8][256];
-  static int k;
-  k = (k + 1) % 8;
-  snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
-  return buf[k];
-}
-
-static int exists(const char *p) {
-  struct stat sb;
-  return stat(p, &sb) == 0;
-}
 
 /* WKT of an EPSG code (malloc'd). */
 static char *epsg_wkt(int code) {
@@ -577,8 +562,8 @@ static void test_info(void) {
 }
 
 int main(void) {
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/talus_raster_XXXXXX");
-  if (!mkdtemp(tmpdir)) return check_skip("test_raster", "cannot create a scratch directory");
+  if (!scratch_open("talus_raster"))
+    return check_skip("test_raster", "cannot create a scratch directory");
   GDALAllRegister();
   CPLPushErrorHandler(CPLQuietErrorHandler);
   test_roundtrip();
@@ -596,8 +581,6 @@ int main(void) {
   test_preview();
   test_preview_tint();
   test_info();
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+  scratch_close();
   return check_report("test_raster");
 }

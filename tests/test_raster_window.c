@@ -11,6 +11,7 @@
  * scene windows equal the whole-scene build for every scene.
  */
 #include "check.h"
+#include "scratch.h"
 #include "io/export/export.h"
 #include "io/raster/raster.h"
 #include "app/scenes.h"
@@ -24,22 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-static char tmpdir[64];
-
-/* Path of a file in the test's scratch directory (static buffer ring). */
-static const char *tpath(const char *name) {
-  static char buf[8][256];
-  static int k;
-  k = (k + 1) % 8;
-  snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
-  return buf[k];
-}
-
-static int exists(const char *p) {
-  struct stat sb;
-  return stat(p, &sb) == 0;
-}
 
 /* Deterministic xorshift generator: windows and data are the same every run. */
 static uint32_t rng_state = 2463534242u;
@@ -743,8 +728,8 @@ static void test_scene_fill(void) {
 }
 
 int main(void) {
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/talus_rwin_XXXXXX");
-  if (!mkdtemp(tmpdir)) return check_skip("test_raster_window", "cannot create a scratch dir");
+  if (!scratch_open("talus_rwin"))
+    return check_skip("test_raster_window", "cannot create a scratch dir");
   GDALAllRegister();
   CPLPushErrorHandler(CPLQuietErrorHandler);
   talus_log_set_level(0); /* the geographic-CRS warnings are expected */
@@ -757,8 +742,6 @@ int main(void) {
   test_stream_edges();
   test_preview_acc();
   test_scene_fill();
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+  scratch_close();
   return check_report("test_raster_window");
 }

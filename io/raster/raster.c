@@ -44,24 +44,17 @@ void talus_raster_config_set(const char *key, const char *value) {
   CPLSetConfigOption(key, value);
 }
 
-int talus_raster_metadata_item(const char *path, const char *key, char *out, size_t len) {
+int talus_raster_metadata_item(const char *path, const char *key, char *out, size_t len,
+                               int *nbands) {
   talus_gdal_enter();
   GDALDatasetH ds = path ? GDALOpen(path, GA_ReadOnly) : NULL;
   const char *v = ds ? GDALGetMetadataItem(ds, key, NULL) : NULL;
   int found = v && len > 0;
   if (found) snprintf(out, len, "%s", v);
+  if (nbands) *nbands = ds ? GDALGetRasterCount(ds) : 0;
   if (ds) GDALClose(ds);
   talus_gdal_leave();
   return found;
-}
-
-int talus_raster_band_count(const char *path) {
-  talus_gdal_enter();
-  GDALDatasetH ds = path ? GDALOpen(path, GA_ReadOnly) : NULL;
-  int n = ds ? GDALGetRasterCount(ds) : 0;
-  if (ds) GDALClose(ds);
-  talus_gdal_leave();
-  return n;
 }
 
 talus_status talus_gdal_fail(talus_status status, const char *fmt, ...) {

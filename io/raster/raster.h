@@ -62,11 +62,11 @@ void talus_raster_config_set(const char *key, const char *value);
 
 /* Copies the default-domain metadata item `key` of the raster at path to
  * out[len] and returns 1; returns 0, quietly (no error recorded), when the
- * file does not open as a raster or has no such item. */
-int talus_raster_metadata_item(const char *path, const char *key, char *out, size_t len);
-/* The number of bands of the raster at path; 0, quietly, when it does not
- * open as a raster. */
-int talus_raster_band_count(const char *path);
+ * file does not open as a raster or has no such item. *nbands (may be
+ * NULL) gets the raster's band count from the same open (0 when it does
+ * not open). */
+int talus_raster_metadata_item(const char *path, const char *key, char *out, size_t len,
+                               int *nbands);
 
 typedef struct talus_dem_options {
   int nodata_policy; /* talus_nodata_policy (kernels/state.h) */
