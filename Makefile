@@ -34,9 +34,9 @@ test: build
 
 demo: build
 	@mkdir -p $(DEMO)
-	$(BUILD)/talus generate rivers-rain -o $(DEMO)/terrain.tif --size 512 --seed 7
+	$(BUILD)/talus generate rivers-rain -o $(DEMO)/terrain.tif --size 256 --seed 7
 	$(BUILD)/talus erode $(DEMO)/terrain.tif -o $(DEMO)/eroded.tif -c configs/rivers-rain.ini \
-	  --steps 1500 --maps --preview $(DEMO)/preview.png --report $(DEMO)/run.json
+	  --steps 3500 --maps --preview $(DEMO)/preview.png --report $(DEMO)/run.json
 	@echo "demo outputs in $(DEMO)/: eroded.tif, maps, preview.png, run.json"
 
 # A separate tree so that `make test` keeps its optimised build and time.

@@ -9,6 +9,8 @@
  *   - channel cells: accumulation >= CARVE_CHANNEL_CELLS; hillslope cells:
  *     <= CARVE_HILL_CELLS;
  *   - mean erosion max(-dz, 0) per class, their ratio, mean dz on channels;
+ *   - the Pearson correlation of erosion max(-dz, 0) with log(accumulation)
+ *     over all valid cells (erosion concentrated where the flow gathers);
  *   - the 99.9th percentile of |dz| against the relief of the input, and the
  *     count of non-finite outputs where the input was valid.
  * A fixture of the tests (static functions, no state); it owns nothing it
@@ -33,6 +35,7 @@ typedef struct carve_metrics {
   double ratio;           /* channel_erosion / hill_erosion (inf when hills are 0) */
   double channel_net;     /* mean dz on channel cells [m] */
   double hill_net;        /* mean dz on hillslope cells [m] */
+  double correlation;     /* Pearson r of erosion with log(accumulation), valid cells */
   double p999;            /* 99.9th percentile of |dz| over valid cells [m] */
   double relief;          /* max - min of the valid input [m] */
   long nonfinite;         /* valid input cells whose output is NaN or infinite */
@@ -46,7 +49,7 @@ typedef struct carve_heap {
 } carve_heap;
 
 /* Pushes cell i with key z. */
-static void carve_heap_push(carve_heap *h, long i, double z) {
+static inline void carve_heap_push(carve_heap *h, long i, double z) {
   long k = h->n++;
   while (k > 0 && h->key[(k - 1) / 2] > z) {
     h->cell[k] = h->cell[(k - 1) / 2], h->key[k] = h->key[(k - 1) / 2];
@@ -56,7 +59,7 @@ static void carve_heap_push(carve_heap *h, long i, double z) {
 }
 
 /* Pops the lowest cell. */
-static long carve_heap_pop(carve_heap *h) {
+static inline long carve_heap_pop(carve_heap *h) {
   long top = h->cell[0], last = h->cell[--h->n], k = 0;
   double z = h->key[h->n];
   for (;;) {
@@ -79,7 +82,7 @@ static const double carve_dist[8] = {1, M_SQRT2, 1, M_SQRT2, 1, M_SQRT2, 1, M_SQ
 /* Priority flood from the border and the NoData cells (mask may be NULL):
  * fills zf (double, nx*ny) and writes the visiting order to order[] (the
  * valid cells, lowest first). Returns the number of valid cells. */
-static long carve_fill(const float *z, const uint8_t *mask, int nx, int ny, double *zf,
+static inline long carve_fill(const float *z, const uint8_t *mask, int nx, int ny, double *zf,
                        long *order) {
   long n = (long)nx * ny, done = 0;
   carve_heap h = {0, malloc(sizeof(long) * n), malloc(sizeof(double) * n)};
@@ -115,7 +118,7 @@ static long carve_fill(const float *z, const uint8_t *mask, int nx, int ny, doub
 }
 
 /* D8 flow accumulation [cells] of z into acc (nx*ny; 0 on NoData). */
-static void carve_accumulation(const float *z, const uint8_t *mask, int nx, int ny, double *acc) {
+static inline void carve_accumulation(const float *z, const uint8_t *mask, int nx, int ny, double *acc) {
   long n = (long)nx * ny;
   double *zf = malloc(sizeof(double) * n);
   long *order = malloc(sizeof(long) * n);
@@ -140,20 +143,20 @@ static void carve_accumulation(const float *z, const uint8_t *mask, int nx, int 
 }
 
 /* Ascending comparison of doubles for qsort. */
-static int carve_cmp(const void *a, const void *b) {
+static inline int carve_cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
 }
 
 /* The figures of before -> after (nx*ny each; mask NULL or 1 = NoData). */
-static carve_metrics carve_measure(const float *before, const float *after, const uint8_t *mask,
+static inline carve_metrics carve_measure(const float *before, const float *after, const uint8_t *mask,
                                    int nx, int ny) {
   long n = (long)nx * ny, nv = 0;
   carve_metrics m;
   memset(&m, 0, sizeof m);
   double *acc = malloc(sizeof(double) * n), *adz = malloc(sizeof(double) * n);
   carve_accumulation(before, mask, nx, ny, acc);
-  double lo = INFINITY, hi = -INFINITY;
+  double lo = INFINITY, hi = -INFINITY, sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
   for (long i = 0; i < n; i++) {
     if (mask && mask[i]) continue;
     lo = before[i] < lo ? before[i] : lo, hi = before[i] > hi ? before[i] : hi;
@@ -163,11 +166,15 @@ static carve_metrics carve_measure(const float *before, const float *after, cons
       continue;
     }
     adz[nv++] = fabs(dz);
-    double ero = dz < 0.0 ? -dz : 0.0;
+    double ero = dz < 0.0 ? -dz : 0.0, la = log(acc[i]);
+    sx += la, sy += ero, sxx += la * la, syy += ero * ero, sxy += la * ero;
     if (acc[i] >= CARVE_CHANNEL_CELLS) m.channels++, m.channel_erosion += ero, m.channel_net += dz;
     if (acc[i] <= CARVE_HILL_CELLS) m.hills++, m.hill_erosion += ero, m.hill_net += dz;
   }
   m.relief = hi - lo;
+  double inv = nv > 0 ? 1.0 / (double)nv : 0.0;
+  double cov = sxy - sx * sy * inv, vx = sxx - sx * sx * inv, vy = syy - sy * sy * inv;
+  m.correlation = nv > 1 && vx > 0.0 && vy > 0.0 ? cov / sqrt(vx * vy) : 0.0;
   if (m.channels) m.channel_erosion /= m.channels, m.channel_net /= m.channels;
   if (m.hills) m.hill_erosion /= m.hills, m.hill_net /= m.hills;
   m.ratio = m.hill_erosion > 0.0 ? m.channel_erosion / m.hill_erosion : INFINITY;
@@ -178,12 +185,12 @@ static carve_metrics carve_measure(const float *before, const float *after, cons
 }
 
 /* One line of the figures, for logs and reports. */
-static void carve_print(FILE *to, const char *what, const carve_metrics *m) {
+static inline void carve_print(FILE *to, const char *what, const carve_metrics *m) {
   fprintf(to,
           "%s: channels %ld erosion %.4g m net %+.4g m | hillslopes %ld erosion %.4g m net "
-          "%+.4g m | ratio %.3g | p99.9 |dz| %.4g m = %.2f%% of relief %.0f m | non-finite %ld\n",
+          "%+.4g m | ratio %.3g | r(erosion, log acc) %.3f | p99.9 |dz| %.4g m = %.2f%% of relief %.0f m | non-finite %ld\n",
           what, m->channels, m->channel_erosion, m->channel_net, m->hills, m->hill_erosion,
-          m->hill_net, m->ratio, m->p999, 100.0 * m->p999 / m->relief, m->relief, m->nonfinite);
+          m->hill_net, m->ratio, m->correlation, m->p999, 100.0 * m->p999 / m->relief, m->relief, m->nonfinite);
 }
 
 #endif /* TALUS_TEST_CARVE_METRICS_H */

@@ -22,8 +22,9 @@ trap 'rm -rf "$W"' EXIT
 # 256² is 1 m cells). arches rains for 6000 steps and is dry by 16500 (its
 # preset's water.rain_steps), at 128²: its horizontal-erosion constants are
 # set for 2 m cells (configs/arches.ini; ~400 steps/s on 2 cores); bridges
-# shows its collapses within a few support cycles; the rest get the demo's
-# length.
+# shows its collapses within a few support cycles; rivers-rain runs its
+# preset's suggested 3500 steps (rain, then the dry-out); the rest get
+# 1500-3000 steps.
 SIZE=256
 size_of() {
   case "$1" in
@@ -36,7 +37,9 @@ steps_of() {
     bridges) echo 300 ;;
     arches) echo 16500 ;;
     cave) echo 1000 ;;
-    chasm-rain | chasm-source | rivers-rain) echo 1500 ;;
+    rivers-rain) echo 3500 ;; # 1500 of heavy rain, then the dry-out
+    chasm-rain) echo 3000 ;;
+    chasm-source) echo 1500 ;;
     *) echo 2000 ;;
   esac
 }
