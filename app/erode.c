@@ -386,7 +386,8 @@ static talus_status erode_state_mask(const talus_bands *b, const talus_state_hea
   return TALUS_OK;
 }
 
-/* Column counts, then every stored layer field, into the domain's tile. */
+/* Column counts, then every stored layer field and accumulator, into the
+ * domain's tile. */
 static talus_status erode_state_fill(const talus_bands *b, const talus_state_header *h,
                                      talus_domain *d) {
   talus_tile *t = d->tile;
@@ -400,6 +401,10 @@ static talus_status erode_state_fill(const talus_bands *b, const talus_state_hea
       if (bi < 0) continue; /* layers above the highest count are not stored */
       talus_state_set_layer(t, t->buf, f, k, b->band[bi]);
     }
+  for (int a = 0; t->acc && a < TALUS_ACC_PLANES && !st; a++) {
+    int bi = talus_bands_find(b, talus_state_acc_name(a));
+    if (bi >= 0) talus_state_set_acc(t, t->buf, a, b->band[bi]);
+  }
   return st;
 }
 
@@ -417,6 +422,9 @@ static talus_status erode_state_domain(const talus_bands *b, const talus_params 
   char nz[32];
   snprintf(nz, sizeof nz, "%d", h.layers);
   if (!st) st = talus_params_set(p, "simulation.layers", nz);
+  /* a state that holds accumulators keeps summing them */
+  if (!st && talus_bands_find(b, talus_state_acc_name(0)) >= 0)
+    st = talus_params_set(p, "simulation.masks", "1");
   uint8_t *mask = NULL;
   if (!st) st = erode_state_mask(b, &h, &mask);
   talus_domain *d = NULL;
