@@ -8,6 +8,8 @@
  *
  * Design notes
  * ------------
+ * - Texturing masks of a state (--mask; io/export/masks.h) in any GDAL
+ *   driver.
  * - This file parses arguments and checks paths; the formats are
  *   io/export's. `talus erode … --export FORMAT:PATH` calls this same app
  *   with "-of FORMAT -o PATH" on its output (export_from_erode), so the
@@ -20,17 +22,20 @@
 #include "app.h"
 #include "export_app.h"
 #include "io/export/heightmap.h"
+#include "io/export/masks.h"
 #include "io/export/mesh.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Prints `talus export --help`. */
 static void export_usage(void) {
   printf("usage: talus export INPUT -o OUTPUT [-of FORMAT] [options]\n"
          "Writes a heightmap for a game engine or DCC tool from a raster: an eroded surface\n"
          "(talus erode -o), a talus --state file (its band 1, the surface) or any DEM; or a\n"
-         "mesh of a state's solid (bedrock + sand) with every overhang, arch and cave.\n"
+         "mesh of a state's solid (bedrock + sand) with every overhang, arch and cave; or\n"
+         "texturing masks of a state (--mask).\n"
          "  -o, --output FILE   the heightmap; its JSON sidecar is FILE.json\n"
          "  -of FORMAT          PNG16 (16-bit PNG), R16 (RAW uint16 little-endian), R32\n"
          "                      (RAW float32 little-endian, metres) or GTiff (float32 metres);\n"
@@ -66,7 +71,22 @@ static void export_usage(void) {
          "  --crop X0,Y0,W,H    only the cells of that rectangle, closed along its edges (a\n"
          "                      section: its cut walls show caves and arches in profile)\n"
          "  --tile N            one mesh per N x N cells, OUTPUT_x<i>_y<j>.ext; tiles share\n"
-         "                      their edge vertices exactly\n",
+         "                      their edge vertices exactly\n"
+         "Masks for texturing (INPUT a talus state; flow, wear and deposition need a run with\n"
+         "--set simulation.masks=true, which sums them every step and saves them in --state):\n"
+         "  --mask M[,M...]     1 to 4 of flow (water that left the cell over the run, m3),\n"
+         "                      wear / deposition (solid the cell lost / gained, summed per\n"
+         "                      step, m), water, sediment, sand (on the top column at the end,\n"
+         "                      m); several are packed as the R, G, B, A channels (two: RGB)\n"
+         "  -of DRIVER          any GDAL driver that writes files (PNG, GTiff, COG, JPEG, ...);\n"
+         "                      default from the extension: .png PNG, .tif GTiff\n"
+         "  --bits 8|16|32      8- or 16-bit codes of the 0-1 masks, or 32: float32 in the\n"
+         "                      physical units (default 32 for GTiff and COG, else 8)\n"
+         "  --mask-scale M=V    the value that reads as 1 (defaults: wear, deposition, water,\n"
+         "                      sand 1 m, sediment 0.1 m, flow 1 m2); linear, clamped, except\n"
+         "                      flow: log10(1 + m3 / cell size / V) / 3 (three decades of\n"
+         "                      discharge per metre of width); the same for every tile and\n"
+         "                      resolution of a map, never stretched to the map's range\n",
          talus_hm_resampling_names());
 }
 
@@ -83,6 +103,8 @@ typedef struct export_opts {
   talus_mesh_options mo;
   int64_t tile;
   int tiles_x, tiles_y; /* --tiles CxR: an engine grid of heightmaps */
+  int masks;            /* --mask was given: texturing masks of a state */
+  talus_mask_options mk;
   char sidecar[TALUS_PATH_BUF];
 } export_opts;
 
@@ -136,6 +158,39 @@ static talus_status export_crop(const char *v, export_opts *o) {
   return TALUS_OK;
 }
 
+/* Parses --mask "NAME[,NAME...]" (1..TALUS_MASK_MAX names). */
+static talus_status export_masks(const char *v, export_opts *o) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", v);
+  o->masks = 1, o->mk.n = 0;
+  for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    int m = talus_mask_parse(t);
+    if (m < 0 || o->mk.n == TALUS_MASK_MAX)
+      return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                        m < 0 ? "--mask: unknown mask '%s' (flow, wear, deposition, water, "
+                                "sediment, sand)"
+                              : "--mask: at most 4 masks per file (RGBA), got more at '%s'",
+                        t);
+    o->mk.kind[o->mk.n++] = (talus_mask)m;
+  }
+  return o->mk.n ? TALUS_OK : talus_fail(TALUS_ERR_ARGUMENT, "args", "--mask names no mask");
+}
+
+/* Parses --mask-scale "NAME=VALUE". */
+static talus_status export_mask_scale(const char *v, export_opts *o) {
+  char name[32];
+  const char *eq = strchr(v, '=');
+  int m = -1;
+  if (eq && eq - v < (long)sizeof name) {
+    snprintf(name, sizeof name, "%.*s", (int)(eq - v), v);
+    m = talus_mask_parse(name);
+  }
+  if (m < 0)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                      "--mask-scale expects MASK=VALUE with a mask name, got '%s'", v);
+  return app_real("--mask-scale", eq + 1, 1e-12, 1e12, &o->mk.scale[m]);
+}
+
 /* Consumes one option at a->i into o; returns <0 on error, 0 if unknown. */
 static int export_option(app_args *a, export_opts *o) {
   const char *v = NULL;
@@ -150,8 +205,12 @@ static int export_option(app_args *a, export_opts *o) {
     return r;
   }
   if (app_flag(a, "--no-sidecar", NULL)) return o->no_sidecar = 1;
+  if ((r = app_take(a, "--mask", NULL, &v))) return r < 0 || export_masks(v, o) ? -1 : 1;
+  if ((r = app_take(a, "--mask-scale", NULL, &v))) return r < 0 || export_mask_scale(v, o) ? -1 : 1;
   if (app_flag(a, "--multi-only", NULL)) return o->mo.multi_only = 1;
   int64_t n = 0;
+  if ((r = app_take(a, "--bits", NULL, &v)))
+    return r < 0 || app_int("--bits", v, 8, 32, &n) ? -1 : (o->mk.bits = (int)n, 1);
   if ((r = app_take(a, "--margin", NULL, &v)))
     return r < 0 || app_int("--margin", v, 0, 1000, &n) ? -1 : (o->mo.margin = (int)n, 1);
   if ((r = app_take(a, "--tile", NULL, &v)))
@@ -183,9 +242,37 @@ static talus_status export_format(export_opts *o) {
   return TALUS_OK;
 }
 
+/* Settles a mask export: the GDAL driver (-of, else PNG for .png and GTiff
+ * for .tif) and the bits (default float for GTiff and COG, else 8). */
+static talus_status export_settle_masks(export_opts *o) {
+  const char *dot = strrchr(o->output, '.');
+  o->mk.driver = o->format;
+  if (!o->mk.driver && dot && !strcasecmp(dot, ".png")) o->mk.driver = "PNG";
+  if (!o->mk.driver && dot && (!strcasecmp(dot, ".tif") || !strcasecmp(dot, ".tiff")))
+    o->mk.driver = "GTiff";
+  if (!o->mk.driver)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                      "no -of DRIVER, and the extension of '%s' names none (.png .tif)", o->output);
+  int gtiff = !strcasecmp(o->mk.driver, "GTiff") || !strcasecmp(o->mk.driver, "COG");
+  if (!o->mk.bits) o->mk.bits = gtiff ? 32 : 8;
+  if (o->mk.bits != 8 && o->mk.bits != 16 && o->mk.bits != 32)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args", "--bits takes 8, 16 or 32 (float), got %d",
+                      o->mk.bits);
+  if (o->mk.bits == 32) o->mk.bits = 0;
+  o->mk.creation_options = o->co;
+  o->no_sidecar = 1;
+  if (o->hm.width || o->hm.z_stated || o->tiles_x || o->mo.multi_only || o->mo.base_given ||
+      o->tile || o->mo.crop)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                      "--mask takes none of --size, --z-range, --tiles and the mesh options");
+  return TALUS_OK;
+}
+
 /* Settles the format and refuses the options that do not fit it. */
 static talus_status export_settle(export_opts *o) {
   o->hm.creation_options = o->co;
+  if (o->masks) return export_settle_masks(o);
+  if (o->mk.bits) return talus_fail(TALUS_ERR_ARGUMENT, "args", "--bits is for masks (--mask)");
   talus_status st = export_format(o);
   if (!st && !o->mesh && (o->mo.multi_only || o->mo.base_given || o->tile || o->mo.crop))
     st = talus_fail(TALUS_ERR_ARGUMENT, "args",
@@ -372,6 +459,19 @@ static talus_status export_mesh_extent(const export_opts *o, const talus_mesh_so
   return TALUS_OK;
 }
 
+/* The masks of the state o->input. */
+static talus_status export_mask_file(export_opts *o) {
+  app_progress bar;
+  app_progress_begin(&bar, "exporting", 100, o->quiet);
+  talus_status st = talus_mask_export(o->input, o->output, &o->mk, app_progress_cb, &bar);
+  app_progress_end(&bar);
+  if (!st)
+    talus_info("wrote %s (%d mask%s, %s, %s)", o->output, o->mk.n, o->mk.n > 1 ? "s" : "",
+               o->mk.bits ? (o->mk.bits == 8 ? "8-bit 0-1" : "16-bit 0-1") : "float32 physical",
+               o->mk.driver);
+  return st;
+}
+
 /* The mesh of the state o->input: one file, or one per tile. */
 static talus_status export_mesh(export_opts *o) {
   talus_mesh_source *s = NULL;
@@ -443,8 +543,9 @@ talus_status talus_export_app(int argc, char **argv) {
   if (!st) st = export_parse(argc, argv, o, &help);
   if (!st && !help) {
     st = export_check_outputs(o);
+    if (!st && o->masks) st = export_mask_file(o);
     if (!st && o->mesh) st = export_mesh(o);
-    if (!st && !o->mesh) st = o->tiles_x ? export_hm_tiles(o) : export_heightmap(o);
+    if (!st && !o->mesh && !o->masks) st = o->tiles_x ? export_hm_tiles(o) : export_heightmap(o);
   }
   free(o);
   return st;

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# `talus export --mask`: texturing masks of a run with simulation.masks.
+# A tiled run's masks are the bytes of a monolithic run's; float masks are
+# the state's accumulators and top-column fields exactly; 8- and 16-bit
+# masks pack up to four as RGBA with the documented normalisation, which
+# does not depend on the window exported (no per-map stretch); COG and any
+# GDAL driver that writes files; every bad request fails with a message
+# and no file.
+source "$(dirname "$0")/lib_cli.sh"
+
+"$T" generate rivers-rain --size 96 -o "$W/rr.tif"
+R=(-c rivers-rain --steps 200 -q --no-preview)
+"$T" erode "$W/rr.tif" -o "$W/m.tif" "${R[@]}" --set simulation.masks=true --state "$W/m_state.tif"
+"$T" erode "$W/rr.tif" -o "$W/t.tif" "${R[@]}" --set simulation.masks=true --state "$W/t_state.tif" \
+  --tile 40 --steps-per-exchange 2
+"$T" erode "$W/rr.tif" -o "$W/p.tif" "${R[@]}" --state "$W/p_state.tif"
+check "the accumulators change no other output" 'cmp -s "$W/m.tif" "$W/p.tif"'
+
+for s in m t; do
+  "$T" export "$W/${s}_state.tif" --mask flow,wear,deposition,water -o "$W/${s}_splat.png" -q
+  "$T" export "$W/${s}_state.tif" --mask flow,sand --bits 16 -o "$W/${s}_fs16.png" -q
+  "$T" export "$W/${s}_state.tif" --mask flow,wear,deposition,water -o "$W/${s}_phys.tif" -q
+done
+check "tiled run: the RGBA splat map == monolithic" 'cmp -s "$W/m_splat.png" "$W/t_splat.png"'
+check "tiled run: the 16-bit masks == monolithic" 'cmp -s "$W/m_fs16.png" "$W/t_fs16.png"'
+check "splat map: 4 Byte bands, RGBA" \
+  '[ "$(gdalinfo "$W/m_splat.png" | grep -c "Type=Byte")" -eq 4 ] &&
+   gdalinfo "$W/m_splat.png" | grep -q "ColorInterp=Alpha"'
+check "two 16-bit masks: RGB with an empty blue channel" \
+  '[ "$(gdalinfo "$W/m_fs16.png" | grep -c "Type=UInt16")" -eq 3 ] &&
+   gdalinfo -mm "$W/m_fs16.png" | grep -q "Computed Min/Max=0.000,0.000"'
+
+# The float masks are the state's bands; the codes their normalisation.
+check "float masks == the state's accumulators and top-column water; codes as documented" \
+  '/usr/bin/python3 - "$W" <<"PY"
+import sys
+import numpy as np
+from osgeo import gdal
+w = sys.argv[1]
+st = gdal.Open(w + "/m_state.tif")
+band = {st.GetRasterBand(i).GetDescription(): st.GetRasterBand(i).ReadAsArray().astype(np.float64)
+        for i in range(1, st.RasterCount + 1)}
+cell = float(st.GetMetadataItem("TALUS_CELL_SIZE"))
+ph = gdal.Open(w + "/m_phys.tif")
+f, we, de, wa = (ph.GetRasterBand(i).ReadAsArray().astype(np.float64) for i in range(1, 5))
+assert ph.GetRasterBand(1).GetUnitType() == "m3" and ph.GetRasterBand(2).GetUnitType() == "m"
+assert (f == band["acc.flow"]).all() and (we == band["acc.wear"]).all()
+assert (de == band["acc.deposition"]).all()
+cols = band["columns"].astype(int)
+top = np.zeros_like(wa)
+for k in range(cols.max()):
+    top[cols == k + 1] = band["layer%d.water" % k][cols == k + 1]
+assert (wa == top).all()
+assert f.max() > 0 and we.max() > 0 and de.max() > 0 and wa.max() > 0
+sp = gdal.Open(w + "/m_splat.png").ReadAsArray().astype(np.float64)
+flow = np.clip(np.log10(1 + f / cell / 1.0) / 3.0, 0, 1)
+assert (sp[0] == np.round(flow * 255)).mean() > 0.999, "flow codes"
+assert (sp[1] == np.round(np.clip(we / 1.0, 0, 1) * 255)).mean() > 0.999, "wear codes"
+assert (sp[3] == np.round(np.clip(wa / 1.0, 0, 1) * 255)).mean() > 0.999, "water codes"
+print("flow code range", sp[0].min(), sp[0].max(), "wear", sp[1].max(), "deposition", sp[2].max())
+PY'
+
+# No per-map stretch: a window of the state exports to the same codes.
+gdal_translate -q -srcwin 10 20 40 30 "$W/m_state.tif" "$W/crop_state.tif"
+"$T" export "$W/crop_state.tif" --mask flow,wear,deposition,water -o "$W/crop.png" -q
+check "a 40 x 30 window exports the codes of the whole map's window" \
+  '/usr/bin/python3 -c "
+from osgeo import gdal
+a = gdal.Open(\"$W/m_splat.png\").ReadAsArray()[:, 20:50, 10:50]
+b = gdal.Open(\"$W/crop.png\").ReadAsArray()
+assert (a == b).all()
+"'
+"$T" export "$W/m_state.tif" --mask flow --mask-scale flow=10 -o "$W/f10.png" -q
+"$T" export "$W/m_state.tif" --mask flow -o "$W/f1.png" -q
+check "--mask-scale flow=10 lowers the codes (a tenth of the discharge per code)" \
+  '/usr/bin/python3 -c "
+from osgeo import gdal
+a = gdal.Open(\"$W/f1.png\").ReadAsArray().astype(int); b = gdal.Open(\"$W/f10.png\").ReadAsArray().astype(int)
+assert (b <= a).all() and (b < a).any()
+"'
+
+# GDAL drivers: COG with -co, and clear refusals.
+"$T" export "$W/m_state.tif" --mask flow,wear -of COG -co COMPRESS=DEFLATE -o "$W/cog.tif" -q
+check "-of COG -co COMPRESS=DEFLATE: a cloud-optimised GeoTIFF" \
+  'gdalinfo "$W/cog.tif" | grep -q "LAYOUT=COG" && gdalinfo "$W/cog.tif" | grep -q "COMPRESSION=DEFLATE"'
+bad() { # bad NAME PATTERN ARGS...: the export fails, says PATTERN, leaves no file
+  local out="$W/bad_$1.png" pat=$2
+  shift 2
+  "$T" export "$@" -o "$out" -q 2>"$W/bad.err" && return 1
+  grep -q -- "$pat" "$W/bad.err" && [ ! -e "$out" ] && [ ! -e "$out.partial" ]
+}
+check "flow from a state without accumulators: refused, naming simulation.masks" \
+  'bad noacc simulation.masks "$W/p_state.tif" --mask flow'
+"$T" export "$W/p_state.tif" --mask water,sand -o "$W/ws.png" -q
+check "water and sand need no accumulators" '[ -s "$W/ws.png" ]'
+check "an unknown mask is refused" 'bad unknown "unknown mask" "$W/m_state.tif" --mask lava'
+check "five masks are refused" \
+  'bad five "at most 4" "$W/m_state.tif" --mask flow,wear,deposition,water,sand'
+check "an unknown GDAL driver is refused" \
+  'bad nodriver "unknown GDAL driver" "$W/m_state.tif" --mask flow -of NOSUCH'
+check "a driver that only reads is refused" \
+  'bad readonly "cannot create" "$W/m_state.tif" --mask flow -of AIG'
+check "float masks in PNG are refused (PNG writes Byte and UInt16)" \
+  'bad float "cannot write Float32" "$W/m_state.tif" --mask flow -of PNG --bits 32'
+check "--bits 12 is refused" 'bad bits "8, 16 or 32" "$W/m_state.tif" --mask flow --bits 12'
+check "a DEM is not a state" 'bad dem "not a talus state" "$W/m.tif" --mask water'
+
+echo "cli_masks: $pass passed, $fail failed"
+[ $fail -eq 0 ]
