@@ -21,6 +21,7 @@
  */
 #include "app.h"
 #include "export_app.h"
+#include "io/export/driver.h"
 #include "io/export/heightmap.h"
 #include "io/export/masks.h"
 #include "io/export/mesh.h"
@@ -38,8 +39,11 @@ static void export_usage(void) {
          "texturing masks of a state (--mask).\n"
          "  -o, --output FILE   the heightmap; its JSON sidecar is FILE.json\n"
          "  -of FORMAT          PNG16 (16-bit PNG), R16 (RAW uint16 little-endian), R32\n"
-         "                      (RAW float32 little-endian, metres) or GTiff (float32 metres);\n"
-         "                      default from the extension: .png .r16/.raw .r32 .tif\n"
+         "                      (RAW float32 little-endian, metres) or GTiff (float32 metres),\n"
+         "                      or any GDAL driver that writes files (COG, HFA, netCDF, ...):\n"
+         "                      float32 metres, or 16-bit codes as PNG16's where the driver\n"
+         "                      takes no float; default from the extension: .png .r16/.raw .r32\n"
+         "                      .tif\n"
          "  --size N | WxH      output samples (default: the input's); any size, e.g. Unity\n"
          "                      2^n+1 (33..4097) or Unreal 1009, 2017, 4033, 8129; resampled\n"
          "                      by GDAL over the input's extent (pixel-is-area)\n"
@@ -52,7 +56,7 @@ static void export_usage(void) {
          "                      World Partition, Unity terrain groups) and one Z range; the\n"
          "                      size must be C*(t-1)+1, e.g. --size 4033 --tiles 4 (1009 each)\n"
          "  --no-sidecar        do not write FILE.json\n"
-         "  -co NAME=VALUE      GeoTIFF creation option (GTiff); repeatable\n"
+         "  -co NAME=VALUE      creation option of GTiff or the GDAL driver; repeatable\n"
          "  --config KEY VALUE  GDAL configuration option\n"
          "  -q, --quiet         no progress bar\n"
          "  -h, --help, --version\n"
@@ -222,16 +226,29 @@ static int export_option(app_args *a, export_opts *o) {
   return 0;
 }
 
+/* A heightmap in GDAL driver `name`: float32 metres where it takes
+ * Float32, else 16-bit codes where it takes UInt16 (*coded set); the
+ * driver's refusal when it takes neither or cannot write, a message naming
+ * talus's own formats when no such driver exists. */
+static talus_status export_gdal_format(const char *name, int *coded) {
+  *coded = 0;
+  if (!talus_export_driver_check(name, "Float32")) return TALUS_OK;
+  *coded = 1;
+  talus_status st = talus_export_driver_check(name, "UInt16");
+  if (!st || !strstr(talus_last_error(), "unknown GDAL driver")) return st;
+  return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                    "unknown format '%s': not PNG16, R16, R32, GTiff, OBJ, PLY or GLB, nor a GDAL "
+                    "driver that writes files (`gdalinfo --formats`; see talus export --help)",
+                    name);
+}
+
 /* The format: -of, else the output's extension. */
 static talus_status export_format(export_opts *o) {
   if (o->format) {
     o->mesh = talus_mesh_format_parse(o->format, &o->mesh_format);
-    if (!o->mesh && !talus_hm_format_parse(o->format, &o->hm.format))
-      return talus_fail(TALUS_ERR_ARGUMENT, "args",
-                        "unknown format '%s' (PNG16, R16, R32, GTiff, OBJ, PLY or GLB; see talus "
-                        "export --help)",
-                        o->format);
-    return TALUS_OK;
+    if (o->mesh || talus_hm_format_parse(o->format, &o->hm.format)) return TALUS_OK;
+    o->hm.format = TALUS_HM_GDAL, o->hm.driver = o->format;
+    return export_gdal_format(o->format, &o->hm.coded);
   }
   o->mesh = talus_mesh_format_from_path(o->output, &o->mesh_format);
   if (!o->mesh && !talus_hm_format_from_path(o->output, &o->hm.format))
@@ -338,7 +355,7 @@ static talus_status export_heightmap(export_opts *o) {
   }
   if (!st)
     talus_info("wrote %s (%s, %d x %d, %.4g m spacing, Z %.6g..%.6g m)", o->output,
-               talus_hm_format_name(info.format), info.width, info.height, info.dx, info.zmin,
+               info.driver, info.width, info.height, info.dx, info.zmin,
                info.zmax);
   return st;
 }
@@ -514,12 +531,11 @@ talus_status export_spec_check(const char *spec, const char **path, int *mesh) {
   char format[32];
   talus_hm_format f;
   talus_mesh_format mf;
+  int coded = 0;
   talus_status st = export_spec_split(spec, format, sizeof format, path);
   *mesh = !st && talus_mesh_format_parse(format, &mf);
-  if (!st && !*mesh && !talus_hm_format_parse(format, &f))
-    st = talus_fail(TALUS_ERR_ARGUMENT, "args",
-                    "--export %s: unknown format '%s' (PNG16, R16, R32, GTiff, OBJ, PLY or GLB)",
-                    spec, format);
+  if (!st && !*mesh && !talus_hm_format_parse(format, &f) && export_gdal_format(format, &coded))
+    st = talus_fail_context(TALUS_ERR_ARGUMENT, "--export %s", spec);
   return st;
 }
 

@@ -6,6 +6,7 @@
  * sink (hm_sink) per format takes rows.
  */
 #include "io/export/heightmap.h"
+#include "io/export/driver.h"
 #include "io/raster/raster_private.h"
 
 #include <math.h>
@@ -16,7 +17,7 @@
 
 #define HM_MAX_SIDE (1 << 20) /* samples per side an output may have */
 
-static const char *const format_names[TALUS_HM_FORMATS] = {"PNG16", "R16", "R32", "GTiff"};
+static const char *const format_names[TALUS_HM_FORMATS] = {"PNG16", "R16", "R32", "GTiff", "GDAL"};
 
 const char *talus_hm_format_name(talus_hm_format f) {
   return f >= 0 && f < TALUS_HM_FORMATS ? format_names[f] : "?";
@@ -205,6 +206,8 @@ typedef struct hm_sink {
   char *tmp;         /* PNG: the 16-bit rows' temporary GeoTIFF */
   GDALDatasetH rows; /* PNG: that GeoTIFF */
   talus_geotiff_stream *gt;
+  talus_export_rows *out; /* TALUS_HM_GDAL: the rows the driver copies */
+  const talus_heightmap_options *o;
   const hm_src *src;
   double zmin, zmax;
   uint16_t *q; /* a window of 16-bit codes */
@@ -234,6 +237,18 @@ static talus_status sink_open(hm_sink *k, const talus_heightmap_options *o) {
   size_t n = (size_t)s->W * src_window_rows(s);
   talus_status st = talus_alloc((void **)&k->q, n * sizeof *k->q, "heightmap rows");
   if (!st) st = talus_alloc((void **)&k->le, n * 4, "heightmap bytes");
+  if (!st && k->f == TALUS_HM_GDAL) {
+    talus_georef g = {{0}, NULL, 0, 0.0};
+    st = sink_georef(s, &g);
+    if (!st)
+      st = talus_export_rows_open(k->path, s->ww, s->wh, 1,
+                                  o->coded ? TALUS_EXPORT_UINT16 : TALUS_EXPORT_FLOAT, &g, &k->out);
+    if (!st)
+      st = talus_export_rows_band(k->out, 0, o->coded ? "height code" : "height [m]",
+                                  o->coded ? NULL : "m");
+    talus_georef_free(&g);
+    return st;
+  }
   if (!st && k->f == TALUS_HM_GTIFF) {
     talus_georef g = {{0}, NULL, 0, 0.0};
     talus_write_options wo = {.creation_options = o->creation_options};
@@ -270,6 +285,15 @@ static void sink_le(hm_sink *k, const void *v, size_t n, int size) {
 static talus_status sink_rows(hm_sink *k, int y0, int h, float *v) {
   const hm_src *s = k->src;
   size_t n = (size_t)s->ww * h;
+  if (k->f == TALUS_HM_GDAL) { /* codes as floats in k->le, or metres with NaN NoData */
+    float *c = (float *)k->le;
+    for (size_t i = 0; i < n; i++)
+      if (k->o->coded)
+        c[i] = (float)hm_code(k, v[i]);
+      else if (!src_valid(s, v[i]))
+        v[i] = NAN;
+    return talus_export_rows_write(k->out, 0, y0, h, k->o->coded ? c : v);
+  }
   for (size_t i = 0; k->f != TALUS_HM_GTIFF && i < n; i++) {
     k->q[i] = hm_code(k, v[i]);
     if (!src_valid(s, v[i])) v[i] = (float)k->zmin;
@@ -306,6 +330,12 @@ static talus_status sink_png(hm_sink *k) {
 
 /* Finishes the file: renamed into place when ok, else removed. Frees k. */
 static talus_status sink_close(hm_sink *k, talus_status st) {
+  if (k->f == TALUS_HM_GDAL) {
+    st = talus_export_rows_close(k->out, st, k->o->driver, k->o->creation_options);
+    talus_free(k->q);
+    talus_free(k->le);
+    return st;
+  }
   if (k->gt && !st)
     st = talus_geotiff_stream_commit(k->gt);
   else if (k->gt)
@@ -346,6 +376,10 @@ static talus_status hm_info(const hm_src *s, const talus_heightmap_options *o,
   talus_cellsize c;
   talus_status st = talus_cellsize_of(&s->geo, s->nx, s->ny, &c);
   info->format = o->format;
+  info->coded = o->format == TALUS_HM_PNG16 || o->format == TALUS_HM_R16 ||
+                (o->format == TALUS_HM_GDAL && o->coded);
+  snprintf(info->driver, sizeof info->driver, "%s",
+           o->format == TALUS_HM_GDAL && o->driver ? o->driver : talus_hm_format_name(o->format));
   info->src_nx = s->nx, info->src_ny = s->ny, info->src_dx = c.dx, info->src_dy = c.dy;
   info->width = s->ww, info->height = s->wh, info->x0 = s->wx, info->y0 = s->wy;
   info->dx = c.dx * s->nx / s->W, info->dy = c.dy * s->ny / s->H;
@@ -394,7 +428,8 @@ talus_status talus_heightmap_export(const char *input, const char *output,
   talus_gdal_enter();
   talus_status st = hm_begin(&s, &buf, input, o, info, progress, user);
   if (!st) {
-    hm_sink k = {.f = o->format, .path = output, .src = &s, .zmin = info->zmin, .zmax = info->zmax};
+    hm_sink k = {
+        .f = o->format, .path = output, .src = &s, .o = o, .zmin = info->zmin, .zmax = info->zmax};
     st = sink_open(&k, o);
     if (!st) st = hm_write(&k, buf, progress, user);
     st = sink_close(&k, st);
