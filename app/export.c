@@ -76,6 +76,11 @@ static void export_usage(void) {
          "                      section: its cut walls show caves and arches in profile)\n"
          "  --tile N            one mesh per N x N cells, OUTPUT_x<i>_y<j>.ext; tiles share\n"
          "                      their edge vertices exactly\n"
+         "  --merge             fewer triangles: every vertex inside a flat cap or wall goes\n"
+         "                      and its neighbours' polygon is re-triangulated (still closed,\n"
+         "                      same surface and volume; tiles keep their edge vertices)\n"
+         "  --max-triangles N   refuse (write nothing) a mesh, or a tile's, of more than N\n"
+         "                      triangles\n"
          "Masks for texturing (INPUT a talus state; flow, wear and deposition need a run with\n"
          "--set simulation.masks=true, which sums them every step and saves them in --state):\n"
          "  --mask M[,M...]     1 to 4 of flow (water that left the cell over the run, m3),\n"
@@ -212,6 +217,9 @@ static int export_option(app_args *a, export_opts *o) {
   if ((r = app_take(a, "--mask", NULL, &v))) return r < 0 || export_masks(v, o) ? -1 : 1;
   if ((r = app_take(a, "--mask-scale", NULL, &v))) return r < 0 || export_mask_scale(v, o) ? -1 : 1;
   if (app_flag(a, "--multi-only", NULL)) return o->mo.multi_only = 1;
+  if (app_flag(a, "--merge", NULL)) return o->mo.merge = 1;
+  if ((r = app_take(a, "--max-triangles", NULL, &v)))
+    return r < 0 || app_int("--max-triangles", v, 1, INT64_MAX / 2, &o->mo.max_triangles) ? -1 : 1;
   int64_t n = 0;
   if ((r = app_take(a, "--bits", NULL, &v)))
     return r < 0 || app_int("--bits", v, 8, 32, &n) ? -1 : (o->mk.bits = (int)n, 1);
@@ -291,9 +299,12 @@ static talus_status export_settle(export_opts *o) {
   if (o->masks) return export_settle_masks(o);
   if (o->mk.bits) return talus_fail(TALUS_ERR_ARGUMENT, "args", "--bits is for masks (--mask)");
   talus_status st = export_format(o);
-  if (!st && !o->mesh && (o->mo.multi_only || o->mo.base_given || o->tile || o->mo.crop))
+  if (!st && !o->mesh &&
+      (o->mo.multi_only || o->mo.base_given || o->tile || o->mo.crop || o->mo.merge ||
+       o->mo.max_triangles))
     st = talus_fail(TALUS_ERR_ARGUMENT, "args",
-                    "--multi-only, --base, --crop and --tile are for meshes (-of OBJ, PLY or GLB)");
+                    "--multi-only, --base, --crop, --tile, --merge and --max-triangles are for "
+                    "meshes (-of OBJ, PLY or GLB)");
   if (!st && o->mesh && (o->hm.width || o->hm.z_stated || o->tiles_x))
     st = talus_fail(TALUS_ERR_ARGUMENT, "args",
                     "--size, --z-range and --tiles are for heightmaps (--tile N for meshes)");
@@ -354,9 +365,8 @@ static talus_status export_heightmap(export_opts *o) {
     if (st) remove(o->output);
   }
   if (!st)
-    talus_info("wrote %s (%s, %d x %d, %.4g m spacing, Z %.6g..%.6g m)", o->output,
-               info.driver, info.width, info.height, info.dx, info.zmin,
-               info.zmax);
+    talus_info("wrote %s (%s, %d x %d, %.4g m spacing, Z %.6g..%.6g m)", o->output, info.driver,
+               info.width, info.height, info.dx, info.zmin, info.zmax);
   return st;
 }
 
@@ -439,6 +449,21 @@ static talus_status export_mesh_rect(talus_mesh_source *s, int x0, int y0, int w
   return st;
 }
 
+/* --merge, then --max-triangles: the mesh of `what` as it will be written,
+ * or a refusal naming its size (nothing is written). */
+static talus_status export_mesh_budget(const export_opts *o, talus_mesh *m, const char *what) {
+  size_t before = m->nt;
+  talus_status st = o->mo.merge ? talus_mesh_merge_coplanar(m) : TALUS_OK;
+  if (!st && o->mo.merge && !o->quiet)
+    talus_info("%s: %zu triangles merged into %zu", what, before, m->nt);
+  if (!st && o->mo.max_triangles && (int64_t)m->nt > o->mo.max_triangles)
+    st = talus_fail(TALUS_ERR_ARGUMENT, "export",
+                    "%s has %zu triangles, over --max-triangles %lld; try %s--multi-only, --crop "
+                    "or --tile",
+                    what, m->nt, (long long)o->mo.max_triangles, o->mo.merge ? "" : "--merge, ");
+  return st;
+}
+
 /* One mesh per --tile N x N cells; tiles with nothing selected are left
  * out. */
 static talus_status export_mesh_tiles(export_opts *o, talus_mesh_source *s) {
@@ -453,6 +478,7 @@ static talus_status export_mesh_tiles(export_opts *o, talus_mesh_source *s) {
       talus_mesh m = {0};
       st = export_mesh_rect(s, x0, y0, w, h, &m, NULL);
       export_tile_path(path, sizeof path, o->output, tx, ty);
+      if (!st && m.nt) st = export_mesh_budget(o, &m, path);
       if (!st && m.nt) st = talus_mesh_write(&m, o->mesh_format, path);
       written += !st && m.nt;
       talus_mesh_free(&m);
@@ -502,6 +528,7 @@ static talus_status export_mesh(export_opts *o) {
     app_progress_begin(&bar, "meshing", 100, o->quiet);
     st = export_mesh_rect(s, r[0], r[1], r[2], r[3], &m, &bar);
     app_progress_end(&bar);
+    if (!st) st = export_mesh_budget(o, &m, o->output);
     if (!st) st = talus_mesh_write(&m, o->mesh_format, o->output);
     if (!st)
       talus_info("wrote %s (%zu vertices, %zu triangles, %.9g m3 enclosed above the base %g m)",

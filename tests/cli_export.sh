@@ -19,6 +19,13 @@ mkdir -p "$W/a" "$W/b"
 "$T" export "$W/state.tif" -o "$W/b/m.glb" -q
 "$T" export "$W/state.tif" -o "$W/b/m.obj" --tile 40 -q
 check "erode --export GLB == talus export of the state" 'cmp -s "$W/a/m.glb" "$W/b/m.glb"'
+"$T" export "$W/state.tif" -o "$W/b/mf.obj" -q
+"$T" export "$W/state.tif" -o "$W/b/mm.obj" --merge -q
+nf=$(grep -c "^f " "$W/b/mm.obj")
+check "--merge: fewer faces than the blocky mesh ($nf; 20 steps of rain roughen the cave's flats)" \
+  '[ $nf -gt 0 ] && [ $nf -lt $(grep -c "^f " "$W/b/mf.obj") ]'
+"$T" export "$W/state.tif" -o "$W/b/mb.obj" --merge --max-triangles $nf -q
+check "--max-triangles at the merged count: written, the same mesh" 'cmp -s "$W/b/mm.obj" "$W/b/mb.obj"'
 check "--tile 40 of 64 x 64: four OBJ tiles" \
   '[ $(ls "$W/b" | grep -c "^m_x[01]_y[01].obj$") -eq 4 ]'
 "$T" export "$W/state.tif" -o "$W/b/m0.obj" --multi-only --margin 0 -q
@@ -105,6 +112,9 @@ refused "mesh of a heightmap" "not a talus state" "$W/out.tif" -o "$W/r10.obj"
 refused "size of a mesh" "are for heightmaps" "$W/state.tif" -o "$W/r11.ply" --size 33
 refused "tiles not sharing edges" "do not split" "$W/out.tif" -o "$W/r14.png" --size 100 --tiles 4
 refused "crop off the map" "leaves the 64 x 64 map" "$W/state.tif" -o "$W/r13.obj" --crop 60,0,8,8
+refused "over the triangle budget" "over --max-triangles 100; try --merge" "$W/state.tif" \
+  -o "$W/r18.obj" --max-triangles 100
+refused "--merge for a heightmap" "are for meshes" "$W/out.tif" -o "$W/r19.png" --merge
 "$T" erode "$W/cave.tif" -o "$W/e.tif" --steps 5 -q --export OBJ:"$W/r12.obj" 2>"$W/msg"
 rc=$?
 check "erode --export OBJ without --state: refused" '[ $rc -eq 1 ] && grep -q "add --state" "$W/msg"'

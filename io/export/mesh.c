@@ -106,9 +106,14 @@ static talus_status mesh_push_tri(talus_mesh *m, uint32_t a, uint32_t b, uint32_
   return TALUS_OK;
 }
 
+void talus_mesh_forget_vertices(talus_mesh *m) {
+  if (m->hash) free(m->hash->key), free(m->hash->idx), free(m->hash);
+  m->hash = NULL;
+}
+
 void talus_mesh_free(talus_mesh *m) {
   if (!m) return;
-  if (m->hash) free(m->hash->key), free(m->hash->idx), free(m->hash);
+  talus_mesh_forget_vertices(m);
   free(m->pos), free(m->tri), free(m->dir);
   memset(m, 0, sizeof *m);
 }
