@@ -51,6 +51,8 @@ typedef struct talus_mesh {
 
 /* Frees everything m holds and zeroes it; NULL is a no-op. */
 void talus_mesh_free(talus_mesh *m);
+/* Appends triangle (a, b, c) facing direction dir (TALUS_MESH_*). */
+talus_status talus_mesh_push_tri(talus_mesh *m, uint32_t a, uint32_t b, uint32_t c, int dir);
 /* Drops m's vertex lookup: faces added later get vertices of their own. */
 void talus_mesh_forget_vertices(talus_mesh *m);
 /* Fewer triangles, the same surface (mesh_merge.c): every vertex inside a

@@ -17,12 +17,12 @@
 
 #define RING_MAX 64 /* neighbours a removable vertex may have */
 
-/* The working mesh: triangles (with a live flag) and, per vertex, the
- * triangles that use it (dead ones filtered when read). */
+#define DEAD 0xFF /* the direction of a triangle a merge removed */
+
+/* The working mesh: triangles (t.tri, t.dir; DEAD once removed) and, per
+ * vertex, the triangles that use it (dead ones filtered when read). */
 typedef struct merge_work {
-  uint32_t *tri;
-  uint8_t *dir, *live;
-  size_t nt, cap;
+  talus_mesh t;
   uint32_t **vt; /* [nv] triangle lists */
   uint32_t *vn, *vcap;
   size_t nv;
@@ -42,26 +42,16 @@ static int work_link(merge_work *w, uint32_t v, uint32_t t) {
 
 /* Appends triangle (a, b, c) facing dir and links it to its vertices. */
 static int work_push(merge_work *w, uint32_t a, uint32_t b, uint32_t c, uint8_t dir) {
-  if (w->nt == w->cap) {
-    size_t cap = w->cap ? 2 * w->cap : 1024;
-    uint32_t *t = realloc(w->tri, 3 * cap * sizeof *t);
-    if (t) w->tri = t;
-    uint8_t *d = t ? realloc(w->dir, cap) : NULL;
-    if (d) w->dir = d;
-    uint8_t *l = d ? realloc(w->live, cap) : NULL;
-    if (!l) return 0;
-    w->live = l, w->cap = cap;
-  }
-  uint32_t t = (uint32_t)w->nt++;
-  w->tri[3 * t] = a, w->tri[3 * t + 1] = b, w->tri[3 * t + 2] = c;
-  w->dir[t] = dir, w->live[t] = 1;
-  return work_link(w, a, t) && work_link(w, b, t) && work_link(w, c, t);
+  uint32_t t = (uint32_t)w->t.nt;
+  return !talus_mesh_push_tri(&w->t, a, b, c, dir) && work_link(w, a, t) && work_link(w, b, t) &&
+         work_link(w, c, t);
 }
 
 static void work_free(merge_work *w) {
   for (size_t v = 0; w->vt && v < w->nv; v++)
     free(w->vt[v]);
-  free(w->vt), free(w->vn), free(w->vcap), free(w->tri), free(w->dir), free(w->live);
+  free(w->vt), free(w->vn), free(w->vcap);
+  talus_mesh_free(&w->t);
 }
 
 /* The axis a face direction (TALUS_MESH_*) is normal to: x, y or z. */
@@ -80,10 +70,10 @@ static int vertex_ring(const merge_work *w, const float *pos, uint32_t v, uint32
   int k = 0;
   for (uint32_t i = 0; i < w->vn[v]; i++) {
     uint32_t t = w->vt[v][i];
-    if (!w->live[t]) continue;
-    if (k == RING_MAX || (k && w->dir[t] != *dir)) return 0;
-    *dir = w->dir[t];
-    const uint32_t *p = w->tri + 3 * t;
+    if (w->t.dir[t] == DEAD) continue;
+    if (k == RING_MAX || (k && w->t.dir[t] != *dir)) return 0;
+    *dir = w->t.dir[t];
+    const uint32_t *p = w->t.tri + 3 * t;
     int s = p[0] == v ? 0 : (p[1] == v ? 1 : 2);
     tris[k] = t, from[k] = p[(s + 1) % 3], to[k] = p[(s + 2) % 3], k++;
   }
@@ -162,7 +152,7 @@ static int merge_vertex(merge_work *w, const float *pos, uint32_t v) {
   int out[RING_MAX][3];
   if (!ear_clip(q, k, s, out)) return 0;
   for (int i = 0; i < k; i++)
-    w->live[tris[i]] = 0;
+    w->t.dir[tris[i]] = DEAD;
   for (int i = 0; i < k - 2; i++)
     if (!work_push(w, ring[out[i][0]], ring[out[i][1]], ring[out[i][2]], (uint8_t)dir)) return -1;
   return 1;
@@ -182,36 +172,33 @@ static int work_load(merge_work *w, const talus_mesh *m) {
 
 /* Replaces m's triangles with w's live ones and drops unused vertices. */
 static talus_status work_store(merge_work *w, talus_mesh *m) {
-  uint32_t *map = malloc(m->nv * sizeof *map);
-  if (!map) return talus_fail(TALUS_ERR_NOMEM, "export", "no memory to merge the mesh");
-  memset(map, 0xff, m->nv * sizeof *map);
-  size_t nt = 0, nv = 0;
-  for (size_t t = 0; t < w->nt; t++) {
-    if (!w->live[t]) continue;
-    for (int i = 0; i < 3; i++) {
-      uint32_t v = w->tri[3 * t + i];
-      if (map[v] == UINT32_MAX) map[v] = (uint32_t)nv++;
-    }
-  }
-  float *pos = malloc(3 * (nv ? nv : 1) * sizeof *pos);
+  talus_mesh *t = &w->t;
+  uint32_t *map = malloc((m->nv ? m->nv : 1) * sizeof *map);
+  float *pos = map ? malloc(3 * (m->nv ? m->nv : 1) * sizeof *pos) : NULL;
   if (!pos) {
     free(map);
     return talus_fail(TALUS_ERR_NOMEM, "export", "no memory to merge the mesh");
   }
-  for (size_t v = 0; v < m->nv; v++)
-    if (map[v] != UINT32_MAX) memcpy(pos + 3 * map[v], m->pos + 3 * v, 3 * sizeof *pos);
-  for (size_t t = 0; t < w->nt; t++) {
-    if (!w->live[t]) continue;
-    for (int i = 0; i < 3; i++)
-      w->tri[3 * nt + i] = map[w->tri[3 * t + i]];
-    w->dir[nt++] = w->dir[t];
+  memset(map, 0xff, m->nv * sizeof *map);
+  size_t nt = 0, nv = 0;
+  for (size_t i = 0; i < t->nt; i++) {
+    if (t->dir[i] == DEAD) continue;
+    for (int c = 0; c < 3; c++) {
+      uint32_t v = t->tri[3 * i + c];
+      if (map[v] == UINT32_MAX) {
+        memcpy(pos + 3 * nv, m->pos + 3 * v, 3 * sizeof *pos);
+        map[v] = (uint32_t)nv++;
+      }
+      t->tri[3 * nt + c] = map[v];
+    }
+    t->dir[nt++] = t->dir[i];
   }
   free(map);
+  talus_mesh_forget_vertices(m);
   free(m->pos), free(m->tri), free(m->dir);
-  m->pos = pos, m->nv = nv, m->cap_v = nv;
-  m->tri = w->tri, m->dir = w->dir, m->nt = nt, m->cap_t = w->cap;
-  w->tri = NULL, w->dir = NULL;
-  if (m->hash) talus_mesh_forget_vertices(m);
+  m->pos = pos, m->nv = nv, m->cap_v = m->nv;
+  m->tri = t->tri, m->dir = t->dir, m->nt = nt, m->cap_t = t->cap_t;
+  t->tri = NULL, t->dir = NULL;
   return TALUS_OK;
 }
 
