@@ -104,6 +104,7 @@ static talus_status src_open(mask_src *s, const char *path, const talus_mask_opt
   return st;
 }
 
+/* Closes the state and frees the windows s owns. */
 static void src_close(mask_src *s) {
   talus_bands_reader_close(s->r);
   talus_free(s->cnt);

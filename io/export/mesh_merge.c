@@ -47,6 +47,7 @@ static int work_push(merge_work *w, uint32_t a, uint32_t b, uint32_t c, uint8_t 
          work_link(w, c, t);
 }
 
+/* Frees what w owns: the lists and the working triangles. */
 static void work_free(merge_work *w) {
   for (size_t v = 0; w->vt && v < w->nv; v++)
     free(w->vt[v]);
