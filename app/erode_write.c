@@ -45,10 +45,10 @@ int erode_output_paths(const erode_opts *o, char paths[][ERODE_PATH_MAX]) {
     if (more[i]) snprintf(paths[n++], ERODE_PATH_MAX, "%s", more[i]);
   for (int e = 0; e < o->nexports; e++) {
     const char *path = NULL;
-    int mesh = 0;
-    if (export_spec_check(o->exports[e], &path, &mesh)) continue; /* refused when parsed */
+    int kind = 0;
+    if (export_spec_check(o->exports[e], &path, &kind)) continue; /* refused when parsed */
     snprintf(paths[n++], ERODE_PATH_MAX, "%s", path);
-    if (!mesh) export_sidecar_path(paths[n++], ERODE_PATH_MAX, path);
+    if (kind == EXPORT_HEIGHTMAP) export_sidecar_path(paths[n++], ERODE_PATH_MAX, path);
   }
   return n;
 }

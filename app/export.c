@@ -554,27 +554,48 @@ static talus_status export_spec_split(const char *spec, char *format, size_t siz
   return TALUS_OK;
 }
 
-talus_status export_spec_check(const char *spec, const char **path, int *mesh) {
-  char format[32];
+/* The masks of an --export format "MASKS" or "MASKS=M[,M...]" into
+ * list[size] (the default splat map: flow,wear,deposition,water); 0 when
+ * the format names no masks. */
+static int export_spec_masks(const char *format, char *list, size_t size) {
+  if (strncasecmp(format, "MASKS", 5) || (format[5] && format[5] != '=')) return 0;
+  snprintf(list, size, "%s", format[5] ? format + 6 : "flow,wear,deposition,water");
+  return 1;
+}
+
+talus_status export_spec_check(const char *spec, const char **path, int *kind) {
+  char format[EXPORT_SPEC_MAX], list[EXPORT_SPEC_MAX];
   talus_hm_format f;
   talus_mesh_format mf;
   int coded = 0;
   talus_status st = export_spec_split(spec, format, sizeof format, path);
-  *mesh = !st && talus_mesh_format_parse(format, &mf);
-  if (!st && !*mesh && !talus_hm_format_parse(format, &f) && export_gdal_format(format, &coded))
+  *kind = EXPORT_HEIGHTMAP;
+  if (!st && export_spec_masks(format, list, sizeof list)) {
+    export_opts o = {0};
+    *kind = EXPORT_MASKS;
+    return export_masks(list, &o) ? talus_fail_context(TALUS_ERR_ARGUMENT, "--export %s", spec)
+                                  : TALUS_OK;
+  }
+  if (!st && talus_mesh_format_parse(format, &mf)) *kind = EXPORT_MESH;
+  if (!st && !*kind && !talus_hm_format_parse(format, &f) && export_gdal_format(format, &coded))
     st = talus_fail_context(TALUS_ERR_ARGUMENT, "--export %s", spec);
   return st;
 }
 
 talus_status export_from_erode(const char *output, const char *state, const char *spec, int quiet) {
-  char format[32];
+  char format[EXPORT_SPEC_MAX], list[EXPORT_SPEC_MAX];
   const char *path = NULL;
-  int mesh = 0;
-  talus_status st = export_spec_check(spec, &path, &mesh);
+  int kind = 0;
+  talus_status st = export_spec_check(spec, &path, &kind);
   if (!st) export_spec_split(spec, format, sizeof format, &path);
-  const char *input = mesh ? state : output;
+  if (st) return st;
+  const char *input = kind ? state : output;
   char *argv[] = {(char *)input, "-of", format, "-o", (char *)path, "-q", NULL};
-  return st ? st : talus_export_app(quiet ? 6 : 5, argv);
+  if (kind == EXPORT_MASKS) { /* the file's extension picks the driver */
+    export_spec_masks(format, list, sizeof list);
+    argv[1] = "--mask", argv[2] = list;
+  }
+  return talus_export_app(quiet ? 6 : 5, argv);
 }
 
 talus_status talus_export_app(int argc, char **argv) {

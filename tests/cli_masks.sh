@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `talus export --mask`: texturing masks of a run with simulation.masks.
+# `talus export --mask` and `talus erode --export MASKS`: texturing masks of
+# a run with simulation.masks.
 # A tiled run's masks are the bytes of a monolithic run's; float masks are
 # the state's accumulators and top-column fields exactly; 8- and 16-bit
 # masks pack up to four as RGBA with the documented normalisation, which
@@ -78,6 +79,23 @@ from osgeo import gdal
 a = gdal.Open(\"$W/f1.png\").ReadAsArray().astype(int); b = gdal.Open(\"$W/f10.png\").ReadAsArray().astype(int)
 assert (b <= a).all() and (b < a).any()
 "'
+
+# talus erode --export MASKS: the same library call on the run's state,
+# with simulation.masks turned on by the export itself.
+"$T" erode "$W/rr.tif" -o "$W/e.tif" "${R[@]}" --state "$W/e_state.tif" \
+  --export MASKS:"$W/e_splat.png" --export MASKS=flow,sand:"$W/e_fs.tif"
+check "erode --export MASKS == talus export --mask flow,wear,deposition,water of a masks run" \
+  'cmp -s "$W/e_splat.png" "$W/m_splat.png"'
+"$T" export "$W/e_state.tif" --mask flow,sand -o "$W/e_fs2.tif" -q
+check "erode --export MASKS=flow,sand:F.tif == talus export --mask flow,sand" \
+  'cmp -s "$W/e_fs.tif" "$W/e_fs2.tif"'
+"$T" erode "$W/rr.tif" -o "$W/e2.tif" "${R[@]}" --export MASKS:"$W/e2.png" 2>"$W/e2.err"
+check "erode --export MASKS without --state: refused before the run" \
+  '[ $? -ne 0 ] && grep -q "add --state" "$W/e2.err" && [ ! -e "$W/e2.tif" ]'
+"$T" erode "$W/rr.tif" -o "$W/e3.tif" "${R[@]}" --state "$W/e3_state.tif" \
+  --export MASKS=lava:"$W/e3.png" 2>"$W/e3.err"
+check "erode --export MASKS=lava: refused before the run" \
+  '[ $? -ne 0 ] && grep -q "unknown mask" "$W/e3.err" && [ ! -e "$W/e3.tif" ]'
 
 # GDAL drivers: COG with -co, and clear refusals.
 "$T" export "$W/m_state.tif" --mask flow,wear -of COG -co COMPRESS=DEFLATE -o "$W/cog.tif" -q
