@@ -48,7 +48,7 @@ int erode_output_paths(const erode_opts *o, char paths[][ERODE_PATH_MAX]) {
     int kind = 0;
     if (export_spec_check(o->exports[e], &path, &kind)) continue; /* refused when parsed */
     snprintf(paths[n++], ERODE_PATH_MAX, "%s", path);
-    if (kind == EXPORT_HEIGHTMAP) export_sidecar_path(paths[n++], ERODE_PATH_MAX, path);
+    if (kind != EXPORT_MESH) export_sidecar_path(paths[n++], ERODE_PATH_MAX, path);
   }
   return n;
 }

@@ -55,7 +55,7 @@ static void export_usage(void) {
          "                      with its sidecar, sharing their edge rows and columns (Unreal\n"
          "                      World Partition, Unity terrain groups) and one Z range; the\n"
          "                      size must be C*(t-1)+1, e.g. --size 4033 --tiles 4 (1009 each)\n"
-         "  --no-sidecar        do not write FILE.json\n"
+         "  --no-sidecar        do not write FILE.json (heightmaps and masks)\n"
          "  -co NAME=VALUE      creation option of GTiff or the GDAL driver; repeatable\n"
          "  --config KEY VALUE  GDAL configuration option\n"
          "  -q, --quiet         no progress bar\n"
@@ -285,7 +285,6 @@ static talus_status export_settle_masks(export_opts *o) {
                       o->mk.bits);
   if (o->mk.bits == 32) o->mk.bits = 0;
   o->mk.creation_options = o->co;
-  o->no_sidecar = 1;
   if (o->hm.width || o->hm.z_stated || o->tiles_x || o->mo.multi_only || o->mo.base_given ||
       o->tile || o->mo.crop)
     return talus_fail(TALUS_ERR_ARGUMENT, "args",
@@ -506,8 +505,14 @@ static talus_status export_mesh_extent(const export_opts *o, const talus_mesh_so
 static talus_status export_mask_file(export_opts *o) {
   app_progress bar;
   app_progress_begin(&bar, "exporting", 100, o->quiet);
-  talus_status st = talus_mask_export(o->input, o->output, &o->mk, app_progress_cb, &bar);
+  double cell = 0.0;
+  talus_status st = talus_mask_export(o->input, o->output, &o->mk, &cell, app_progress_cb, &bar);
   app_progress_end(&bar);
+  if (!st && !o->no_sidecar) {
+    const char *slash = strrchr(o->output, '/');
+    st = talus_mask_sidecar(o->sidecar, slash ? slash + 1 : o->output, &o->mk, cell);
+    if (st) remove(o->output);
+  }
   if (!st)
     talus_info("wrote %s (%d mask%s, %s, %s)", o->output, o->mk.n, o->mk.n > 1 ? "s" : "",
                o->mk.bits ? (o->mk.bits == 8 ? "8-bit 0-1" : "16-bit 0-1") : "float32 physical",

@@ -61,6 +61,19 @@ assert (sp[3] == np.round(np.clip(wa / 1.0, 0, 1) * 255)).mean() > 0.999, "water
 print("flow code range", sp[0].min(), sp[0].max(), "wear", sp[1].max(), "deposition", sp[2].max())
 PY'
 
+check "the sidecar states each channel's mask, unit, scale and formulas" \
+  '/usr/bin/python3 -c "
+import json
+d = json.load(open(\"$W/m_splat.png.json\"))
+assert d[\"file\"] == \"m_splat.png\" and d[\"bits\"] == 8 and d[\"driver\"] == \"PNG\"
+c = d[\"channels\"]
+assert [x[\"channel\"] for x in c] == list(\"RGBA\")
+assert [x[\"mask\"] for x in c] == [\"flow\", \"wear\", \"deposition\", \"water\"]
+assert c[0][\"unit\"] == \"m3\" and \"log10\" in c[0][\"normalisation\"] and c[1][\"scale\"] == 1
+p = json.load(open(\"$W/m_phys.tif.json\"))
+assert p[\"bits\"] == 32 and \"normalisation\" not in p[\"channels\"][0]
+"'
+
 # No per-map stretch: a window of the state exports to the same codes.
 gdal_translate -q -srcwin 10 20 40 30 "$W/m_state.tif" "$W/crop_state.tif"
 "$T" export "$W/crop_state.tif" --mask flow,wear,deposition,water -o "$W/crop.png" -q
@@ -73,6 +86,10 @@ assert (a == b).all()
 "'
 "$T" export "$W/m_state.tif" --mask flow --mask-scale flow=10 -o "$W/f10.png" -q
 "$T" export "$W/m_state.tif" --mask flow -o "$W/f1.png" -q
+check "--mask-scale flow=10: the sidecar states it" \
+  'grep -q "\"scale\": 10" "$W/f10.png.json"'
+"$T" export "$W/m_state.tif" --mask flow -o "$W/ns.png" --no-sidecar -q
+check "--no-sidecar: no JSON" '[ -s "$W/ns.png" ] && [ ! -e "$W/ns.png.json" ]'
 check "--mask-scale flow=10 lowers the codes (a tenth of the discharge per code)" \
   '/usr/bin/python3 -c "
 from osgeo import gdal
@@ -85,7 +102,7 @@ assert (b <= a).all() and (b < a).any()
 "$T" erode "$W/rr.tif" -o "$W/e.tif" "${R[@]}" --state "$W/e_state.tif" \
   --export MASKS:"$W/e_splat.png" --export MASKS=flow,sand:"$W/e_fs.tif"
 check "erode --export MASKS == talus export --mask flow,wear,deposition,water of a masks run" \
-  'cmp -s "$W/e_splat.png" "$W/m_splat.png"'
+  'cmp -s "$W/e_splat.png" "$W/m_splat.png" && [ -s "$W/e_splat.png.json" ]'
 "$T" export "$W/e_state.tif" --mask flow,sand -o "$W/e_fs2.tif" -q
 check "erode --export MASKS=flow,sand:F.tif == talus export --mask flow,sand" \
   'cmp -s "$W/e_fs.tif" "$W/e_fs2.tif"'
@@ -105,7 +122,8 @@ bad() { # bad NAME PATTERN ARGS...: the export fails, says PATTERN, leaves no fi
   local out="$W/bad_$1.png" pat=$2
   shift 2
   "$T" export "$@" -o "$out" -q 2>"$W/bad.err" && return 1
-  grep -q -- "$pat" "$W/bad.err" && [ ! -e "$out" ] && [ ! -e "$out.partial" ]
+  grep -q -- "$pat" "$W/bad.err" && [ ! -e "$out" ] && [ ! -e "$out.partial" ] &&
+    [ ! -e "$out.json" ]
 }
 check "flow from a state without accumulators: refused, naming simulation.masks" \
   'bad noacc simulation.masks "$W/p_state.tif" --mask flow'

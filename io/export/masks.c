@@ -7,6 +7,7 @@
  */
 #include "io/export/masks.h"
 #include "io/export/driver.h"
+#include "io/json.h"
 #include "io/raster/raster_private.h"
 #include "io/state.h"
 
@@ -212,7 +213,7 @@ static talus_status mask_describe(const mask_src *s, const talus_mask_options *o
 }
 
 talus_status talus_mask_export(const char *state, const char *output, const talus_mask_options *o,
-                               talus_progress_fn progress, void *user) {
+                               double *cell, talus_progress_fn progress, void *user) {
   if (o->n < 1 || o->n > TALUS_MASK_MAX || (o->bits && o->bits != 8 && o->bits != 16))
     return talus_fail(TALUS_ERR_ARGUMENT, "export", "1 to %d masks of 8 or 16 bits (or float)",
                       TALUS_MASK_MAX);
@@ -238,7 +239,50 @@ talus_status talus_mask_export(const char *state, const char *output, const talu
       st = talus_fail(TALUS_ERR_CANCELLED, "export", "cancelled");
   }
   st = talus_export_rows_close(out, st, o->driver, o->creation_options);
+  if (cell) *cell = s.h.cell;
   src_close(&s);
   talus_gdal_leave();
+  return st;
+}
+
+/* The sidecar's object of channel b: the mask and how its codes read. */
+static talus_json *sidecar_channel(const talus_mask_options *o, int b, double cell) {
+  static const char *const names[4] = {"R", "G", "B", "A"};
+  talus_json *c = talus_json_object();
+  talus_mask m = o->kind[b];
+  double sc = mask_scale(o, m);
+  char v[160], code[64];
+  if (m == TALUS_MASK_FLOW)
+    snprintf(v, sizeof v, "v = min(log10(1 + value / %.9g / %.9g) / %g, 1)", cell, sc,
+             TALUS_MASK_FLOW_DECADES);
+  else
+    snprintf(v, sizeof v, "v = min(value / %.9g, 1)", sc);
+  snprintf(code, sizeof code, "code = round(v * %d)", o->bits == 16 ? 65535 : 255);
+  talus_status st = talus_json_set(c, "channel", talus_json_string(o->n > 1 ? names[b] : "grey"));
+  if (!st) st = talus_json_set(c, "mask", talus_json_string(mask_table[m].name));
+  if (!st) st = talus_json_set(c, "what", talus_json_string(mask_table[m].what));
+  if (!st) st = talus_json_set(c, "unit", talus_json_string(mask_table[m].unit));
+  if (!st) st = talus_json_set(c, "scale", talus_json_real(sc, NULL));
+  if (!st && o->bits) st = talus_json_set(c, "normalisation", talus_json_string(v));
+  if (!st && o->bits) st = talus_json_set(c, "code", talus_json_string(code));
+  return st ? (talus_json_free(c), NULL) : c;
+}
+
+talus_status talus_mask_sidecar(const char *path, const char *file, const talus_mask_options *o,
+                                double cell) {
+  talus_json *d = talus_json_object(), *ch = talus_json_array();
+  talus_status st = talus_json_set(d, "file", talus_json_string(file));
+  if (!st) st = talus_json_set(d, "driver", talus_json_string(o->driver));
+  if (!st) st = talus_json_set(d, "bits", talus_json_int(o->bits ? o->bits : 32));
+  if (!st)
+    st = talus_json_set(d, "values",
+                        talus_json_string(o->bits ? "codes of v in 0-1" : "float32, physical"));
+  if (!st) st = talus_json_set(d, "cell_m", talus_json_real(cell, NULL));
+  for (int b = 0; b < o->n && !st; b++)
+    st = talus_json_push(ch, sidecar_channel(o, b, cell));
+  talus_status set = talus_json_set(d, "channels", ch); /* takes ch, also on failure */
+  if (!st) st = set;
+  if (!st) st = talus_json_write_path(d, path);
+  talus_json_free(d);
   return st;
 }

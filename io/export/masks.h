@@ -65,14 +65,21 @@ typedef struct talus_mask_options {
 } talus_mask_options;
 
 /*
- * Writes the masks of o from talus state `state` to `output`. progress
- * (may be NULL) sees 0..1; returning 0 cancels (TALUS_ERR_CANCELLED,
- * nothing written). Errors: not a state TALUS_ERR_FORMAT; flow, wear or
- * deposition from a state without accumulators TALUS_ERR_DATA (naming
- * simulation.masks); an unknown driver, one that cannot write files, or
- * one that refuses the bands' type TALUS_ERR_ARGUMENT; I/O TALUS_ERR_IO.
+ * Writes the masks of o from talus state `state` to `output`; *cell (may
+ * be NULL) gets the state's cell size [m]. progress (may be NULL) sees
+ * 0..1; returning 0 cancels (TALUS_ERR_CANCELLED, nothing written). Errors: not a state
+ * TALUS_ERR_FORMAT; flow, wear or deposition from a state without accumulators TALUS_ERR_DATA
+ * (naming simulation.masks); an unknown driver, one that cannot write files, or one that refuses
+ * the bands' type TALUS_ERR_ARGUMENT; I/O TALUS_ERR_IO.
  */
 talus_status talus_mask_export(const char *state, const char *output, const talus_mask_options *o,
-                               talus_progress_fn progress, void *user);
+                               double *cell, talus_progress_fn progress, void *user);
+
+/* Writes the JSON sidecar of masks written as o says from a map of cells
+ * of `cell` metres to `path` (partial + rename): `file` as recorded, the
+ * bits, and per channel (R, G, B, A) the mask, its unit, scale, and the
+ * formulas from the physical value to v in 0-1 and to the code. */
+talus_status talus_mask_sidecar(const char *path, const char *file, const talus_mask_options *o,
+                                double cell);
 
 #endif /* TALUS_IO_EXPORT_MASKS_H */
