@@ -91,6 +91,8 @@ static void export_usage(void) {
          "                      default from the extension: .png PNG, .tif GTiff\n"
          "  --bits 8|16|32      8- or 16-bit codes of the 0-1 masks, or 32: float32 in the\n"
          "                      physical units (default 32 for GTiff and COG, else 8)\n"
+         "  --size N | WxH, -r  a splat map of N x N (W x H) samples over the map, resampled\n"
+         "                      by GDAL after the codes are computed (e.g. Unity 1024)\n"
          "  --mask-scale M=V    the value that reads as 1 (defaults: wear, deposition, water,\n"
          "                      sand 1 m, sediment 0.1 m, flow 1 m2); linear, clamped, except\n"
          "                      flow: log10(1 + m3 / cell size / V) / 3 (three decades of\n"
@@ -285,10 +287,11 @@ static talus_status export_settle_masks(export_opts *o) {
                       o->mk.bits);
   if (o->mk.bits == 32) o->mk.bits = 0;
   o->mk.creation_options = o->co;
-  if (o->hm.width || o->hm.z_stated || o->tiles_x || o->mo.multi_only || o->mo.base_given ||
-      o->tile || o->mo.crop)
+  o->mk.width = o->hm.width, o->mk.height = o->hm.height, o->mk.resampling = o->hm.resampling;
+  if (o->hm.z_stated || o->tiles_x || o->mo.multi_only || o->mo.base_given || o->tile ||
+      o->mo.crop || o->mo.merge || o->mo.max_triangles)
     return talus_fail(TALUS_ERR_ARGUMENT, "args",
-                      "--mask takes none of --size, --z-range, --tiles and the mesh options");
+                      "--mask takes none of --z-range, --tiles and the mesh options");
   return TALUS_OK;
 }
 

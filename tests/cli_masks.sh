@@ -4,7 +4,8 @@
 # A tiled run's masks are the bytes of a monolithic run's; float masks are
 # the state's accumulators and top-column fields exactly; 8- and 16-bit
 # masks pack up to four as RGBA with the documented normalisation, which
-# does not depend on the window exported (no per-map stretch); COG and any
+# does not depend on the window exported (no per-map stretch); --size
+# resamples them to an engine's size; COG and any
 # GDAL driver that writes files; every bad request fails with a message
 # and no file.
 source "$(dirname "$0")/lib_cli.sh"
@@ -72,6 +73,25 @@ assert [x[\"mask\"] for x in c] == [\"flow\", \"wear\", \"deposition\", \"water\
 assert c[0][\"unit\"] == \"m3\" and \"log10\" in c[0][\"normalisation\"] and c[1][\"scale\"] == 1
 p = json.load(open(\"$W/m_phys.tif.json\"))
 assert p[\"bits\"] == 32 and \"normalisation\" not in p[\"channels\"][0]
+"'
+
+# Engine sizes: --size resamples the computed codes (or values) by GDAL.
+"$T" export "$W/m_state.tif" --mask flow,wear,deposition,water --size 192 -r nearest \
+  -o "$W/m192.png" -q
+"$T" export "$W/m_state.tif" --mask wear --size 48 -r average -o "$W/m48.tif" -q
+check "--size 192 -r nearest: each code twice over; --size 48 -r average: 2 x 2 means" \
+  '/usr/bin/python3 -c "
+import numpy as np
+from osgeo import gdal
+a = gdal.Open(\"$W/m_splat.png\").ReadAsArray(); b = gdal.Open(\"$W/m192.png\").ReadAsArray()
+assert b.shape == (4, 192, 192) and (b[:, ::2, ::2] == a).all() and (b[:, 1::2, 1::2] == a).all()
+p = gdal.Open(\"$W/m_phys.tif\")
+w = p.GetRasterBand(2).ReadAsArray().astype(np.float64)
+d = gdal.Open(\"$W/m48.tif\")
+m = d.ReadAsArray().astype(np.float64)
+ref = w.reshape(48, 2, 48, 2).mean(axis=(1, 3))
+assert m.shape == (48, 48) and np.allclose(m, ref, rtol=1e-5, atol=1e-7), abs(m - ref).max()
+assert abs(d.GetGeoTransform()[1] - 2 * p.GetGeoTransform()[1]) < 1e-9
 "'
 
 # No per-map stretch: a window of the state exports to the same codes.

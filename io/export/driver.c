@@ -5,15 +5,18 @@
 #include "io/export/driver.h"
 #include "io/raster/raster_private.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 struct talus_export_rows {
   const char *path;
-  char *tmp;
+  char *tmp, *sized; /* the rows file; the resampled one (talus_export_rows_resize) */
   GDALDatasetH ds;
   int nx, ny, nbands;
+  int W, H; /* the output's size; 0: the rows' */
+  GDALRIOResampleAlg alg;
 };
 
 /* 1 when the space-separated list `list` holds word w. */
@@ -50,8 +53,77 @@ talus_status talus_export_driver_check(const char *driver, const char *type) {
 static void rows_free(talus_export_rows *r) {
   if (r->ds) GDALClose(r->ds);
   if (r->tmp) unlink(r->tmp);
+  if (r->sized) unlink(r->sized);
   free(r->tmp);
+  free(r->sized);
   free(r);
+}
+
+talus_status talus_export_rows_resize(talus_export_rows *r, int W, int H, const char *resampling) {
+  if (!talus_resampling_of(resampling, &r->alg))
+    return talus_fail(TALUS_ERR_ARGUMENT, "export", "unknown resampling '%s' (%s)", resampling,
+                      TALUS_RESAMPLING_NAMES);
+  size_t len = strlen(r->path) + sizeof ".size.tif";
+  if (!(r->sized = malloc(len))) return talus_fail(TALUS_ERR_NOMEM, "export", "out of memory");
+  snprintf(r->sized, len, "%s.size.tif", r->path);
+  r->W = W, r->H = H;
+  return TALUS_OK;
+}
+
+/* The rows' description, units, colours, NoData, metadata and georef,
+ * scaled to W × H samples, onto dataset d. */
+static void rows_describe(const talus_export_rows *r, GDALDatasetH d) {
+  double gt[6];
+  if (GDALGetGeoTransform(r->ds, gt) == CE_None) {
+    double fx = (double)r->nx / r->W, fy = (double)r->ny / r->H;
+    gt[1] *= fx, gt[4] *= fx, gt[2] *= fy, gt[5] *= fy;
+    GDALSetGeoTransform(d, gt);
+  }
+  const char *wkt = GDALGetProjectionRef(r->ds);
+  if (wkt && *wkt) GDALSetProjection(d, wkt);
+  GDALSetMetadata(d, GDALGetMetadata(r->ds, NULL), NULL);
+  for (int b = 1; b <= r->nbands; b++) {
+    GDALRasterBandH s = GDALGetRasterBand(r->ds, b), t = GDALGetRasterBand(d, b);
+    int has = 0;
+    double nd = GDALGetRasterNoDataValue(s, &has);
+    GDALSetDescription(t, GDALGetDescription(s));
+    GDALSetRasterUnitType(t, GDALGetRasterUnitType(s));
+    GDALSetRasterColorInterpretation(t, GDALGetRasterColorInterpretation(s));
+    if (has) GDALSetRasterNoDataValue(t, nd);
+  }
+}
+
+/* Resamples the rows into the W × H file (r->sized), window by window,
+ * rounding codes (integer bands) to the nearest. */
+static talus_status rows_resample(talus_export_rows *r) {
+  GDALDataType type = GDALGetRasterDataType(GDALGetRasterBand(r->ds, 1));
+  const char *co[] = {"TILED=YES", "COMPRESS=ZSTD", "BIGTIFF=IF_SAFER", NULL};
+  GDALDatasetH d =
+      GDALCreate(GDALGetDriverByName("GTiff"), r->sized, r->W, r->H, r->nbands, type, (char **)co);
+  float *v = d ? malloc((size_t)r->W * TALUS_RASTER_WINDOW_ROWS * sizeof *v) : NULL;
+  talus_status st = v ? TALUS_OK : talus_gdal_fail(TALUS_ERR_IO, "cannot write '%s'", r->path);
+  if (d) rows_describe(r, d);
+  GDALFlushCache(r->ds);
+  for (int b = 1; b <= r->nbands && !st; b++)
+    for (int y0 = 0; y0 < r->H && !st; y0 += TALUS_RASTER_WINDOW_ROWS) {
+      int h = r->H - y0 < TALUS_RASTER_WINDOW_ROWS ? r->H - y0 : TALUS_RASTER_WINDOW_ROWS;
+      st = talus_band_rows_resampled(r->tmp, GDALGetRasterBand(r->ds, b), r->nx, r->ny, r->W, r->H,
+                                     r->alg, y0, h, v);
+      for (size_t i = 0; !st && type != GDT_Float32 && i < (size_t)r->W * h; i++)
+        v[i] = floorf(v[i] + 0.5f);
+      if (!st && GDALRasterIO(GDALGetRasterBand(d, b), GF_Write, 0, y0, r->W, h, v, r->W, h,
+                              GDT_Float32, 0, 0) != CE_None)
+        st = talus_gdal_fail(TALUS_ERR_IO, "cannot write '%s'%s", r->path,
+                             talus_disk_full_hint(r->path));
+    }
+  free(v);
+  if (!st) {
+    GDALClose(r->ds);
+    r->ds = d;
+    d = NULL;
+  }
+  if (d) GDALClose(d);
+  return st;
 }
 
 talus_status talus_export_rows_open(const char *path, int nx, int ny, int nbands,
@@ -131,6 +203,7 @@ talus_status talus_export_rows_close(talus_export_rows *r, talus_status st, cons
                                      const char *const *co) {
   if (!r) return st;
   talus_gdal_enter();
+  if (!st && r->W) st = rows_resample(r);
   if (!st) st = rows_copy(r, driver, co);
   rows_free(r);
   talus_gdal_leave();

@@ -34,6 +34,11 @@ typedef struct talus_export_rows talus_export_rows;
 talus_status talus_export_rows_open(const char *path, int nx, int ny, int nbands,
                                     talus_export_type type, const talus_georef *geo,
                                     talus_export_rows **out);
+/* Makes the output W × H samples of the rows' extent instead of the rows'
+ * own size: at close the rows are resampled by GDAL (kernel `resampling`,
+ * NULL bilinear; TALUS_ERR_ARGUMENT naming the kernels when unknown) into
+ * a second temporary file, window by window, which the driver copies. */
+talus_status talus_export_rows_resize(talus_export_rows *r, int W, int H, const char *resampling);
 /* Describes band b (0-based): its description and unit (unit may be NULL). */
 talus_status talus_export_rows_band(talus_export_rows *r, int b, const char *desc,
                                     const char *unit);

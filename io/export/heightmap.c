@@ -48,22 +48,8 @@ int talus_hm_format_from_path(const char *path, talus_hm_format *f) {
   return 0;
 }
 
-static const struct {
-  const char *name;
-  GDALRIOResampleAlg alg;
-} resamplings[] = {{"bilinear", GRIORA_Bilinear},       {"cubic", GRIORA_Cubic},
-                   {"cubicspline", GRIORA_CubicSpline}, {"lanczos", GRIORA_Lanczos},
-                   {"average", GRIORA_Average},         {"nearest", GRIORA_NearestNeighbour}};
-
 const char *talus_hm_resampling_names(void) {
-  return "bilinear (default), cubic, cubicspline, lanczos, average, nearest";
-}
-
-/* The GDAL kernel of a resampling name (NULL: bilinear); 0 when unknown. */
-static int hm_resampling(const char *name, GDALRIOResampleAlg *alg) {
-  for (size_t i = 0; i < sizeof resamplings / sizeof resamplings[0]; i++)
-    if (!name || !strcasecmp(name, resamplings[i].name)) return *alg = resamplings[i].alg, 1;
-  return 0;
+  return TALUS_RESAMPLING_NAMES;
 }
 
 /* ---------------------------------------------------------------------
@@ -85,7 +71,7 @@ typedef struct hm_src {
 /* Opens band 1 of path and checks the options against it. */
 static talus_status src_open(hm_src *s, const char *path, const talus_heightmap_options *o) {
   s->path = path;
-  if (!hm_resampling(o->resampling, &s->alg))
+  if (!talus_resampling_of(o->resampling, &s->alg))
     return talus_fail(TALUS_ERR_ARGUMENT, "export", "unknown resampling '%s' (one of: %s)",
                       o->resampling, talus_hm_resampling_names());
   talus_gdal_cache_cap(); /* GDAL's block cache within talus's bound (raster.h) */
@@ -117,28 +103,10 @@ static void src_close(hm_src *s) {
 }
 
 /* Reads rows [y0, y0 + h) of the output grid into dst (W × h): the values
- * themselves at native size, else GDAL's resampling of the matching source
- * window. */
+ * themselves at native size, else GDAL's resampling of the matching
+ * source window. */
 static talus_status src_grid_rows(const hm_src *s, int y0, int h, float *dst) {
-  CPLErr e;
-  if (s->W == s->nx && s->H == s->ny) {
-    e = GDALRasterIO(s->band, GF_Read, 0, y0, s->nx, h, dst, s->nx, h, GDT_Float32, 0, 0);
-  } else {
-    double scale = (double)s->ny / s->H, top = y0 * scale, size = h * scale;
-    int iy0 = (int)floor(top), iy1 = (int)ceil(top + size);
-    iy1 = iy1 > s->ny ? s->ny : (iy1 <= iy0 ? iy0 + 1 : iy1);
-    GDALRasterIOExtraArg extra;
-    INIT_RASTERIO_EXTRA_ARG(extra);
-    extra.eResampleAlg = s->alg;
-    extra.bFloatingPointWindowValidity = TRUE;
-    extra.dfXOff = 0.0, extra.dfYOff = top, extra.dfXSize = s->nx, extra.dfYSize = size;
-    e = GDALRasterIOEx(s->band, GF_Read, 0, iy0, s->nx, iy1 - iy0, dst, s->W, h, GDT_Float32, 0, 0,
-                       &extra);
-  }
-  if (e != CE_None)
-    return talus_gdal_fail(TALUS_ERR_IO, "cannot read rows %d..%d of '%s' at %d x %d", y0, y0 + h,
-                           s->path, s->W, s->H);
-  return TALUS_OK;
+  return talus_band_rows_resampled(s->path, s->band, s->nx, s->ny, s->W, s->H, s->alg, y0, h, dst);
 }
 
 /* Reads rows [y0, y0 + h) of the window into dst (ww × h; dst holds W × h):

@@ -230,6 +230,7 @@ talus_status talus_mask_export(const char *state, const char *output, const talu
   if (!st)
     st = talus_export_rows_open(output, s.nx, s.ny, mask_bands(o), type,
                                 talus_bands_reader_georef(s.r), &out);
+  if (!st && o->width) st = talus_export_rows_resize(out, o->width, o->height, o->resampling);
   if (!st) st = mask_describe(&s, o, out);
   for (int y0 = 0; !st && y0 < s.ny; y0 += TALUS_RASTER_WINDOW_ROWS) {
     int h = s.ny - y0 < TALUS_RASTER_WINDOW_ROWS ? s.ny - y0 : TALUS_RASTER_WINDOW_ROWS;

@@ -19,6 +19,10 @@
  *   nothing flowed, 1 at 10^3 · scale, a decade every third of the range.
  * - code = round(v · (2^bits − 1)); NoData cells get 0 (float output: NaN).
  *
+ * Resized outputs (width × height samples over the map's extent, e.g. an
+ * engine's splat-map size) resample the codes (or the physical values) by
+ * GDAL after they are computed cell by cell, codes rounded to the nearest.
+ *
  * Output: any GDAL driver that can create or copy (-of; PNG for .png,
  * GTiff for .tif), written as a temporary GeoTIFF of the rows, streamed
  * window by window, then copied by the driver under a partial name and
@@ -62,6 +66,8 @@ typedef struct talus_mask_options {
   int bits;                            /* 8 or 16: normalised codes; 0: physical float32 */
   const char *driver;                  /* GDAL driver short name (PNG, GTiff, COG, ...) */
   const char *const *creation_options; /* -co for the driver (NULL-terminated, may be NULL) */
+  int width, height;                   /* output samples over the map's extent; 0: its cells */
+  const char *resampling;              /* kernel of a resized output (NULL: bilinear) */
 } talus_mask_options;
 
 /*
