@@ -71,6 +71,14 @@ static talus_status domain_init_hardness(talus_domain *d) {
   return st;
 }
 
+/* Allocates the accumulators (zeroed) when the run sums them
+ * (simulation.masks) and the tile lacks them. */
+static talus_status domain_init_acc(talus_domain *d) {
+  talus_tile *t = d->tile;
+  if (!d->ctx.P.accumulate || t->acc) return TALUS_OK;
+  return talus_tile_ensure(t, (void **)&t->acc, TALUS_ACC_PLANES * sizeof(float), "accumulators");
+}
+
 talus_status talus_domain_create(talus_domain **out, int nx, int ny, double cell_size,
                                  const float *bedrock, const uint8_t *nodata_mask,
                                  const talus_params *params) {
@@ -85,6 +93,7 @@ talus_status talus_domain_create(talus_domain **out, int nx, int ny, double cell
   st = domain_params(d, cell_size, params);
   if (!st) st = talus_tile_create(&d->tile, (talus_rect){0, 0, nx, ny}, d->ctx.P.nz, 0);
   if (!st) st = domain_init_hardness(d);
+  if (!st) st = domain_init_acc(d);
   if (!st) st = domain_load_heights(d, bedrock, nodata_mask);
   if (st) {
     talus_domain_free(d);
@@ -108,6 +117,7 @@ talus_status talus_domain_wrap(talus_tile *tile, double cell_size, const talus_p
   talus_status st = domain_params(d, cell_size, p);
   if (!st) d->ctx.P.nz = tile->nz;
   if (!st) st = domain_init_hardness(d);
+  if (!st) st = domain_init_acc(d);
   if (st) {
     talus_domain_free(d);
     return st;

@@ -44,8 +44,11 @@ static void erode_usage(void) {
       "  --no-preview           do not write the preview\n"
       "  --report FILE.json     run report: parameters, timings, memory, mass ledger\n"
       "  --export FORMAT:PATH   also write PATH as `talus export OUT -of FORMAT -o PATH` would\n"
-      "                         (PNG16, R16, R32, GTiff with PATH.json; OBJ, PLY, GLB from\n"
-      "                         the --state, which they need); repeatable\n"
+      "                         (PNG16, R16, R32, GTiff or a GDAL driver such as COG, with\n"
+      "                         PATH.json; OBJ, PLY, GLB from the --state, which they need;\n"
+      "                         MASKS[=M,...] the --mask splat map of the --state, default\n"
+      "                         flow,wear,deposition,water, with simulation.masks turned on);\n"
+      "                         repeatable\n"
       "  --cell-size M          cell size in metres (overrides the raster)\n"
       "  --z-scale F            multiply input heights by F\n"
       "  --nodata POLICY        outflow (default), wall or fill\n"
@@ -137,17 +140,19 @@ static int erode_tile_option(app_args *a, erode_opts *o) {
   return 0;
 }
 
-/* Takes one --export FORMAT:PATH (checked now, run after the erosion);
- * returns 1, or -1 with the error recorded. */
+/* Takes one --export FORMAT:PATH (checked now, run after the erosion); a
+ * MASKS export turns simulation.masks on. Returns 1, or -1 with the error
+ * recorded. */
 static int erode_export_option(const char *v, erode_opts *o) {
   const char *path = NULL;
-  int mesh = 0;
-  if (o->nexports >= ERODE_MAX_EXPORTS) {
+  int kind = 0;
+  if (o->nexports >= ERODE_MAX_EXPORTS || o->nsets >= ERODE_MAX_LIST) {
     talus_fail(TALUS_ERR_ARGUMENT, "args", "at most %d --export options", ERODE_MAX_EXPORTS);
     return -1;
   }
-  if (export_spec_check(v, &path, &mesh)) return -1;
+  if (export_spec_check(v, &path, &kind)) return -1;
   o->exports[o->nexports++] = v;
+  if (kind == EXPORT_MASKS) o->sets[o->nsets++] = "simulation.masks=true";
   return 1;
 }
 
@@ -253,10 +258,11 @@ static talus_status erode_parse(int argc, char **argv, erode_opts *o, int *stop)
   if (st) return st;
   for (int e = 0; e < o->nexports && !st; e++) {
     const char *path = NULL;
-    int mesh = 0;
-    if (!export_spec_check(o->exports[e], &path, &mesh) && mesh && !o->state)
+    int kind = 0;
+    if (!export_spec_check(o->exports[e], &path, &kind) && kind && !o->state)
       st = talus_fail(TALUS_ERR_ARGUMENT, "args",
-                      "--export %s: a mesh is made from the layered state; add --state FILE.tif",
+                      "--export %s: a mesh or masks are made from the layered state; add --state "
+                      "FILE.tif",
                       o->exports[e]);
   }
   if (st) return st;
@@ -386,7 +392,8 @@ static talus_status erode_state_mask(const talus_bands *b, const talus_state_hea
   return TALUS_OK;
 }
 
-/* Column counts, then every stored layer field, into the domain's tile. */
+/* Column counts, then every stored layer field and accumulator, into the
+ * domain's tile. */
 static talus_status erode_state_fill(const talus_bands *b, const talus_state_header *h,
                                      talus_domain *d) {
   talus_tile *t = d->tile;
@@ -400,6 +407,10 @@ static talus_status erode_state_fill(const talus_bands *b, const talus_state_hea
       if (bi < 0) continue; /* layers above the highest count are not stored */
       talus_state_set_layer(t, t->buf, f, k, b->band[bi]);
     }
+  for (int a = 0; t->acc && a < TALUS_ACC_PLANES && !st; a++) {
+    int bi = talus_bands_find(b, talus_state_acc_name(a));
+    if (bi >= 0) talus_state_set_acc(t, t->buf, a, b->band[bi]);
+  }
   return st;
 }
 
@@ -417,6 +428,9 @@ static talus_status erode_state_domain(const talus_bands *b, const talus_params 
   char nz[32];
   snprintf(nz, sizeof nz, "%d", h.layers);
   if (!st) st = talus_params_set(p, "simulation.layers", nz);
+  /* a state that holds accumulators keeps summing them */
+  if (!st && talus_bands_find(b, talus_state_acc_name(0)) >= 0)
+    st = talus_params_set(p, "simulation.masks", "1");
   uint8_t *mask = NULL;
   if (!st) st = erode_state_mask(b, &h, &mask);
   talus_domain *d = NULL;

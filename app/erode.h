@@ -75,11 +75,12 @@ int erode_output_paths(const erode_opts *o, char paths[][ERODE_PATH_MAX]);
  * of blocks are written as soon as every row below y_end was added. */
 typedef struct erode_writer erode_writer;
 /* Opens the surface, --maps and --state files and the preview of an nx × ny
- * map; the state holds L layers (the highest column count) of nz, at
+ * map; the state holds L layers (the highest column count) of nz, and the
+ * accumulators when acc is set (the tiles added then have them), at
  * global step `step`. max_rows: the most rows one batch of adds spans
  * before erode_writer_rows_done. */
 talus_status erode_writer_open(erode_writer **out, const erode_opts *o, const talus_georef *geo,
-                               int nx, int ny, double cell, int nz, int L, int64_t step,
+                               int nx, int ny, double cell, int nz, int L, int acc, int64_t step,
                                int max_rows);
 /* Rows of one GeoTIFF block (the unit rows are written in). */
 int erode_writer_block_rows(const erode_writer *w);

@@ -65,6 +65,10 @@ static talus_status source_open_state(erode_source *s, const char *path, talus_p
       talus_state_band_name(k, f, name);
       s->band[k][f] = talus_bands_reader_find(s->bands, name);
     }
+  for (int a = 0; a < TALUS_ACC_PLANES; a++)
+    s->acc[a] = talus_bands_reader_find(s->bands, talus_state_acc_name(a));
+  /* a state that holds accumulators keeps summing them */
+  if (!st && s->acc[0] >= 0) st = talus_params_set(p, "simulation.masks", "1");
   return st ? st : talus_georef_copy(&s->geo, talus_bands_reader_georef(s->bands));
 }
 
@@ -151,6 +155,11 @@ static talus_status source_fill_state(erode_source *s, talus_tile *t, talus_rect
       st = talus_bands_reader_read(s->bands, s->band[k][f], r.x0, r.y0, r.w, r.h, s->v);
       if (!st) talus_state_set_layer(t, r, f, k, s->v);
     }
+  for (int a = 0; t->acc && a < TALUS_ACC_PLANES && !st; a++) {
+    if (s->acc[a] < 0) continue;
+    st = talus_bands_reader_read(s->bands, s->acc[a], r.x0, r.y0, r.w, r.h, s->v);
+    if (!st) talus_state_set_acc(t, r, a, s->v);
+  }
   return st;
 }
 

@@ -39,9 +39,9 @@ typedef struct tiled_run {
   erode_source *src;
   talus_store *store;
   talus_tiled *g;
-  talus_mpi_grid *m; /* with more than one rank, else NULL */
-  int core, K, disk, hard;
-  char dir[TALUS_PATH_BUF]; /* the disk store's directory */
+  talus_mpi_grid *m;           /* with more than one rank, else NULL */
+  int core, K, disk, optional; /* optional: talus_tile_optional of the run */
+  char dir[TALUS_PATH_BUF];    /* the disk store's directory */
   int64_t end;
   talus_volumes v0, v1;
   talus_run_stats stats;
@@ -66,8 +66,10 @@ static int64_t default_limit(void) {
 static talus_plan_in tiled_plan_in(const erode_opts *o, int nx, int ny, const talus_kparams *P,
                                    int state) {
   talus_plan_in in = {0};
-  in.nx = nx, in.ny = ny, in.nz = P->nz, in.state_bands = talus_state_band_count(P->nz);
+  in.nx = nx, in.ny = ny, in.nz = P->nz, in.state_bands = talus_state_bands(P->nz, P->accumulate);
   in.extra_scratch = P->pt_enable ? 2 * (int)sizeof(int64_t) : 0; /* the droplets' t->pt_acc */
+  if (P->accumulate) /* the accumulators (persistent) and the start-of-step solid (scratch) */
+    in.extra_scratch += TALUS_ACC_PLANES * (int)sizeof(float) + (int)sizeof(double);
   in.state_in = state, in.map_bands = o->maps ? erode_map_count() : 0,
   in.state_out = o->state != NULL;
   in.mem_limit = o->mem_limit;
@@ -316,7 +318,7 @@ static talus_status tiled_advance(tiled_run *t) {
 /* A tile of persistent fields only (what the store holds): reading back
  * needs no scratch, which would double the footprint. */
 static talus_status tiled_light_tile(const tiled_run *t, int w, int h, talus_tile **out) {
-  return talus_tile_create_groups(out, (talus_rect){0, 0, w, h}, t->src->ctx.P.nz, t->hard,
+  return talus_tile_create_groups(out, (talus_rect){0, 0, w, h}, t->src->ctx.P.nz, t->optional,
                                   TALUS_TILE_PERSISTENT);
 }
 
@@ -392,7 +394,8 @@ static talus_status tiled_output(tiled_run *t) {
   if (!st && t->o->state) st = tiled_layers(t, core, &L);
   if (!st)
     st = erode_writer_open(&w, t->o, &t->src->geo, t->src->nx, t->src->ny,
-                           (double)t->src->ctx.P.cell_size, t->src->ctx.P.nz, L, t->end, t->core);
+                           (double)t->src->ctx.P.cell_size, t->src->ctx.P.nz, L,
+                           t->src->ctx.P.accumulate, t->end, t->core);
   if (!st) st = tiled_output_rows(t, w, core);
   if (!st) {
     st = erode_writer_commit(w);
@@ -454,7 +457,7 @@ static talus_status tiled_prepare(tiled_run *t, const talus_params *p) {
   if (!st) st = talus_backend_choose_reported(t->o->device, &t->src->ctx.backend);
   if (st) return st;
   t->end = t->src->step + t->o->steps;
-  t->hard = t->src->ctx.P.model == TALUS_MODEL_HEIGHTFIELD || t->src->ctx.P.enable_thermal;
+  t->optional = talus_tile_optional(&t->src->ctx.P);
   st = tiled_plan(t);
   if (st) return st;
   st = tiled_open_store(t, t->src->params);

@@ -45,10 +45,10 @@ int erode_output_paths(const erode_opts *o, char paths[][ERODE_PATH_MAX]) {
     if (more[i]) snprintf(paths[n++], ERODE_PATH_MAX, "%s", more[i]);
   for (int e = 0; e < o->nexports; e++) {
     const char *path = NULL;
-    int mesh = 0;
-    if (export_spec_check(o->exports[e], &path, &mesh)) continue; /* refused when parsed */
+    int kind = 0;
+    if (export_spec_check(o->exports[e], &path, &kind)) continue; /* refused when parsed */
     snprintf(paths[n++], ERODE_PATH_MAX, "%s", path);
-    if (!mesh) export_sidecar_path(paths[n++], ERODE_PATH_MAX, path);
+    if (kind != EXPORT_MESH) export_sidecar_path(paths[n++], ERODE_PATH_MAX, path);
   }
   return n;
 }
@@ -58,6 +58,7 @@ struct erode_writer {
   int has_nodata;
   float nodata;
   int nx, ny, L, bh;                          /* map, state layers, block rows */
+  int acc;                                    /* the state holds the accumulators */
   int cap, base;                              /* ring rows held, first global row held */
   int nbands;                                 /* 1 + maps + state bands */
   float **ring;                               /* [nbands][cap * nx] */
@@ -87,17 +88,17 @@ static talus_status writer_add_file(erode_writer *w, const char *path, int nband
 }
 
 /* The state file (io/state.h): surface, columns, then 11 fields of each
- * layer k < L. */
+ * layer k < L, then the accumulators. */
 static talus_status writer_open_state(erode_writer *w, const talus_georef *geo,
                                       const talus_write_options *wo, int nz, double cell,
                                       int64_t step) {
-  int nb = talus_state_band_count(w->L);
+  int nb = talus_state_bands(w->L, w->acc);
   char(*buf)[TALUS_STATE_NAME_MAX] = calloc((size_t)nb, sizeof *buf);
   const char **names = calloc((size_t)nb + 1, sizeof *names);
   talus_status st =
       (buf && names) ? TALUS_OK : talus_fail(TALUS_ERR_NOMEM, "erode", "no memory for bands");
   if (!st) {
-    talus_state_band_names(w->L, buf, names);
+    talus_state_band_names(w->L, w->acc, buf, names);
     talus_state_meta md;
     talus_state_metadata(&md, nz, step, cell);
     st = writer_add_file(w, w->o->state, nb, names, md.list, geo, wo);
@@ -151,13 +152,13 @@ static talus_status writer_alloc(erode_writer *w, int max_rows, double cell) {
 }
 
 talus_status erode_writer_open(erode_writer **out, const erode_opts *o, const talus_georef *geo,
-                               int nx, int ny, double cell, int nz, int L, int64_t step,
+                               int nx, int ny, double cell, int nz, int L, int acc, int64_t step,
                                int max_rows) {
   erode_writer *w = calloc(1, sizeof *w);
   *out = NULL;
   if (!w) return talus_fail(TALUS_ERR_NOMEM, "erode", "no memory for the outputs");
   w->o = o;
-  w->nx = nx, w->ny = ny, w->L = L;
+  w->nx = nx, w->ny = ny, w->L = L, w->acc = acc;
   w->has_nodata = geo && geo->has_nodata;
   w->nodata = NAN; /* writer_open_files */
   talus_status st = writer_open_files(w, geo, nz, cell, step);
@@ -206,6 +207,8 @@ static void writer_state_cell(const erode_writer *w, const talus_tile *t, size_t
   for (int k = 0; k < w->L; k++)
     for (int f = 0; f < TALUS_STATE_FIELDS; f++)
       w->ring[b0 + talus_state_band(k, f)][off] = talus_state_value(t, idx, f, k);
+  for (int a = 0; w->acc && a < TALUS_ACC_PLANES; a++)
+    w->ring[b0 + talus_state_acc_band(w->L, a)][off] = talus_state_acc_value(t, idx, a);
 }
 
 /* Feeds rectangle r to the preview: both panels' heights, then the after

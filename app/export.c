@@ -8,6 +8,8 @@
  *
  * Design notes
  * ------------
+ * - Texturing masks of a state (--mask; io/export/masks.h) in any GDAL
+ *   driver.
  * - This file parses arguments and checks paths; the formats are
  *   io/export's. `talus erode … --export FORMAT:PATH` calls this same app
  *   with "-of FORMAT -o PATH" on its output (export_from_erode), so the
@@ -19,22 +21,29 @@
  */
 #include "app.h"
 #include "export_app.h"
+#include "io/export/driver.h"
 #include "io/export/heightmap.h"
+#include "io/export/masks.h"
 #include "io/export/mesh.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Prints `talus export --help`. */
 static void export_usage(void) {
   printf("usage: talus export INPUT -o OUTPUT [-of FORMAT] [options]\n"
          "Writes a heightmap for a game engine or DCC tool from a raster: an eroded surface\n"
          "(talus erode -o), a talus --state file (its band 1, the surface) or any DEM; or a\n"
-         "mesh of a state's solid (bedrock + sand) with every overhang, arch and cave.\n"
+         "mesh of a state's solid (bedrock + sand) with every overhang, arch and cave; or\n"
+         "texturing masks of a state (--mask).\n"
          "  -o, --output FILE   the heightmap; its JSON sidecar is FILE.json\n"
          "  -of FORMAT          PNG16 (16-bit PNG), R16 (RAW uint16 little-endian), R32\n"
-         "                      (RAW float32 little-endian, metres) or GTiff (float32 metres);\n"
-         "                      default from the extension: .png .r16/.raw .r32 .tif\n"
+         "                      (RAW float32 little-endian, metres) or GTiff (float32 metres),\n"
+         "                      or any GDAL driver that writes files (COG, HFA, netCDF, ...):\n"
+         "                      float32 metres, or 16-bit codes as PNG16's where the driver\n"
+         "                      takes no float; default from the extension: .png .r16/.raw .r32\n"
+         "                      .tif\n"
          "  --size N | WxH      output samples (default: the input's); any size, e.g. Unity\n"
          "                      2^n+1 (33..4097) or Unreal 1009, 2017, 4033, 8129; resampled\n"
          "                      by GDAL over the input's extent (pixel-is-area)\n"
@@ -46,8 +55,8 @@ static void export_usage(void) {
          "                      with its sidecar, sharing their edge rows and columns (Unreal\n"
          "                      World Partition, Unity terrain groups) and one Z range; the\n"
          "                      size must be C*(t-1)+1, e.g. --size 4033 --tiles 4 (1009 each)\n"
-         "  --no-sidecar        do not write FILE.json\n"
-         "  -co NAME=VALUE      GeoTIFF creation option (GTiff); repeatable\n"
+         "  --no-sidecar        do not write FILE.json (heightmaps and masks)\n"
+         "  -co NAME=VALUE      creation option of GTiff or the GDAL driver; repeatable\n"
          "  --config KEY VALUE  GDAL configuration option\n"
          "  -q, --quiet         no progress bar\n"
          "  -h, --help, --version\n"
@@ -66,7 +75,29 @@ static void export_usage(void) {
          "  --crop X0,Y0,W,H    only the cells of that rectangle, closed along its edges (a\n"
          "                      section: its cut walls show caves and arches in profile)\n"
          "  --tile N            one mesh per N x N cells, OUTPUT_x<i>_y<j>.ext; tiles share\n"
-         "                      their edge vertices exactly\n",
+         "                      their edge vertices exactly\n"
+         "  --merge             fewer triangles: every vertex inside a flat cap or wall goes\n"
+         "                      and its neighbours' polygon is re-triangulated (still closed,\n"
+         "                      same surface and volume; tiles keep their edge vertices)\n"
+         "  --max-triangles N   refuse (write nothing) a mesh, or a tile's, of more than N\n"
+         "                      triangles\n"
+         "Masks for texturing (INPUT a talus state; flow, wear and deposition need a run with\n"
+         "--set simulation.masks=true, which sums them every step and saves them in --state):\n"
+         "  --mask M[,M...]     1 to 4 of flow (water that left the cell over the run, m3),\n"
+         "                      wear / deposition (solid the cell lost / gained, summed per\n"
+         "                      step, m), water, sediment, sand (on the top column at the end,\n"
+         "                      m); several are packed as the R, G, B, A channels (two: RGB)\n"
+         "  -of DRIVER          any GDAL driver that writes files (PNG, GTiff, COG, JPEG, ...);\n"
+         "                      default from the extension: .png PNG, .tif GTiff\n"
+         "  --bits 8|16|32      8- or 16-bit codes of the 0-1 masks, or 32: float32 in the\n"
+         "                      physical units (default 32 for GTiff and COG, else 8)\n"
+         "  --size N | WxH, -r  a splat map of N x N (W x H) samples over the map, resampled\n"
+         "                      by GDAL after the codes are computed (e.g. Unity 1024)\n"
+         "  --mask-scale M=V    the value that reads as 1 (defaults: wear, deposition, water,\n"
+         "                      sand 1 m, sediment 0.1 m, flow 1 m2); linear, clamped, except\n"
+         "                      flow: log10(1 + m3 / cell size / V) / 3 (three decades of\n"
+         "                      discharge per metre of width); the same for every tile and\n"
+         "                      resolution of a map, never stretched to the map's range\n",
          talus_hm_resampling_names());
 }
 
@@ -83,6 +114,8 @@ typedef struct export_opts {
   talus_mesh_options mo;
   int64_t tile;
   int tiles_x, tiles_y; /* --tiles CxR: an engine grid of heightmaps */
+  int masks;            /* --mask was given: texturing masks of a state */
+  talus_mask_options mk;
   char sidecar[TALUS_PATH_BUF];
 } export_opts;
 
@@ -136,6 +169,39 @@ static talus_status export_crop(const char *v, export_opts *o) {
   return TALUS_OK;
 }
 
+/* Parses --mask "NAME[,NAME...]" (1..TALUS_MASK_MAX names). */
+static talus_status export_masks(const char *v, export_opts *o) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", v);
+  o->masks = 1, o->mk.n = 0;
+  for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    int m = talus_mask_parse(t);
+    if (m < 0 || o->mk.n == TALUS_MASK_MAX)
+      return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                        m < 0 ? "--mask: unknown mask '%s' (flow, wear, deposition, water, "
+                                "sediment, sand)"
+                              : "--mask: at most 4 masks per file (RGBA), got more at '%s'",
+                        t);
+    o->mk.kind[o->mk.n++] = (talus_mask)m;
+  }
+  return o->mk.n ? TALUS_OK : talus_fail(TALUS_ERR_ARGUMENT, "args", "--mask names no mask");
+}
+
+/* Parses --mask-scale "NAME=VALUE". */
+static talus_status export_mask_scale(const char *v, export_opts *o) {
+  char name[32];
+  const char *eq = strchr(v, '=');
+  int m = -1;
+  if (eq && eq - v < (long)sizeof name) {
+    snprintf(name, sizeof name, "%.*s", (int)(eq - v), v);
+    m = talus_mask_parse(name);
+  }
+  if (m < 0)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                      "--mask-scale expects MASK=VALUE with a mask name, got '%s'", v);
+  return app_real("--mask-scale", eq + 1, 1e-12, 1e12, &o->mk.scale[m]);
+}
+
 /* Consumes one option at a->i into o; returns <0 on error, 0 if unknown. */
 static int export_option(app_args *a, export_opts *o) {
   const char *v = NULL;
@@ -150,8 +216,15 @@ static int export_option(app_args *a, export_opts *o) {
     return r;
   }
   if (app_flag(a, "--no-sidecar", NULL)) return o->no_sidecar = 1;
+  if ((r = app_take(a, "--mask", NULL, &v))) return r < 0 || export_masks(v, o) ? -1 : 1;
+  if ((r = app_take(a, "--mask-scale", NULL, &v))) return r < 0 || export_mask_scale(v, o) ? -1 : 1;
   if (app_flag(a, "--multi-only", NULL)) return o->mo.multi_only = 1;
+  if (app_flag(a, "--merge", NULL)) return o->mo.merge = 1;
+  if ((r = app_take(a, "--max-triangles", NULL, &v)))
+    return r < 0 || app_int("--max-triangles", v, 1, INT64_MAX / 2, &o->mo.max_triangles) ? -1 : 1;
   int64_t n = 0;
+  if ((r = app_take(a, "--bits", NULL, &v)))
+    return r < 0 || app_int("--bits", v, 8, 32, &n) ? -1 : (o->mk.bits = (int)n, 1);
   if ((r = app_take(a, "--margin", NULL, &v)))
     return r < 0 || app_int("--margin", v, 0, 1000, &n) ? -1 : (o->mo.margin = (int)n, 1);
   if ((r = app_take(a, "--tile", NULL, &v)))
@@ -163,16 +236,29 @@ static int export_option(app_args *a, export_opts *o) {
   return 0;
 }
 
+/* A heightmap in GDAL driver `name`: float32 metres where it takes
+ * Float32, else 16-bit codes where it takes UInt16 (*coded set); the
+ * driver's refusal when it takes neither or cannot write, a message naming
+ * talus's own formats when no such driver exists. */
+static talus_status export_gdal_format(const char *name, int *coded) {
+  *coded = 0;
+  if (!talus_export_driver_check(name, "Float32")) return TALUS_OK;
+  *coded = 1;
+  talus_status st = talus_export_driver_check(name, "UInt16");
+  if (!st || !strstr(talus_last_error(), "unknown GDAL driver")) return st;
+  return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                    "unknown format '%s': not PNG16, R16, R32, GTiff, OBJ, PLY or GLB, nor a GDAL "
+                    "driver that writes files (`gdalinfo --formats`; see talus export --help)",
+                    name);
+}
+
 /* The format: -of, else the output's extension. */
 static talus_status export_format(export_opts *o) {
   if (o->format) {
     o->mesh = talus_mesh_format_parse(o->format, &o->mesh_format);
-    if (!o->mesh && !talus_hm_format_parse(o->format, &o->hm.format))
-      return talus_fail(TALUS_ERR_ARGUMENT, "args",
-                        "unknown format '%s' (PNG16, R16, R32, GTiff, OBJ, PLY or GLB; see talus "
-                        "export --help)",
-                        o->format);
-    return TALUS_OK;
+    if (o->mesh || talus_hm_format_parse(o->format, &o->hm.format)) return TALUS_OK;
+    o->hm.format = TALUS_HM_GDAL, o->hm.driver = o->format;
+    return export_gdal_format(o->format, &o->hm.coded);
   }
   o->mesh = talus_mesh_format_from_path(o->output, &o->mesh_format);
   if (!o->mesh && !talus_hm_format_from_path(o->output, &o->hm.format))
@@ -183,13 +269,44 @@ static talus_status export_format(export_opts *o) {
   return TALUS_OK;
 }
 
+/* Settles a mask export: the GDAL driver (-of, else PNG for .png and GTiff
+ * for .tif) and the bits (default float for GTiff and COG, else 8). */
+static talus_status export_settle_masks(export_opts *o) {
+  const char *dot = strrchr(o->output, '.');
+  o->mk.driver = o->format;
+  if (!o->mk.driver && dot && !strcasecmp(dot, ".png")) o->mk.driver = "PNG";
+  if (!o->mk.driver && dot && (!strcasecmp(dot, ".tif") || !strcasecmp(dot, ".tiff")))
+    o->mk.driver = "GTiff";
+  if (!o->mk.driver)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                      "no -of DRIVER, and the extension of '%s' names none (.png .tif)", o->output);
+  int gtiff = !strcasecmp(o->mk.driver, "GTiff") || !strcasecmp(o->mk.driver, "COG");
+  if (!o->mk.bits) o->mk.bits = gtiff ? 32 : 8;
+  if (o->mk.bits != 8 && o->mk.bits != 16 && o->mk.bits != 32)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args", "--bits takes 8, 16 or 32 (float), got %d",
+                      o->mk.bits);
+  if (o->mk.bits == 32) o->mk.bits = 0;
+  o->mk.creation_options = o->co;
+  o->mk.width = o->hm.width, o->mk.height = o->hm.height, o->mk.resampling = o->hm.resampling;
+  if (o->hm.z_stated || o->tiles_x || o->mo.multi_only || o->mo.base_given || o->tile ||
+      o->mo.crop || o->mo.merge || o->mo.max_triangles)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                      "--mask takes none of --z-range, --tiles and the mesh options");
+  return TALUS_OK;
+}
+
 /* Settles the format and refuses the options that do not fit it. */
 static talus_status export_settle(export_opts *o) {
   o->hm.creation_options = o->co;
+  if (o->masks) return export_settle_masks(o);
+  if (o->mk.bits) return talus_fail(TALUS_ERR_ARGUMENT, "args", "--bits is for masks (--mask)");
   talus_status st = export_format(o);
-  if (!st && !o->mesh && (o->mo.multi_only || o->mo.base_given || o->tile || o->mo.crop))
+  if (!st && !o->mesh &&
+      (o->mo.multi_only || o->mo.base_given || o->tile || o->mo.crop || o->mo.merge ||
+       o->mo.max_triangles))
     st = talus_fail(TALUS_ERR_ARGUMENT, "args",
-                    "--multi-only, --base, --crop and --tile are for meshes (-of OBJ, PLY or GLB)");
+                    "--multi-only, --base, --crop, --tile, --merge and --max-triangles are for "
+                    "meshes (-of OBJ, PLY or GLB)");
   if (!st && o->mesh && (o->hm.width || o->hm.z_stated || o->tiles_x))
     st = talus_fail(TALUS_ERR_ARGUMENT, "args",
                     "--size, --z-range and --tiles are for heightmaps (--tile N for meshes)");
@@ -250,9 +367,8 @@ static talus_status export_heightmap(export_opts *o) {
     if (st) remove(o->output);
   }
   if (!st)
-    talus_info("wrote %s (%s, %d x %d, %.4g m spacing, Z %.6g..%.6g m)", o->output,
-               talus_hm_format_name(info.format), info.width, info.height, info.dx, info.zmin,
-               info.zmax);
+    talus_info("wrote %s (%s, %d x %d, %.4g m spacing, Z %.6g..%.6g m)", o->output, info.driver,
+               info.width, info.height, info.dx, info.zmin, info.zmax);
   return st;
 }
 
@@ -335,6 +451,21 @@ static talus_status export_mesh_rect(talus_mesh_source *s, int x0, int y0, int w
   return st;
 }
 
+/* --merge, then --max-triangles: the mesh of `what` as it will be written,
+ * or a refusal naming its size (nothing is written). */
+static talus_status export_mesh_budget(const export_opts *o, talus_mesh *m, const char *what) {
+  size_t before = m->nt;
+  talus_status st = o->mo.merge ? talus_mesh_merge_coplanar(m) : TALUS_OK;
+  if (!st && o->mo.merge && !o->quiet)
+    talus_info("%s: %zu triangles merged into %zu", what, before, m->nt);
+  if (!st && o->mo.max_triangles && (int64_t)m->nt > o->mo.max_triangles)
+    st = talus_fail(TALUS_ERR_ARGUMENT, "export",
+                    "%s has %zu triangles, over --max-triangles %lld; try %s--multi-only, --crop "
+                    "or --tile",
+                    what, m->nt, (long long)o->mo.max_triangles, o->mo.merge ? "" : "--merge, ");
+  return st;
+}
+
 /* One mesh per --tile N x N cells; tiles with nothing selected are left
  * out. */
 static talus_status export_mesh_tiles(export_opts *o, talus_mesh_source *s) {
@@ -349,6 +480,7 @@ static talus_status export_mesh_tiles(export_opts *o, talus_mesh_source *s) {
       talus_mesh m = {0};
       st = export_mesh_rect(s, x0, y0, w, h, &m, NULL);
       export_tile_path(path, sizeof path, o->output, tx, ty);
+      if (!st && m.nt) st = export_mesh_budget(o, &m, path);
       if (!st && m.nt) st = talus_mesh_write(&m, o->mesh_format, path);
       written += !st && m.nt;
       talus_mesh_free(&m);
@@ -372,6 +504,25 @@ static talus_status export_mesh_extent(const export_opts *o, const talus_mesh_so
   return TALUS_OK;
 }
 
+/* The masks of the state o->input. */
+static talus_status export_mask_file(export_opts *o) {
+  app_progress bar;
+  app_progress_begin(&bar, "exporting", 100, o->quiet);
+  double cell = 0.0;
+  talus_status st = talus_mask_export(o->input, o->output, &o->mk, &cell, app_progress_cb, &bar);
+  app_progress_end(&bar);
+  if (!st && !o->no_sidecar) {
+    const char *slash = strrchr(o->output, '/');
+    st = talus_mask_sidecar(o->sidecar, slash ? slash + 1 : o->output, &o->mk, cell);
+    if (st) remove(o->output);
+  }
+  if (!st)
+    talus_info("wrote %s (%d mask%s, %s, %s)", o->output, o->mk.n, o->mk.n > 1 ? "s" : "",
+               o->mk.bits ? (o->mk.bits == 8 ? "8-bit 0-1" : "16-bit 0-1") : "float32 physical",
+               o->mk.driver);
+  return st;
+}
+
 /* The mesh of the state o->input: one file, or one per tile. */
 static talus_status export_mesh(export_opts *o) {
   talus_mesh_source *s = NULL;
@@ -385,6 +536,7 @@ static talus_status export_mesh(export_opts *o) {
     app_progress_begin(&bar, "meshing", 100, o->quiet);
     st = export_mesh_rect(s, r[0], r[1], r[2], r[3], &m, &bar);
     app_progress_end(&bar);
+    if (!st) st = export_mesh_budget(o, &m, o->output);
     if (!st) st = talus_mesh_write(&m, o->mesh_format, o->output);
     if (!st)
       talus_info("wrote %s (%zu vertices, %zu triangles, %.9g m3 enclosed above the base %g m)",
@@ -410,28 +562,48 @@ static talus_status export_spec_split(const char *spec, char *format, size_t siz
   return TALUS_OK;
 }
 
-talus_status export_spec_check(const char *spec, const char **path, int *mesh) {
-  char format[32];
+/* The masks of an --export format "MASKS" or "MASKS=M[,M...]" into
+ * list[size] (the default splat map: flow,wear,deposition,water); 0 when
+ * the format names no masks. */
+static int export_spec_masks(const char *format, char *list, size_t size) {
+  if (strncasecmp(format, "MASKS", 5) || (format[5] && format[5] != '=')) return 0;
+  snprintf(list, size, "%s", format[5] ? format + 6 : "flow,wear,deposition,water");
+  return 1;
+}
+
+talus_status export_spec_check(const char *spec, const char **path, int *kind) {
+  char format[EXPORT_SPEC_MAX], list[EXPORT_SPEC_MAX];
   talus_hm_format f;
   talus_mesh_format mf;
+  int coded = 0;
   talus_status st = export_spec_split(spec, format, sizeof format, path);
-  *mesh = !st && talus_mesh_format_parse(format, &mf);
-  if (!st && !*mesh && !talus_hm_format_parse(format, &f))
-    st = talus_fail(TALUS_ERR_ARGUMENT, "args",
-                    "--export %s: unknown format '%s' (PNG16, R16, R32, GTiff, OBJ, PLY or GLB)",
-                    spec, format);
+  *kind = EXPORT_HEIGHTMAP;
+  if (!st && export_spec_masks(format, list, sizeof list)) {
+    export_opts o = {0};
+    *kind = EXPORT_MASKS;
+    return export_masks(list, &o) ? talus_fail_context(TALUS_ERR_ARGUMENT, "--export %s", spec)
+                                  : TALUS_OK;
+  }
+  if (!st && talus_mesh_format_parse(format, &mf)) *kind = EXPORT_MESH;
+  if (!st && !*kind && !talus_hm_format_parse(format, &f) && export_gdal_format(format, &coded))
+    st = talus_fail_context(TALUS_ERR_ARGUMENT, "--export %s", spec);
   return st;
 }
 
 talus_status export_from_erode(const char *output, const char *state, const char *spec, int quiet) {
-  char format[32];
+  char format[EXPORT_SPEC_MAX], list[EXPORT_SPEC_MAX];
   const char *path = NULL;
-  int mesh = 0;
-  talus_status st = export_spec_check(spec, &path, &mesh);
+  int kind = 0;
+  talus_status st = export_spec_check(spec, &path, &kind);
   if (!st) export_spec_split(spec, format, sizeof format, &path);
-  const char *input = mesh ? state : output;
+  if (st) return st;
+  const char *input = kind ? state : output;
   char *argv[] = {(char *)input, "-of", format, "-o", (char *)path, "-q", NULL};
-  return st ? st : talus_export_app(quiet ? 6 : 5, argv);
+  if (kind == EXPORT_MASKS) { /* the file's extension picks the driver */
+    export_spec_masks(format, list, sizeof list);
+    argv[1] = "--mask", argv[2] = list;
+  }
+  return talus_export_app(quiet ? 6 : 5, argv);
 }
 
 talus_status talus_export_app(int argc, char **argv) {
@@ -443,8 +615,9 @@ talus_status talus_export_app(int argc, char **argv) {
   if (!st) st = export_parse(argc, argv, o, &help);
   if (!st && !help) {
     st = export_check_outputs(o);
+    if (!st && o->masks) st = export_mask_file(o);
     if (!st && o->mesh) st = export_mesh(o);
-    if (!st && !o->mesh) st = o->tiles_x ? export_hm_tiles(o) : export_heightmap(o);
+    if (!st && !o->mesh && !o->masks) st = o->tiles_x ? export_hm_tiles(o) : export_heightmap(o);
   }
   free(o);
   return st;

@@ -13,7 +13,9 @@
  *   architecture): a header {magic, global rect x0 y0 w h, layers L,
  *   flags} of HALO_HEADER_BYTES, then the body: count[w*h] and mask[w*h]
  *   bytes padded to 4, then for each layer k < L the planes B s w C r D p
- *   fR fU fL fD (w*h floats each), then hardness (w*h floats) when flagged.
+ *   fR fU fL fD (w*h floats each), then hardness (w*h floats) when flagged,
+ *   then the TALUS_ACC_PLANES run accumulators (kernels/accum.h) when
+ *   flagged.
  * - L is the highest column count inside the rectangle ("only the layers
  *   in use"); slots at or above a cell's count are written as 0, so stale
  *   data never travels.
@@ -41,7 +43,7 @@ typedef struct halo_header {
   uint32_t magic;
   int32_t x0, y0, w, h; /* the global rectangle the block covers */
   int32_t layers;
-  int32_t flags; /* bit 0: hardness present */
+  int32_t flags; /* HALO_FLAG_*: the optional per-cell planes present */
   int32_t reserved;
 } halo_header;
 
@@ -50,6 +52,13 @@ static_assert(sizeof(halo_header) == HALO_HEADER_BYTES, "block.h states the head
 #else
 _Static_assert(sizeof(halo_header) == HALO_HEADER_BYTES, "block.h states the header size");
 #endif
+
+/* The optional per-cell planes a block carries (its header's flags). */
+enum {
+  HALO_FLAG_HARD = 1, /* hardness: one plane */
+  HALO_FLAG_ACC = 2,  /* run accumulators: HALO_ACC_PLANES planes */
+  HALO_ACC_PLANES = 3 /* = TALUS_ACC_PLANES (kernels/state.h, checked in halo.c) */
+};
 
 /* The float planes of one layer, in block order: seven fields, then the
  * four flux directions. */
@@ -66,11 +75,11 @@ enum {
 };
 
 /* The header of a block of global rectangle (x0, y0, w, h) carrying
- * `layers` layers (and hardness when hard is set): the format's one
- * header constructor. */
+ * `layers` layers and the optional planes of `flags` (HALO_FLAG_*): the
+ * format's one header constructor. */
 static inline halo_header halo_header_of(int32_t x0, int32_t y0, int32_t w, int32_t h, int layers,
-                                         int hard) {
-  halo_header hd = {HALO_MAGIC, x0, y0, w, h, layers, hard, 0};
+                                         int flags) {
+  halo_header hd = {HALO_MAGIC, x0, y0, w, h, layers, flags, 0};
   return hd;
 }
 
@@ -86,16 +95,26 @@ TALUS_HD static inline size_t halo_planes_offset(size_t cells) {
 }
 
 /* Float planes of a block: HALO_FIELDS per layer, then hardness when
- * present (the plane after the last layer's). */
-TALUS_HD static inline int halo_float_planes(int layers, int hard) {
-  return layers * HALO_FIELDS + (hard ? 1 : 0);
+ * flagged (the plane after the last layer's), then the accumulators. */
+TALUS_HD static inline int halo_float_planes(int layers, int flags) {
+  return layers * HALO_FIELDS + (flags & HALO_FLAG_HARD ? 1 : 0) +
+         (flags & HALO_FLAG_ACC ? HALO_ACC_PLANES : 0);
 }
 
-/* Bytes of the block of a w × h rectangle carrying `layers` layers (and
- * hardness when hard is set). */
-static inline size_t halo_block_bytes(int w, int h, int layers, int hard) {
+/* The plane index (among a block's float planes) of accumulator a. */
+TALUS_HD static inline int halo_acc_plane(int layers, int flags, int a) {
+  return layers * HALO_FIELDS + (flags & HALO_FLAG_HARD ? 1 : 0) + a;
+}
+
+/* The flags of the optional planes tile T holds (a pointer to a
+ * talus_tile: hard, acc). */
+#define HALO_TILE_FLAGS(T) (((T)->hard ? HALO_FLAG_HARD : 0) | ((T)->acc ? HALO_FLAG_ACC : 0))
+
+/* Bytes of the block of a w × h rectangle carrying `layers` layers and
+ * the optional planes of `flags`. */
+static inline size_t halo_block_bytes(int w, int h, int layers, int flags) {
   size_t cells = (size_t)w * h;
-  return halo_planes_offset(cells) + 4 * cells * (size_t)halo_float_planes(layers, hard);
+  return halo_planes_offset(cells) + 4 * cells * (size_t)halo_float_planes(layers, flags);
 }
 
 /* Of the arrays of the seven per-layer fields in block order, the one of

@@ -64,12 +64,27 @@ static int halo_block_layers(const talus_tile *t, talus_rect r) {
 
 size_t halo_block_size(const talus_tile *t, talus_rect r) {
   int L = halo_block_layers(t, r);
-  return L ? halo_block_bytes(r.w, r.h, L, t->hard != NULL) : 0;
+  return L ? halo_block_bytes(r.w, r.h, L, HALO_TILE_FLAGS(t)) : 0;
+}
+
+_Static_assert((int)HALO_ACC_PLANES == (int)TALUS_ACC_PLANES,
+               "block.h counts the accumulator planes");
+
+/* The tile plane behind optional float plane q (past the layers' planes)
+ * of a block with `flags`: hardness, then the accumulators. */
+static float *halo_extra_plane(const talus_tile *t, int L, int flags, int q) {
+  int e = q - 1 - L * HALO_FIELDS;
+  if (flags & HALO_FLAG_HARD) {
+    if (e == 0) return t->hard;
+    e--;
+  }
+  return t->acc + (size_t)e * t->plane;
 }
 
 /* Copies row j of plane q of rectangle r of t into block v: q = 0 the
  * count and mask bytes, 1 .. L·11 the float planes of layers below L
- * (slots at or above a cell's count become 0), L·11 + 1 hardness. */
+ * (slots at or above a cell's count become 0), then hardness and the
+ * accumulators (halo_extra_plane). */
 static void halo_cut_row(const talus_tile *t, talus_rect r, int j, halo_view v, int L, int q) {
   size_t idx = talus_idx(t, r.x0 - t->buf.x0, r.y0 - t->buf.y0 + j), c = (size_t)j * r.w;
   const uint8_t *cnt = t->count + idx;
@@ -83,25 +98,26 @@ static void halo_cut_row(const talus_tile *t, talus_rect r, int j, halo_view v, 
     for (int i = 0; i < r.w; i++)
       dst[i] = cnt[i] > k ? src[i] : 0.0f;
   } else {
-    memcpy((float *)v.fl + (size_t)(q - 1) * v.cells + c, t->hard + idx, (size_t)r.w * 4);
+    memcpy((float *)v.fl + (size_t)(q - 1) * v.cells + c,
+           halo_extra_plane(t, L, HALO_TILE_FLAGS(t), q) + idx, (size_t)r.w * 4);
   }
 }
 
-void halo_block_header(void *dst, talus_rect r, int layers, int hard) {
-  halo_header hd = halo_header_of(r.x0, r.y0, r.w, r.h, layers, hard);
+void halo_block_header(void *dst, talus_rect r, int layers, int flags) {
+  halo_header hd = halo_header_of(r.x0, r.y0, r.w, r.h, layers, flags);
   memcpy(dst, &hd, sizeof hd);
 }
 
 talus_status halo_block_write(const talus_tile *t, talus_rect r, void *dst, size_t n) {
   int L = halo_block_layers(t, r);
-  if (!L || n < halo_block_bytes(r.w, r.h, L, t->hard != NULL))
+  if (!L || n < halo_block_bytes(r.w, r.h, L, HALO_TILE_FLAGS(t)))
     return talus_fail(TALUS_ERR_INTERNAL, "halo", "cut %dx%d+%d+%d outside tile or short buffer",
                       r.w, r.h, r.x0, r.y0);
-  halo_block_header(dst, r, L, t->hard != NULL);
+  halo_block_header(dst, r, L, HALO_TILE_FLAGS(t));
   halo_view v = halo_view_of(dst);
   unsigned char *pad = (unsigned char *)dst + sizeof v.hd + 2 * v.cells;
   memset(pad, 0, (size_t)((const unsigned char *)v.fl - pad));
-  int planes = 1 + halo_float_planes(L, t->hard != NULL);
+  int planes = 1 + halo_float_planes(L, HALO_TILE_FLAGS(t));
 #pragma omp parallel for collapse(2) schedule(static) if (v.cells >= HALO_PAR_CELLS)
   for (int q = 0; q < planes; q++)
     for (int j = 0; j < r.h; j++)
@@ -135,7 +151,8 @@ int halo_block_rect(const void *data, size_t n, talus_rect *r) {
   if (hd.magic != HALO_MAGIC || hd.w <= 0 || hd.h <= 0 || hd.w > HALO_MAX_SIDE ||
       hd.h > HALO_MAX_SIDE || hd.x0 < -HALO_MAX_POS || hd.x0 > HALO_MAX_POS ||
       hd.y0 < -HALO_MAX_POS || hd.y0 > HALO_MAX_POS || hd.layers < 1 || hd.layers > TALUS_NZ_MAX ||
-      n != halo_block_bytes(hd.w, hd.h, hd.layers, hd.flags & 1))
+      (hd.flags & ~(HALO_FLAG_HARD | HALO_FLAG_ACC)) ||
+      n != halo_block_bytes(hd.w, hd.h, hd.layers, hd.flags))
     return 0;
   *r = (talus_rect){hd.x0, hd.y0, hd.w, hd.h};
   return 1;
@@ -160,16 +177,34 @@ static int halo_paste_layers(const talus_tile *t, halo_view v, int fill) {
   return fill ? t->nz : v.hd.layers;
 }
 
+/* Pastes w cells from block cell c to tile index idx of the tile's
+ * optional plane e (0.. in HALO_TILE_FLAGS order: hardness, then the
+ * accumulators) from the block's same plane; where the block lacks it,
+ * fill writes 0 and no fill leaves the tile's values. */
+static void halo_paste_extra(talus_tile *t, halo_view v, int e, size_t idx, size_t c, int w,
+                             int fill) {
+  int hard = t->hard && e == 0, a = e - (t->hard ? 1 : 0), bf = v.hd.flags;
+  float *dst = hard ? t->hard : t->acc + (size_t)a * t->plane;
+  int q = -1;
+  if (hard && (bf & HALO_FLAG_HARD)) q = v.hd.layers * HALO_FIELDS;
+  if (!hard && (bf & HALO_FLAG_ACC)) q = halo_acc_plane(v.hd.layers, bf, a);
+  if (q >= 0)
+    memcpy(dst + idx, v.fl + (size_t)q * v.cells + c, (size_t)w * 4);
+  else if (fill)
+    memset(dst + idx, 0, (size_t)w * 4);
+}
+
 /* Pastes row y (global) of plane q of block v, clipped to columns
  * [x0, x1), into t: q = 0 the count and mask bytes, 1 .. layers·11 the
- * float planes (halo_paste_layers), then hardness.
+ * float planes (halo_paste_layers), then hardness and the accumulators
+ * (halo_paste_extra).
  * fill = 0: only slots below a cell's count are written (as before);
  * fill = 1: every slot of every layer is written, the others with their
  * reset value, so the row needs no talus_tile_reset first. */
 static void halo_paste_row(talus_tile *t, halo_view v, int y, int x0, int x1, int fill, int q) {
   size_t idx = talus_idx(t, x0 - t->buf.x0, y - t->buf.y0);
   size_t c = (size_t)(y - v.hd.y0) * v.hd.w + (size_t)(x0 - v.hd.x0);
-  int w = x1 - x0, L = v.hd.layers, hard = v.hd.flags & 1;
+  int w = x1 - x0, L = v.hd.layers;
   const uint8_t *cnt = v.cnt + c;
   if (q == 0) {
     memcpy(t->count + idx, cnt, (size_t)w);
@@ -188,10 +223,8 @@ static void halo_paste_row(talus_tile *t, halo_view v, int y, int x0, int x1, in
       for (int i = 0; i < w; i++)
         dst[i] = cnt[i] > k ? src[i] : dst[i];
     }
-  } else if (t->hard && hard) {
-    memcpy(t->hard + idx, v.fl + (size_t)L * HALO_FIELDS * v.cells + c, (size_t)w * 4);
-  } else if (t->hard && fill) {
-    memset(t->hard + idx, 0, (size_t)w * 4);
+  } else {
+    halo_paste_extra(t, v, q - 1 - halo_paste_layers(t, v, fill) * HALO_FIELDS, idx, c, w, fill);
   }
 }
 
@@ -202,9 +235,10 @@ static talus_status halo_paste_check(const talus_tile *t, const void *data, size
   if (!halo_block_rect(data, n, &r))
     return talus_fail(TALUS_ERR_FORMAT, "halo", "malformed block of %zu bytes", n);
   *v = halo_view_of(data);
-  if (v->hd.layers > t->nz || ((v->hd.flags & 1) && !t->hard))
-    return talus_fail(TALUS_ERR_FORMAT, "halo", "block has %d layers, tile holds %d", v->hd.layers,
-                      t->nz);
+  if (v->hd.layers > t->nz || (v->hd.flags & ~HALO_TILE_FLAGS(t)))
+    return talus_fail(TALUS_ERR_FORMAT, "halo",
+                      "block has %d layers and optional planes %d, tile holds %d and %d",
+                      v->hd.layers, v->hd.flags, t->nz, HALO_TILE_FLAGS(t));
   if (!halo_counts_valid(v->cnt, v->cells, v->hd.layers))
     return talus_fail(TALUS_ERR_FORMAT, "halo", "block has a column count outside 1..%d",
                       v->hd.layers);
@@ -220,7 +254,7 @@ static talus_status halo_paste(talus_tile *t, const void *data, size_t n, int fi
   talus_status st = halo_paste_check(t, data, n, &v, &in);
   if (st) return st;
   size_t area = (size_t)in.w * in.h;
-  int planes = 1 + halo_float_planes(halo_paste_layers(t, v, fill), t->hard != NULL);
+  int planes = 1 + halo_float_planes(halo_paste_layers(t, v, fill), HALO_TILE_FLAGS(t));
 #pragma omp parallel for collapse(2) schedule(static) if (area >= HALO_PAR_CELLS)
   for (int q = 0; q < planes; q++)
     for (int y = in.y0; y < in.y0 + in.h; y++)

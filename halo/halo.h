@@ -16,7 +16,7 @@
 /* Writes the header of the block of global rectangle r at dst (block.h's
  * halo_header_of), for packers that write the body themselves (the GPU:
  * kernels/cuda). */
-void halo_block_header(void *dst, talus_rect r, int layers, int hard);
+void halo_block_header(void *dst, talus_rect r, int layers, int flags);
 
 /* Cuts the global rectangle r (inside t->buf) into a new malloc'd block. */
 talus_status halo_block_cut(const talus_tile *t, talus_rect r, void **out, size_t *n);

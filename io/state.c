@@ -46,6 +46,19 @@ int talus_state_band_count(int L) {
   return 2 + L * TALUS_STATE_FIELDS;
 }
 
+int talus_state_bands(int L, int acc) {
+  return talus_state_band_count(L) + (acc ? TALUS_ACC_PLANES : 0);
+}
+
+int talus_state_acc_band(int L, int a) {
+  return talus_state_band_count(L) + a;
+}
+
+const char *talus_state_acc_name(int a) {
+  static const char *const names[TALUS_ACC_PLANES] = {"acc.flow", "acc.wear", "acc.deposition"};
+  return a >= 0 && a < TALUS_ACC_PLANES ? names[a] : "";
+}
+
 int talus_state_band(int k, int f) {
   return 2 + k * TALUS_STATE_FIELDS + f;
 }
@@ -54,7 +67,7 @@ void talus_state_band_name(int k, int f, char buf[TALUS_STATE_NAME_MAX]) {
   snprintf(buf, TALUS_STATE_NAME_MAX, "layer%d.%s", k, state_field_names[f]);
 }
 
-void talus_state_band_names(int L, char (*buf)[TALUS_STATE_NAME_MAX], const char **names) {
+void talus_state_band_names(int L, int acc, char (*buf)[TALUS_STATE_NAME_MAX], const char **names) {
   names[0] = "surface";
   names[1] = "columns";
   for (int k = 0; k < L; k++)
@@ -63,6 +76,8 @@ void talus_state_band_names(int L, char (*buf)[TALUS_STATE_NAME_MAX], const char
       talus_state_band_name(k, f, buf[b]);
       names[b] = buf[b];
     }
+  for (int a = 0; acc && a < TALUS_ACC_PLANES; a++)
+    names[talus_state_acc_band(L, a)] = talus_state_acc_name(a);
 }
 
 void talus_state_metadata(talus_state_meta *m, int nz, int64_t step, double cell) {
@@ -110,6 +125,17 @@ static void state_columns_band(const talus_tile *t, float *band) {
       band[(size_t)y * t->buf.w + x] = (float)t->count[talus_idx(t, x, y)];
 }
 
+float talus_state_acc_value(const talus_tile *t, size_t idx, int a) {
+  return t->acc[(size_t)a * t->plane + idx];
+}
+
+/* The band of accumulator a. */
+static void state_acc_band(const talus_tile *t, int a, float *band) {
+  for (int y = 0; y < t->buf.h; y++)
+    for (int x = 0; x < t->buf.w; x++)
+      band[(size_t)y * t->buf.w + x] = talus_state_acc_value(t, talus_idx(t, x, y), a);
+}
+
 /* The band of field f of layer k, NaN where absent. */
 static void state_layer_band(const talus_tile *t, int f, int k, float *band) {
   for (int y = 0; y < t->buf.h; y++)
@@ -119,7 +145,7 @@ static void state_layer_band(const talus_tile *t, int f, int k, float *band) {
 
 talus_status talus_state_write(const char *path, const talus_tile *t, int64_t step, double cell,
                                const talus_georef *geo, const talus_write_options *wo) {
-  int L = talus_state_layers(t, 1), nb = talus_state_band_count(L);
+  int L = talus_state_layers(t, 1), nb = talus_state_bands(L, t->acc != NULL);
   size_t n = (size_t)t->buf.w * t->buf.h;
   float **bands = calloc((size_t)nb, sizeof *bands);
   const char **names = calloc((size_t)nb + 1, sizeof *names);
@@ -132,12 +158,14 @@ talus_status talus_state_write(const char *path, const talus_tile *t, int64_t st
     if (!bands[b]) st = talus_fail(TALUS_ERR_NOMEM, "state", "no memory for state bands");
   }
   if (!st) {
-    talus_state_band_names(L, namebuf, names);
+    talus_state_band_names(L, t->acc != NULL, namebuf, names);
     state_surface_band(t, geo, bands[0]);
     state_columns_band(t, bands[1]);
     for (int k = 0; k < L; k++)
       for (int f = 0; f < TALUS_STATE_FIELDS; f++)
         state_layer_band(t, f, k, bands[talus_state_band(k, f)]);
+    for (int a = 0; t->acc && a < TALUS_ACC_PLANES; a++)
+      state_acc_band(t, a, bands[talus_state_acc_band(L, a)]);
     talus_state_meta md;
     talus_state_metadata(&md, t->nz, step, cell);
     st = talus_geotiff_write(path, t->buf.w, t->buf.h, nb, (const float *const *)bands, names,
@@ -212,4 +240,11 @@ void talus_state_set_layer(talus_tile *t, talus_rect r, int f, int k, const floa
       size_t idx = state_idx(t, r, x, y);
       if (k < t->count[idx]) pl[idx] = band[(size_t)y * r.w + x];
     }
+}
+
+void talus_state_set_acc(talus_tile *t, talus_rect r, int a, const float *band) {
+  float *pl = t->acc + (size_t)a * t->plane;
+  for (int y = 0; y < r.h; y++)
+    for (int x = 0; x < r.w; x++)
+      pl[state_idx(t, r, x, y)] = band[(size_t)y * r.w + x];
 }

@@ -12,6 +12,8 @@
  *   then per layer k < L (L = highest count in the map), 11 bands named
  *   "layer<k>.<field>" for field in bedrock, sand, water, ceiling, sediment,
  *   damage, stability, flux_r, flux_u, flux_l, flux_d; absent slots are NaN.
+ *   then, when the run sums them (simulation.masks), the accumulators of
+ *   kernels/accum.h: "acc.flow" [m³], "acc.wear" [m], "acc.deposition" [m].
  *   Metadata: TALUS_LAYERS (allocated Nz), TALUS_STEP (global step),
  *   TALUS_CELL_SIZE [m].
  * Every persistent field is stored losslessly, so continuing from a state
@@ -27,7 +29,15 @@
 #include "io/raster/raster.h"
 #include "kernels/state.h"
 
-#define TALUS_STATE_FIELDS   11 /* fields stored per layer */
+#define TALUS_STATE_FIELDS 11 /* fields stored per layer */
+/* The fields of a layer, in band order (f of talus_state_band). */
+enum {
+  TALUS_STATE_BEDROCK = 0,
+  TALUS_STATE_SAND = 1,
+  TALUS_STATE_WATER = 2,
+  TALUS_STATE_CEILING = 3,
+  TALUS_STATE_SEDIMENT = 4
+};
 #define TALUS_STATE_NAME_MAX 32 /* a band name with its NUL */
 #define TALUS_STATE_META     5  /* metadata items a state file carries */
 
@@ -42,14 +52,21 @@ int talus_state_reader_probe(const talus_bands_reader *r, int *layers);
 
 /* Bands of a state file of L layers: surface, columns, 11 per layer. */
 int talus_state_band_count(int L);
+/* Bands of a state file of L layers with the accumulators when acc is
+ * set: talus_state_band_count(L) + TALUS_ACC_PLANES. */
+int talus_state_bands(int L, int acc);
+/* Index of the band of accumulator a (TALUS_ACC_*) in a state of L layers. */
+int talus_state_acc_band(int L, int a);
+/* The band name of accumulator a ("acc.flow", "acc.wear", "acc.deposition"). */
+const char *talus_state_acc_name(int a);
 /* Index of the band of field f (0 .. TALUS_STATE_FIELDS-1) of layer k. */
 int talus_state_band(int k, int f);
 /* The band name "layer<k>.<field>" of field f of layer k, into buf. */
 void talus_state_band_name(int k, int f, char buf[TALUS_STATE_NAME_MAX]);
-/* The names of all talus_state_band_count(L) bands, in order, into
+/* The names of all talus_state_bands(L, acc) bands, in order, into
  * names[] (names[i] points into buf[i] or at a constant; buf holds
- * talus_state_band_count(L) entries). */
-void talus_state_band_names(int L, char (*buf)[TALUS_STATE_NAME_MAX], const char **names);
+ * talus_state_bands(L, acc) entries). */
+void talus_state_band_names(int L, int acc, char (*buf)[TALUS_STATE_NAME_MAX], const char **names);
 
 /* The metadata block of a state file: text holds the items, list the
  * NULL-terminated "KEY=VALUE" list talus_geotiff_write takes (pointing
@@ -69,7 +86,8 @@ int talus_state_layers(const talus_tile *t, int L);
  * NaN where the cell has no such layer. */
 float talus_state_value(const talus_tile *t, size_t idx, int f, int k);
 
-/* Writes t's whole buffer (a whole map: a domain's tile) as a state file
+/* Writes t's whole buffer (a whole map: a domain's tile, with its
+ * accumulators when t->acc) as a state file
  * at `path`, at global step `step` with cells of `cell` metres. geo (may
  * be NULL) gives the georeferencing and the NoData written on masked
  * cells; wo may be NULL. */
@@ -101,5 +119,11 @@ talus_status talus_state_set_counts(talus_tile *t, talus_rect r, const float *co
  * band's values over r (r.w × r.h, row-major), on the cells that have
  * that layer (set the counts first). */
 void talus_state_set_layer(talus_tile *t, talus_rect r, int f, int k, const float *band);
+/* Accumulator a of global rectangle r (inside t->buf, which has acc) from
+ * its band's values over r (r.w × r.h, row-major); masked cells too. */
+void talus_state_set_acc(talus_tile *t, talus_rect r, int a, const float *band);
+/* The stored value of accumulator a of the cell at buffer index idx (t
+ * has acc). */
+float talus_state_acc_value(const talus_tile *t, size_t idx, int a);
 
 #endif /* TALUS_IO_STATE_H */

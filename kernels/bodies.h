@@ -9,6 +9,7 @@
 
 #include "stages.h"
 
+#include "accum.h"
 #include "heightfield.h"
 #include "horizontal.h"
 #include "particles.h"

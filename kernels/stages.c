@@ -59,10 +59,8 @@ static int plan_particles(const talus_kparams *P, int64_t step, talus_stage_id *
   return plan_push(out, n, max, TALUS_STAGE_PT_APPLY);
 }
 
-int talus_step_plan(const talus_kparams *P, int64_t step, talus_stage_id *out, int max) {
-  if (P->model == TALUS_MODEL_HEIGHTFIELD)
-    return plan_particles(P, step, out, plan_heightfield(P, out, max), max);
-  int n = 0;
+/* The layered step: water, erosion, thermal, then the support cycle. */
+static int plan_layered(const talus_kparams *P, int64_t step, talus_stage_id *out, int n, int max) {
   n = plan_push(out, n, max, TALUS_STAGE_RAIN);
   n = plan_push(out, n, max, TALUS_STAGE_PIPES);
   n = plan_push(out, n, max, TALUS_STAGE_TRANSPORT);
@@ -87,6 +85,15 @@ int talus_step_plan(const talus_kparams *P, int64_t step, talus_stage_id *out, i
   return n;
 }
 
+int talus_step_plan(const talus_kparams *P, int64_t step, talus_stage_id *out, int max) {
+  int n = P->accumulate ? plan_push(out, 0, max, TALUS_STAGE_ACC_BEGIN) : 0;
+  if (P->model == TALUS_MODEL_HEIGHTFIELD)
+    n = plan_particles(P, step, out, n + plan_heightfield(P, out + n, max - n), max);
+  else
+    n = plan_layered(P, step, out, n, max);
+  return P->accumulate ? plan_push(out, n, max, TALUS_STAGE_ACC_END) : n;
+}
+
 int talus_stage_scratch_needs(talus_stage_id id, talus_scratch_need out[2]) {
   int n = 0;
   switch (id) {
@@ -104,6 +111,11 @@ int talus_stage_scratch_needs(talus_stage_id id, talus_scratch_need out[2]) {
   case TALUS_STAGE_HF_SETTLE:
     out[n++] =
         (talus_scratch_need){offsetof(talus_tile, hf_sed), sizeof(float), "advected sediment"};
+    break;
+  case TALUS_STAGE_ACC_BEGIN:
+  case TALUS_STAGE_ACC_END:
+    out[n++] = (talus_scratch_need){offsetof(talus_tile, acc_s0), sizeof(double),
+                                    "solid at the step's start"};
     break;
   case TALUS_STAGE_PT_CLEAR:
   case TALUS_STAGE_PT_TRACE:

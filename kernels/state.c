@@ -63,6 +63,7 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->outflow_water = 0;
   p->outflow_slippage = 0;
   p->nodata_policy = TALUS_NODATA_OUTFLOW;
+  p->accumulate = 0;
   p->enable_thermal = 0;
   p->thermal_talus_deg = 30.0f;
   p->thermal_rate = 0.1f;
@@ -205,12 +206,17 @@ static void tile_init_columns(talus_tile *t) {
   }
 }
 
-talus_status talus_tile_create(talus_tile **out, talus_rect buf, int nz, int with_hardness) {
-  return talus_tile_create_groups(out, buf, nz, with_hardness,
+int talus_tile_optional(const talus_kparams *P) {
+  int hard = P->model == TALUS_MODEL_HEIGHTFIELD || P->enable_thermal;
+  return (hard ? TALUS_TILE_HARD : 0) | (P->accumulate ? TALUS_TILE_ACC : 0);
+}
+
+talus_status talus_tile_create(talus_tile **out, talus_rect buf, int nz, int optional) {
+  return talus_tile_create_groups(out, buf, nz, optional,
                                   TALUS_TILE_PERSISTENT | TALUS_TILE_SCRATCH);
 }
 
-talus_status talus_tile_create_groups(talus_tile **out, talus_rect buf, int nz, int with_hardness,
+talus_status talus_tile_create_groups(talus_tile **out, talus_rect buf, int nz, int optional,
                                       int groups) {
   *out = NULL;
   if (buf.w <= 0 || buf.h <= 0 || nz < 1 || nz > TALUS_NZ_MAX || !groups)
@@ -241,7 +247,9 @@ talus_status talus_tile_create_groups(talus_tile **out, talus_rect buf, int nz, 
       {(void **)&t->D, n * 4, K, "damage"},
       {(void **)&t->p, n * 4, K, "stability"},
       {(void **)&t->f, 4 * n * 4, K, "fluxes"},
-      {(void **)&t->hard, with_hardness ? P * 4 : 0, K, "hardness"},
+      {(void **)&t->hard, optional & TALUS_TILE_HARD ? P * 4 : 0, K, "hardness"},
+      {(void **)&t->acc, optional & TALUS_TILE_ACC ? TALUS_ACC_PLANES * P * 4 : 0, K,
+       "accumulators"},
       {(void **)&t->pipe, 4 * n, S, "pipes"},
       {(void **)&t->slip, 4 * n * 4, S, "slippage"},
       {(void **)&t->dpipe, 4 * n, S, "diagonal pipes"},
@@ -277,7 +285,7 @@ talus_status talus_tile_swap_scratch(talus_tile *a, talus_tile *b) {
       {(void **)&a->sig_lo, (void **)&b->sig_lo},   {(void **)&a->sig_hi, (void **)&b->sig_hi},
       {(void **)&a->thermal, (void **)&b->thermal}, {(void **)&a->hf_cap, (void **)&b->hf_cap},
       {(void **)&a->hf_sed, (void **)&b->hf_sed},   {(void **)&a->nb8, (void **)&b->nb8},
-      {(void **)&a->pt_acc, (void **)&b->pt_acc},
+      {(void **)&a->pt_acc, (void **)&b->pt_acc},   {(void **)&a->acc_s0, (void **)&b->acc_s0},
   };
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
     void *keep = *fields[i][0];
@@ -302,6 +310,8 @@ static void tile_reset_cells(talus_tile *t, size_t at, size_t n) {
   for (size_t i = 0; i < n; i++)
     t->C[at + i] = TALUS_TOP;
   if (t->hard) memset(t->hard + at, 0, n * 4);
+  for (int a = 0; t->acc && a < TALUS_ACC_PLANES; a++)
+    memset(t->acc + (size_t)a * t->plane + at, 0, n * 4);
 }
 
 /* Points t at rectangle r, which must fit its allocation. */
@@ -329,10 +339,11 @@ talus_status talus_tile_retarget(talus_tile *t, talus_rect r) {
 
 void talus_tile_free(talus_tile *t) {
   if (!t) return;
-  void *parts[] = {t->count, t->mask,    t->B,      t->s,      t->w,      t->C,      t->r,
-                   t->D,     t->p,       t->f,      t->pipe,   t->slip,   t->dpipe,  t->dslip,
-                   t->kr,    t->sina,    t->vx,     t->vy,     t->sig_lo, t->sig_hi, t->hard,
-                   t->rain,  t->thermal, t->hf_cap, t->hf_sed, t->nb8,    t->pt_acc};
+  void *parts[] = {t->count,  t->mask,   t->B,      t->s,    t->w,       t->C,
+                   t->r,      t->D,      t->p,      t->f,    t->pipe,    t->slip,
+                   t->dpipe,  t->dslip,  t->kr,     t->sina, t->vx,      t->vy,
+                   t->sig_lo, t->sig_hi, t->hard,   t->rain, t->thermal, t->hf_cap,
+                   t->hf_sed, t->nb8,    t->pt_acc, t->acc,  t->acc_s0};
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
     talus_free(parts[i]);
   talus_free(t);
@@ -345,7 +356,7 @@ size_t talus_tile_bytes(const talus_tile *t) {
   size_t per_layer = (t->B ? (7 + 4) * 4 : 0) + (t->pipe ? 8 + (8 + 6) * 4 : 0);
   size_t extra = (t->hard ? 4 : 0) + (t->rain ? 4 : 0) + (t->thermal ? 32 : 0) +
                  (t->hf_cap ? 4 : 0) + (t->hf_sed ? 4 : 0) + (t->nb8 ? 2 : 0) +
-                 (t->pt_acc ? 16 : 0);
+                 (t->pt_acc ? 16 : 0) + (t->acc ? 4 * TALUS_ACC_PLANES : 0) + (t->acc_s0 ? 8 : 0);
   return t->plane * ((t->count ? 2 : 0) + extra) + t->plane * (size_t)t->nz * per_layer;
 }
 

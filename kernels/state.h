@@ -58,6 +58,10 @@
 #define TALUS_EPS         1e-6f
 #define TALUS_MAX_SOURCES 4
 
+/* The accumulator planes of t->acc (kernels/accum.h): flow [m³], wear [m],
+ * deposition [m]. */
+enum { TALUS_ACC_FLOW = 0, TALUS_ACC_WEAR = 1, TALUS_ACC_DEPOSITION = 2, TALUS_ACC_PLANES = 3 };
+
 enum { TALUS_DIR_R = 0, TALUS_DIR_U = 1, TALUS_DIR_L = 2, TALUS_DIR_D = 3 };
 
 TALUS_HD static inline int talus_dir_dx(int d) {
@@ -145,6 +149,7 @@ typedef struct talus_kparams {
   int enable_border_support;
   int outflow_water, outflow_slippage; /* domain border modes: 1 outflow, 0 reflect */
   int nodata_policy;                   /* talus_nodata_policy */
+  int accumulate;                      /* 1: flow, wear and deposition summed every step (acc) */
   /* thermal erosion, both models (kernels/thermal.h) */
   int enable_thermal;
   float thermal_talus_deg; /* talus angle α [deg]: steeper material moves */
@@ -249,6 +254,7 @@ typedef struct talus_tile {
   float *f;                         /* [4*nz*plane] outflow flux [m³/s] */
   float *hard; /* [plane] hardness H in [0,1] (heightfield model, or thermal on), else NULL */
   float *rain; /* [plane] rain rate map [m/s] (heightfield model, optional), else NULL */
+  float *acc;  /* [TALUS_ACC_PLANES*plane] run accumulators (simulation.masks), else NULL */
   /* scratch */
   int8_t *pipe;           /* [4*nz*plane] neighbour column per dir, -1 none, -2 outflow */
   float *slip;            /* [4*nz*plane] sand slippage per dir [m] */
@@ -263,13 +269,22 @@ typedef struct talus_tile {
   float *hf_cap;   /* [plane] heightfield transport capacity C [m] */
   float *hf_sed;   /* [plane] heightfield advected sediment [m] */
   int64_t *pt_acc; /* [2*plane] particle erosion and deposit totals [2^-32 m] */
+  double *acc_s0;  /* [plane] solid at the step's start (kernels/accum.h) */
   uint16_t *nb8;   /* [plane] talus_nb8_live of the cell, by the step's first stage needing it
                     * (16-bit: a char store would alias every field for the compiler) */
 } talus_tile;
 
+/* The optional persistent planes of a tile (a bitmask): hardness, the
+ * run accumulators. */
+enum { TALUS_TILE_HARD = 1, TALUS_TILE_ACC = 2 };
+/* The optional planes the parameters need: hardness where a stage reads
+ * it (heightfield model, thermal), the accumulators with simulation.masks. */
+int talus_tile_optional(const talus_kparams *P);
+
 /* Allocates a tile covering `buf` with nz layers; every cell starts with one
- * column of bedrock 0 and ceiling TALUS_TOP. with_hardness adds `hard`. */
-talus_status talus_tile_create(talus_tile **out, talus_rect buf, int nz, int with_hardness);
+ * column of bedrock 0 and ceiling TALUS_TOP. `optional` (TALUS_TILE_HARD,
+ * TALUS_TILE_ACC; 1 is hardness) adds `hard` and `acc`, zeroed. */
+talus_status talus_tile_create(talus_tile **out, talus_rect buf, int nz, int optional);
 /* The field groups of a tile: persistent (count .. f, hard) and scratch
  * (pipe .. sig_hi; the lazily allocated ones come with the first stage
  * that needs them). */
@@ -277,7 +292,7 @@ enum { TALUS_TILE_PERSISTENT = 1, TALUS_TILE_SCRATCH = 2 };
 /* talus_tile_create allocating only the groups in `groups`; the pointers
  * of the others stay NULL. For tiles that take turns at one scratch
  * (talus_tile_swap_scratch): the resident tiles of a tile grid. */
-talus_status talus_tile_create_groups(talus_tile **out, talus_rect buf, int nz, int with_hardness,
+talus_status talus_tile_create_groups(talus_tile **out, talus_rect buf, int nz, int optional,
                                       int groups);
 /* Exchanges the scratch arrays (all of them, lazily allocated ones too) of
  * a and b, which must have the same nz and plane: lends one scratch to

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `talus export` and `talus erode --export`: the erode option writes the
-# bytes `talus export` writes from erode's output (file and sidecar); a
+# bytes `talus export` writes from erode's output (file and sidecar); -of
+# any GDAL driver (COG, HFA: float metres; PNM: 16-bit codes); a
 # state and its surface export alike; GDAL reads the PNG as 16 bits with
 # the codes' full range; RAW sizes are exact; every bad input (unknown
 # format, bad size, unwritable path, NoData only) fails with one message,
@@ -18,6 +19,13 @@ mkdir -p "$W/a" "$W/b"
 "$T" export "$W/state.tif" -o "$W/b/m.glb" -q
 "$T" export "$W/state.tif" -o "$W/b/m.obj" --tile 40 -q
 check "erode --export GLB == talus export of the state" 'cmp -s "$W/a/m.glb" "$W/b/m.glb"'
+"$T" export "$W/state.tif" -o "$W/b/mf.obj" -q
+"$T" export "$W/state.tif" -o "$W/b/mm.obj" --merge -q
+nf=$(grep -c "^f " "$W/b/mm.obj")
+check "--merge: fewer faces than the blocky mesh ($nf; 20 steps of rain roughen the cave's flats)" \
+  '[ $nf -gt 0 ] && [ $nf -lt $(grep -c "^f " "$W/b/mf.obj") ]'
+"$T" export "$W/state.tif" -o "$W/b/mb.obj" --merge --max-triangles $nf -q
+check "--max-triangles at the merged count: written, the same mesh" 'cmp -s "$W/b/mm.obj" "$W/b/mb.obj"'
 check "--tile 40 of 64 x 64: four OBJ tiles" \
   '[ $(ls "$W/b" | grep -c "^m_x[01]_y[01].obj$") -eq 4 ]'
 "$T" export "$W/state.tif" -o "$W/b/m0.obj" --multi-only --margin 0 -q
@@ -47,6 +55,37 @@ check "a tile of 129 / 4x2 is 33 x 65" 'gdalinfo "$W/tiles/t_x3_y1.png" | grep -
 "$T" export "$W/out.tif" -o "$W/g.tif" --size 1009 -q
 check "GTiff --size 1009" 'gdalinfo "$W/g.tif" | grep -q "Size is 1009, 1009"'
 
+# -of any GDAL driver: COG and HFA hold the float metres of GTiff exactly,
+# PNM (no float) the codes of PNG16; erode --export COG writes the same.
+mkdir -p "$W/g"
+"$T" export "$W/out.tif" -of GTiff -o "$W/g/h.tif" -q
+"$T" export "$W/out.tif" -of COG -co COMPRESS=DEFLATE -o "$W/g/h_cog.tif" -q
+"$T" export "$W/out.tif" -of HFA -o "$W/g/h.img" -q
+"$T" export "$W/out.tif" -of PNM -o "$W/g/h.pgm" -q
+"$T" erode "$W/cave.tif" -o "$W/g/e.tif" -c "$SRC/configs/cave.ini" --steps 20 -q --no-preview \
+  --export COG:"$W/g/e_cog.tif"
+check "-of COG -co COMPRESS=DEFLATE: a cloud-optimised GeoTIFF" \
+  'gdalinfo "$W/g/h_cog.tif" | grep -q "LAYOUT=COG" && gdalinfo "$W/g/h_cog.tif" | grep -q "COMPRESSION=DEFLATE"'
+check "-of COG and -of HFA: float32 metres equal to GTiff's, georeferenced alike" \
+  '/usr/bin/python3 -c "
+from osgeo import gdal
+a = gdal.Open(\"$W/g/h.tif\"); ref = a.ReadAsArray()
+for f in (\"h_cog.tif\", \"h.img\"):
+    d = gdal.Open(\"$W/g/\" + f)
+    assert d.GetRasterBand(1).DataType == gdal.GDT_Float32, f
+    assert (d.ReadAsArray() == ref).all(), f
+    assert d.GetGeoTransform() == a.GetGeoTransform(), f
+"'
+check "-of PNM (no float): the 16-bit codes of PNG16" \
+  '/usr/bin/python3 -c "
+from osgeo import gdal
+a = gdal.Open(\"$W/b/t.png\").ReadAsArray(); b = gdal.Open(\"$W/g/h.pgm\").ReadAsArray()
+assert b.dtype.name == \"uint16\" and (a == b).all()
+"'
+check "the sidecar names the driver" 'grep -q "\"format\": \"COG\"" "$W/g/h_cog.tif.json"'
+check "erode --export COG == talus export -of COG of its output" \
+  '"$T" export "$W/g/e.tif" -of COG -o "$W/g/e2_cog.tif" -q && cmp -s "$W/g/e_cog.tif" "$W/g/e2_cog.tif"'
+
 # refusals: one message, exit 1, nothing written
 refused() { # NAME PATTERN ARGS...: talus export ARGS fails saying PATTERN
   local name=$1 pat=$2
@@ -58,6 +97,9 @@ refused() { # NAME PATTERN ARGS...: talus export ARGS fails saying PATTERN
 }
 refused "unknown format" "unknown format 'PNG8'" "$W/out.tif" -of PNG8 -o "$W/r1.png"
 refused "no format" "names none" "$W/out.tif" -o "$W/r2.obj2"
+refused "unknown GDAL driver" "nor a GDAL driver" "$W/out.tif" -of NOSUCH -o "$W/r15.x"
+refused "read-only GDAL driver" "cannot create files" "$W/out.tif" -of AIG -o "$W/r16.x"
+refused "GDAL driver of Byte only" "cannot write UInt16" "$W/out.tif" -of WEBP -o "$W/r17.webp"
 refused "size 1" "integer in \[2" "$W/out.tif" -o "$W/r3.png" --size 1
 refused "size text" "integer in \[2" "$W/out.tif" -o "$W/r4.png" --size 12y4
 refused "unwritable" "cannot write" "$W/out.tif" -o "$W/nodir/r5.png"
@@ -70,6 +112,9 @@ refused "mesh of a heightmap" "not a talus state" "$W/out.tif" -o "$W/r10.obj"
 refused "size of a mesh" "are for heightmaps" "$W/state.tif" -o "$W/r11.ply" --size 33
 refused "tiles not sharing edges" "do not split" "$W/out.tif" -o "$W/r14.png" --size 100 --tiles 4
 refused "crop off the map" "leaves the 64 x 64 map" "$W/state.tif" -o "$W/r13.obj" --crop 60,0,8,8
+refused "over the triangle budget" "over --max-triangles 100; try --merge" "$W/state.tif" \
+  -o "$W/r18.obj" --max-triangles 100
+refused "--merge for a heightmap" "are for meshes" "$W/out.tif" -o "$W/r19.png" --merge
 "$T" erode "$W/cave.tif" -o "$W/e.tif" --steps 5 -q --export OBJ:"$W/r12.obj" 2>"$W/msg"
 rc=$?
 check "erode --export OBJ without --state: refused" '[ $rc -eq 1 ] && grep -q "add --state" "$W/msg"'

@@ -6,7 +6,8 @@
 # on a shared disk store, for both models:
 # - layered: 300 x 200 cut from chasm-source, warmed up so columns have
 #   split; rain, a source, splits and collapses happen in the compared steps;
-# - heightfield with thermal erosion: 200 x 200 fBm noise.
+# - heightfield with thermal erosion: 200 x 200 fBm noise;
+# both with the run accumulators of simulation.masks in the state.
 # Also: an error on one rank (a rank's store cannot be written) stops every
 # rank with the message and no output.
 source "$(dirname "$0")/lib_cli.sh"
@@ -54,7 +55,8 @@ check "layered: the shared store is removed after success" '[ ! -e "$W/store" ]'
 
 # --- heightfield with thermal erosion ---------------------------------
 "$T" generate noise -o "$W/noise.tif" --size 200 --layers 1
-HF=(--set simulation.model=heightfield --set thermal.enable=true --set water.rain=0.02)
+HF=(--set simulation.model=heightfield --set thermal.enable=true --set water.rain=0.02
+    --set simulation.masks=true)
 run hmono noise.tif "${HF[@]}" --steps 6
 check "heightfield: the run changed the terrain" '! cmp -s "$W/hmono.tif" "$W/noise.tif"'
 for np in 1 2 3 4; do

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A tiled run on a disk store killed with SIGKILL at random points and
-# continued with --resume writes the bytes of an uninterrupted run; a
+# continued with --resume writes the bytes of an uninterrupted run (its
+# --state with the run accumulators of simulation.masks included); a
 # corrupted tile file is caught by its checksum (clear error, non-zero
 # exit, no output); bad tiling options and a store of another run are
 # refused with a message naming the problem.
@@ -8,9 +9,10 @@ source "$(dirname "$0")/lib_cli.sh"
 
 chasm_scene init
 A=(-c "$SRC/configs/chasm-source.ini" --set water.rain=0.01 --set support.iterations=2
-   --steps 12 --tile 64 --steps-per-exchange 2 -q --no-preview --maps)
+   --set simulation.masks=true --steps 12 --tile 64 --steps-per-exchange 2 -q --no-preview --maps)
 "$T" erode "$W/init.tif" -o "$W/ref.tif" -c "$SRC/configs/chasm-source.ini" --set water.rain=0.01 \
-  --set support.iterations=2 --steps 12 -q --no-preview --maps
+  --set support.iterations=2 --set simulation.masks=true --steps 12 -q --no-preview --maps \
+  --state "$W/ref_state.tif"
 
 "$T" erode "$W/init.tif" -o "$W/timed.tif" "${A[@]}" --store "$W/timed_store"
 check "the tiled run equals the one-piece run" 'cmp -s "$W/ref.tif" "$W/timed.tif"'
@@ -23,7 +25,7 @@ kill_at() {
   local op=$1
   shift
   TALUS_TEST_KILL_AT_OP=$op "$T" erode "$W/init.tif" -o "$W/out.tif" "${A[@]}" \
-    --store "$W/store" "$@" 2>>"$W/kills.log"
+    --state "$W/out_state.tif" --store "$W/store" "$@" 2>>"$W/kills.log"
   [ $? -eq 137 ] && echo killed
 }
 
@@ -42,10 +44,11 @@ for i in 1 2 3; do
 done
 check "three runs were killed mid-way ($kills)" '[ $kills -eq 3 ]'
 if [ ! -e "$W/out.tif" ]; then
-  "$T" erode "$W/init.tif" -o "$W/out.tif" "${A[@]}" --store "$W/store" --resume --report "$W/resumed.json"
+  "$T" erode "$W/init.tif" -o "$W/out.tif" "${A[@]}" --state "$W/out_state.tif" --store "$W/store" \
+    --resume --report "$W/resumed.json"
   check "the resumed run reports it resumed" 'grep -q "\"resumed\": true" "$W/resumed.json"'
 fi
-for s in '' _water _sand _sediment _columns _erosion _water_surface; do
+for s in '' _water _sand _sediment _columns _erosion _water_surface _state; do
   check "killed and resumed: out$s.tif == uninterrupted" 'cmp -s "$W/ref$s.tif" "$W/out$s.tif"'
 done
 check "the store is removed after the resumed run succeeds" '[ ! -e "$W/store" ]'

@@ -34,7 +34,7 @@ chasm_scene() {
 LAY=(-c "$SRC/configs/chasm-source.ini" --set simulation.dt=0.15 --set water.rain=0.01
      --set source1.x=200 --set source1.y=85 --set source1.radius=8 --set horizontal.strength=3
      --set horizontal.split_size=0.25 --set support.iterations=2
-     --set support.max_propagation_distance=8)
+     --set support.max_propagation_distance=8 --set simulation.masks=true)
 layered_warm_state() {
   chasm_scene c200
   "$T" erode "$W/c200.tif" -o "$W/warmup.tif" "${LAY[@]}" -q --no-preview --steps 40 \

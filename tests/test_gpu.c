@@ -211,9 +211,9 @@ static void check_pack(const char *scene, const char *preset, const char *const 
   CHECK(st == TALUS_OK, "%s: device pack: %s", preset, talus_last_error());
   for (int i = 0; i < 4 && !st; i++) {
     unsigned char *ref = NULL;
-    size_t n = 0, bytes = halo_block_bytes(r[i].w, r[i].h, layers[i], t->hard != NULL);
+    size_t n = 0, bytes = halo_block_bytes(r[i].w, r[i].h, layers[i], HALO_TILE_FLAGS(t));
     unsigned char head[HALO_HEADER_BYTES];
-    halo_block_header(head, r[i], layers[i], t->hard != NULL);
+    halo_block_header(head, r[i], layers[i], HALO_TILE_FLAGS(t));
     CHECK(halo_block_cut(t, r[i], (void **)&ref, &n) == TALUS_OK, "host cut");
     int same = ref && n == bytes && !memcmp(ref, head, HALO_HEADER_BYTES) &&
                !memcmp(ref + HALO_HEADER_BYTES, body[i], n - HALO_HEADER_BYTES);

@@ -3,8 +3,9 @@
  * of a monolithic run, for core sizes {37, 64, 100, 256} on domains not
  * divisible by them (256² and 600×400), K ∈ {1, 2, 3}, with everything on
  * in the layered model (rain, a source, splits, a support cycle ending
- * inside a generation, collapse), in memory (resident tiles) and on disk
- * (tiles pasted and cut every generation).
+ * inside a generation, collapse, the run accumulators of simulation.masks),
+ * in memory (resident tiles) and on disk (tiles pasted and cut every
+ * generation).
  */
 #include "check.h"
 #include "scene_fixture.h"
@@ -19,13 +20,17 @@
 static talus_tile *warm_state(int nx, int ny, talus_kctx *ctx) {
   /* Strong horizontal erosion and small splits, so that columns split and
    * collapse within the few steps each comparison runs. */
-  static const char *const sets[] = {"simulation.dt=0.15",         "source1.x=200",
-                                     "source1.radius=8",           "horizontal.strength=3",
-                                     "horizontal.split_size=0.25", NULL};
+  static const char *const sets[] = {"simulation.dt=0.15",
+                                     "source1.x=200",
+                                     "source1.radius=8",
+                                     "horizontal.strength=3",
+                                     "horizontal.split_size=0.25",
+                                     "simulation.masks=1",
+                                     NULL};
   talus_domain *d = fixture_domain("chasm-source", W, "chasm-source", sets);
   if (!d || talus_domain_run(d, 100, NULL, NULL)) return NULL;
   talus_tile *t = NULL;
-  if (talus_tile_create(&t, (talus_rect){0, 0, nx, ny}, d->tile->nz, 0)) return NULL;
+  if (talus_tile_create(&t, (talus_rect){0, 0, nx, ny}, d->tile->nz, TALUS_TILE_ACC)) return NULL;
   for (int y0 = 0; y0 < ny; y0 += W)
     for (int x0 = 0; x0 < nx; x0 += W) {
       void *blob = NULL;
@@ -77,6 +82,13 @@ static void check_domain(int nx, int ny, const int (*cases)[2], int ncases, int 
   CHECK(ms.flows[TALUS_FLOW_COLLAPSE] + ms.flows[TALUS_FLOW_SPLIT] > 0,
         "%dx%d: splits or collapses happened (%g, %g)", nx, ny, ms.flows[TALUS_FLOW_SPLIT],
         ms.flows[TALUS_FLOW_COLLAPSE]);
+  /* The accumulators move in the compared steps, so their bytes are
+   * compared (fixture_diff_cells) where they change. */
+  double moved = 0.0;
+  for (size_t i = 0; init->acc && mono->acc && i < init->plane * TALUS_ACC_PLANES; i++)
+    moved += fabs((double)mono->acc[i] - (double)init->acc[i]);
+  CHECK(init->acc && mono->acc && moved > 0.0,
+        "%dx%d: the accumulators grew over the compared steps (sum |change| %g)", nx, ny, moved);
   long stale = stale_slots(mono);
   CHECK(stale == 0, "%dx%d: every slot a column left holds its reset value (%ld do not)", nx, ny,
         stale);

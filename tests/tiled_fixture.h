@@ -20,7 +20,8 @@ static inline talus_status fixture_fill_from_tile(void *user, talus_tile *t, tal
 /* Copies a whole-domain tile (persistent fields). */
 static inline talus_tile *fixture_clone(const talus_tile *src) {
   talus_tile *t = NULL;
-  if (talus_tile_create(&t, src->buf, src->nz, src->hard != NULL)) return NULL;
+  int optional = (src->hard ? TALUS_TILE_HARD : 0) | (src->acc ? TALUS_TILE_ACC : 0);
+  if (talus_tile_create(&t, src->buf, src->nz, optional)) return NULL;
   if (fixture_fill_from_tile((void *)src, t, src->buf)) {
     talus_tile_free(t);
     return NULL;
@@ -29,7 +30,9 @@ static inline talus_tile *fixture_clone(const talus_tile *src) {
 }
 
 /* Number of live-column field values of `core` in a and b that differ
- * bitwise (counts and masks count as fields too). */
+ * bitwise (counts and masks count as fields too; hardness and the
+ * accumulators where a has them, and a's accumulators missing in b count
+ * as differing). */
 static inline long fixture_diff_cells(const talus_tile *a, const talus_tile *b, talus_rect core) {
   long diff = 0;
   for (int y = core.y0; y < core.y0 + core.h; y++)
@@ -49,6 +52,8 @@ static inline long fixture_diff_cells(const talus_tile *a, const talus_tile *b, 
           diff += memcmp(&a->f[talus_dcol(a, i, k, d)], &b->f[talus_dcol(b, j, k, d)], 4) != 0;
       }
       if (a->hard) diff += memcmp(&a->hard[i], &b->hard[j], 4) != 0;
+      for (int q = 0; a->acc && q < TALUS_ACC_PLANES; q++)
+        diff += !b->acc || memcmp(&a->acc[q * a->plane + i], &b->acc[q * b->plane + j], 4) != 0;
     }
   return diff;
 }

@@ -60,9 +60,8 @@ static talus_status tiled_alloc_buffer(const talus_tiled *g, int grow, int group
   if (w > g->ctx.nx) w = g->ctx.nx;
   if (h > g->ctx.ny) h = g->ctx.ny;
   /* Hardness is persistent wherever a stage reads it (thermal.h). */
-  return talus_tile_create_groups(
-      out, (talus_rect){0, 0, w, h}, g->ctx.P.nz,
-      g->ctx.P.model == TALUS_MODEL_HEIGHTFIELD || g->ctx.P.enable_thermal, groups);
+  return talus_tile_create_groups(out, (talus_rect){0, 0, w, h}, g->ctx.P.nz,
+                                  talus_tile_optional(&g->ctx.P), groups);
 }
 
 /* Width of the ring of neighbour strips around a core for a generation of
@@ -216,17 +215,17 @@ static void tiled_copy(unsigned char *dst, const unsigned char *src, size_t n) {
 
 /* tiled_publish for a tile on the GPU's current slot: its blocks are
  * packed on the device and only they come back to the host. */
-static talus_status tiled_publish_device(talus_tiled *g, int p, int64_t step, int hard) {
+static talus_status tiled_publish_device(talus_tiled *g, int p, int64_t step, int flags) {
   talus_rect r[TALUS_HALO_PARTS];
   int n = tiled_publish_rects(g, p, r), layers[TALUS_HALO_PARTS];
   const void *body[TALUS_HALO_PARTS];
   talus_status st = talus_cuda_block_layers(r, n, layers);
   if (!st) st = talus_cuda_pack_blocks(r, layers, n, body);
   for (int i = 0; i < n && !st; i++) {
-    size_t bytes = halo_block_bytes(r[i].w, r[i].h, layers[i], hard);
+    size_t bytes = halo_block_bytes(r[i].w, r[i].h, layers[i], flags);
     unsigned char *blob = talus_store_blob_alloc(g->store, bytes);
     if (!blob) return talus_fail(TALUS_ERR_NOMEM, "tiler", "no memory for a %zu-byte block", bytes);
-    halo_block_header(blob, r[i], layers[i], hard);
+    halo_block_header(blob, r[i], layers[i], flags);
     tiled_copy(blob + HALO_HEADER_BYTES, body[i], bytes - HALO_HEADER_BYTES);
     st = talus_store_put_owned(g->store, (talus_store_key){p, step, i}, blob, bytes, 1);
   }
@@ -395,7 +394,7 @@ static talus_status tiled_land(talus_tiled *g, tiled_flight *fl, int slot, int64
   talus_status st = talus_cuda_use_slot(slot);
   if (!st) st = talus_tiler_collect(&fl->stats);
   if (!st && what != TILED_DRAIN) tiled_book(g, p, &fl->stats, stats);
-  if (!st && what == TILED_PUBLISH) st = tiled_publish_device(g, p, s + k, fl->t->hard != NULL);
+  if (!st && what == TILED_PUBLISH) st = tiled_publish_device(g, p, s + k, HALO_TILE_FLAGS(fl->t));
   if (st)
     return talus_fail_context(st, "tile %d, steps %lld..%lld", p, (long long)s, (long long)(s + k));
   return TALUS_OK;
@@ -559,7 +558,7 @@ static talus_status tiled_device_publish(talus_tiled *g, int64_t start) {
   talus_status st = g->step == start ? TALUS_OK : talus_cuda_use_slot(0);
   for (int p = 0; p < g->ntiles && !st && g->step != start; p++) {
     st = talus_cuda_resident_bind(p, tiled_grow(g, talus_tiled_core(g, p), g->H));
-    if (!st) st = tiled_publish_device(g, p, g->step, g->buf->hard != NULL);
+    if (!st) st = tiled_publish_device(g, p, g->step, HALO_TILE_FLAGS(g->buf));
   }
   for (int p = 0; p < g->ntiles && !st && g->step != start; p++)
     st = talus_store_drop_before(g->store, p, g->step);

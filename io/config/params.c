@@ -78,6 +78,9 @@ static const param_decl table[] = {
     REAL("simulation.gravity", gravity, 0.01, 100, 9.81, "m/s2", "gravitational acceleration g"),
     U32("simulation.seed", seed, 0, 4294967295.0, 1,
         "seed of the counter-based hash behind rain and source noise"),
+    BOOL("simulation.masks", accumulate, 0,
+         "sum flow (outflow volume), wear and deposition every step for talus export --mask "
+         "(saved with --state; a state that holds them keeps summing)"),
 
     REAL("water.rain", rain, 0, 10, 0.07, "m/s", "rain added to the top column each step (mean)"),
     REAL("water.rain_noise", rain_noise, 0, 1, 1, "",

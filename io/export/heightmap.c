@@ -6,6 +6,7 @@
  * sink (hm_sink) per format takes rows.
  */
 #include "io/export/heightmap.h"
+#include "io/export/driver.h"
 #include "io/raster/raster_private.h"
 
 #include <math.h>
@@ -16,7 +17,7 @@
 
 #define HM_MAX_SIDE (1 << 20) /* samples per side an output may have */
 
-static const char *const format_names[TALUS_HM_FORMATS] = {"PNG16", "R16", "R32", "GTiff"};
+static const char *const format_names[TALUS_HM_FORMATS] = {"PNG16", "R16", "R32", "GTiff", "GDAL"};
 
 const char *talus_hm_format_name(talus_hm_format f) {
   return f >= 0 && f < TALUS_HM_FORMATS ? format_names[f] : "?";
@@ -47,22 +48,8 @@ int talus_hm_format_from_path(const char *path, talus_hm_format *f) {
   return 0;
 }
 
-static const struct {
-  const char *name;
-  GDALRIOResampleAlg alg;
-} resamplings[] = {{"bilinear", GRIORA_Bilinear},       {"cubic", GRIORA_Cubic},
-                   {"cubicspline", GRIORA_CubicSpline}, {"lanczos", GRIORA_Lanczos},
-                   {"average", GRIORA_Average},         {"nearest", GRIORA_NearestNeighbour}};
-
 const char *talus_hm_resampling_names(void) {
-  return "bilinear (default), cubic, cubicspline, lanczos, average, nearest";
-}
-
-/* The GDAL kernel of a resampling name (NULL: bilinear); 0 when unknown. */
-static int hm_resampling(const char *name, GDALRIOResampleAlg *alg) {
-  for (size_t i = 0; i < sizeof resamplings / sizeof resamplings[0]; i++)
-    if (!name || !strcasecmp(name, resamplings[i].name)) return *alg = resamplings[i].alg, 1;
-  return 0;
+  return TALUS_RESAMPLING_NAMES;
 }
 
 /* ---------------------------------------------------------------------
@@ -84,7 +71,7 @@ typedef struct hm_src {
 /* Opens band 1 of path and checks the options against it. */
 static talus_status src_open(hm_src *s, const char *path, const talus_heightmap_options *o) {
   s->path = path;
-  if (!hm_resampling(o->resampling, &s->alg))
+  if (!talus_resampling_of(o->resampling, &s->alg))
     return talus_fail(TALUS_ERR_ARGUMENT, "export", "unknown resampling '%s' (one of: %s)",
                       o->resampling, talus_hm_resampling_names());
   talus_gdal_cache_cap(); /* GDAL's block cache within talus's bound (raster.h) */
@@ -116,28 +103,10 @@ static void src_close(hm_src *s) {
 }
 
 /* Reads rows [y0, y0 + h) of the output grid into dst (W × h): the values
- * themselves at native size, else GDAL's resampling of the matching source
- * window. */
+ * themselves at native size, else GDAL's resampling of the matching
+ * source window. */
 static talus_status src_grid_rows(const hm_src *s, int y0, int h, float *dst) {
-  CPLErr e;
-  if (s->W == s->nx && s->H == s->ny) {
-    e = GDALRasterIO(s->band, GF_Read, 0, y0, s->nx, h, dst, s->nx, h, GDT_Float32, 0, 0);
-  } else {
-    double scale = (double)s->ny / s->H, top = y0 * scale, size = h * scale;
-    int iy0 = (int)floor(top), iy1 = (int)ceil(top + size);
-    iy1 = iy1 > s->ny ? s->ny : (iy1 <= iy0 ? iy0 + 1 : iy1);
-    GDALRasterIOExtraArg extra;
-    INIT_RASTERIO_EXTRA_ARG(extra);
-    extra.eResampleAlg = s->alg;
-    extra.bFloatingPointWindowValidity = TRUE;
-    extra.dfXOff = 0.0, extra.dfYOff = top, extra.dfXSize = s->nx, extra.dfYSize = size;
-    e = GDALRasterIOEx(s->band, GF_Read, 0, iy0, s->nx, iy1 - iy0, dst, s->W, h, GDT_Float32, 0, 0,
-                       &extra);
-  }
-  if (e != CE_None)
-    return talus_gdal_fail(TALUS_ERR_IO, "cannot read rows %d..%d of '%s' at %d x %d", y0, y0 + h,
-                           s->path, s->W, s->H);
-  return TALUS_OK;
+  return talus_band_rows_resampled(s->path, s->band, s->nx, s->ny, s->W, s->H, s->alg, y0, h, dst);
 }
 
 /* Reads rows [y0, y0 + h) of the window into dst (ww × h; dst holds W × h):
@@ -205,6 +174,8 @@ typedef struct hm_sink {
   char *tmp;         /* PNG: the 16-bit rows' temporary GeoTIFF */
   GDALDatasetH rows; /* PNG: that GeoTIFF */
   talus_geotiff_stream *gt;
+  talus_export_rows *out; /* TALUS_HM_GDAL: the rows the driver copies */
+  const talus_heightmap_options *o;
   const hm_src *src;
   double zmin, zmax;
   uint16_t *q; /* a window of 16-bit codes */
@@ -234,6 +205,18 @@ static talus_status sink_open(hm_sink *k, const talus_heightmap_options *o) {
   size_t n = (size_t)s->W * src_window_rows(s);
   talus_status st = talus_alloc((void **)&k->q, n * sizeof *k->q, "heightmap rows");
   if (!st) st = talus_alloc((void **)&k->le, n * 4, "heightmap bytes");
+  if (!st && k->f == TALUS_HM_GDAL) {
+    talus_georef g = {{0}, NULL, 0, 0.0};
+    st = sink_georef(s, &g);
+    if (!st)
+      st = talus_export_rows_open(k->path, s->ww, s->wh, 1,
+                                  o->coded ? TALUS_EXPORT_UINT16 : TALUS_EXPORT_FLOAT, &g, &k->out);
+    if (!st)
+      st = talus_export_rows_band(k->out, 0, o->coded ? "height code" : "height [m]",
+                                  o->coded ? NULL : "m");
+    talus_georef_free(&g);
+    return st;
+  }
   if (!st && k->f == TALUS_HM_GTIFF) {
     talus_georef g = {{0}, NULL, 0, 0.0};
     talus_write_options wo = {.creation_options = o->creation_options};
@@ -270,6 +253,15 @@ static void sink_le(hm_sink *k, const void *v, size_t n, int size) {
 static talus_status sink_rows(hm_sink *k, int y0, int h, float *v) {
   const hm_src *s = k->src;
   size_t n = (size_t)s->ww * h;
+  if (k->f == TALUS_HM_GDAL) { /* codes as floats in k->le, or metres with NaN NoData */
+    float *c = (float *)k->le;
+    for (size_t i = 0; i < n; i++)
+      if (k->o->coded)
+        c[i] = (float)hm_code(k, v[i]);
+      else if (!src_valid(s, v[i]))
+        v[i] = NAN;
+    return talus_export_rows_write(k->out, 0, y0, h, k->o->coded ? c : v);
+  }
   for (size_t i = 0; k->f != TALUS_HM_GTIFF && i < n; i++) {
     k->q[i] = hm_code(k, v[i]);
     if (!src_valid(s, v[i])) v[i] = (float)k->zmin;
@@ -306,6 +298,12 @@ static talus_status sink_png(hm_sink *k) {
 
 /* Finishes the file: renamed into place when ok, else removed. Frees k. */
 static talus_status sink_close(hm_sink *k, talus_status st) {
+  if (k->f == TALUS_HM_GDAL) {
+    st = talus_export_rows_close(k->out, st, k->o->driver, k->o->creation_options);
+    talus_free(k->q);
+    talus_free(k->le);
+    return st;
+  }
   if (k->gt && !st)
     st = talus_geotiff_stream_commit(k->gt);
   else if (k->gt)
@@ -346,6 +344,10 @@ static talus_status hm_info(const hm_src *s, const talus_heightmap_options *o,
   talus_cellsize c;
   talus_status st = talus_cellsize_of(&s->geo, s->nx, s->ny, &c);
   info->format = o->format;
+  info->coded = o->format == TALUS_HM_PNG16 || o->format == TALUS_HM_R16 ||
+                (o->format == TALUS_HM_GDAL && o->coded);
+  snprintf(info->driver, sizeof info->driver, "%s",
+           o->format == TALUS_HM_GDAL && o->driver ? o->driver : talus_hm_format_name(o->format));
   info->src_nx = s->nx, info->src_ny = s->ny, info->src_dx = c.dx, info->src_dy = c.dy;
   info->width = s->ww, info->height = s->wh, info->x0 = s->wx, info->y0 = s->wy;
   info->dx = c.dx * s->nx / s->W, info->dy = c.dy * s->ny / s->H;
@@ -394,7 +396,8 @@ talus_status talus_heightmap_export(const char *input, const char *output,
   talus_gdal_enter();
   talus_status st = hm_begin(&s, &buf, input, o, info, progress, user);
   if (!st) {
-    hm_sink k = {.f = o->format, .path = output, .src = &s, .zmin = info->zmin, .zmax = info->zmax};
+    hm_sink k = {
+        .f = o->format, .path = output, .src = &s, .o = o, .zmin = info->zmin, .zmax = info->zmax};
     st = sink_open(&k, o);
     if (!st) st = hm_write(&k, buf, progress, user);
     st = sink_close(&k, st);

@@ -41,10 +41,13 @@ typedef enum talus_hm_format {
   TALUS_HM_R16 = 1,   /* RAW unsigned 16-bit little-endian, no header */
   TALUS_HM_R32 = 2,   /* RAW float32 little-endian metres, no header */
   TALUS_HM_GTIFF = 3, /* float32 GeoTIFF in metres, georeferenced */
-  TALUS_HM_FORMATS = 4
+  TALUS_HM_GDAL = 4,  /* any GDAL driver (options' driver): float32 metres, or 16-bit codes
+                       * (coded) where the driver takes no Float32; io/export/driver.h */
+  TALUS_HM_FORMATS = 5
 } talus_hm_format;
 
-/* The format's name as -of takes it ("PNG16", "R16", "R32", "GTiff"). */
+/* The format's name as -of takes it ("PNG16", "R16", "R32", "GTiff"; "GDAL"
+ * for a GDAL driver, whose own name the options and the info carry). */
 const char *talus_hm_format_name(talus_hm_format f);
 /* Parses a format name (any case; "PNG" is PNG16, "RAW" R16, "TIF" GTiff)
  * into *f; 0 when unknown. */
@@ -62,7 +65,9 @@ typedef struct talus_heightmap_options {
   const char *resampling;              /* "bilinear" (NULL), "cubic", "average", "nearest", ... */
   int z_stated;                        /* 1: [zmin, zmax] below is the range, else the data's */
   double zmin, zmax;                   /* [m] */
-  const char *const *creation_options; /* GTiff -co (NULL-terminated, may be NULL) */
+  const char *const *creation_options; /* GTiff or driver -co (NULL-terminated, may be NULL) */
+  const char *driver;                  /* TALUS_HM_GDAL: the GDAL driver's short name */
+  int coded;                           /* TALUS_HM_GDAL: 1 UInt16 codes, 0 float32 metres */
   int win_x0, win_y0, win_w, win_h;    /* the part of the output grid to write (an engine
                                         * tile); win_w = 0: all of it */
 } talus_heightmap_options;
@@ -70,6 +75,8 @@ typedef struct talus_heightmap_options {
 /* What was written: the facts the sidecar states. */
 typedef struct talus_heightmap_info {
   talus_hm_format format;
+  char driver[32];           /* TALUS_HM_GDAL: the driver; else the format's name */
+  int coded;                 /* 1: 16-bit codes over [zmin, zmax]; 0: metres */
   int src_nx, src_ny;        /* input size */
   double src_dx, src_dy;     /* input pixel size [m] (talus_cellsize_of) */
   int width, height;         /* output samples (of the window) */

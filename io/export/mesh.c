@@ -91,7 +91,7 @@ static talus_status mesh_vertex(talus_mesh *m, const mesh_key *k, float x, float
 }
 
 /* Appends triangle (a, b, c) facing direction dir. */
-static talus_status mesh_push_tri(talus_mesh *m, uint32_t a, uint32_t b, uint32_t c, int dir) {
+talus_status talus_mesh_push_tri(talus_mesh *m, uint32_t a, uint32_t b, uint32_t c, int dir) {
   if (m->nt == m->cap_t) {
     size_t cap = m->cap_t ? 2 * m->cap_t : 8192;
     uint32_t *t = realloc(m->tri, 3 * cap * sizeof *t);
@@ -106,9 +106,14 @@ static talus_status mesh_push_tri(talus_mesh *m, uint32_t a, uint32_t b, uint32_
   return TALUS_OK;
 }
 
+void talus_mesh_forget_vertices(talus_mesh *m) {
+  if (m->hash) free(m->hash->key), free(m->hash->idx), free(m->hash);
+  m->hash = NULL;
+}
+
 void talus_mesh_free(talus_mesh *m) {
   if (!m) return;
-  if (m->hash) free(m->hash->key), free(m->hash->idx), free(m->hash);
+  talus_mesh_forget_vertices(m);
   free(m->pos), free(m->tri), free(m->dir);
   memset(m, 0, sizeof *m);
 }
@@ -435,11 +440,11 @@ static talus_status cell_cap(talus_mesh *m, const mesh_win *w, int gx, int gy, f
     st = corner_vertex(m, w, gx + corner_dx[c], gy + corner_dy[c], z, corner_q[c], &v[c]);
   if (st) return st;
   if (up) {
-    st = mesh_push_tri(m, v[NW], v[SW], v[SE], TALUS_MESH_UP);
-    return st ? st : mesh_push_tri(m, v[NW], v[SE], v[NE], TALUS_MESH_UP);
+    st = talus_mesh_push_tri(m, v[NW], v[SW], v[SE], TALUS_MESH_UP);
+    return st ? st : talus_mesh_push_tri(m, v[NW], v[SE], v[NE], TALUS_MESH_UP);
   }
-  st = mesh_push_tri(m, v[NW], v[SE], v[SW], TALUS_MESH_DOWN);
-  return st ? st : mesh_push_tri(m, v[NW], v[NE], v[SE], TALUS_MESH_DOWN);
+  st = talus_mesh_push_tri(m, v[NW], v[SE], v[SW], TALUS_MESH_DOWN);
+  return st ? st : talus_mesh_push_tri(m, v[NW], v[NE], v[SE], TALUS_MESH_DOWN);
 }
 
 /* Walls by direction (E, N, W, S): the neighbour's offset, the corners Pa,
@@ -505,10 +510,10 @@ static talus_status cell_wall(talus_mesh *m, const mesh_win *w, int gx, int gy, 
   int i = 0, j = 0;
   while (!st && (i < na - 1 || j < nb - 1)) {
     if (j < nb - 1 && (i == na - 1 || zb[j + 1] <= za[i + 1])) {
-      st = mesh_push_tri(m, a[i], b[j], b[j + 1], walls[d].dir);
+      st = talus_mesh_push_tri(m, a[i], b[j], b[j + 1], walls[d].dir);
       j++;
     } else {
-      st = mesh_push_tri(m, a[i], b[j], a[i + 1], walls[d].dir);
+      st = talus_mesh_push_tri(m, a[i], b[j], a[i + 1], walls[d].dir);
       i++;
     }
   }

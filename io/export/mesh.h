@@ -51,6 +51,17 @@ typedef struct talus_mesh {
 
 /* Frees everything m holds and zeroes it; NULL is a no-op. */
 void talus_mesh_free(talus_mesh *m);
+/* Appends triangle (a, b, c) facing direction dir (TALUS_MESH_*). */
+talus_status talus_mesh_push_tri(talus_mesh *m, uint32_t a, uint32_t b, uint32_t c, int dir);
+/* Drops m's vertex lookup: faces added later get vertices of their own. */
+void talus_mesh_forget_vertices(talus_mesh *m);
+/* Fewer triangles, the same surface (mesh_merge.c): every vertex inside a
+ * flat region (all its triangles in one axis-aligned plane, facing one
+ * way) is removed and its neighbours' polygon re-triangulated; unused
+ * vertices go. A closed mesh stays closed (each edge used by two
+ * triangles, oppositely) with the same volume; vertices on folds and open
+ * edges (a tile's) stay. Call it after the last talus_mesh_add_rect. */
+talus_status talus_mesh_merge_coplanar(talus_mesh *m);
 /* The enclosed volume [m³] by the divergence theorem (Σ p0 · (p1 × p2) / 6),
  * in double, about the mesh's first vertex. */
 double talus_mesh_volume(const talus_mesh *m);
@@ -62,6 +73,8 @@ typedef struct talus_mesh_options {
   double base;    /* [m]; else the lowest column-0 top less max(1 m, a cell) */
   int crop;       /* 1: only the cells of the rectangle below, closed along its edges */
   int crop_x0, crop_y0, crop_w, crop_h; /* cells */
+  int merge;                            /* 1: the caller merges coplanar faces (--merge) */
+  int64_t max_triangles;                /* > 0: the caller refuses a larger mesh */
 } talus_mesh_options;
 
 typedef struct talus_mesh_source talus_mesh_source;

@@ -69,8 +69,7 @@ static void tint_mix(double rgb[3], const double c[3], int g, double lo, double 
 static void tint_pixel(uint8_t out[3], int g, double depth, double multi) {
   static const double overhang[3] = {235, 110, 30};
   double rgb[3] = {g, g, g};
-  if (multi > 0.0)
-    tint_mix(rgb, overhang, g, 0.7, TALUS_PREVIEW_OVERHANG_ALPHA * fmin(multi, 1.0));
+  if (multi > 0.0) tint_mix(rgb, overhang, g, 0.7, TALUS_PREVIEW_OVERHANG_ALPHA * fmin(multi, 1.0));
   if (depth > 0.0) {
     double t = 1.0 - exp(-depth / TALUS_PREVIEW_DEEP_M); /* shallow → deep blue */
     double water[3] = {120 - 100 * t, 180 - 120 * t, 235 - 75 * t};

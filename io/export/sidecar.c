@@ -28,7 +28,7 @@ static talus_json *sidecar_xyz(double x, double y, double z) {
 /* The Z object: range, offset, quantum and how a code becomes a height. */
 static talus_json *sidecar_z(const talus_heightmap_info *i) {
   talus_json *o = talus_json_object();
-  int coded = i->format == TALUS_HM_PNG16 || i->format == TALUS_HM_R16;
+  int coded = i->coded;
   double range = i->zmax - i->zmin;
   talus_status st = talus_json_set(o, "min_m", talus_json_real(i->zmin, NULL));
   if (!st) st = talus_json_set(o, "max_m", talus_json_real(i->zmax, NULL));
@@ -86,7 +86,7 @@ talus_status talus_heightmap_sidecar(const char *path, const char *file,
                                      const talus_heightmap_info *i) {
   talus_json *d = talus_json_object();
   talus_status st = talus_json_set(d, "file", talus_json_string(file));
-  if (!st) st = talus_json_set(d, "format", talus_json_string(talus_hm_format_name(i->format)));
+  if (!st) st = talus_json_set(d, "format", talus_json_string(i->driver));
   if (!st) st = sidecar_sizes(d, i);
   if (!st) st = talus_json_set(d, "z", sidecar_z(i));
   if (!st) st = talus_json_set(d, "unreal", sidecar_unreal(i));

@@ -40,6 +40,17 @@ talus_status talus_window_check(const char *what, int nx, int ny, int x0, int y0
  * RasterIO call. */
 talus_status talus_band_window(const char *path, GDALRasterBandH band, GDALDataType type, int x0,
                                int y0, int w, int h, void *dst, size_t pitch);
+/* Reads rows [y0, y0 + h) of a W × H resampling of band (sx × sy cells,
+ * of path) into dst (W × h floats): GDAL's kernel alg over the matching
+ * fractional window of source rows (pixel-is-area: the grid covers the
+ * band's extent); at the band's own size the values themselves. */
+talus_status talus_band_rows_resampled(const char *path, GDALRasterBandH band, int sx, int sy,
+                                       int W, int H, GDALRIOResampleAlg alg, int y0, int h,
+                                       float *dst);
+/* The GDAL kernel of resampling `name` (any case; NULL: bilinear), one of
+ * TALUS_RESAMPLING_NAMES; 0 when unknown. */
+int talus_resampling_of(const char *name, GDALRIOResampleAlg *alg);
+#define TALUS_RESAMPLING_NAMES "bilinear (default), cubic, cubicspline, lanczos, average, nearest"
 /* Refuses complex band b (1-based) of path: a height has no imaginary part. */
 talus_status talus_band_check_real(const char *path, GDALRasterBandH band, int b);
 /* Caps GDAL's block cache (see "Windowed I/O"); idempotent. */

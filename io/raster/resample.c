@@ -10,25 +10,41 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <strings.h>
 
-/* Reads output rows y0..y0+h-1 of an nx × ny resampling of band. */
-static talus_status resample_window(const char *path, GDALRasterBandH band, int sx, int sy, int nx,
-                                    int ny, int y0, int h, float *dst) {
-  double scale = (double)sy / (double)ny, top = y0 * scale, size = h * scale;
-  int iy0 = (int)floor(top), iy1 = (int)ceil(top + size);
-  if (iy1 > sy) iy1 = sy;
-  if (iy1 <= iy0) iy1 = iy0 + 1;
-  GDALRasterIOExtraArg extra;
-  INIT_RASTERIO_EXTRA_ARG(extra);
-  extra.eResampleAlg = GRIORA_Bilinear;
-  extra.bFloatingPointWindowValidity = TRUE;
-  extra.dfXOff = 0.0;
-  extra.dfYOff = top;
-  extra.dfXSize = sx;
-  extra.dfYSize = size;
-  if (GDALRasterIOEx(band, GF_Read, 0, iy0, sx, iy1 - iy0, dst, nx, h, GDT_Float32, 0, 0, &extra) !=
-      CE_None)
-    return talus_gdal_fail(TALUS_ERR_IO, "cannot read '%s' resampled to %d x %d", path, nx, ny);
+static const struct {
+  const char *name;
+  GDALRIOResampleAlg alg;
+} resamplings[] = {{"bilinear", GRIORA_Bilinear},       {"cubic", GRIORA_Cubic},
+                   {"cubicspline", GRIORA_CubicSpline}, {"lanczos", GRIORA_Lanczos},
+                   {"average", GRIORA_Average},         {"nearest", GRIORA_NearestNeighbour}};
+
+int talus_resampling_of(const char *name, GDALRIOResampleAlg *alg) {
+  for (size_t i = 0; i < sizeof resamplings / sizeof resamplings[0]; i++)
+    if (!name || !strcasecmp(name, resamplings[i].name)) return *alg = resamplings[i].alg, 1;
+  return 0;
+}
+
+talus_status talus_band_rows_resampled(const char *path, GDALRasterBandH band, int sx, int sy,
+                                       int W, int H, GDALRIOResampleAlg alg, int y0, int h,
+                                       float *dst) {
+  CPLErr e;
+  if (W == sx && H == sy) {
+    e = GDALRasterIO(band, GF_Read, 0, y0, sx, h, dst, sx, h, GDT_Float32, 0, 0);
+  } else {
+    double scale = (double)sy / H, top = y0 * scale, size = h * scale;
+    int iy0 = (int)floor(top), iy1 = (int)ceil(top + size);
+    iy1 = iy1 > sy ? sy : (iy1 <= iy0 ? iy0 + 1 : iy1);
+    GDALRasterIOExtraArg extra;
+    INIT_RASTERIO_EXTRA_ARG(extra);
+    extra.eResampleAlg = alg;
+    extra.bFloatingPointWindowValidity = TRUE;
+    extra.dfXOff = 0.0, extra.dfYOff = top, extra.dfXSize = sx, extra.dfYSize = size;
+    e = GDALRasterIOEx(band, GF_Read, 0, iy0, sx, iy1 - iy0, dst, W, h, GDT_Float32, 0, 0, &extra);
+  }
+  if (e != CE_None)
+    return talus_gdal_fail(TALUS_ERR_IO, "cannot read rows %d..%d of '%s' resampled to %d x %d", y0,
+                           y0 + h, path, W, H);
   return TALUS_OK;
 }
 
@@ -57,7 +73,8 @@ talus_status talus_raster_read_resampled(const char *path, int nx, int ny, float
   if (!st) st = talus_alloc((void **)&v, (size_t)nx * (size_t)ny * sizeof(float), "input map");
   for (int y0 = 0; !st && y0 < ny; y0 += TALUS_RASTER_WINDOW_ROWS) {
     int h = ny - y0 < TALUS_RASTER_WINDOW_ROWS ? ny - y0 : TALUS_RASTER_WINDOW_ROWS;
-    st = resample_window(path, band, sx, sy, nx, ny, y0, h, v + (size_t)y0 * (size_t)nx);
+    st = talus_band_rows_resampled(path, band, sx, sy, nx, ny, GRIORA_Bilinear, y0, h,
+                                   v + (size_t)y0 * (size_t)nx);
   }
   if (!st) st = resample_check(path, band, nx, ny, v);
   if (ds) GDALClose(ds);

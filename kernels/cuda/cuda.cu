@@ -67,6 +67,7 @@ const field_decl fields[] = {
     FIELD(r, 4, 1, true, true),       FIELD(D, 4, 1, true, true),
     FIELD(p, 4, 1, true, true),       FIELD(f, 16, 4, true, true),
     FIELD(hard, 4, 1, false, true),   FIELD(rain, 4, 1, false, true),
+    FIELD(acc, 4 * TALUS_ACC_PLANES, TALUS_ACC_PLANES, false, true),
     FIELD(pipe, 4, 4, true, false),   FIELD(slip, 16, 4, true, false),
     FIELD(kr, 4, 1, true, false),     FIELD(sina, 4, 1, true, false),
     FIELD(vx, 4, 1, true, false),     FIELD(vy, 4, 1, true, false),
@@ -162,7 +163,7 @@ void free_group(talus_tile &d, bool persistent) {
     }
   if (persistent) return;
   void **lazy[] = {(void **)&d.thermal, (void **)&d.hf_cap, (void **)&d.hf_sed, (void **)&d.nb8,
-                   (void **)&d.pt_acc};
+                   (void **)&d.pt_acc,  (void **)&d.acc_s0};
   for (void **p : lazy) {
     cudaFree(*p);
     *p = nullptr;
@@ -412,9 +413,9 @@ talus_status launch_stage(const talus_kctx *c, talus_stage_id id, talus_rect reg
 /* ---------------------------------------------------------------------
  * Halo blocks packed on the device, in the format of halo/block.h (the
  * body that follows the header: count, mask, padding, each layer's planes
- * in block order, hardness; slots at or above a cell's count are 0). The
- * offsets, the plane order and its mapping onto a tile are block.h's;
- * test_gpu checks the bytes against halo_block_cut.
+ * in block order, hardness, the accumulators; slots at or above a cell's
+ * count are 0). The offsets, the plane order and its mapping onto a tile
+ * are block.h's; test_gpu checks the bytes against halo_block_cut.
  * ------------------------------------------------------------------- */
 
 /* layers[0] = max(layers[0], the highest count in r); one thread per cell. */
@@ -450,11 +451,15 @@ __global__ void block_pack(talus_tile t, talus_rect r, int L, unsigned char *bod
     for (int f = 0; f < HALO_FIELDS; f++)
       fl[((size_t)k * HALO_FIELDS + f) * cells + i] = cnt > k ? halo_plane_of(t, f, k)[idx] : 0.0f;
   if (t.hard) fl[(size_t)L * HALO_FIELDS * cells + i] = t.hard[idx];
+  int flags = HALO_TILE_FLAGS(&t);
+  for (int a = 0; t.acc && a < HALO_ACC_PLANES; a++)
+    fl[(size_t)halo_acc_plane(L, flags, a) * cells + i] = t.acc[(size_t)a * t.plane + idx];
 }
 
 /* Copies global rectangle r of src's persistent fields into dst (r inside
  * both buffers), one thread per cell, as a cut of r from src pasted into
- * dst with halo_block_paste_fill would: count, mask, hardness, and every
+ * dst with halo_block_paste_fill would: count, mask, hardness, the
+ * accumulators, and every
  * layer slot up to dst.nz, those at or above the cell's count written with
  * the value a reset tile holds there. That value is 0: slot 0 lies below
  * every count (counts are 1..nz), and above slot 0 a reset tile holds 0
@@ -472,6 +477,8 @@ __global__ void strip_copy(talus_tile dst, talus_tile src, talus_rect r) {
     for (int f = 0; f < HALO_FIELDS; f++)
       halo_plane_of(dst, f, k)[di] = cnt > k ? halo_plane_of(src, f, k)[si] : 0.0f;
   if (dst.hard) dst.hard[di] = src.hard[si];
+  for (int a = 0; dst.acc && a < HALO_ACC_PLANES; a++)
+    dst.acc[(size_t)a * dst.plane + di] = src.acc[(size_t)a * src.plane + si];
 }
 
 void free_pack(slot &q) {
@@ -759,11 +766,11 @@ extern "C" talus_status talus_cuda_block_layers(const talus_rect *r, int n, int 
 extern "C" talus_status talus_cuda_pack_blocks(const talus_rect *r, const int *layers, int n,
                                                const void **bodies) {
   slot &q = cur();
-  int hard = q.d.hard != nullptr;
+  int flags = HALO_TILE_FLAGS(&q.d);
   size_t off[TALUS_HALO_PARTS + 1] = {0};
   for (int i = 0; i < n; i++) /* bodies start 256-byte aligned */
     off[i + 1] =
-        off[i] + ((halo_block_bytes(r[i].w, r[i].h, layers[i], hard) + 255) & ~(size_t)255);
+        off[i] + ((halo_block_bytes(r[i].w, r[i].h, layers[i], flags) + 255) & ~(size_t)255);
   talus_status st = ensure_pack(q, off[n]);
   for (int i = 0; i < n && !st; i++) {
     int cells = r[i].w * r[i].h;
@@ -867,7 +874,7 @@ extern "C" talus_status talus_cuda_resident_copy(int dst, int src, talus_rect r)
   talus_tile *a = resident_of(dst), *b = resident_of(src);
   if (r.w <= 0 || r.h <= 0) return TALUS_OK;
   if (!a || !b || !a->plane || !b->plane || !rect_inside(r, a->buf) || !rect_inside(r, b->buf) ||
-      a->nz != b->nz || !a->hard != !b->hard)
+      a->nz != b->nz || !a->hard != !b->hard || !a->acc != !b->acc)
     return talus_fail(TALUS_ERR_INTERNAL, "cuda", "strip %dx%d+%d+%d of tile %d into tile %d", r.w,
                       r.h, r.x0, r.y0, src, dst);
   int cells = r.w * r.h;
