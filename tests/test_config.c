@@ -7,6 +7,7 @@
 #include "check.h"
 #include "io/config/config.h"
 
+#include <math.h>
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
@@ -357,11 +358,16 @@ static void test_preset_values(void) {
   if (!getenv("TALUS_SOURCE_DIR")) return;
   talus_params *p = NULL;
   talus_kparams k;
-  /* RiversRain: the reference's scene values */
+  /* RiversRain: the reference's scene values, but for the heavy rain and
+   * dry-out its comment documents (rain 0.05 for 1500 steps, evaporation
+   * 0.02, submerged sand at 5 degrees) */
   CHECK(load_preset("rivers-rain.ini", &p, &k), "rivers-rain: %s", talus_last_error());
-  CHECK(k.dt == 0.05f && k.rain == 0.01f && k.evaporation == 0.0f && k.deposition == 0.1f &&
-            k.bedrock_dissolve == 0.02f && k.outflow_water == 1 && k.nz == 4,
+  CHECK(k.dt == 0.05f && k.deposition == 0.1f && k.bedrock_dissolve == 0.02f &&
+            k.outflow_water == 1 && k.nz == 4,
         "rivers-rain holds the reference scene values");
+  CHECK(k.rain == 0.05f && k.rain_steps == 1500 && k.evaporation == 0.02f &&
+            fabsf(k.tan_wet - tanf(5.0f * 0.017453292519943295f)) < 1e-6f,
+        "rivers-rain: heavy rain for 1500 steps, then the dry-out");
   talus_params_free(p);
   /* ChasmSource: one source, inside the chasm x in (64,240), y in (120,136) */
   CHECK(load_preset("chasm-source.ini", &p, &k), "chasm-source: %s", talus_last_error());
