@@ -516,10 +516,11 @@ TALUS_HD static inline void k_pt_clear(const talus_tile *t, const talus_kctx *c,
 }
 
 /* The droplet spawned at global cell (gx, gy) at offset o of the spawn
- * hash, from birth to its end; its outflow and loss are booked here. */
-TALUS_HD static inline TALUS_FORCE_INLINE void pt_run(const talus_tile *t, const talus_kctx *c,
-                                                      int gx, int gy, uint32_t o, double *flows,
-                                                      int layered) {
+ * hash, from birth to its end; its outflow and loss are booked here.
+ * Returns the moves it made. */
+TALUS_HD static inline TALUS_FORCE_INLINE int pt_run(const talus_tile *t, const talus_kctx *c,
+                                                     int gx, int gy, uint32_t o, double *flows,
+                                                     int layered) {
   const talus_kparams *P = &c->P;
   pt_drop d;
   d.ix = gx, d.iy = gy;
@@ -532,25 +533,37 @@ TALUS_HD static inline TALUS_FORCE_INLINE void pt_run(const talus_tile *t, const
     pt_cols(t, gx, gy, TALUS_TOP, d.col);
     d.z = pt_sample(t, gx, gy, d.fx, d.fy, d.col, d.own, NULL);
   }
-  int end = 0;
-  for (int m = 0; m < P->pt_max_moves && !end; m++)
+  int end = 0, m = 0;
+  for (; m < P->pt_max_moves && !end; m++)
     end = pt_step(&d, t, c, m, o, flows, layered);
   if (d.s > 0 && (end || P->pt_deposit_at_death)) pt_deposit(&d, t, d.s, 1);
   if (d.s > 0) flows[TALUS_FLOW_PT_LOST] += (double)d.s * (1.0 / PT_UNIT);
+  return end ? m - 1 : m;
 }
 
-/* Stage pt_trace: the droplet spawned at cell (x, y) this step, if any
- * (pt_run, the layered or the heightfield droplet). */
-TALUS_HD static inline void k_pt_trace(const talus_tile *t, const talus_kctx *c, int x, int y,
-                                       double *flows) {
+/* 1 when a droplet spawns at buffer-local cell (x, y) this step (the
+ * hash rule, a cell with an offset, its nodes live and in the buffer);
+ * its offset hash to *o. */
+TALUS_HD static inline int pt_spawn(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                    uint32_t *o) {
   const talus_kparams *P = &c->P;
   int gx = t->buf.x0 + x, gy = t->buf.y0 + y;
   uint32_t h = talus_hash(P->seed, gx, gy, (uint64_t)c->step, PT_STREAM);
-  if ((h >> (32 - P->pt_density_log2)) != 0u) return;
-  if (gx >= c->nx - 1 || gy >= c->ny - 1) return; /* the last row and column hold no offset */
-  if (pt_where(t, c, gx, gy) != 0) return;
-  uint32_t o = talus_hash(P->seed, gx, gy, (uint64_t)c->step, PT_STREAM + 1u);
-  if (P->model == TALUS_MODEL_LAYERED)
+  if ((h >> (32 - P->pt_density_log2)) != 0u) return 0;
+  if (gx >= c->nx - 1 || gy >= c->ny - 1) return 0; /* the last row and column hold no offset */
+  if (pt_where(t, c, gx, gy) != 0) return 0;
+  *o = talus_hash(P->seed, gx, gy, (uint64_t)c->step, PT_STREAM + 1u);
+  return 1;
+}
+
+/* Stage pt_trace: the droplet spawned at cell (x, y) this step, if any
+ * (pt_spawn; pt_run, the layered or the heightfield droplet). */
+TALUS_HD static inline void k_pt_trace(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                       double *flows) {
+  uint32_t o;
+  if (!pt_spawn(t, c, x, y, &o)) return;
+  int gx = t->buf.x0 + x, gy = t->buf.y0 + y;
+  if (c->P.model == TALUS_MODEL_LAYERED)
     pt_run(t, c, gx, gy, o, flows, 1);
   else
     pt_run(t, c, gx, gy, o, flows, 0);
