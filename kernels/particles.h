@@ -64,7 +64,9 @@
  *   C > z + ε, else the top one (pt_pick), whose surface is B + s. A
  *   droplet on a roof reads the roof; past the roof's edge the nodes have
  *   no roof, it reads the ground far below (a large −Δh: it falls, and
- *   gains speed); under a ceiling it reads the cave's floor, never the
+ *   gains speed; a move that drops more than (r + 1)·l_c is a fall, which
+ *   neither erodes nor deposits: the capacity's cap −Δh would otherwise
+ *   let it dig metres out of the roof's lip); under a ceiling it reads the cave's floor, never the
  *   roof's top; a wall reads as steep uphill (it deposits). One-column
  *   cells are the heightfield case with B + s for B.
  * - The brush erodes column j*(z) of each live node whose surface lies
@@ -204,8 +206,9 @@ typedef struct pt_drop {
 /* Cone weight [units] of node (nx, ny) for a brush of radius r around
  * (ix + fx, iy + fy): max(0, r − d)·64 truncated. */
 TALUS_HD static inline int64_t pt_cone(int nx, int ny, int ix, int iy, float fx, float fy, int r) {
-  float ex = (float)(nx - ix) - fx, ey = (float)(ny - iy) - fy;
-  float c = (float)r - sqrtf(ex * ex + ey * ey);
+  float ex = (float)(nx - ix) - fx, ey = (float)(ny - iy) - fy, d2 = ex * ex + ey * ey;
+  if (d2 >= (float)(r * r)) return 0; /* sqrtf(d2) >= r: the same 0, without the root */
+  float c = (float)r - sqrtf(d2);
   return c > 0.0f ? (int64_t)(c * PT_BRUSH_Q) : 0;
 }
 
@@ -373,12 +376,12 @@ pt_erode(pt_drop *d, const talus_tile *t, const talus_kctx *c, int64_t amount, i
     }
   int64_t q = W > 0 ? amount / W : 0;
   if (q <= 0) return;
-  for (k = 0; k < side * side; k++)
-    if (w[k]) {
-      int x = d->ix - r + k % side, y = d->iy - r + k / side;
-      pt_add(&t->pt_acc[pt_plane(t, 0, col[k]) + talus_idx(t, x - t->buf.x0, y - t->buf.y0)],
-             q * w[k]);
-    }
+  /* index of the box's corner: may lie off the buffer, whose nodes weigh 0 */
+  ptrdiff_t row = (ptrdiff_t)(d->iy - r - t->buf.y0) * t->pitch + (d->ix - r - t->buf.x0);
+  k = 0;
+  for (int j = 0; j < side; j++, row += t->pitch)
+    for (int i = 0; i < side; i++, k++)
+      if (w[k]) pt_add(&t->pt_acc[pt_plane(t, 0, col[k]) + (size_t)(row + i)], q * w[k]);
   d->s += q * W;
   if (d->n < PT_MOVES_MAX) d->ev[d->n++] = (pt_event){d->ix, d->iy, d->fx, d->fy, q, 0, d->z};
 }
