@@ -199,6 +199,39 @@ static const char *const tiled_sets[] = {"particles.density_log2=5",  "particles
                                          "water.outflow_border=true", "thermal.enable=true",
                                          "thermal.rate=0.5",          NULL};
 
+/* After 2 steps of d, `steps` more on 1 thread (d keeps the result) against
+ * the same from the state after the 2 steps tiled on 2 threads: cores
+ * {37, 64} × K {1, 2} in memory, a disk store, and a run in two parts over
+ * it (resumed from the store) must give the monolithic bytes. */
+static void check_invariance(talus_domain *d, int steps, const char *label) {
+  talus_domain_run(d, 2, NULL, NULL);
+  talus_tile *init = fixture_clone(d->tile);
+  talus_kctx ctx = d->ctx;
+  omp_set_num_threads(1);
+  talus_domain_run(d, steps, NULL, NULL);
+  omp_set_num_threads(2);
+  CHECK(init != NULL, "%s: clone", label);
+  static const int cases[][2] = {{37, 1}, {64, 2}, {37, 2}};
+  for (int i = 0; init && i < 3; i++) {
+    long diff = fixture_tiled_diff(init, d->tile, &ctx, cases[i][0], cases[i][1], ctx.step + steps,
+                                   TALUS_STORE_MEMORY, NULL, NULL);
+    CHECK(diff == 0, "%s: core %d, K %d: %ld values differ", label, cases[i][0], cases[i][1], diff);
+  }
+  char dir[] = "/tmp/talus_particles_XXXXXX";
+  if (init && mkdtemp(dir)) {
+    long diff = fixture_tiled_diff(init, d->tile, &ctx, 64, 1, ctx.step + steps, TALUS_STORE_DISK,
+                                   dir, NULL);
+    CHECK(diff == 0, "%s, disk store: %ld values differ", label, diff);
+    fixture_run_parts = 2;
+    diff = fixture_tiled_diff(init, d->tile, &ctx, 37, 1, ctx.step + steps, TALUS_STORE_DISK, dir,
+                              NULL);
+    fixture_run_parts = 1;
+    CHECK(diff == 0, "%s, disk store, run in two parts: %ld values differ", label, diff);
+    rmdir(dir);
+  }
+  talus_tile_free(init);
+}
+
 /* Tiles {37, 64} × K {1, 2} in memory, a disk store, a run in two parts
  * over it (resumed from the store), and 1 vs 2 threads: the monolithic
  * bytes. Particles with thermal erosion and hardness varying in space. */
@@ -215,33 +248,8 @@ static void test_tiled(void) {
   for (int y = 0; y < ny; y++)
     for (int x = 0; x < nx; x++)
       t->hard[talus_idx(t, x, y)] = 0.5f * talus_hash_unit(9u, x, y, 0, 3u);
-  talus_domain_run(d, 2, NULL, NULL);
-  talus_tile *init = fixture_clone(d->tile);
-  talus_kctx ctx = d->ctx;
-  omp_set_num_threads(1);
-  talus_domain_run(d, steps, NULL, NULL);
-  omp_set_num_threads(2);
-  static const int cases[][2] = {{37, 1}, {64, 2}, {37, 2}};
-  for (int i = 0; init && i < 3; i++) {
-    long diff = fixture_tiled_diff(init, d->tile, &ctx, cases[i][0], cases[i][1], ctx.step + steps,
-                                   TALUS_STORE_MEMORY, NULL, NULL);
-    CHECK(diff == 0, "core %d, K %d: %ld values differ", cases[i][0], cases[i][1], diff);
-  }
-  char dir[] = "/tmp/talus_particles_XXXXXX";
-  if (init && mkdtemp(dir)) {
-    long diff = fixture_tiled_diff(init, d->tile, &ctx, 64, 1, ctx.step + steps, TALUS_STORE_DISK,
-                                   dir, NULL);
-    CHECK(diff == 0, "disk store: %ld values differ", diff);
-    fixture_run_parts = 2;
-    diff = fixture_tiled_diff(init, d->tile, &ctx, 37, 1, ctx.step + steps, TALUS_STORE_DISK, dir,
-                              NULL);
-    fixture_run_parts = 1;
-    CHECK(diff == 0, "disk store, run in two parts: %ld values differ", diff);
-    rmdir(dir);
-  }
-  CHECK(init != NULL, "clone");
+  check_invariance(d, steps, "heightfield");
   CHECK(talus_domain_flow(d, TALUS_FLOW_PT_EROSION) > 0.0, "droplets eroded");
-  talus_tile_free(init);
   talus_domain_free(d);
   free(h);
 }
@@ -794,37 +802,12 @@ static void test_layered_tiled(void) {
   talus_domain *d = overhang_domain(nx, ny, sets);
   CHECK(d != NULL, "layered tiled domain");
   if (!d) return;
-  talus_domain_run(d, 2, NULL, NULL);
-  talus_tile *init = fixture_clone(d->tile);
-  talus_kctx ctx = d->ctx;
-  omp_set_num_threads(1);
-  talus_domain_run(d, steps, NULL, NULL);
-  omp_set_num_threads(2);
+  check_invariance(d, steps, "layered");
   printf("layered tiled: %d cells of several columns, water %.4g m3 added\n",
          multi_column_cells(d->tile), talus_domain_flow(d, TALUS_FLOW_RAIN));
-  static const int cases[][2] = {{37, 1}, {64, 2}, {37, 2}};
-  for (int i = 0; init && i < 3; i++) {
-    long diff = fixture_tiled_diff(init, d->tile, &ctx, cases[i][0], cases[i][1], ctx.step + steps,
-                                   TALUS_STORE_MEMORY, NULL, NULL);
-    CHECK(diff == 0, "layered: core %d, K %d: %ld values differ", cases[i][0], cases[i][1], diff);
-  }
-  char dir[] = "/tmp/talus_particles_XXXXXX";
-  if (init && mkdtemp(dir)) {
-    long diff = fixture_tiled_diff(init, d->tile, &ctx, 64, 1, ctx.step + steps, TALUS_STORE_DISK,
-                                   dir, NULL);
-    CHECK(diff == 0, "layered, disk store: %ld values differ", diff);
-    fixture_run_parts = 2;
-    diff = fixture_tiled_diff(init, d->tile, &ctx, 37, 1, ctx.step + steps, TALUS_STORE_DISK, dir,
-                              NULL);
-    fixture_run_parts = 1;
-    CHECK(diff == 0, "layered, disk store, run in two parts: %ld values differ", diff);
-    rmdir(dir);
-  }
-  CHECK(init != NULL, "clone");
   CHECK(multi_column_cells(d->tile) > 0, "the scene keeps overhangs");
   CHECK(talus_domain_flow(d, TALUS_FLOW_RAIN) > 0.0, "rain fell: the pipes ran");
   CHECK(layered_identity(d, "layered tiled") > 0.0, "droplets eroded");
-  talus_tile_free(init);
   talus_domain_free(d);
 }
 
