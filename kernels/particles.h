@@ -544,6 +544,14 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_run(const talus_tile *t, const 
   return end ? m - 1 : m;
 }
 
+/* 1 when the hash rule spawns a droplet at global cell (gx, gy) on
+ * global step `step` (branch-free: the CPU tests rows of cells as vector
+ * loops, cpu/cpu.c). */
+TALUS_HD static inline int pt_hashed(const talus_kparams *P, int gx, int gy, int64_t step) {
+  return (talus_hash(P->seed, gx, gy, (uint64_t)step, PT_STREAM) >> (32 - P->pt_density_log2)) ==
+         0u;
+}
+
 /* 1 when a droplet spawns at buffer-local cell (x, y) this step (the
  * hash rule, a cell with an offset, its nodes live and in the buffer);
  * its offset hash to *o. */
@@ -551,8 +559,7 @@ TALUS_HD static inline int pt_spawn(const talus_tile *t, const talus_kctx *c, in
                                     uint32_t *o) {
   const talus_kparams *P = &c->P;
   int gx = t->buf.x0 + x, gy = t->buf.y0 + y;
-  uint32_t h = talus_hash(P->seed, gx, gy, (uint64_t)c->step, PT_STREAM);
-  if ((h >> (32 - P->pt_density_log2)) != 0u) return 0;
+  if (!pt_hashed(P, gx, gy, c->step)) return 0;
   if (gx >= c->nx - 1 || gy >= c->ny - 1) return 0; /* the last row and column hold no offset */
   if (pt_where(t, c, gx, gy) != 0) return 0;
   *o = talus_hash(P->seed, gx, gy, (uint64_t)c->step, PT_STREAM + 1u);

@@ -265,28 +265,13 @@ static void run_batch(talus_tile *t, const talus_kctx *c, talus_rect core) {
   talus_cpu_stage(t, c, TALUS_STAGE_PT_APPLY, core, flows);
 }
 
-/* Cells of `core` (global) whose height differs between tiles a and b. */
-static long height_diff(const talus_tile *a, const talus_tile *b, talus_rect core) {
-  long n = 0;
-  for (int y = core.y0; y < core.y0 + core.h; y++)
-    for (int x = core.x0; x < core.x0 + core.w; x++)
-      n += memcmp(&a->B[talus_idx(a, x - a->buf.x0, y - a->buf.y0)],
-                  &b->B[talus_idx(b, x - b->buf.x0, y - b->buf.y0)], 4) != 0;
-  return n;
-}
-
-/* One batch on a 32² core inside a buffer of halo H against the whole
- * map: H = R (the stage's radius) gives the same bytes, H = R/2 must not. */
-static void test_halo_control(void) {
-  const int n = 160;
-  float *h = fbm_heights(n, n, 11);
-  static const char *const sets[] = {"particles.density_log2=3", NULL};
-  talus_domain *d = make_domain(n, n, h, sets);
-  CHECK(d != NULL, "control domain");
-  if (!d) return free(h);
+/* One batch of d (its particle stages alone) on a 32² core inside a buffer
+ * of halo H against the whole map: H = R (the stage's radius) gives the
+ * same bytes, H = R/2 must not. */
+static void halo_control(talus_domain *d, const char *label) {
   talus_kctx ctx = d->ctx;
   talus_tile *init = fixture_clone(d->tile);
-  talus_rect whole = {0, 0, n, n};
+  talus_rect whole = {0, 0, d->tile->buf.w, d->tile->buf.h};
   run_batch(d->tile, &ctx, whole);
   int R = talus_stage_radius(&ctx.P, TALUS_STAGE_PT_TRACE);
   talus_rect core = {64, 64, 32, 32};
@@ -294,16 +279,27 @@ static void test_halo_control(void) {
     int H = half ? R / 2 : R;
     talus_rect buf = {core.x0 - H, core.y0 - H, core.w + 2 * H, core.h + 2 * H};
     talus_tile *t = NULL;
-    talus_tile_create(&t, buf, 1, init->hard != NULL);
+    talus_tile_create(&t, buf, init->nz, init->hard != NULL);
     CHECK(t && !fixture_fill_from_tile(init, t, buf), "control tile: %s", talus_last_error());
     run_batch(t, &ctx, (talus_rect){H, H, core.w, core.h});
-    long diff = height_diff(t, d->tile, core);
-    printf("halo %d (radius %d): %ld of %d core cells differ\n", H, R, diff, core.w * core.h);
-    if (!half) CHECK(diff == 0, "halo = radius: %ld cells differ", diff);
-    if (half) CHECK(diff > 0, "halo = radius / 2 must differ (the test can fail)");
+    long diff = fixture_diff_cells(t, d->tile, core);
+    printf("%s: halo %d (radius %d): %ld values of the %d core cells differ\n", label, H, R, diff,
+           core.w * core.h);
+    if (!half) CHECK(diff == 0, "%s: halo = radius: %ld values differ", label, diff);
+    if (half) CHECK(diff > 0, "%s: halo = radius / 2 must differ (the test can fail)", label);
     talus_tile_free(t);
   }
+  CHECK(init != NULL, "%s: clone", label);
   talus_tile_free(init);
+}
+
+static void test_halo_control(void) {
+  const int n = 160;
+  float *h = fbm_heights(n, n, 11);
+  static const char *const sets[] = {"particles.density_log2=3", NULL};
+  talus_domain *d = make_domain(n, n, h, sets);
+  CHECK(d != NULL, "control domain");
+  if (d) halo_control(d, "heightfield");
   talus_domain_free(d);
   free(h);
 }
@@ -726,6 +722,16 @@ static talus_domain *overhang_domain(int nx, int ny, const char *const *sets) {
   return d;
 }
 
+/* The negative control on the overhang scene (tunnel cells in the core):
+ * halo R gives the monolithic bytes of every column, R/2 does not. */
+static void test_layered_halo(void) {
+  static const char *const sets[] = {"particles.density_log2=3", NULL};
+  talus_domain *d = overhang_domain(160, 160, sets);
+  CHECK(d != NULL, "layered control domain");
+  if (d) halo_control(d, "layered");
+  talus_domain_free(d);
+}
+
 /* The identity of a layered run: eroded (bedrock, sand, and what the
  * floor limit refused) = deposited (into sand, and what the ceilings
  * refused) + outflow + lost, exactly. Returns what was eroded [m³]. */
@@ -1008,6 +1014,7 @@ int main(void) {
   test_roof();
   test_cave();
   test_layered_conservation();
+  test_layered_halo();
   test_layered_tiled();
   test_statistics();
   return check_report("test_particles");
