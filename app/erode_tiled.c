@@ -67,7 +67,8 @@ static talus_plan_in tiled_plan_in(const erode_opts *o, int nx, int ny, const ta
                                    int state) {
   talus_plan_in in = {0};
   in.nx = nx, in.ny = ny, in.nz = P->nz, in.state_bands = talus_state_bands(P->nz, P->accumulate);
-  in.extra_scratch = P->pt_enable ? 2 * (int)sizeof(int64_t) : 0; /* the droplets' t->pt_acc */
+  /* the droplets' t->pt_acc: an erosion and a deposit total per column */
+  in.extra_scratch = P->pt_enable ? 2 * (int)sizeof(int64_t) * P->nz : 0;
   if (P->accumulate) /* the accumulators (persistent) and the start-of-step solid (scratch) */
     in.extra_scratch += TALUS_ACC_PLANES * (int)sizeof(float) + (int)sizeof(double);
   in.state_in = state, in.map_bands = o->maps ? erode_map_count() : 0,

@@ -165,6 +165,26 @@ static void scene_noise(const scene_ctx *c, double X, double Y, cell_cols *o) {
             1.0, TALUS_TOP);
 }
 
+/* Gully arch: a V valley along x (thalweg falling 0.08 m per m towards +x,
+ * flanks rising 0.3 m per m, roughened by up to 3 m of fBm) under 1 m of
+ * sand, spanned over x ∈ [112, 144) by a natural arch: a 6 m slab whose
+ * flat underside lies 10 m above the thalweg at x = 128, standing on the
+ * flanks where they rise to it (abutments). Droplets run along the
+ * thalweg under the arch and fall off its top. */
+static void scene_gully_arch(const scene_ctx *c, double X, double Y, cell_cols *o) {
+  double g = 2.0 + 0.08 * (SCENE_WIDTH - X) + 0.3 * fabs(Y - 128.0) +
+             1.5 * (1.0 + talus_fbm(c->seed, X, Y, talus_fbm_octaves(6, 0.05, c->l), 0.05));
+  double under = 2.0 + 0.08 * (SCENE_WIDTH - 128.0) + 10.0, top = under + 6.0;
+  if (in_band(X, c->l, 112, 144) && g < under - 1.0) {
+    cols_push(o, g - 1.0, 1.0, under);
+    cols_push(o, top, 0, TALUS_TOP);
+  } else if (in_band(X, c->l, 112, 144)) {
+    cols_push(o, g > top ? g : top, 0, TALUS_TOP);
+  } else {
+    cols_push(o, g - 1.0, 1.0, TALUS_TOP);
+  }
+}
+
 /* ---- table and builder --------------------------------------------------- */
 
 typedef struct scene_def {
@@ -183,6 +203,7 @@ static const scene_def scene_table[] = {
     {"rivers-rain", scene_rivers, 1, 0},
     {"rivers-source", scene_rivers, 1, 0},
     {"noise", scene_noise, 1, 1},
+    {"gully-arch", scene_gully_arch, 2, 0},
 };
 #define SCENE_COUNT ((int)(sizeof scene_table / sizeof scene_table[0]))
 

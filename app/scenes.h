@@ -35,6 +35,12 @@
  *   n = 128 one (the north edge lies at y = 0, rows run to y = −n).
  *   Bedrock 150(1 + fbm) ∈ [0, 300] m, fbm of 10 octaves from a 1 km base
  *   wavelength (frequency 0.001/m) down to ~2 m; sand 1 m; no water.
+ * - gully-arch: not a paper scene (the droplets' overhang scene, configs/
+ *   particles-game.ini). A V valley along x, thalweg 2 + 0.08(256 − X) m,
+ *   flanks rising 0.3 m per m, 1.5(1 + fbm) m of roughness (6 octaves at
+ *   0.05/m), 1 m of sand; over X ∈ [112, 144) a 6 m arch slab whose
+ *   underside lies 10 m above the thalweg at X = 128, on the flanks where
+ *   they reach it. Needs nz ≥ 2.
  * - Only B, s, C and count are set; water, sediment, damage, stability and
  *   fluxes stay zero as talus_tile_create leaves them.
  */
@@ -44,12 +50,12 @@
 #include "kernels/state.h"
 
 /* Number of scenes; names are bridges, chasm-rain, chasm-source, arches,
- * cave, rivers-rain, rivers-source, noise. The *-rain / *-source pairs share
+ * cave, rivers-rain, rivers-source, noise, gully-arch. The *-rain / *-source pairs share
  * a terrain (they differ only in their parameters). */
 int talus_scene_count(void);
 /* Name of scene i, or NULL when i is out of range. */
 const char *talus_scene_name(int i);
-/* Smallest nz the scene needs (2 for bridges and cave, else 1); 0 if the
+/* Smallest nz the scene needs (2 for bridges, cave and gully-arch, else 1); 0 if the
  * name is unknown. */
 int talus_scene_min_layers(const char *name);
 

@@ -186,6 +186,7 @@ static talus_status bench_time(bench_run *b, talus_domain *d, int w, int threads
   if (st) return st;
   for (int i = 0; i < TALUS_STAGE_COUNT; i++)
     stage_s[i] += talus_domain_stage_seconds(d, i);
+  bench_droplets(d, s->first_step, s->steps, &s->droplets, &s->moves);
   bench_sample_describe(s, d, w, threads, repeat, stage_s);
   b->nsamples++;
   return TALUS_OK;

@@ -76,7 +76,19 @@ typedef struct bench_sample {
   double stage_s[TALUS_STAGE_COUNT];
   double stage_calls[TALUS_STAGE_COUNT]; /* invocations per step */
   double stage_bytes[TALUS_STAGE_COUNT]; /* per invocation per cell */
+  double droplets;                       /* droplets spawned over the timed steps */
+  double moves;                          /* their moves (bench_droplets) */
 } bench_sample;
+
+/* The droplets spawned over steps [first, first + steps) of d (from the
+ * spawn rule, which reads no height) to *droplets, and an estimate of
+ * their moves to *moves: the moves per droplet of the batch d's state
+ * would run next, traced into its scratch totals (which the next batch
+ * clears), times *droplets. Both 0 without particles. */
+void bench_droplets(talus_domain *d, int64_t first, int64_t steps, double *droplets, double *moves);
+/* Seconds sample s spent in the droplet stages (pt_clear, pt_trace,
+ * pt_apply): what droplets/s and moves/s are measured against. */
+double bench_pt_seconds(const bench_sample *s);
 
 typedef struct bench_run {
   bench_opts o;

@@ -177,6 +177,20 @@ static talus_status json_stages(talus_json *o, const bench_sample *s, double tri
 }
 
 /* One timed run: a new object (the caller's) or NULL. */
+/* Sets o's droplet figures of sample s: droplets, moves, and both per
+ * second of the droplet stages. */
+static talus_status json_droplets(talus_json *o, const bench_sample *s) {
+  double pt = bench_pt_seconds(s);
+  talus_status st = talus_json_set(o, "droplets", talus_json_real(s->droplets, "%.0f"));
+  if (!st) st = talus_json_set(o, "moves", talus_json_real(s->moves, "%.0f"));
+  if (!st) st = talus_json_set(o, "droplet_seconds", talus_json_real(pt, "%.6f"));
+  if (!st && pt > 0.0)
+    st = talus_json_set(o, "droplets_per_s", talus_json_real(s->droplets / pt, "%.1f"));
+  if (!st && pt > 0.0)
+    st = talus_json_set(o, "moves_per_s", talus_json_real(s->moves / pt, "%.1f"));
+  return st;
+}
+
 static talus_json *json_sample(const bench_run *b, const bench_sample *s) {
   double triad = bench_triad(b, s->threads), gbs = sample_gbs(s);
   const char *model = s->model == TALUS_MODEL_HEIGHTFIELD ? "heightfield" : "layered";
@@ -208,6 +222,7 @@ static talus_json *json_sample(const bench_run *b, const bench_sample *s) {
     st = talus_json_set(o, "roofline_fraction",
                         talus_json_real(triad > 0.0 ? gbs / triad : 0.0, "%.4f"));
   if (!st) st = json_stages(o, s, triad);
+  if (!st && s->droplets > 0.0) st = json_droplets(o, s);
   if (st) talus_json_free(o);
   return st ? NULL : o;
 }

@@ -8,11 +8,21 @@
  */
 #include "bench.h"
 
+#include "kernels/particles.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 static const char *const hf_only[] = {"thermal.enable=false", NULL};
+
+/* erodr's parameters (../shared/reference/particle-erosion-reference.md
+ * §1), over particles.ini's scale keys */
+static const char *const pt_erodr[] = {
+    "particles.max_moves=32",      "particles.brush_radius=2",   "particles.inertia=0.3",
+    "particles.capacity=8",        "particles.min_slope=0.0001", "particles.erosion=0.7",
+    "particles.deposition=0.3",    "particles.evaporation=0.02", "particles.gravity=1",
+    "particles.initial_speed=0.9", "particles.initial_water=1",  NULL};
 
 /* Heightfield workloads on the fBm `noise` scene (1 m cells, the terrain
  * heightfield-default.ini is made for); layered ones on the paper's scenes
@@ -22,6 +32,12 @@ const bench_workload bench_workloads[] = {
     {"heightfield_thermal", "noise", "heightfield-default", NULL},
     {"rivers_rain", "rivers-rain", "rivers-rain", NULL},
     {"chasm_source", "chasm-source", "chasm-source", NULL},
+    /* droplets alone (particles.ini) with erodr's parameters on a terrain
+     * of erodr's scale (0-36 m over 2048 cells) */
+    {"particles", "rivers-rain", "particles", pt_erodr},
+    /* the same droplets on layered stacks with overhangs (the cave scene's
+     * tunnel under its roof), the game preset's layered stages around them */
+    {"particles_layered", "cave", "particles-game", pt_erodr},
 };
 const int bench_workload_count = (int)(sizeof bench_workloads / sizeof bench_workloads[0]);
 
@@ -75,6 +91,18 @@ void bench_sample_describe(bench_sample *s, const talus_domain *d, int w, int th
           bench_workloads[w].name, threads, repeat, 1e3 * s->seconds / (double)s->steps,
           (double)s->cells * (double)s->steps / s->seconds / 1e6,
           s->cpu_seconds / (s->seconds * threads));
+  double pt = bench_pt_seconds(s);
+  if (s->droplets > 0.0 && pt > 0.0)
+    fprintf(stderr,
+            "talus_bench: %-20s %d thr, repeat %d: %.0f droplets, %.3f M droplets/s, %.2f M "
+            "moves/s (droplet stages %.3f s of %.3f s)\n",
+            bench_workloads[w].name, threads, repeat, s->droplets, s->droplets / pt / 1e6,
+            s->moves / pt / 1e6, pt, s->seconds);
+}
+
+double bench_pt_seconds(const bench_sample *s) {
+  return s->stage_s[TALUS_STAGE_PT_CLEAR] + s->stage_s[TALUS_STAGE_PT_TRACE] +
+         s->stage_s[TALUS_STAGE_PT_APPLY];
 }
 
 /* Reads b's STREAM probes only; 0 when none ran at `threads`. */
@@ -85,4 +113,29 @@ double bench_triad(const bench_run *b, int threads) {
       if (b->stream[when][i].threads == threads && b->stream[when][i].triad_gbs > best)
         best = b->stream[when][i].triad_gbs;
   return best;
+}
+
+void bench_droplets(talus_domain *d, int64_t first, int64_t steps, double *droplets,
+                    double *moves) {
+  talus_kctx c = d->ctx;
+  const talus_tile *t = d->tile;
+  double n = 0.0, m = 0.0, at_end = 0.0, flows[TALUS_FLOW_COUNT] = {0};
+  *droplets = *moves = 0.0;
+  if (!c.P.pt_enable || !t->pt_acc) return;
+  for (c.step = first; c.step < first + steps; c.step++)
+    for (int y = 0; pt_runs(&c.P, c.step) && y < t->buf.h; y++)
+      for (int x = 0; x < t->buf.w; x++) {
+        uint32_t o;
+        n += pt_spawn(t, &c, x, y, &o);
+      }
+  c.step = d->ctx.step;
+  for (int y = 0; y < t->buf.h; y++)
+    for (int x = 0; x < t->buf.w; x++) {
+      uint32_t o;
+      if (!pt_spawn(t, &c, x, y, &o)) continue;
+      int layered = c.P.model == TALUS_MODEL_LAYERED;
+      m += pt_run(t, &c, t->buf.x0 + x, t->buf.y0 + y, o, flows, layered), at_end += 1.0;
+    }
+  *droplets = n;
+  *moves = at_end > 0.0 ? n * m / at_end : 0.0;
 }

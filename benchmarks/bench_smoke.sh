@@ -15,7 +15,9 @@ bad = []
 def pos(where, v):
     if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
         bad.append(f"{where} = {v!r}")
-workloads = {"heightfield", "heightfield_thermal", "rivers_rain", "chasm_source"}
+workloads = {"heightfield", "heightfield_thermal", "rivers_rain", "chasm_source", "particles",
+             "particles_layered"}
+droplets = {"particles", "particles_layered"}
 for s in r["stream"]:
     for k in ("copy_gbs", "triad_gbs", "read_gbs"):
         pos(f"stream {s['when']} {s['threads']} {k}", s[k])
@@ -37,6 +39,10 @@ for run in r["runs"]:
     model = run["model"]
     names = {st["name"] for st in run["stages"]}
     want = {"hf_flux", "hf_water"} if model == "heightfield" else {"pipes", "transport"}
+    if run["workload"] in droplets:
+        want = {"pt_clear", "pt_trace", "pt_apply"} | ({"pipes"} if model == "layered" else set())
+        for k in ("droplets", "moves", "droplet_seconds", "droplets_per_s", "moves_per_s"):
+            pos(f"{name} {k}", run.get(k))
     if not want <= names:
         bad.append(f"{name}: stages {sorted(names)} lack {sorted(want)}")
 if {(w, t) for w in workloads for t in (1, 2)} - seen:

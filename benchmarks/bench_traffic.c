@@ -5,6 +5,8 @@
  */
 #include "bench.h"
 
+#include <math.h>
+
 /* Heightfield stages: one layer, so every array is per cell. */
 static double hf_bytes(const talus_tile *t, talus_stage_id id) {
   double mask = t->mask ? 1.0 : 0.0, hard = t->hard ? 4.0 : 0.0, rain = t->rain ? 4.0 : 0.0;
@@ -66,8 +68,31 @@ static double layered_bytes(const talus_tile *t, talus_stage_id id, double m) {
   }
 }
 
+/* Droplet stages, either model (m columns per cell, 1 on heightfields):
+ * clear and apply touch every column's two int64 totals, apply its
+ * height(s) too; a droplet's L moves each read its 4 nodes' heights
+ * (count, C, B and s on layered stacks) and add into its brush's
+ * (2r + 2)² totals, 2^-n droplets per cell. */
+static double pt_bytes(const talus_kparams *P, talus_stage_id id, double m) {
+  int layered = P->model == TALUS_MODEL_LAYERED;
+  double heights = layered ? 8.0 : 4.0, side = 2.0 * P->pt_brush_radius + 2.0;
+  switch (id) {
+  case TALUS_STAGE_PT_CLEAR:
+    return (layered ? 1.0 : 0.0) + m * 16.0; /* count | totals */
+  case TALUS_STAGE_PT_APPLY:
+    return (layered ? 1.0 : 0.0) + m * (16.0 + 2.0 * heights); /* count totals B (s) | B (s) */
+  case TALUS_STAGE_PT_TRACE:
+    return ldexp(1.0, -P->pt_density_log2) * P->pt_max_moves *
+           (4.0 * (heights + (layered ? 5.0 : 0.0)) + side * side * 8.0);
+  default:
+    return 0.0;
+  }
+}
+
 double bench_stage_bytes(const talus_tile *t, const talus_kparams *P, talus_stage_id id,
                          double mean_columns) {
+  if (id == TALUS_STAGE_PT_CLEAR || id == TALUS_STAGE_PT_TRACE || id == TALUS_STAGE_PT_APPLY)
+    return pt_bytes(P, id, P->model == TALUS_MODEL_LAYERED ? mean_columns : 1.0);
   if (id == TALUS_STAGE_THERMAL_OUT || id == TALUS_STAGE_THERMAL_IN) return thermal_bytes(t, P, id);
   if (P->model == TALUS_MODEL_HEIGHTFIELD) return hf_bytes(t, id);
   return layered_bytes(t, id, mean_columns);

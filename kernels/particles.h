@@ -1,6 +1,6 @@
 /*
- * particles.h — particle (droplet) erosion on the heightfield model, one
- * batch of droplets per step, exact and order-free
+ * particles.h — particle (droplet) erosion on the heightfield and the
+ * layered model, one batch of droplets per step, exact and order-free
  * (../shared/reference/particle-erosion-reference.md §2).
  *
  * Design notes
@@ -55,6 +55,42 @@
  * - Ledger: PT_EROSION bedrock → sediment and PT_DEPOSIT sediment →
  *   bedrock, booked by the cell changed; PT_OUTFLOW and PT_LOST sediment →
  *   outside, booked by the droplet's spawn cell.
+ *
+ * Layered model (the reference's §3)
+ * ----------------------------------
+ * - Level. The droplet carries its level z (the height it stands at; at
+ *   birth the top columns' surface under it: rain falls on top). At each
+ *   node it stands on column j*(z) = the lowest column whose ceiling
+ *   C > z + ε, else the top one (pt_pick), whose surface is B + s. A
+ *   droplet on a roof reads the roof; past the roof's edge the nodes have
+ *   no roof, it reads the ground far below (a large −Δh: it falls, and
+ *   gains speed; a move that drops more than (r + 1)·l_c is a fall, which
+ *   neither erodes nor deposits: the capacity's cap −Δh would otherwise
+ *   let it dig metres out of the roof's lip); under a ceiling it reads the cave's floor, never the
+ *   roof's top; a wall reads as steep uphill (it deposits). One-column
+ *   cells are the heightfield case with B + s for B.
+ * - The brush erodes column j*(z) of each live node whose surface lies
+ *   within (r + 1)·l_c of z (pt_brush_col): a droplet in a tunnel does not
+ *   erode the hill's top beside it, one on a roof not the ground below
+ *   its edge. Deposits go to j*(z) of the 4 nodes. Every choice reads the
+ *   terrain at the step's start (ceilings never change in a batch), so an
+ *   event's columns are known again from its z: the droplet's own changes
+ *   of a node count when the event's column is the one it reads now.
+ * - Erodibility. Where the droplet's sand (bilinear sand of its columns
+ *   plus its own changes) is less than the amount, the rest is taken at
+ *   particles.bedrock_erodibility of the rate. In water deeper than
+ *   particles.water_stop (the layered pipes' water) it deposits all and
+ *   stops.
+ * - Totals per column: pt_acc holds an erosion and a deposit plane per
+ *   layer (pt_plane). pt_apply, per column: deposits fill sand up to the
+ *   free room C − B − s − w at the step's start; erosion takes sand first,
+ *   then bedrock down to the floor + support.min_bedrock (column 0 has no
+ *   floor); what cannot be given or taken is booked (PT_CLAMP, outside →
+ *   sediment, signed), all in integer units, so the batch's identity
+ *   eroded = deposited + outflow + lost holds exactly, with eroded =
+ *   PT_EROSION + PT_SAND_EROSION + the shortfall and deposited =
+ *   PT_SAND_DEPOSIT + the overfill. The float rounding of sand and bedrock
+ *   is booked (PT_SAND_ROUNDING, PT_ROUNDING).
  */
 #ifndef TALUS_KERNELS_PARTICLES_H
 #define TALUS_KERNELS_PARTICLES_H
@@ -100,24 +136,69 @@ TALUS_HD static inline void pt_add(int64_t *p, int64_t v) {
 #endif
 }
 
-/* One change a droplet made: a brush erosion (kind 0) or a bilinear
- * deposit (kind 1) of q per weight unit around global cell (ix, iy) plus
- * (fx, fy). */
+/* Offset in t->pt_acc of the plane of totals of kind `kind` (0 erosion,
+ * 1 deposit) of column k: the erosion planes of the layers, then their
+ * deposit planes. */
+TALUS_HD static inline size_t pt_plane(const talus_tile *t, int kind, int k) {
+  return ((size_t)kind * (size_t)t->nz + (size_t)k) * t->plane;
+}
+
+/* The column of the cell at buffer index idx a droplet at level z stands
+ * on: the lowest whose ceiling is above z + ε, else the top one. */
+TALUS_HD static inline int pt_pick(const talus_tile *t, size_t idx, float z) {
+  int n = t->count[idx];
+  for (int k = 0; k < n - 1; k++)
+    if (t->C[talus_col(t, idx, k)] > z + TALUS_EPS) return k;
+  return n - 1;
+}
+
+/* Surface B + s of column k of the cell at buffer index idx. */
+TALUS_HD static inline float pt_surface(const talus_tile *t, size_t idx, int k) {
+  size_t ci = talus_col(t, idx, k);
+  return t->B[ci] + t->s[ci];
+}
+
+/* The columns (pt_pick at level z) of the 4 nodes of global cell
+ * (ix, iy), node k = (ix + (k & 1), iy + (k >> 1)). */
+TALUS_HD static inline void pt_cols(const talus_tile *t, int ix, int iy, float z, int8_t cols[4]) {
+  size_t i = talus_idx(t, ix - t->buf.x0, iy - t->buf.y0), p = (size_t)t->pitch;
+  size_t n[4] = {i, i + 1, i + p, i + p + 1};
+  for (int k = 0; k < 4; k++)
+    cols[k] = (int8_t)pt_pick(t, n[k], z);
+}
+
+/* The column the brush of a droplet at level z erodes at live global node
+ * (gx, gy) of the buffer: pt_pick, or -1 when its surface lies more than
+ * (r + 1)·l_c from z (a wall above the droplet, ground below a roof). */
+TALUS_HD static inline int pt_brush_col(const talus_tile *t, const talus_kparams *P, int gx, int gy,
+                                        float z) {
+  size_t idx = talus_idx(t, gx - t->buf.x0, gy - t->buf.y0);
+  int k = pt_pick(t, idx, z);
+  float reach = (float)(P->pt_brush_radius + 1) * P->cell_size;
+  return fabsf(pt_surface(t, idx, k) - z) <= reach ? k : -1;
+}
+
+/* One change a droplet made at level z: a brush erosion (kind 0) or a
+ * bilinear deposit (kind 1) of q per weight unit around global cell
+ * (ix, iy) plus (fx, fy). */
 typedef struct pt_event {
   int32_t ix, iy;
   float fx, fy;
   int64_t q;
   int kind;
+  float z;
 } pt_event;
 
 /* A droplet: position (global cell + offset in [0,1)), direction, speed,
- * water, load [2⁻³² m], its own changes of its cell's nodes, and its
- * events. */
+ * water, load [2⁻³² m], level z and the columns of its cell's nodes
+ * (layered model; 0 on heightfields), its own changes of those nodes, and
+ * its events. */
 typedef struct pt_drop {
   int32_t ix, iy;
-  float fx, fy, dx, dy, v, w;
+  float fx, fy, dx, dy, v, w, z;
   int64_t s;
   int64_t own[4]; /* pt_own4 of the current cell, kept up to date */
+  int8_t col[4];  /* pt_cols of the current cell at level z */
   int n;
   pt_event ev[PT_MOVES_MAX];
 } pt_drop;
@@ -125,8 +206,9 @@ typedef struct pt_drop {
 /* Cone weight [units] of node (nx, ny) for a brush of radius r around
  * (ix + fx, iy + fy): max(0, r − d)·64 truncated. */
 TALUS_HD static inline int64_t pt_cone(int nx, int ny, int ix, int iy, float fx, float fy, int r) {
-  float ex = (float)(nx - ix) - fx, ey = (float)(ny - iy) - fy;
-  float c = (float)r - sqrtf(ex * ex + ey * ey);
+  float ex = (float)(nx - ix) - fx, ey = (float)(ny - iy) - fy, d2 = ex * ex + ey * ey;
+  if (d2 >= (float)(r * r)) return 0; /* sqrtf(d2) >= r: the same 0, without the root */
+  float c = (float)r - sqrtf(d2);
   return c > 0.0f ? (int64_t)(c * PT_BRUSH_Q) : 0;
 }
 
@@ -149,40 +231,68 @@ TALUS_HD static inline int pt_in_buf(const talus_tile *t, int gx, int gy) {
          gy < t->buf.y0 + t->buf.h;
 }
 
+/* 1 when event e wrote to the column cols_k of node (gx, gy) the droplet
+ * reads now: always on heightfields (cols NULL); on layered stacks when
+ * the event's column there (the brush's rule or pt_pick at its level) is
+ * that one. */
+TALUS_HD static inline int pt_event_hits(const pt_event *e, const talus_tile *t,
+                                         const talus_kparams *P, int gx, int gy, const int8_t *cols,
+                                         int k) {
+  if (!cols) return 1;
+  size_t idx = talus_idx(t, gx - t->buf.x0, gy - t->buf.y0);
+  if (t->count[idx] == 1 && e->kind == 1) return 1;
+  int col = e->kind == 1 ? pt_pick(t, idx, e->z) : pt_brush_col(t, P, gx, gy, e->z);
+  return col == cols[k];
+}
+
 /* Adds event e's change [units] of the 4 nodes of cell (ix, iy) to
- * own[k], node k = (ix + (k & 1), iy + (k >> 1)). The nodes a droplet
- * reads are live (pt_where), as every node its brush wrote to is, so the
- * brush's rule for dead nodes needs no test here. */
-TALUS_HD static inline void pt_event_own(const pt_event *e, int r, int ix, int iy, int64_t own[4]) {
+ * own[k], node k = (ix + (k & 1), iy + (k >> 1)), columns cols (NULL on
+ * heightfields). The nodes a droplet reads are live (pt_where), as every
+ * node its brush wrote to is, so the brush's rule for dead nodes needs no
+ * test here. */
+TALUS_HD static inline void pt_event_own(const pt_event *e, const talus_tile *t,
+                                         const talus_kparams *P, int ix, int iy, const int8_t *cols,
+                                         int64_t own[4]) {
+  int r = P->pt_brush_radius;
   int ox = ix - e->ix, oy = iy - e->iy, reach = e->kind == 1 ? 1 : r + 1;
   if (ox < -reach || ox > reach || oy < -reach || oy > reach) return;
   for (int k = 0; k < 4; k++) {
-    int kx = ox + (k & 1), ky = oy + (k >> 1);
+    int kx = ox + (k & 1), ky = oy + (k >> 1), gx = ix + (k & 1), gy = iy + (k >> 1);
     if (e->kind == 1) {
-      if (kx >= 0 && kx <= 1 && ky >= 0 && ky <= 1)
+      if (kx >= 0 && kx <= 1 && ky >= 0 && ky <= 1 && pt_event_hits(e, t, P, gx, gy, cols, k))
         own[k] += e->q * pt_bilinear(kx, ky, e->fx, e->fy);
     } else if (kx >= -r && kx <= r + 1 && ky >= -r && ky <= r + 1) {
-      own[k] -= e->q * pt_cone(ix + (k & 1), iy + (k >> 1), e->ix, e->iy, e->fx, e->fy, r);
+      int64_t wgt = pt_cone(gx, gy, e->ix, e->iy, e->fx, e->fy, r);
+      if (wgt && pt_event_hits(e, t, P, gx, gy, cols, k)) own[k] -= e->q * wgt;
     }
   }
 }
 
-/* The droplet's own changes [units] of the 4 nodes of cell (ix, iy): its
- * events replayed (integer sums: any order gives the same). */
-TALUS_HD static inline void pt_own4(const pt_drop *d, const talus_kctx *c, int ix, int iy,
-                                    int64_t own[4]) {
+/* The droplet's own changes [units] of the 4 nodes of cell (ix, iy),
+ * columns cols (NULL on heightfields): its events replayed (integer sums:
+ * any order gives the same). */
+TALUS_HD static inline void pt_own4(const pt_drop *d, const talus_tile *t, const talus_kctx *c,
+                                    int ix, int iy, const int8_t *cols, int64_t own[4]) {
   own[0] = own[1] = own[2] = own[3] = 0;
   for (int i = 0; i < d->n; i++)
-    pt_event_own(&d->ev[i], c->P.pt_brush_radius, ix, iy, own);
+    pt_event_own(&d->ev[i], t, &c->P, ix, iy, cols, own);
 }
 
-/* Bilinear height at (ix + fx, iy + fy) of the terrain plus the droplet's
- * own changes own[4] of the cell's nodes and, when g is not NULL, its
- * gradient [m per cell] to g[0..1]. */
+/* Bilinear height at (ix + fx, iy + fy) of the terrain (B, or B + s of
+ * columns cols when cols is not NULL) plus the droplet's own changes
+ * own[4] of the cell's nodes and, when g is not NULL, its gradient [m per
+ * cell] to g[0..1]. */
 TALUS_HD static inline float pt_sample(const talus_tile *t, int ix, int iy, float fx, float fy,
-                                       const int64_t own[4], float *g) {
+                                       const int8_t *cols, const int64_t own[4], float *g) {
   size_t i = talus_idx(t, ix - t->buf.x0, iy - t->buf.y0), p = (size_t)t->pitch;
-  float h[4] = {t->B[i], t->B[i + 1], t->B[i + p], t->B[i + p + 1]};
+  float h[4];
+  if (cols) {
+    size_t n[4] = {i, i + 1, i + p, i + p + 1};
+    for (int k = 0; k < 4; k++)
+      h[k] = pt_surface(t, n[k], cols[k]);
+  } else {
+    h[0] = t->B[i], h[1] = t->B[i + 1], h[2] = t->B[i + p], h[3] = t->B[i + p + 1];
+  }
   for (int k = 0; k < 4; k++)
     if (own[k]) h[k] = (float)((double)h[k] + (double)own[k] * (1.0 / PT_UNIT));
   if (g) {
@@ -190,6 +300,16 @@ TALUS_HD static inline float pt_sample(const talus_tile *t, int ix, int iy, floa
     g[1] = (h[2] - h[0]) * (1.0f - fx) + (h[3] - h[1]) * fx;
   }
   return (h[0] * (1.0f - fx) + h[1] * fx) * (1.0f - fy) + (h[2] * (1.0f - fx) + h[3] * fx) * fy;
+}
+
+/* Bilinear value of field f (a per-column field: s, w) of the droplet's
+ * columns at its position. */
+TALUS_HD static inline float pt_field(const talus_tile *t, const float *f, const pt_drop *d) {
+  size_t i = talus_idx(t, d->ix - t->buf.x0, d->iy - t->buf.y0), p = (size_t)t->pitch;
+  float v[4] = {f[talus_col(t, i, d->col[0])], f[talus_col(t, i + 1, d->col[1])],
+                f[talus_col(t, i + p, d->col[2])], f[talus_col(t, i + p + 1, d->col[3])]};
+  return (v[0] * (1.0f - d->fx) + v[1] * d->fx) * (1.0f - d->fy) +
+         (v[2] * (1.0f - d->fx) + v[3] * d->fx) * d->fy;
 }
 
 /* Bilinear hardness at the droplet's position. */
@@ -219,44 +339,51 @@ TALUS_HD static inline int pt_where(const talus_tile *t, const talus_kctx *c, in
 }
 
 /* Deposits `amount` units (≤ the load) bilinearly at the droplet's
- * position into the deposit plane; `all` puts the division's remainder on
- * the cell's own node, else it stays in the load. Records the event. */
+ * position into the deposit planes of its columns; `all` puts the
+ * division's remainder on the cell's own node, else it stays in the load.
+ * Records the event. */
 TALUS_HD static inline void pt_deposit(pt_drop *d, const talus_tile *t, int64_t amount, int all) {
   int64_t q = amount / 256, rem = all ? amount - q * 256 : 0;
   if (q <= 0 && rem <= 0) return;
-  int64_t *acc = t->pt_acc + t->plane;
   size_t i = talus_idx(t, d->ix - t->buf.x0, d->iy - t->buf.y0), p = (size_t)t->pitch;
   size_t n[4] = {i, i + 1, i + p, i + p + 1};
   for (int k = 0; k < 4; k++) {
     int64_t share = q * pt_bilinear(k & 1, k >> 1, d->fx, d->fy) + (k == 0 ? rem : 0);
-    if (share) pt_add(&acc[n[k]], share);
+    if (share) pt_add(&t->pt_acc[pt_plane(t, 1, d->col[k]) + n[k]], share);
   }
   d->s -= q * 256 + rem;
-  if (q > 0 && d->n < PT_MOVES_MAX) d->ev[d->n++] = (pt_event){d->ix, d->iy, d->fx, d->fy, q, 1};
+  if (q > 0 && d->n < PT_MOVES_MAX)
+    d->ev[d->n++] = (pt_event){d->ix, d->iy, d->fx, d->fy, q, 1, d->z};
 }
 
 /* Erodes up to `amount` units with the cone brush around the droplet:
- * q = amount / Σweights of the live nodes, each node gives q·weight into
- * the erosion plane, the load gains the sum. Records the event. */
-TALUS_HD static inline void pt_erode(pt_drop *d, const talus_tile *t, const talus_kctx *c,
-                                     int64_t amount) {
+ * q = amount / Σweights of the live nodes (on layered stacks, of the
+ * nodes pt_brush_col gives a column), each node gives q·weight into the
+ * erosion plane of its column, the load gains the sum. Records the
+ * event. */
+TALUS_HD static inline TALUS_FORCE_INLINE void
+pt_erode(pt_drop *d, const talus_tile *t, const talus_kctx *c, int64_t amount, int layered) {
   int r = c->P.pt_brush_radius, side = 2 * r + 2, k = 0;
   int32_t w[(2 * PT_BRUSH_MAX + 2) * (2 * PT_BRUSH_MAX + 2)];
+  int8_t col[(2 * PT_BRUSH_MAX + 2) * (2 * PT_BRUSH_MAX + 2)];
   int64_t W = 0;
   for (int y = d->iy - r; y <= d->iy + r + 1; y++)
     for (int x = d->ix - r; x <= d->ix + r + 1; x++, k++) {
       w[k] = pt_live(t, c, x, y) ? (int32_t)pt_cone(x, y, d->ix, d->iy, d->fx, d->fy, r) : 0;
+      col[k] = (int8_t)(layered && w[k] ? pt_brush_col(t, &c->P, x, y, d->z) : 0);
+      if (col[k] < 0) w[k] = 0;
       W += w[k];
     }
   int64_t q = W > 0 ? amount / W : 0;
   if (q <= 0) return;
-  for (k = 0; k < side * side; k++)
-    if (w[k]) {
-      int x = d->ix - r + k % side, y = d->iy - r + k / side;
-      pt_add(&t->pt_acc[talus_idx(t, x - t->buf.x0, y - t->buf.y0)], q * w[k]);
-    }
+  /* index of the box's corner: may lie off the buffer, whose nodes weigh 0 */
+  ptrdiff_t row = (ptrdiff_t)(d->iy - r - t->buf.y0) * t->pitch + (d->ix - r - t->buf.x0);
+  k = 0;
+  for (int j = 0; j < side; j++, row += t->pitch)
+    for (int i = 0; i < side; i++, k++)
+      if (w[k]) pt_add(&t->pt_acc[pt_plane(t, 0, col[k]) + (size_t)(row + i)], q * w[k]);
   d->s += q * W;
-  if (d->n < PT_MOVES_MAX) d->ev[d->n++] = (pt_event){d->ix, d->iy, d->fx, d->fy, q, 0};
+  if (d->n < PT_MOVES_MAX) d->ev[d->n++] = (pt_event){d->ix, d->iy, d->fx, d->fy, q, 0, d->z};
 }
 
 /* The 16 unit directions of a droplet on flat ground. */
@@ -285,10 +412,24 @@ TALUS_HD static inline pt_pos pt_moved(const pt_drop *d) {
   return p;
 }
 
+/* The share of the rate an erosion of `amt` [m] keeps: on heightfields
+ * 1 − hardness; on layered stacks the droplet's sand (its columns' sand
+ * plus its own changes, bilinear) goes at the full rate, the rest at
+ * particles.bedrock_erodibility. Returns the amount to erode [m]. */
+TALUS_HD static inline float pt_erodible(const pt_drop *d, const talus_tile *t,
+                                         const talus_kparams *P, float amt, int layered) {
+  if (!layered) return amt * (1.0f - pt_hardness(t, P, d));
+  double own = ((double)d->own[0] * (1.0f - d->fx) + (double)d->own[1] * d->fx) * (1.0f - d->fy) +
+               ((double)d->own[2] * (1.0f - d->fx) + (double)d->own[3] * d->fx) * d->fy;
+  float sand = (float)((double)pt_field(t, t->s, d) + own * (1.0 / PT_UNIT));
+  sand = sand > 0.0f ? sand : 0.0f;
+  return amt <= sand ? amt : sand + (amt - sand) * P->pt_bedrock_erodibility;
+}
+
 /* Erodes or deposits at the droplet's position for a step of Δh to the
  * next position, against capacity c [m]. */
-TALUS_HD static inline void pt_exchange(pt_drop *d, const talus_tile *t, const talus_kctx *c,
-                                        float dh) {
+TALUS_HD static inline TALUS_FORCE_INLINE void
+pt_exchange(pt_drop *d, const talus_tile *t, const talus_kctx *c, float dh, int layered) {
   const talus_kparams *P = &c->P;
   float load = (float)((double)d->s * (1.0 / PT_UNIT));
   float cap = (-dh > P->pt_min_slope ? -dh : P->pt_min_slope) * d->v * d->w * P->pt_capacity;
@@ -299,18 +440,37 @@ TALUS_HD static inline void pt_exchange(pt_drop *d, const talus_tile *t, const t
     return;
   }
   float amt = P->pt_erosion * (cap - load);
-  amt = (amt < -dh ? amt : -dh) * (1.0f - pt_hardness(t, P, d));
-  if (amt > 0.0f) pt_erode(d, t, c, (int64_t)((double)amt * PT_UNIT));
+  amt = pt_erodible(d, t, P, amt < -dh ? amt : -dh, layered);
+  if (amt > 0.0f) pt_erode(d, t, c, (int64_t)((double)amt * PT_UNIT), layered);
+}
+
+/* On layered stacks, the columns of the droplet's cell at its level, and
+ * its own changes of them again where they changed. Returns 1 when it
+ * stands in water deeper than particles.water_stop (it stops there). */
+TALUS_HD static inline int pt_relevel(pt_drop *d, const talus_tile *t, const talus_kctx *c) {
+  int8_t cols[4];
+  pt_cols(t, d->ix, d->iy, d->z, cols);
+  if (cols[0] != d->col[0] || cols[1] != d->col[1] || cols[2] != d->col[2] ||
+      cols[3] != d->col[3]) {
+    for (int k = 0; k < 4; k++)
+      d->col[k] = cols[k];
+    pt_own4(d, t, c, d->ix, d->iy, d->col, d->own);
+  }
+  return c->P.pt_water_stop > 0.0f && pt_field(t, t->w, d) >= c->P.pt_water_stop;
 }
 
 /* One move of the droplet (the notes' droplet step). Each move replays
  * the events once, for the next cell; the current cell's own changes were
- * kept from the move before, plus the event that move made. Returns 0 to
- * go on, else how it ended: 1 a border (handled), 2 stopped at the buffer. */
-TALUS_HD static inline int pt_step(pt_drop *d, const talus_tile *t, const talus_kctx *c, int m,
-                                   uint32_t h, double *flows) {
+ * kept from the move before, plus the event that move made (on layered
+ * stacks replayed again where its level changed the columns). Returns 0
+ * to go on, else how it ended: 1 a border (handled), 2 stopped at the
+ * buffer, 3 stopped in deep water. */
+TALUS_HD static inline TALUS_FORCE_INLINE int pt_step(pt_drop *d, const talus_tile *t,
+                                                      const talus_kctx *c, int m, uint32_t h,
+                                                      double *flows, int layered) {
   const talus_kparams *P = &c->P;
-  float g[2], h0 = pt_sample(t, d->ix, d->iy, d->fx, d->fy, d->own, g);
+  if (layered && pt_relevel(d, t, c)) return 3;
+  float g[2], h0 = pt_sample(t, d->ix, d->iy, d->fx, d->fy, layered ? d->col : NULL, d->own, g);
   float dx = P->pt_inertia * d->dx - (1.0f - P->pt_inertia) * g[0];
   float dy = P->pt_inertia * d->dy - (1.0f - P->pt_inertia) * g[1];
   float len = sqrtf(dx * dx + dy * dy);
@@ -327,60 +487,147 @@ TALUS_HD static inline int pt_step(pt_drop *d, const talus_tile *t, const talus_
   }
   if (where) return where;
   int64_t own[4];
-  pt_own4(d, c, next.ix, next.iy, own);
-  float dh = pt_sample(t, next.ix, next.iy, next.fx, next.fy, own, NULL) - h0;
+  int8_t cols[4] = {0, 0, 0, 0};
+  if (layered) pt_cols(t, next.ix, next.iy, d->z, cols);
+  pt_own4(d, t, c, next.ix, next.iy, layered ? cols : NULL, own);
+  float dh =
+      pt_sample(t, next.ix, next.iy, next.fx, next.fy, layered ? cols : NULL, own, NULL) - h0;
   int n = d->n;
-  pt_exchange(d, t, c, dh);
-  if (d->n > n) pt_event_own(&d->ev[n], P->pt_brush_radius, next.ix, next.iy, own);
+  if (!layered || dh >= -(float)(P->pt_brush_radius + 1) * P->cell_size) /* else it falls */
+    pt_exchange(d, t, c, dh, layered);
+  if (d->n > n) pt_event_own(&d->ev[n], t, P, next.ix, next.iy, layered ? cols : NULL, own);
   float v2 = d->v * d->v - P->pt_gravity * dh / P->cell_size;
   d->v = sqrtf(v2 > 0.0f ? v2 : 0.0f);
   d->w *= 1.0f - P->pt_evaporation;
-  d->ix = next.ix, d->iy = next.iy, d->fx = next.fx, d->fy = next.fy;
+  d->ix = next.ix, d->iy = next.iy, d->fx = next.fx, d->fy = next.fy, d->z = h0 + dh;
   for (int k = 0; k < 4; k++)
-    d->own[k] = own[k];
+    d->own[k] = own[k], d->col[k] = cols[k];
   return 0;
 }
 
-/* Stage pt_clear: zeroes the cell's erosion and deposit totals. */
+/* Stage pt_clear: zeroes the cell's erosion and deposit totals (of its
+ * columns). */
 TALUS_HD static inline void k_pt_clear(const talus_tile *t, const talus_kctx *c, int x, int y,
                                        double *flows) {
-  (void)c, (void)flows;
+  (void)flows;
   size_t idx = talus_idx(t, x, y);
-  t->pt_acc[idx] = 0;
-  t->pt_acc[t->plane + idx] = 0;
+  int n = c->P.model == TALUS_MODEL_LAYERED ? t->count[idx] : 1;
+  for (int k = 0; k < n; k++) {
+    t->pt_acc[pt_plane(t, 0, k) + idx] = 0;
+    t->pt_acc[pt_plane(t, 1, k) + idx] = 0;
+  }
 }
 
-/* Stage pt_trace: the droplet spawned at cell (x, y) this step, if any,
- * from birth to its end; its outflow and loss are booked here. */
-TALUS_HD static inline void k_pt_trace(const talus_tile *t, const talus_kctx *c, int x, int y,
-                                       double *flows) {
+/* The droplet spawned at global cell (gx, gy) at offset o of the spawn
+ * hash, from birth to its end; its outflow and loss are booked here.
+ * Returns the moves it made. */
+TALUS_HD static inline TALUS_FORCE_INLINE int pt_run(const talus_tile *t, const talus_kctx *c,
+                                                     int gx, int gy, uint32_t o, double *flows,
+                                                     int layered) {
   const talus_kparams *P = &c->P;
-  int gx = t->buf.x0 + x, gy = t->buf.y0 + y;
-  uint32_t h = talus_hash(P->seed, gx, gy, (uint64_t)c->step, PT_STREAM);
-  if ((h >> (32 - P->pt_density_log2)) != 0u) return;
-  if (gx >= c->nx - 1 || gy >= c->ny - 1) return; /* the last row and column hold no offset */
-  if (pt_where(t, c, gx, gy) != 0) return;
-  uint32_t o = talus_hash(P->seed, gx, gy, (uint64_t)c->step, PT_STREAM + 1u);
   pt_drop d;
   d.ix = gx, d.iy = gy;
   d.fx = (float)(o & 0xFFFFu) * (1.0f / 65536.0f), d.fy = (float)(o >> 16) * (1.0f / 65536.0f);
   d.dx = d.dy = 0.0f, d.v = P->pt_initial_speed, d.w = P->pt_initial_water;
-  d.s = 0, d.n = 0;
-  d.own[0] = d.own[1] = d.own[2] = d.own[3] = 0;
-  int end = 0;
-  for (int m = 0; m < P->pt_max_moves && !end; m++)
-    end = pt_step(&d, t, c, m, o, flows);
+  d.s = 0, d.n = 0, d.z = 0.0f;
+  for (int k = 0; k < 4; k++)
+    d.own[k] = 0, d.col[k] = 0;
+  if (layered) { /* rain falls on the top columns */
+    pt_cols(t, gx, gy, TALUS_TOP, d.col);
+    d.z = pt_sample(t, gx, gy, d.fx, d.fy, d.col, d.own, NULL);
+  }
+  int end = 0, m = 0;
+  for (; m < P->pt_max_moves && !end; m++)
+    end = pt_step(&d, t, c, m, o, flows, layered);
   if (d.s > 0 && (end || P->pt_deposit_at_death)) pt_deposit(&d, t, d.s, 1);
   if (d.s > 0) flows[TALUS_FLOW_PT_LOST] += (double)d.s * (1.0 / PT_UNIT);
+  return end ? m - 1 : m;
 }
 
-/* Stage pt_apply: the cell's totals change its height once; the float
+/* 1 when the hash rule spawns a droplet at global cell (gx, gy) on
+ * global step `step` (branch-free: the CPU tests rows of cells as vector
+ * loops, cpu/cpu.c). */
+TALUS_HD static inline int pt_hashed(const talus_kparams *P, int gx, int gy, int64_t step) {
+  return (talus_hash(P->seed, gx, gy, (uint64_t)step, PT_STREAM) >> (32 - P->pt_density_log2)) ==
+         0u;
+}
+
+/* 1 when a droplet spawns at buffer-local cell (x, y) this step (the
+ * hash rule, a cell with an offset, its nodes live and in the buffer);
+ * its offset hash to *o. */
+TALUS_HD static inline int pt_spawn(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                    uint32_t *o) {
+  const talus_kparams *P = &c->P;
+  int gx = t->buf.x0 + x, gy = t->buf.y0 + y;
+  if (!pt_hashed(P, gx, gy, c->step)) return 0;
+  if (gx >= c->nx - 1 || gy >= c->ny - 1) return 0; /* the last row and column hold no offset */
+  if (pt_where(t, c, gx, gy) != 0) return 0;
+  *o = talus_hash(P->seed, gx, gy, (uint64_t)c->step, PT_STREAM + 1u);
+  return 1;
+}
+
+/* Stage pt_trace: the droplet spawned at cell (x, y) this step, if any
+ * (pt_spawn; pt_run, the layered or the heightfield droplet). */
+TALUS_HD static inline void k_pt_trace(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                       double *flows) {
+  uint32_t o;
+  if (!pt_spawn(t, c, x, y, &o)) return;
+  int gx = t->buf.x0 + x, gy = t->buf.y0 + y;
+  if (c->P.model == TALUS_MODEL_LAYERED)
+    pt_run(t, c, gx, gy, o, flows, 1);
+  else
+    pt_run(t, c, gx, gy, o, flows, 0);
+}
+
+/* Units of float v [m] ≥ 0 below it: floor(v·2³²) (exact: v·2³² is). */
+TALUS_HD static inline int64_t pt_units(double v) {
+  return v > 0.0 ? (int64_t)(v * PT_UNIT) : 0;
+}
+
+/* pt_apply on layered column k of the cell at idx: deposits fill its sand
+ * up to the free room, erosion takes sand, then bedrock down to the floor
+ * + support.min_bedrock; the clamps and the rounding are booked. */
+TALUS_HD static inline void pt_apply_column(const talus_tile *t, const talus_kparams *P, size_t idx,
+                                            int k, double *flows) {
+  int64_t E = t->pt_acc[pt_plane(t, 0, k) + idx], D = t->pt_acc[pt_plane(t, 1, k) + idx];
+  if (!E && !D) return;
+  size_t ci = talus_col(t, idx, k);
+  float s = t->s[ci], B = t->B[ci], C = t->C[ci];
+  int64_t dep = D;
+  if (C < TALUS_TOP) {
+    int64_t room = pt_units((double)C - (double)B - (double)s - (double)t->w[ci]);
+    dep = D < room ? D : room;
+  }
+  int64_t sand = pt_units(s) + dep, take_s = E < sand ? E : sand, take_b = E - take_s;
+  if (k > 0) {
+    int64_t room = pt_units((double)B - (double)t->C[ci - t->plane] - (double)P->min_bedrock);
+    take_b = take_b < room ? take_b : room;
+  }
+  int64_t clamp = (E - take_s - take_b) - (D - dep);
+  float sn = (float)((double)s + (double)(dep - take_s) * (1.0 / PT_UNIT));
+  float bn = (float)((double)B - (double)take_b * (1.0 / PT_UNIT));
+  t->s[ci] = sn, t->B[ci] = bn;
+  flows[TALUS_FLOW_PT_SAND_DEPOSIT] += (double)dep * (1.0 / PT_UNIT);
+  flows[TALUS_FLOW_PT_SAND_EROSION] += (double)take_s * (1.0 / PT_UNIT);
+  flows[TALUS_FLOW_PT_EROSION] += (double)take_b * (1.0 / PT_UNIT);
+  flows[TALUS_FLOW_PT_CLAMP] += (double)clamp * (1.0 / PT_UNIT);
+  flows[TALUS_FLOW_PT_SAND_ROUNDING] +=
+      ((double)sn - (double)s) - (double)(dep - take_s) * (1.0 / PT_UNIT);
+  flows[TALUS_FLOW_PT_ROUNDING] += ((double)bn - (double)B) + (double)take_b * (1.0 / PT_UNIT);
+}
+
+/* Stage pt_apply: the cell's totals change its height once (on layered
+ * stacks, each column's sand and bedrock: pt_apply_column); the float
  * rounding against the exact change is booked. */
 TALUS_HD static inline void k_pt_apply(const talus_tile *t, const talus_kctx *c, int x, int y,
                                        double *flows) {
-  (void)c;
   size_t idx = talus_idx(t, x, y);
-  int64_t ero = t->pt_acc[idx], dep = t->pt_acc[t->plane + idx];
+  if (c->P.model == TALUS_MODEL_LAYERED) {
+    for (int k = 0; k < t->count[idx]; k++)
+      pt_apply_column(t, &c->P, idx, k, flows);
+    return;
+  }
+  int64_t ero = t->pt_acc[pt_plane(t, 0, 0) + idx], dep = t->pt_acc[pt_plane(t, 1, 0) + idx];
   if (!ero && !dep) return;
   double exact = (double)(dep - ero) * (1.0 / PT_UNIT);
   float b = t->B[idx], bn = (float)((double)b + exact);

@@ -49,8 +49,10 @@ static int plan_heightfield(const talus_kparams *P, talus_stage_id *out, int max
   return n;
 }
 
-/* The droplet batch (kernels/particles.h) at the end of a heightfield
- * step, on the steps particles.every selects. */
+/* The droplet batch (kernels/particles.h) on the steps particles.every
+ * selects: at the end of a heightfield step; in a layered step after
+ * vertical erosion, before thermal erosion and the support check (which
+ * then see the roofs droplets thinned). */
 static int plan_particles(const talus_kparams *P, int64_t step, talus_stage_id *out, int n,
                           int max) {
   if (!pt_runs(P, step)) return n;
@@ -69,6 +71,7 @@ static int plan_layered(const talus_kparams *P, int64_t step, talus_stage_id *ou
     n = plan_push(out, n, max, TALUS_STAGE_SPLIT);
   }
   n = plan_push(out, n, max, TALUS_STAGE_VERTICAL);
+  n = plan_particles(P, step, out, n, max);
   if (P->enable_thermal) {
     n = plan_push(out, n, max, TALUS_STAGE_THERMAL_OUT);
     n = plan_push(out, n, max, TALUS_STAGE_THERMAL_IN);
@@ -99,29 +102,29 @@ int talus_stage_scratch_needs(talus_stage_id id, talus_scratch_need out[2]) {
   switch (id) {
   case TALUS_STAGE_THERMAL_OUT:
   case TALUS_STAGE_THERMAL_IN:
-    out[n++] =
-        (talus_scratch_need){offsetof(talus_tile, thermal), 8 * sizeof(float), "thermal outflows"};
+    out[n++] = (talus_scratch_need){offsetof(talus_tile, thermal), 8 * sizeof(float),
+                                    "thermal outflows", 0};
     break;
   case TALUS_STAGE_HF_WATER:
   case TALUS_STAGE_HF_ERODE:
     out[n++] =
-        (talus_scratch_need){offsetof(talus_tile, hf_cap), sizeof(float), "transport capacity"};
+        (talus_scratch_need){offsetof(talus_tile, hf_cap), sizeof(float), "transport capacity", 0};
     break;
   case TALUS_STAGE_HF_ADVECT:
   case TALUS_STAGE_HF_SETTLE:
     out[n++] =
-        (talus_scratch_need){offsetof(talus_tile, hf_sed), sizeof(float), "advected sediment"};
+        (talus_scratch_need){offsetof(talus_tile, hf_sed), sizeof(float), "advected sediment", 0};
     break;
   case TALUS_STAGE_ACC_BEGIN:
   case TALUS_STAGE_ACC_END:
     out[n++] = (talus_scratch_need){offsetof(talus_tile, acc_s0), sizeof(double),
-                                    "solid at the step's start"};
+                                    "solid at the step's start", 0};
     break;
   case TALUS_STAGE_PT_CLEAR:
   case TALUS_STAGE_PT_TRACE:
   case TALUS_STAGE_PT_APPLY:
     out[n++] = (talus_scratch_need){offsetof(talus_tile, pt_acc), 2 * sizeof(int64_t),
-                                    "particle erosion and deposit totals"};
+                                    "particle erosion and deposit totals", 1};
     break;
   default:
     break;
@@ -130,7 +133,8 @@ int talus_stage_scratch_needs(talus_stage_id id, talus_scratch_need out[2]) {
              id == TALUS_STAGE_HF_ADVECT || id == TALUS_STAGE_THERMAL_OUT ||
              id == TALUS_STAGE_THERMAL_IN;
   if (live)
-    out[n++] = (talus_scratch_need){offsetof(talus_tile, nb8), sizeof(uint16_t), "neighbour flags"};
+    out[n++] =
+        (talus_scratch_need){offsetof(talus_tile, nb8), sizeof(uint16_t), "neighbour flags", 0};
   return n;
 }
 
@@ -139,8 +143,8 @@ talus_status talus_stage_scratch(talus_tile *t, talus_stage_id id) {
   int n = talus_stage_scratch_needs(id, need);
   talus_status st = TALUS_OK;
   for (int i = 0; i < n && !st; i++)
-    st = talus_tile_ensure(t, (void **)((char *)t + need[i].offset), need[i].cell_bytes,
-                           need[i].what);
+    st = talus_tile_ensure(t, (void **)((char *)t + need[i].offset),
+                           talus_scratch_bytes(&need[i], t->nz), need[i].what);
   return st;
 }
 

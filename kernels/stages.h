@@ -53,12 +53,19 @@ const talus_stage_def *talus_stage_def_of(talus_stage_id id);
 int talus_step_plan(const talus_kparams *P, int64_t step, talus_stage_id *out, int max);
 
 /* One lazily allocated scratch array of a tile: the pointer member at
- * `offset` in talus_tile, cell_bytes per cell of the plane. */
+ * `offset` in talus_tile, cell_bytes per cell of the plane, times the
+ * tile's layers when per_layer is 1 (talus_scratch_bytes). */
 typedef struct talus_scratch_need {
   size_t offset;
   size_t cell_bytes;
   const char *what;
+  int per_layer;
 } talus_scratch_need;
+
+/* Bytes per cell of the plane of need n in a tile of nz layers. */
+static inline size_t talus_scratch_bytes(const talus_scratch_need *n, int nz) {
+  return n->per_layer ? n->cell_bytes * (size_t)nz : n->cell_bytes;
+}
 
 /* The lazily allocated scratch arrays stage `id` uses (t->thermal,
  * t->hf_cap, t->hf_sed, t->nb8), written to out; returns how many (0..2).

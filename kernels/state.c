@@ -96,6 +96,8 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->pt_initial_speed = 0.9f;
   p->pt_initial_water = 1.0f;
   p->pt_deposit_at_death = 1;
+  p->pt_bedrock_erodibility = 1.0f;
+  p->pt_water_stop = 0.05f;
 }
 
 talus_status talus_kparams_derive(talus_kparams *p) {
@@ -131,10 +133,6 @@ talus_status talus_kparams_derive(talus_kparams *p) {
   float length = p->hf_pipe_length > 0.0f ? p->hf_pipe_length : p->cell_size;
   p->hf_flux_gain = area * p->gravity / length;
   p->hf_inv_depth = p->hf_max_depth > 0.0f ? 1.0f / p->hf_max_depth : 0.0f;
-  if (p->pt_enable && p->model != TALUS_MODEL_HEIGHTFIELD)
-    return talus_fail(TALUS_ERR_RANGE, "params",
-                      "particles.enable needs simulation.model = heightfield (droplets on "
-                      "layered stacks are not implemented yet)");
   int P = p->prop_iterations > 0 ? p->prop_iterations : 1;
   double cycle = ceil((double)p->max_prop_distance / (2.0 * (double)p->cell_size * P));
   p->support_cycle = cycle < 1.0 ? 1 : (cycle > 1e6 ? 1000000 : (int)cycle);
@@ -181,6 +179,10 @@ static const struct {
     [TALUS_FLOW_PT_OUTFLOW] = {"pt_outflow", TALUS_MAT_SEDIMENT, TALUS_MAT_OUTSIDE},
     [TALUS_FLOW_PT_LOST] = {"pt_lost", TALUS_MAT_SEDIMENT, TALUS_MAT_OUTSIDE},
     [TALUS_FLOW_PT_ROUNDING] = {"pt_rounding", TALUS_MAT_OUTSIDE, TALUS_MAT_BEDROCK},
+    [TALUS_FLOW_PT_SAND_EROSION] = {"pt_sand_erosion", TALUS_MAT_SAND, TALUS_MAT_SEDIMENT},
+    [TALUS_FLOW_PT_SAND_DEPOSIT] = {"pt_sand_deposit", TALUS_MAT_SEDIMENT, TALUS_MAT_SAND},
+    [TALUS_FLOW_PT_CLAMP] = {"pt_clamp", TALUS_MAT_OUTSIDE, TALUS_MAT_SEDIMENT},
+    [TALUS_FLOW_PT_SAND_ROUNDING] = {"pt_sand_rounding", TALUS_MAT_OUTSIDE, TALUS_MAT_SAND},
 };
 
 const char *talus_flow_info(int flow, int *from, int *to) {
@@ -356,7 +358,8 @@ size_t talus_tile_bytes(const talus_tile *t) {
   size_t per_layer = (t->B ? (7 + 4) * 4 : 0) + (t->pipe ? 8 + (8 + 6) * 4 : 0);
   size_t extra = (t->hard ? 4 : 0) + (t->rain ? 4 : 0) + (t->thermal ? 32 : 0) +
                  (t->hf_cap ? 4 : 0) + (t->hf_sed ? 4 : 0) + (t->nb8 ? 2 : 0) +
-                 (t->pt_acc ? 16 : 0) + (t->acc ? 4 * TALUS_ACC_PLANES : 0) + (t->acc_s0 ? 8 : 0);
+                 (t->acc ? 4 * TALUS_ACC_PLANES : 0) + (t->acc_s0 ? 8 : 0);
+  per_layer += t->pt_acc ? 16 : 0; /* an erosion and a deposit total per column */
   return t->plane * ((t->count ? 2 : 0) + extra) + t->plane * (size_t)t->nz * per_layer;
 }
 

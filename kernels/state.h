@@ -169,22 +169,24 @@ typedef struct talus_kparams {
   float hf_min_hardness; /* R_min: softening stops here */
   float hf_softening;    /* K_h [1/m] */
   float hf_evaporation;  /* K_e [1/s] */
-  /* particle (droplet) erosion, heightfield model (kernels/particles.h) */
-  int pt_enable;           /* 1: a batch of droplets on the steps of pt_every */
-  int pt_density_log2;     /* n: 2^-n droplets per cell and batch */
-  int pt_every;            /* a batch on global steps with step % every == 0 */
-  int pt_max_moves;        /* L: moves of a droplet's life */
-  int pt_brush_radius;     /* r: erosion brush radius [cells] */
-  float pt_inertia;        /* I: share of the old direction kept */
-  float pt_capacity;       /* K_c: load per m of drop, m/s of speed and unit water */
-  float pt_min_slope;      /* floor of the drop in the capacity [m] */
-  float pt_erosion;        /* K_e: share of the missing load taken per move */
-  float pt_deposition;     /* K_d: share of the excess load dropped per move */
-  float pt_evaporation;    /* e: share of the water lost per move */
-  float pt_gravity;        /* γ: speed² gained per unit of drop / cell size */
-  float pt_initial_speed;  /* v0 */
-  float pt_initial_water;  /* w0 */
-  int pt_deposit_at_death; /* 1: the load is deposited at the end of life, 0: lost */
+  /* particle (droplet) erosion, both models (kernels/particles.h) */
+  int pt_enable;                /* 1: a batch of droplets on the steps of pt_every */
+  int pt_density_log2;          /* n: 2^-n droplets per cell and batch */
+  int pt_every;                 /* a batch on global steps with step % every == 0 */
+  int pt_max_moves;             /* L: moves of a droplet's life */
+  int pt_brush_radius;          /* r: erosion brush radius [cells] */
+  float pt_inertia;             /* I: share of the old direction kept */
+  float pt_capacity;            /* K_c: load per m of drop, m/s of speed and unit water */
+  float pt_min_slope;           /* floor of the drop in the capacity [m] */
+  float pt_erosion;             /* K_e: share of the missing load taken per move */
+  float pt_deposition;          /* K_d: share of the excess load dropped per move */
+  float pt_evaporation;         /* e: share of the water lost per move */
+  float pt_gravity;             /* γ: speed² gained per unit of drop / cell size */
+  float pt_initial_speed;       /* v0 */
+  float pt_initial_water;       /* w0 */
+  int pt_deposit_at_death;      /* 1: the load is deposited at the end of life, 0: lost */
+  float pt_bedrock_erodibility; /* layered: bedrock's rate against sand's */
+  float pt_water_stop;          /* layered: water depth where a droplet stops [m] */
   /* derived (talus_kparams_derive) */
   float tan_dry, tan_wet;
   int support_cycle;            /* steps per support cycle */
@@ -364,6 +366,11 @@ typedef enum talus_flow {
   TALUS_FLOW_PT_OUTFLOW,       /* sediment -> outside, droplets leaving the domain */
   TALUS_FLOW_PT_LOST,          /* sediment -> outside, load at death (deposit_at_death off) */
   TALUS_FLOW_PT_ROUNDING,      /* outside -> bedrock, signed: float rounding of the totals */
+  TALUS_FLOW_PT_SAND_EROSION,  /* sand -> sediment (droplets, layered model) */
+  TALUS_FLOW_PT_SAND_DEPOSIT,  /* sediment -> sand (droplets, layered model) */
+  TALUS_FLOW_PT_CLAMP,         /* outside -> sediment, signed: erosion below the floor limit
+                                * minus deposits above the ceiling (layered model) */
+  TALUS_FLOW_PT_SAND_ROUNDING, /* outside -> sand, signed: float rounding (layered model) */
   TALUS_FLOW_COUNT
 } talus_flow;
 

@@ -7,7 +7,8 @@
 # - layered: 300 x 200 cut from chasm-source, warmed up so columns have
 #   split; rain, a source, splits and collapses happen in the compared steps;
 # - heightfield with thermal erosion: 200 x 200 fBm noise;
-# both with the run accumulators of simulation.masks in the state.
+# - droplets on layered stacks with rain (particles-game.ini, gully-arch 96²);
+# the first two with the run accumulators of simulation.masks in the state.
 # Also: an error on one rank (a rank's store cannot be written) stops every
 # rank with the message and no output.
 source "$(dirname "$0")/lib_cli.sh"
@@ -65,6 +66,15 @@ for np in 1 2 3 4; do
     mrun $np "h${np}t$tile" noise.tif "${HF[@]}" --steps 6 --tile $tile --steps-per-exchange $K
     check "heightfield: $np ranks, tile $tile K $K == one process" 'same_as hmono "h${np}t$tile"'
   done
+done
+
+# --- droplets on layered stacks with the layered pipes ---------------
+"$T" generate gully-arch -o "$W/arch.tif" --size 96
+PT=(-c "$SRC/configs/particles-game.ini" --set water.rain=0.02 --set particles.density_log2=6)
+run pmono arch.tif "${PT[@]}" --steps 6
+for np in 2 3; do
+  mrun $np "p${np}" arch.tif "${PT[@]}" --steps 6 --tile 37 --steps-per-exchange 2
+  check "droplets, layered: $np ranks, tile 37 K 2 == one process" 'same_as pmono "p${np}"'
 done
 
 # --- an error on one rank stops all ----------------------------------

@@ -4,7 +4,8 @@
 # when $TALUS_TEST_DATA is unset), `talus erode` writes the same bytes in
 # one piece, on 1 and 2 threads, tiled (cores 37 and 64, K 1 and 2, their
 # halo K x (L + r + 1) = K x 67) and on a disk store; the report books the
-# droplets' flows with eroded = deposited + outflow + lost.
+# droplets' flows with eroded = deposited + outflow + lost. Then the same
+# on layered stacks with the layered pipes (particles-game.ini, gully-arch).
 source "$(dirname "$0")/lib_cli.sh"
 run() {
   local name=$1
@@ -35,6 +36,29 @@ for core in 37 64; do
 done
 run disk --tile 64 --steps-per-exchange 2 --store "$W/store"
 check "disk store == one piece" 'same_as mono disk'
+
+# Layered stacks (configs/particles-game.ini) on the gully-arch scene with
+# rain, so the layered pipes run with the droplets: the same bytes in one
+# piece, on 2 threads, tiled and on a disk store; the arch still spans.
+"$T" generate gully-arch -o "$W/arch.tif" --size 96 -q
+lay() {
+  local name=$1
+  shift
+  "$T" erode "$W/arch.tif" -o "$W/$name.tif" --maps --state "$W/${name}_state.tif" --no-preview -q \
+    -c "$SRC/configs/particles-game.ini" --set water.rain=0.02 --set particles.density_log2=6 \
+    --steps 8 "$@"
+}
+lay lmono --threads 1 --report "$W/lmono.json"
+check "layered: droplets eroded and the identity is exact" \
+  'python3 -c "import json; f=json.load(open(\"$W/lmono.json\"))[\"ledger\"][\"flows\"]; e=f[\"pt_erosion\"]+f[\"pt_sand_erosion\"]; assert e > 0 and f[\"rain\"] > 0; assert e + f[\"pt_clamp\"] - f[\"pt_sand_deposit\"] - f[\"pt_outflow\"] - f[\"pt_lost\"] == 0"'
+lay ltwo --threads 2
+check "layered: 2 threads == 1 thread" 'same_as lmono ltwo'
+lay lt37 --tile 37 --steps-per-exchange 2
+check "layered: tile 37 K 2 == one piece" 'same_as lmono lt37'
+lay ldisk --tile 48 --store "$W/lstore"
+check "layered: disk store == one piece" 'same_as lmono ldisk'
+check "layered: the arch spans" \
+  'gdalinfo -mm "$W/lmono_columns.tif" | grep -q "Min/Max=1.000,2.000"'
 
 echo "cli_particles: $pass passed, $fail failed"
 [ $fail -eq 0 ]

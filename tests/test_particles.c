@@ -33,11 +33,9 @@
 #include <omp.h>
 #include <unistd.h>
 
-/* A heightfield domain with droplets on and the water stages off, over
- * heights h, with `sets` applied after. */
-static talus_domain *make_domain(int nx, int ny, const float *h, const char *const *sets) {
-  static const char *const base[] = {"simulation.model=heightfield", "heightfield.hydraulic=false",
-                                     "particles.enable=true", "thermal.hardness=0", NULL};
+/* A domain of parameters `base` then `sets` over bedrock heights h. */
+static talus_domain *domain_with(const char *const *base, int nx, int ny, const float *h,
+                                 const char *const *sets) {
   talus_params *p = fixture_params(NULL, base);
   for (; p && sets && *sets; sets++) {
     char key[256];
@@ -50,6 +48,22 @@ static talus_domain *make_domain(int nx, int ny, const float *h, const char *con
     fprintf(stderr, "domain: %s\n", talus_last_error());
   talus_params_free(p);
   return d;
+}
+
+/* A heightfield domain with droplets on and the water stages off, over
+ * heights h, with `sets` applied after. */
+static talus_domain *make_domain(int nx, int ny, const float *h, const char *const *sets) {
+  static const char *const base[] = {"simulation.model=heightfield", "heightfield.hydraulic=false",
+                                     "particles.enable=true", "thermal.hardness=0", NULL};
+  return domain_with(base, nx, ny, h, sets);
+}
+
+/* A layered domain with droplets on, no rain and no support check, over
+ * bedrock heights h (one column per cell), with `sets` applied after. */
+static talus_domain *make_layered(int nx, int ny, const float *h, const char *const *sets) {
+  static const char *const base[] = {"simulation.model=layered", "particles.enable=true",
+                                     "water.rain=0", "support.enable=false", NULL};
+  return domain_with(base, nx, ny, h, sets);
 }
 
 /* Value noise of one octave at (x, y) with wavelength `len` cells. */
@@ -185,6 +199,39 @@ static const char *const tiled_sets[] = {"particles.density_log2=5",  "particles
                                          "water.outflow_border=true", "thermal.enable=true",
                                          "thermal.rate=0.5",          NULL};
 
+/* After 2 steps of d, `steps` more on 1 thread (d keeps the result) against
+ * the same from the state after the 2 steps tiled on 2 threads: cores
+ * {37, 64} × K {1, 2} in memory, a disk store, and a run in two parts over
+ * it (resumed from the store) must give the monolithic bytes. */
+static void check_invariance(talus_domain *d, int steps, const char *label) {
+  talus_domain_run(d, 2, NULL, NULL);
+  talus_tile *init = fixture_clone(d->tile);
+  talus_kctx ctx = d->ctx;
+  omp_set_num_threads(1);
+  talus_domain_run(d, steps, NULL, NULL);
+  omp_set_num_threads(2);
+  CHECK(init != NULL, "%s: clone", label);
+  static const int cases[][2] = {{37, 1}, {64, 2}, {37, 2}};
+  for (int i = 0; init && i < 3; i++) {
+    long diff = fixture_tiled_diff(init, d->tile, &ctx, cases[i][0], cases[i][1], ctx.step + steps,
+                                   TALUS_STORE_MEMORY, NULL, NULL);
+    CHECK(diff == 0, "%s: core %d, K %d: %ld values differ", label, cases[i][0], cases[i][1], diff);
+  }
+  char dir[] = "/tmp/talus_particles_XXXXXX";
+  if (init && mkdtemp(dir)) {
+    long diff = fixture_tiled_diff(init, d->tile, &ctx, 64, 1, ctx.step + steps, TALUS_STORE_DISK,
+                                   dir, NULL);
+    CHECK(diff == 0, "%s, disk store: %ld values differ", label, diff);
+    fixture_run_parts = 2;
+    diff = fixture_tiled_diff(init, d->tile, &ctx, 37, 1, ctx.step + steps, TALUS_STORE_DISK, dir,
+                              NULL);
+    fixture_run_parts = 1;
+    CHECK(diff == 0, "%s, disk store, run in two parts: %ld values differ", label, diff);
+    rmdir(dir);
+  }
+  talus_tile_free(init);
+}
+
 /* Tiles {37, 64} × K {1, 2} in memory, a disk store, a run in two parts
  * over it (resumed from the store), and 1 vs 2 threads: the monolithic
  * bytes. Particles with thermal erosion and hardness varying in space. */
@@ -201,33 +248,8 @@ static void test_tiled(void) {
   for (int y = 0; y < ny; y++)
     for (int x = 0; x < nx; x++)
       t->hard[talus_idx(t, x, y)] = 0.5f * talus_hash_unit(9u, x, y, 0, 3u);
-  talus_domain_run(d, 2, NULL, NULL);
-  talus_tile *init = fixture_clone(d->tile);
-  talus_kctx ctx = d->ctx;
-  omp_set_num_threads(1);
-  talus_domain_run(d, steps, NULL, NULL);
-  omp_set_num_threads(2);
-  static const int cases[][2] = {{37, 1}, {64, 2}, {37, 2}};
-  for (int i = 0; init && i < 3; i++) {
-    long diff = fixture_tiled_diff(init, d->tile, &ctx, cases[i][0], cases[i][1], ctx.step + steps,
-                                   TALUS_STORE_MEMORY, NULL, NULL);
-    CHECK(diff == 0, "core %d, K %d: %ld values differ", cases[i][0], cases[i][1], diff);
-  }
-  char dir[] = "/tmp/talus_particles_XXXXXX";
-  if (init && mkdtemp(dir)) {
-    long diff = fixture_tiled_diff(init, d->tile, &ctx, 64, 1, ctx.step + steps, TALUS_STORE_DISK,
-                                   dir, NULL);
-    CHECK(diff == 0, "disk store: %ld values differ", diff);
-    fixture_run_parts = 2;
-    diff = fixture_tiled_diff(init, d->tile, &ctx, 37, 1, ctx.step + steps, TALUS_STORE_DISK, dir,
-                              NULL);
-    fixture_run_parts = 1;
-    CHECK(diff == 0, "disk store, run in two parts: %ld values differ", diff);
-    rmdir(dir);
-  }
-  CHECK(init != NULL, "clone");
+  check_invariance(d, steps, "heightfield");
   CHECK(talus_domain_flow(d, TALUS_FLOW_PT_EROSION) > 0.0, "droplets eroded");
-  talus_tile_free(init);
   talus_domain_free(d);
   free(h);
 }
@@ -243,28 +265,13 @@ static void run_batch(talus_tile *t, const talus_kctx *c, talus_rect core) {
   talus_cpu_stage(t, c, TALUS_STAGE_PT_APPLY, core, flows);
 }
 
-/* Cells of `core` (global) whose height differs between tiles a and b. */
-static long height_diff(const talus_tile *a, const talus_tile *b, talus_rect core) {
-  long n = 0;
-  for (int y = core.y0; y < core.y0 + core.h; y++)
-    for (int x = core.x0; x < core.x0 + core.w; x++)
-      n += memcmp(&a->B[talus_idx(a, x - a->buf.x0, y - a->buf.y0)],
-                  &b->B[talus_idx(b, x - b->buf.x0, y - b->buf.y0)], 4) != 0;
-  return n;
-}
-
-/* One batch on a 32² core inside a buffer of halo H against the whole
- * map: H = R (the stage's radius) gives the same bytes, H = R/2 must not. */
-static void test_halo_control(void) {
-  const int n = 160;
-  float *h = fbm_heights(n, n, 11);
-  static const char *const sets[] = {"particles.density_log2=3", NULL};
-  talus_domain *d = make_domain(n, n, h, sets);
-  CHECK(d != NULL, "control domain");
-  if (!d) return free(h);
+/* One batch of d (its particle stages alone) on a 32² core inside a buffer
+ * of halo H against the whole map: H = R (the stage's radius) gives the
+ * same bytes, H = R/2 must not. */
+static void halo_control(talus_domain *d, const char *label) {
   talus_kctx ctx = d->ctx;
   talus_tile *init = fixture_clone(d->tile);
-  talus_rect whole = {0, 0, n, n};
+  talus_rect whole = {0, 0, d->tile->buf.w, d->tile->buf.h};
   run_batch(d->tile, &ctx, whole);
   int R = talus_stage_radius(&ctx.P, TALUS_STAGE_PT_TRACE);
   talus_rect core = {64, 64, 32, 32};
@@ -272,16 +279,27 @@ static void test_halo_control(void) {
     int H = half ? R / 2 : R;
     talus_rect buf = {core.x0 - H, core.y0 - H, core.w + 2 * H, core.h + 2 * H};
     talus_tile *t = NULL;
-    talus_tile_create(&t, buf, 1, init->hard != NULL);
+    talus_tile_create(&t, buf, init->nz, init->hard != NULL);
     CHECK(t && !fixture_fill_from_tile(init, t, buf), "control tile: %s", talus_last_error());
     run_batch(t, &ctx, (talus_rect){H, H, core.w, core.h});
-    long diff = height_diff(t, d->tile, core);
-    printf("halo %d (radius %d): %ld of %d core cells differ\n", H, R, diff, core.w * core.h);
-    if (!half) CHECK(diff == 0, "halo = radius: %ld cells differ", diff);
-    if (half) CHECK(diff > 0, "halo = radius / 2 must differ (the test can fail)");
+    long diff = fixture_diff_cells(t, d->tile, core);
+    printf("%s: halo %d (radius %d): %ld values of the %d core cells differ\n", label, H, R, diff,
+           core.w * core.h);
+    if (!half) CHECK(diff == 0, "%s: halo = radius: %ld values differ", label, diff);
+    if (half) CHECK(diff > 0, "%s: halo = radius / 2 must differ (the test can fail)", label);
     talus_tile_free(t);
   }
+  CHECK(init != NULL, "%s: clone", label);
   talus_tile_free(init);
+}
+
+static void test_halo_control(void) {
+  const int n = 160;
+  float *h = fbm_heights(n, n, 11);
+  static const char *const sets[] = {"particles.density_log2=3", NULL};
+  talus_domain *d = make_domain(n, n, h, sets);
+  CHECK(d != NULL, "control domain");
+  if (d) halo_control(d, "heightfield");
   talus_domain_free(d);
   free(h);
 }
@@ -331,7 +349,7 @@ static int64_t plane_box(const talus_tile *t, int p, int box[4]) {
   box[0] = box[1] = INT32_MAX, box[2] = box[3] = -1;
   for (int y = 0; y < t->buf.h; y++)
     for (int x = 0; x < t->buf.w; x++) {
-      int64_t v = t->pt_acc[(size_t)p * t->plane + talus_idx(t, x, y)];
+      int64_t v = t->pt_acc[pt_plane(t, p, 0) + talus_idx(t, x, y)];
       if (!v) continue;
       sum += v;
       box[0] = x < box[0] ? x : box[0], box[1] = y < box[1] ? y : box[1];
@@ -365,7 +383,7 @@ static void test_plane(void) {
       continue;
     }
     double flows[TALUS_FLOW_COUNT] = {0};
-    memset(t->pt_acc, 0, 2 * t->plane * sizeof(int64_t));
+    memset(t->pt_acc, 0, 2 * (size_t)t->nz * t->plane * sizeof(int64_t));
     k_pt_trace(t, c, sx, sy, flows);
     int be[4], bd[4];
     int64_t ero = plane_box(t, 0, be), dep = plane_box(t, 1, bd);
@@ -398,7 +416,7 @@ static double plane_mean_offset(const talus_tile *t, int p, int xc, int yc) {
   double s = 0.0, m = 0.0;
   for (int y = 0; y < t->buf.h; y++)
     for (int x = 0; x < t->buf.w; x++) {
-      double v = (double)t->pt_acc[(size_t)p * t->plane + talus_idx(t, x, y)];
+      double v = (double)t->pt_acc[pt_plane(t, p, 0) + talus_idx(t, x, y)];
       double dx = xc < 0 ? 0.0 : (double)(x - xc), dy = (double)(y - yc);
       s += v * sqrt(dx * dx + dy * dy), m += v;
     }
@@ -515,6 +533,288 @@ static void test_hardness(void) {
   CHECK(ero[1] > 0.0 && ero[1] < 0.5 * ero[0], "hard %.4g vs soft %.4g", ero[1], ero[0]);
   talus_domain_free(d);
   free(h);
+}
+
+/* ------------------------------------------------------------------ */
+/* Layered stacks                                                      */
+
+/* Gives global cell (x, y) of t the n columns of bedrock tops B[k] and
+ * ceilings C[k] (the top one's is TALUS_TOP), without sand, water,
+ * sediment, damage or flux. */
+static void set_columns(talus_tile *t, int x, int y, int n, const float *B, const float *C) {
+  size_t idx = talus_idx(t, x - t->buf.x0, y - t->buf.y0);
+  t->count[idx] = (uint8_t)n;
+  for (int k = 0; k < n; k++) {
+    size_t ci = talus_col(t, idx, k);
+    t->B[ci] = B[k], t->C[ci] = k == n - 1 ? TALUS_TOP : C[k];
+    t->s[ci] = t->w[ci] = t->r[ci] = t->D[ci] = t->p[ci] = 0.0f;
+    for (int d = 0; d < 4; d++)
+      t->f[talus_dcol(t, idx, k, d)] = 0.0f;
+  }
+}
+
+/* A roof slab over [x0, x1) × [y0, y1) of a one-column map: the ground g
+ * under it with its ceiling at g + 5 m, the roof's top at g + 5 + thick
+ * (so it falls as the ground does). */
+static void add_roof(talus_tile *t, int x0, int x1, int y0, int y1, float thick) {
+  for (int y = y0; y < y1; y++)
+    for (int x = x0; x < x1; x++) {
+      float g = t->B[talus_idx(t, x - t->buf.x0, y - t->buf.y0)];
+      float B[2] = {g, g + 5.0f + thick}, C[1] = {g + 5.0f};
+      set_columns(t, x, y, 2, B, C);
+    }
+}
+
+/* A hill 12 m above the ground of a one-column map over columns [x0, x1)
+ * of every row, pierced along x by a tunnel over rows [y0, y1): its floor
+ * the ground g, its ceiling g + 4 m, its roof's top the hill's. */
+static void add_tunnel_hill(talus_tile *t, int x0, int x1, int y0, int y1) {
+  for (int y = 0; y < t->buf.h; y++)
+    for (int x = x0; x < x1; x++) {
+      float g = t->B[talus_idx(t, x - t->buf.x0, y - t->buf.y0)];
+      float B[2] = {g, g + 12.0f}, C[1] = {g + 4.0f};
+      if (y >= y0 && y < y1)
+        set_columns(t, x, y, 2, B, C);
+      else
+        set_columns(t, x, y, 1, B + 1, NULL);
+    }
+}
+
+/* Heights of a ground plane falling 0.05 m per cell along +x. */
+static float *ramp_heights(int nx, int ny) {
+  float *h = malloc((size_t)nx * ny * sizeof *h);
+  for (int y = 0; y < ny; y++)
+    for (int x = 0; x < nx; x++)
+      h[(size_t)y * nx + x] = 0.05f * (float)(nx - x);
+  return h;
+}
+
+/* Runs on its own the droplet of the first spawn cell in [x0, x1) ×
+ * [y0, y1) on the first step from c->step (advanced to it) that has one,
+ * into t->pt_acc cleared before. Returns 0 if none up to 256 steps on;
+ * its outflow [units] to *out. */
+static int lone_droplet(talus_tile *t, talus_kctx *c, int x0, int x1, int y0, int y1, double *out) {
+  int sx, sy;
+  talus_stage_scratch(t, TALUS_STAGE_PT_TRACE);
+  for (int i = 0; i < 256; i++, c->step++) {
+    if (!find_spawn(c, x0, x1, y0, y1, &sx, &sy)) continue;
+    double flows[TALUS_FLOW_COUNT] = {0};
+    memset(t->pt_acc, 0, 2 * (size_t)t->nz * t->plane * sizeof(int64_t));
+    k_pt_trace(t, c, sx - t->buf.x0, sy - t->buf.y0, flows);
+    *out = flows[TALUS_FLOW_PT_OUTFLOW] * PT_UNIT;
+    printf("  droplet from (%d, %d) at step %lld\n", sx, sy, (long long)c->step);
+    return 1;
+  }
+  return 0;
+}
+
+/* Total [units] of t's totals of kind `kind` (0 erosion, 1 deposit, 2
+ * both) on column k of the cells of [x0, x1) × [y0, y1) that have it. */
+static int64_t col_total(const talus_tile *t, int kind, int k, int x0, int x1, int y0, int y1) {
+  int64_t sum = 0;
+  for (int y = y0; y < y1; y++)
+    for (int x = x0; x < x1; x++) {
+      size_t idx = talus_idx(t, x - t->buf.x0, y - t->buf.y0);
+      if (k >= t->count[idx]) continue;
+      if (kind != 1) sum += t->pt_acc[pt_plane(t, 0, k) + idx];
+      if (kind != 0) sum += t->pt_acc[pt_plane(t, 1, k) + idx];
+    }
+  return sum;
+}
+
+/* A droplet born on a roof (a slab 5 m over a ground plane, both falling
+ * along +x) runs to the roof's edge and falls off it: it erodes the
+ * roof's top, changes nothing of the floor under the roof beyond its
+ * brush's reach from the edge, and lands on the ground past the edge.
+ * The same droplet without the roof does change that floor (the check
+ * can fail). */
+static void test_roof(void) {
+  const int nx = 96, ny = 64, rx0 = 16, rx1 = 50, ry0 = 16, ry1 = 48;
+  float *h = ramp_heights(nx, ny);
+  static const char *const sets[] = {"water.outflow_border=true", "particles.density_log2=4", NULL};
+  for (int roofed = 1; roofed >= 0; roofed--) {
+    talus_domain *d = make_layered(nx, ny, h, sets);
+    CHECK(d != NULL, "roof domain");
+    if (!d) continue;
+    talus_tile *t = d->tile;
+    if (roofed) add_roof(t, rx0, rx1, ry0, ry1, 4.0f);
+    talus_kctx c = d->ctx;
+    double out = 0.0;
+    if (!lone_droplet(t, &c, rx0 + 6, rx0 + 12, ry0 + 12, ry1 - 12, &out)) {
+      CHECK(0, "no spawn on the roof");
+      talus_domain_free(d);
+      continue;
+    }
+    int xin = rx1 - c.P.pt_brush_radius - 2; /* beyond the brush's reach from the edge */
+    int64_t top = col_total(t, 0, 1, rx0, rx1, ry0, ry1);
+    int64_t under = col_total(t, 2, 0, rx0, xin, ry0, ry1);
+    int64_t past = col_total(t, 2, 0, rx1, nx, 0, ny);
+    int64_t ero = col_total(t, 0, 0, 0, nx, 0, ny) + col_total(t, 0, 1, 0, nx, 0, ny);
+    int64_t dep = col_total(t, 1, 0, 0, nx, 0, ny) + col_total(t, 1, 1, 0, nx, 0, ny);
+    printf("roof%s: roof top eroded %.4g m3, floor under the roof (x < %d) changed %.4g m3, ground "
+           "past the edge %.4g m3; eroded %lld = deposited %lld + out %.0f units\n",
+           roofed ? "" : " (none)", top / PT_UNIT, xin, under / PT_UNIT, past / PT_UNIT,
+           (long long)ero, (long long)dep, out);
+    if (roofed) {
+      CHECK(top > 0, "the droplet eroded the roof's top");
+      CHECK(under == 0, "the floor under the roof changed (%lld units)", (long long)under);
+      CHECK(past > 0, "the droplet did not land past the roof's edge");
+      CHECK((double)ero == (double)dep + out, "the load is all accounted for");
+    } else {
+      CHECK(under != 0, "without the roof the droplet must change that floor (the check can fail)");
+    }
+    talus_domain_free(d);
+  }
+  free(h);
+}
+
+/* A droplet on a ground plane running into a tunnel through a 12 m hill
+ * (ceiling 4 m over the tunnel's floor) stays under the ceiling: it
+ * erodes the tunnel's floor and ends its life on it; nothing of the
+ * roof's top or of the hill beside the tunnel changes. */
+static void test_cave(void) {
+  const int nx = 96, ny = 64, hx0 = 30, hx1 = 60, ty0 = 26, ty1 = 38;
+  float *h = ramp_heights(nx, ny);
+  static const char *const sets[] = {"water.outflow_border=true", "particles.density_log2=4", NULL};
+  talus_domain *d = make_layered(nx, ny, h, sets);
+  CHECK(d != NULL, "cave domain");
+  if (!d) return free(h);
+  talus_tile *t = d->tile;
+  add_tunnel_hill(t, hx0, hx1, ty0, ty1);
+  talus_kctx c = d->ctx;
+  double out = 0.0;
+  if (lone_droplet(t, &c, 26, 30, 30, 34, &out)) {
+    int64_t floor_ero = col_total(t, 0, 0, hx0, hx1, ty0, ty1);
+    int64_t floor_dep = col_total(t, 1, 0, hx0, hx1, ty0, ty1);
+    int64_t roof = col_total(t, 2, 1, 0, nx, 0, ny);
+    int64_t hill = col_total(t, 2, 0, hx0, hx1, 0, ty0) + col_total(t, 2, 0, hx0, hx1, ty1, ny);
+    int64_t ero = col_total(t, 0, 0, 0, nx, 0, ny) + col_total(t, 0, 1, 0, nx, 0, ny);
+    int64_t dep = col_total(t, 1, 0, 0, nx, 0, ny) + col_total(t, 1, 1, 0, nx, 0, ny);
+    printf("cave: tunnel floor eroded %.4g m3, deposited %.4g m3; roof's top changed %.4g m3, "
+           "hill beside the tunnel %.4g m3; eroded %lld = deposited %lld + out %.0f units\n",
+           floor_ero / PT_UNIT, floor_dep / PT_UNIT, roof / PT_UNIT, hill / PT_UNIT, (long long)ero,
+           (long long)dep, out);
+    CHECK(floor_ero > 0, "the droplet eroded the tunnel's floor");
+    CHECK(floor_dep > 0 && out == 0.0, "the droplet ended its life in the tunnel");
+    CHECK(roof == 0, "the roof's top changed (%lld units)", (long long)roof);
+    CHECK(hill == 0, "the hill beside the tunnel changed (%lld units)", (long long)hill);
+    CHECK((double)ero == (double)dep + out, "the load is all accounted for");
+  } else {
+    CHECK(0, "no spawn before the tunnel");
+  }
+  talus_domain_free(d);
+  free(h);
+}
+
+/* fBm ground (×10 m) falling 0.05 m per cell along +x, with a thin roof
+ * (1.5 m of bedrock, support.min_bedrock 1 m) and a tunnel hill: a
+ * layered scene with overhangs. */
+static talus_domain *overhang_domain(int nx, int ny, const char *const *sets) {
+  float *h = fbm_heights(nx, ny, 13);
+  for (int y = 0; y < ny; y++)
+    for (int x = 0; x < nx; x++)
+      h[(size_t)y * nx + x] = 10.0f * h[(size_t)y * nx + x] + 0.05f * (float)(nx - x);
+  talus_domain *d = make_layered(nx, ny, h, sets);
+  free(h);
+  if (!d) return NULL;
+  add_roof(d->tile, nx / 8, nx / 3, ny / 4, ny / 2, 1.5f);
+  add_tunnel_hill(d->tile, nx / 2, nx / 2 + nx / 5, ny / 2, ny / 2 + ny / 6);
+  return d;
+}
+
+/* The negative control on the overhang scene (tunnel cells in the core):
+ * halo R gives the monolithic bytes of every column, R/2 does not. */
+static void test_layered_halo(void) {
+  static const char *const sets[] = {"particles.density_log2=3", NULL};
+  talus_domain *d = overhang_domain(160, 160, sets);
+  CHECK(d != NULL, "layered control domain");
+  if (d) halo_control(d, "layered");
+  talus_domain_free(d);
+}
+
+/* The identity of a layered run: eroded (bedrock, sand, and what the
+ * floor limit refused) = deposited (into sand, and what the ceilings
+ * refused) + outflow + lost, exactly. Returns what was eroded [m³]. */
+static double layered_identity(const talus_domain *d, const char *label) {
+  double bed = talus_domain_flow(d, TALUS_FLOW_PT_EROSION);
+  double sand = talus_domain_flow(d, TALUS_FLOW_PT_SAND_EROSION);
+  double clamp = talus_domain_flow(d, TALUS_FLOW_PT_CLAMP);
+  double dep = talus_domain_flow(d, TALUS_FLOW_PT_SAND_DEPOSIT);
+  double out = talus_domain_flow(d, TALUS_FLOW_PT_OUTFLOW);
+  double lost = talus_domain_flow(d, TALUS_FLOW_PT_LOST);
+  double off = bed + sand + clamp - dep - out - lost;
+  printf("%s: eroded bedrock %.6g + sand %.6g + clamp %.3g = deposited %.6g + outflow %.4g + "
+         "lost %.3g (off by %.3g)\n",
+         label, bed, sand, clamp, dep, out, lost, off);
+  CHECK(off == 0.0, "%s: integer identity off by %.3g", label, off);
+  return bed + sand;
+}
+
+/* Droplets on the overhang scene for 40 batches: the identity holds
+ * exactly, the float ledger closes, sand and bedrock were eroded and sand
+ * deposited, the thin roof's bedrock stays at least support.min_bedrock
+ * above its floor (the floor limit refused some erosion: booked), and
+ * every column keeps its ceiling above its sand. */
+static void test_layered_conservation(void) {
+  const int n = 96;
+  static const char *const sets[] = {"particles.density_log2=5", "water.outflow_border=true",
+                                     "horizontal.enable=false", "sand.slippage=false", NULL};
+  talus_domain *d = overhang_domain(n, n, sets);
+  CHECK(d != NULL, "layered domain");
+  if (!d) return;
+  talus_domain_run(d, 40, NULL, NULL);
+  double ero = layered_identity(d, "layered");
+  talus_ledger_summary L;
+  talus_domain_ledger(d, &L);
+  const talus_tile *t = d->tile;
+  double material = L.initial[TALUS_MAT_BEDROCK] + L.initial[TALUS_MAT_SAND], thin = INFINITY;
+  int above = 1;
+  for (int y = 0; y < n; y++)
+    for (int x = 0; x < n; x++) {
+      size_t idx = talus_idx(t, x, y);
+      for (int k = 0; k < t->count[idx]; k++) {
+        size_t ci = talus_col(t, idx, k);
+        if (k > 0) thin = fmin(thin, (double)t->B[ci] - t->C[ci - t->plane]);
+        if (k < t->count[idx] - 1) above &= t->B[ci] + t->s[ci] <= t->C[ci];
+      }
+    }
+  double clamp = talus_domain_flow(d, TALUS_FLOW_PT_CLAMP);
+  printf("layered: eroded %.5g m3, sand deposited %.5g m3, ledger residual %.3g m3 of %.6g; "
+         "thinnest roof %.6g m (limit %g), clamp %.4g m3\n",
+         ero, talus_domain_flow(d, TALUS_FLOW_PT_SAND_DEPOSIT), L.total_residual, fabs(material),
+         thin, (double)d->ctx.P.min_bedrock, clamp);
+  CHECK(talus_domain_flow(d, TALUS_FLOW_PT_EROSION) > 0.0, "bedrock eroded");
+  CHECK(talus_domain_flow(d, TALUS_FLOW_PT_SAND_EROSION) > 0.0, "sand eroded");
+  CHECK(talus_domain_flow(d, TALUS_FLOW_PT_SAND_DEPOSIT) > 0.0, "sand deposited");
+  /* the droplets book their rounding; the other layered stages' float
+   * rounding (petrification) is left, as in every layered run */
+  CHECK(fabs(L.total_residual) <= 1e-8 * (fabs(material) + ero), "ledger residual %.3g",
+        L.total_residual);
+  CHECK(thin >= d->ctx.P.min_bedrock * (1.0 - 1e-6), "a roof %.6g m thin", thin);
+  CHECK(clamp > 0.0, "the floor limit refused erosion (clamp %.3g)", clamp);
+  CHECK(above, "sand above a ceiling");
+  talus_domain_free(d);
+}
+
+/* Droplets with the layered pipes (rain, transport, vertical and
+ * horizontal erosion) on the overhang scene: tiles {37, 64} × K {1, 2},
+ * 1 and 2 threads, a disk store and a run resumed from it give the
+ * monolithic bytes, and the identity holds exactly. */
+static void test_layered_tiled(void) {
+  const int nx = 140, ny = 100, steps = 6;
+  static const char *const sets[] = {"particles.density_log2=5",  "particles.max_moves=12",
+                                     "water.outflow_border=true", "water.rain=0.5",
+                                     "water.evaporation=0.01",    NULL};
+  talus_domain *d = overhang_domain(nx, ny, sets);
+  CHECK(d != NULL, "layered tiled domain");
+  if (!d) return;
+  check_invariance(d, steps, "layered");
+  printf("layered tiled: %d cells of several columns, water %.4g m3 added\n",
+         multi_column_cells(d->tile), talus_domain_flow(d, TALUS_FLOW_RAIN));
+  CHECK(multi_column_cells(d->tile) > 0, "the scene keeps overhangs");
+  CHECK(talus_domain_flow(d, TALUS_FLOW_RAIN) > 0.0, "rain fell: the pipes ran");
+  CHECK(layered_identity(d, "layered tiled") > 0.0, "droplets eroded");
+  talus_domain_free(d);
 }
 
 /* ------------------------------------------------------------------ */
@@ -711,6 +1011,11 @@ int main(void) {
   test_valley();
   test_basin();
   test_hardness();
+  test_roof();
+  test_cave();
+  test_layered_conservation();
+  test_layered_halo();
+  test_layered_tiled();
   test_statistics();
   return check_report("test_particles");
 }

@@ -81,12 +81,12 @@ static int same_terrain(const talus_tile *a, const talus_tile *b, int n) {
 }
 
 static void test_names_and_errors(void) {
-  static const char *want[] = {"bridges", "chasm-rain",  "chasm-source",  "arches",
-                               "cave",    "rivers-rain", "rivers-source", "noise"};
-  CHECK(talus_scene_count() == 8, "count %d", talus_scene_count());
-  for (int i = 0; i < 8; i++)
+  static const char *want[] = {"bridges",     "chasm-rain",    "chasm-source", "arches",    "cave",
+                               "rivers-rain", "rivers-source", "noise",        "gully-arch"};
+  CHECK(talus_scene_count() == 9, "count %d", talus_scene_count());
+  for (int i = 0; i < 9; i++)
     CHECK(talus_scene_name(i) && !strcmp(talus_scene_name(i), want[i]), "name %d", i);
-  CHECK(!talus_scene_name(-1) && !talus_scene_name(8), "out-of-range names");
+  CHECK(!talus_scene_name(-1) && !talus_scene_name(9), "out-of-range names");
   talus_tile *t = NULL;
   CHECK(talus_scene_build("bridges", 64, 1, 0, &t, NULL) == TALUS_ERR_RANGE && !t, "bridges nz1");
   CHECK(talus_scene_build("cave", 64, 1, 0, &t, NULL) == TALUS_ERR_RANGE && !t, "cave nz1");

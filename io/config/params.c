@@ -215,7 +215,7 @@ static const param_decl table[] = {
          "K_e: water lost per second as a fraction of the depth"),
 
     BOOL("particles.enable", pt_enable, 0,
-         "heightfield model: particle (droplet) erosion, one batch of droplets per step "
+         "particle (droplet) erosion, one batch of droplets per step, on either model "
          "(kernels/particles.h)"),
     INT("particles.density_log2", pt_density_log2, 1, 24, 8,
         "n: 2^-n droplets per cell and batch (8 stays near serial droplets; 4 does not)"),
@@ -242,6 +242,10 @@ static const param_decl table[] = {
     REAL("particles.initial_water", pt_initial_water, 1e-6, 1e6, 1, "", "w0: water at birth"),
     BOOL("particles.deposit_at_death", pt_deposit_at_death, 1,
          "deposit the load where a droplet ends its life (false: booked as pt_lost)"),
+    REAL("particles.bedrock_erodibility", pt_bedrock_erodibility, 0, 1, 1, "",
+         "layered model: rate of bedrock erosion against sand's once a droplet's sand is gone"),
+    REAL("particles.water_stop", pt_water_stop, 0, 1e6, 0.05, "m",
+         "layered model: a droplet reaching water this deep deposits its load and stops"),
 
     ENUM("input.nodata", nodata_policy, "outflow|wall|fill", 3, 0,
          "NoData cells: outflow (sinks), wall (reflecting) or fill (holes filled at load)"),

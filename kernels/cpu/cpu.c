@@ -247,7 +247,11 @@ static inline int cpu_row_stacked(const talus_tile *t, int y, int x0, int x1) {
  * bands that run at once write disjoint rows and the int64 totals need no
  * atomics. A band's rows run in y order, cells in x order; the flows of
  * the region's rows (a droplet books at its spawn cell) go to their rows
- * as in CPU_STAGE_LOOP, so neither depends on the thread count. */
+ * as in CPU_STAGE_LOOP, so neither depends on the thread count. The spawn
+ * hashes of a row are tested CPU_PT_CHUNK cells at a time by a vector
+ * loop (pt_hashed), and the body runs only on the cells it spawns at
+ * (the body tests the rest of pt_spawn; the other cells book nothing). */
+#define CPU_PT_CHUNK 256 /* cells whose spawn hashes one vector loop tests */
 #define CPU_STAGE_LOOP_PARTICLES(body)                                                             \
   {                                                                                                \
     talus_rect sp = pt_spawn_region(t, &c->P, region);                                             \
@@ -260,8 +264,14 @@ static inline int cpu_row_stacked(const talus_tile *t, int y, int x0, int x1) {
           double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                              \
           int b0, b1, j = y - region.y0;                                                           \
           cpu_row_book(book, y, sp.x0 + sp.w, &b0, &b1);                                           \
-          for (int x = sp.x0; x < sp.x0 + sp.w; x++)                                               \
-            body(t, c, x, y, (x >= b0 && x < b1) ? acc : junk);                                    \
+          for (int xb = sp.x0; xb < sp.x0 + sp.w; xb += CPU_PT_CHUNK) {                            \
+            int n = sp.x0 + sp.w - xb < CPU_PT_CHUNK ? sp.x0 + sp.w - xb : CPU_PT_CHUNK;           \
+            uint8_t hit[CPU_PT_CHUNK];                                                             \
+            _Pragma("omp simd") for (int i = 0; i < n; i++) hit[i] =                               \
+                (uint8_t)pt_hashed(&c->P, t->buf.x0 + xb + i, t->buf.y0 + y, c->step);             \
+            for (int i = 0; i < n; i++)                                                            \
+              if (hit[i]) body(t, c, xb + i, y, (xb + i >= b0 && xb + i < b1) ? acc : junk);       \
+          }                                                                                        \
           if (j >= 0 && j < region.h)                                                              \
             memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);                          \
         }                                                                                          \

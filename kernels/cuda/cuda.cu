@@ -44,7 +44,6 @@ constexpr int STEP_EVENTS = 4 * TALUS_STAGE_COUNT + 2 * 64 + 1;
 constexpr int STEP_BATCH = 8;
 constexpr int EVENTS_MAX = STEP_BATCH * STEP_EVENTS;
 constexpr int STEP_END = -1; /* the event that closes a step's last stage */
-static_assert(TALUS_FLOW_COUNT <= BLOCK_X, "one lane per flow in the block sum");
 
 /* A field of talus_tile the mirror carries: bytes per cell (per layer when
  * layered) in `planes` planes per layer (the four directions of f, pipe,
@@ -234,7 +233,7 @@ talus_status ensure_scratch(slot &q, talus_stage_id id) {
   for (int i = 0; i < n; i++) {
     void *&p = member(&q.d, need[i].offset);
     if (p) continue;
-    size_t bytes = need[i].cell_bytes * q.alloc_plane;
+    size_t bytes = talus_scratch_bytes(&need[i], q.alloc_nz) * q.alloc_plane;
     talus_status st = cuda_ok(cudaMalloc(&p, bytes), need[i].what);
     if (!st) st = cuda_ok(cudaMemsetAsync(p, 0, bytes, q.stream), need[i].what);
     if (st) return st;
@@ -271,11 +270,11 @@ __device__ void block_flows(const double *acc, double *partial, int nblocks) {
     if (threadIdx.x == 0) warp_sums[threadIdx.y][f] = v;
   }
   __syncthreads();
-  if (threadIdx.y == 0 && threadIdx.x < TALUS_FLOW_COUNT) {
+  for (int f = threadIdx.x; threadIdx.y == 0 && f < TALUS_FLOW_COUNT; f += BLOCK_X) {
     double s = 0.0;
     for (int w = 0; w < BLOCK_Y; w++)
-      s += warp_sums[w][threadIdx.x];
-    partial[(size_t)threadIdx.x * nblocks + blockIdx.y * gridDim.x + blockIdx.x] = s;
+      s += warp_sums[w][f];
+    partial[(size_t)f * nblocks + blockIdx.y * gridDim.x + blockIdx.x] = s;
   }
 }
 
@@ -292,8 +291,7 @@ constexpr bool stage_books(talus_stage_id id) {
   return !(id == TALUS_STAGE_PIPES || id == TALUS_STAGE_HORIZONTAL ||
            id == TALUS_STAGE_SUPPORT_INIT || id == TALUS_STAGE_SUPPORT_RED ||
            id == TALUS_STAGE_SUPPORT_BLACK || id == TALUS_STAGE_THERMAL_OUT ||
-           id == TALUS_STAGE_HF_FLUX || id == TALUS_STAGE_HF_SETTLE ||
-           id == TALUS_STAGE_PT_CLEAR);
+           id == TALUS_STAGE_HF_FLUX || id == TALUS_STAGE_HF_SETTLE || id == TALUS_STAGE_PT_CLEAR);
 }
 
 /* The cells a stage's body updates: 1 those with global (gx + gy) odd (the
@@ -588,7 +586,7 @@ size_t scratch_cell_bytes(int nz) {
         dup = dup || seen[j] == need[i].offset;
       if (dup) continue;
       seen[nseen++] = need[i].offset;
-      bytes += need[i].cell_bytes;
+      bytes += talus_scratch_bytes(&need[i], nz);
     }
   }
   return bytes;
