@@ -9,7 +9,8 @@
  * Design notes
  * ------------
  * - Texturing masks of a state (--mask; io/export/masks.h) in any GDAL
- *   driver.
+ *   driver; a vertical cross-section of a state as a PNG (--section;
+ *   io/export/section.h), to see overhangs, arches and caves cut open.
  * - This file parses arguments and checks paths; the formats are
  *   io/export's. `talus erode … --export FORMAT:PATH` calls this same app
  *   with "-of FORMAT -o PATH" on its output (export_from_erode), so the
@@ -25,6 +26,7 @@
 #include "io/export/heightmap.h"
 #include "io/export/masks.h"
 #include "io/export/mesh.h"
+#include "io/export/section.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +99,12 @@ static void export_usage(void) {
          "                      sand 1 m, sediment 0.1 m, flow 1 m2); linear, clamped, except\n"
          "                      flow: log10(1 + m3 / cell size / V) / 3 (three decades of\n"
          "                      discharge per metre of width); the same for every tile and\n"
-         "                      resolution of a map, never stretched to the map's range\n",
+         "                      resolution of a map, never stretched to the map's range\n"
+         "A cross-section of a state (INPUT a talus state, OUTPUT a .png): one row or column\n"
+         "cut open, rock brown, sand yellow, water blue, air pale; overhangs, arches and caves\n"
+         "show as air under rock. No vertical exaggeration unless it would exceed 1024 px:\n"
+         "  --section y=ROW | x=COLUMN   the cut, in cells from the top-left (north-west)\n"
+         "  --section-px N      pixels per cell (default: up to 1024 px across, at most 8)\n",
          talus_hm_resampling_names());
 }
 
@@ -116,6 +123,8 @@ typedef struct export_opts {
   int tiles_x, tiles_y; /* --tiles CxR: an engine grid of heightmaps */
   int masks;            /* --mask was given: texturing masks of a state */
   talus_mask_options mk;
+  int section; /* --section was given: a cross-section PNG of a state */
+  talus_section_options so;
   char sidecar[TALUS_PATH_BUF];
 } export_opts;
 
@@ -202,6 +211,17 @@ static talus_status export_mask_scale(const char *v, export_opts *o) {
   return app_real("--mask-scale", eq + 1, 1e-12, 1e12, &o->mk.scale[m]);
 }
 
+/* Parses --section "y=ROW" (a row, cells along x) or "x=COLUMN". */
+static talus_status export_section_at(const char *v, export_opts *o) {
+  int64_t n = 0;
+  if ((v[0] != 'x' && v[0] != 'y') || v[1] != '=')
+    return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                      "--section expects y=ROW or x=COLUMN (cells from the top-left), got '%s'", v);
+  if (app_int("--section", v + 2, 0, 1 << 30, &n)) return TALUS_ERR_ARGUMENT;
+  o->section = 1, o->so.along_x = v[0] == 'y', o->so.index = (int)n;
+  return TALUS_OK;
+}
+
 /* Consumes one option at a->i into o; returns <0 on error, 0 if unknown. */
 static int export_option(app_args *a, export_opts *o) {
   const char *v = NULL;
@@ -223,6 +243,9 @@ static int export_option(app_args *a, export_opts *o) {
   if ((r = app_take(a, "--max-triangles", NULL, &v)))
     return r < 0 || app_int("--max-triangles", v, 1, INT64_MAX / 2, &o->mo.max_triangles) ? -1 : 1;
   int64_t n = 0;
+  if ((r = app_take(a, "--section", NULL, &v))) return r < 0 || export_section_at(v, o) ? -1 : 1;
+  if ((r = app_take(a, "--section-px", NULL, &v)))
+    return r < 0 || app_int("--section-px", v, 1, 64, &n) ? -1 : (o->so.px = (int)n, 1);
   if ((r = app_take(a, "--bits", NULL, &v)))
     return r < 0 || app_int("--bits", v, 8, 32, &n) ? -1 : (o->mk.bits = (int)n, 1);
   if ((r = app_take(a, "--margin", NULL, &v)))
@@ -295,9 +318,24 @@ static talus_status export_settle_masks(export_opts *o) {
   return TALUS_OK;
 }
 
+/* Settles a section export: a PNG, and none of the other outputs' options. */
+static talus_status export_settle_section(export_opts *o) {
+  const char *dot = strrchr(o->output, '.');
+  if (o->format ? strcasecmp(o->format, "PNG") != 0 : !(dot && !strcasecmp(dot, ".png")))
+    return talus_fail(TALUS_ERR_ARGUMENT, "args", "--section writes a PNG (-o FILE.png)");
+  if (o->masks || o->hm.width || o->hm.z_stated || o->tiles_x || o->mk.bits || o->mo.multi_only ||
+      o->mo.base_given || o->tile || o->mo.crop || o->mo.merge || o->mo.max_triangles)
+    return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                      "--section takes none of the heightmap, mask and mesh options");
+  o->no_sidecar = 1;
+  return TALUS_OK;
+}
+
 /* Settles the format and refuses the options that do not fit it. */
 static talus_status export_settle(export_opts *o) {
   o->hm.creation_options = o->co;
+  if (o->section) return export_settle_section(o);
+  if (o->so.px) return talus_fail(TALUS_ERR_ARGUMENT, "args", "--section-px is for --section");
   if (o->masks) return export_settle_masks(o);
   if (o->mk.bits) return talus_fail(TALUS_ERR_ARGUMENT, "args", "--bits is for masks (--mask)");
   talus_status st = export_format(o);
@@ -606,6 +644,18 @@ talus_status export_from_erode(const char *output, const char *state, const char
   return talus_export_app(quiet ? 6 : 5, argv);
 }
 
+/* Writes the cross-section PNG of the input state (--section). */
+static talus_status export_section(export_opts *o) {
+  talus_section_info in;
+  talus_status st = talus_section_png(o->input, &o->so, o->output, &in);
+  if (!st && !o->quiet)
+    talus_info("wrote %s (%s %d: %d cells, %d of several columns; %d x %d px, %.3g m per pixel "
+               "across, %.3g up, z %.1f..%.1f m)",
+               o->output, o->so.along_x ? "row" : "column", o->so.index, in.cells, in.multi,
+               in.width, in.height, in.m_per_px_x, in.m_per_px_z, in.zlo, in.zhi);
+  return st;
+}
+
 talus_status talus_export_app(int argc, char **argv) {
   talus_error_clear();
   export_opts *o = calloc(1, sizeof *o);
@@ -615,9 +665,11 @@ talus_status talus_export_app(int argc, char **argv) {
   if (!st) st = export_parse(argc, argv, o, &help);
   if (!st && !help) {
     st = export_check_outputs(o);
+    if (!st && o->section) st = export_section(o);
     if (!st && o->masks) st = export_mask_file(o);
     if (!st && o->mesh) st = export_mesh(o);
-    if (!st && !o->mesh && !o->masks) st = o->tiles_x ? export_hm_tiles(o) : export_heightmap(o);
+    if (!st && !o->mesh && !o->masks && !o->section)
+      st = o->tiles_x ? export_hm_tiles(o) : export_heightmap(o);
   }
   free(o);
   return st;

@@ -83,7 +83,7 @@ static const double carve_dist[8] = {1, M_SQRT2, 1, M_SQRT2, 1, M_SQRT2, 1, M_SQ
  * fills zf (double, nx*ny) and writes the visiting order to order[] (the
  * valid cells, lowest first). Returns the number of valid cells. */
 static inline long carve_fill(const float *z, const uint8_t *mask, int nx, int ny, double *zf,
-                       long *order) {
+                              long *order) {
   long n = (long)nx * ny, done = 0;
   carve_heap h = {0, malloc(sizeof(long) * n), malloc(sizeof(double) * n)};
   uint8_t *seen = calloc((size_t)n, 1);
@@ -118,7 +118,8 @@ static inline long carve_fill(const float *z, const uint8_t *mask, int nx, int n
 }
 
 /* D8 flow accumulation [cells] of z into acc (nx*ny; 0 on NoData). */
-static inline void carve_accumulation(const float *z, const uint8_t *mask, int nx, int ny, double *acc) {
+static inline void carve_accumulation(const float *z, const uint8_t *mask, int nx, int ny,
+                                      double *acc) {
   long n = (long)nx * ny;
   double *zf = malloc(sizeof(double) * n);
   long *order = malloc(sizeof(long) * n);
@@ -149,8 +150,8 @@ static inline int carve_cmp(const void *a, const void *b) {
 }
 
 /* The figures of before -> after (nx*ny each; mask NULL or 1 = NoData). */
-static inline carve_metrics carve_measure(const float *before, const float *after, const uint8_t *mask,
-                                   int nx, int ny) {
+static inline carve_metrics carve_measure(const float *before, const float *after,
+                                          const uint8_t *mask, int nx, int ny) {
   long n = (long)nx * ny, nv = 0;
   carve_metrics m;
   memset(&m, 0, sizeof m);
@@ -188,9 +189,11 @@ static inline carve_metrics carve_measure(const float *before, const float *afte
 static inline void carve_print(FILE *to, const char *what, const carve_metrics *m) {
   fprintf(to,
           "%s: channels %ld erosion %.4g m net %+.4g m | hillslopes %ld erosion %.4g m net "
-          "%+.4g m | ratio %.3g | r(erosion, log acc) %.3f | p99.9 |dz| %.4g m = %.2f%% of relief %.0f m | non-finite %ld\n",
+          "%+.4g m | ratio %.3g | r(erosion, log acc) %.3f | p99.9 |dz| %.4g m = %.2f%% of relief "
+          "%.0f m | non-finite %ld\n",
           what, m->channels, m->channel_erosion, m->channel_net, m->hills, m->hill_erosion,
-          m->hill_net, m->ratio, m->correlation, m->p999, 100.0 * m->p999 / m->relief, m->relief, m->nonfinite);
+          m->hill_net, m->ratio, m->correlation, m->p999, 100.0 * m->p999 / m->relief, m->relief,
+          m->nonfinite);
 }
 
 #endif /* TALUS_TEST_CARVE_METRICS_H */

@@ -5,10 +5,12 @@
 # state and its surface export alike; GDAL reads the PNG as 16 bits with
 # the codes' full range; RAW sizes are exact; every bad input (unknown
 # format, bad size, unwritable path, NoData only) fails with one message,
-# a non-zero exit and no file left behind.
+# a non-zero exit and no file left behind; --section cuts a state open
+# (air under rock where the cave's tunnel is, none over the plain).
 source "$(dirname "$0")/lib_cli.sh"
 
 "$T" generate cave -o "$W/cave.tif" --size 64
+gdal_translate -q -b 1 "$W/cave.tif" "$W/cave_dem.tif" # band 1 alone: a DEM, not a state
 mkdir -p "$W/a" "$W/b"
 "$T" erode "$W/cave.tif" -o "$W/out.tif" -c "$SRC/configs/cave.ini" --steps 20 -q --no-preview \
   --state "$W/state.tif" --export PNG16:"$W/a/t.png" --export r16:"$W/a/t.r16" \
@@ -121,6 +123,34 @@ check "erode --export OBJ without --state: refused" '[ $rc -eq 1 ] && grep -q "a
 "$T" erode "$W/cave.tif" -o "$W/e.tif" --steps 5 -q --export PNG8:"$W/r9.png" 2>"$W/msg"
 rc=$?
 check "erode --export PNG8 refused before the run" '[ $rc -eq 1 ] && [ ! -e "$W/e.tif" ]'
+# --section: the cut through the cave's tunnel (x = 40 cells, 160 m) shows
+# air under rock; a cut over the plain (x = 8, 32 m) none.
+"$T" export "$W/state.tif" --section x=40 -o "$W/b/sec_tunnel.png" -q
+"$T" export "$W/state.tif" --section x=8 -o "$W/b/sec_plain.png" -q
+under_rock() { # PNG: pixel columns with a rock pixel above an air pixel
+  /usr/bin/python3 - "$1" <<'PY'
+import sys
+from osgeo import gdal
+a = gdal.Open(sys.argv[1]).ReadAsArray()
+rock, air = (115, 77, 51), (235, 242, 255)
+is_ = lambda c: (a[0] == c[0]) & (a[1] == c[1]) & (a[2] == c[2])
+r, s = is_(rock), is_(air)
+print(sum(1 for x in range(a.shape[2])
+          if any(r[y, x] and s[y + 1:, x].any() for y in range(a.shape[1]))))
+PY
+}
+nt=$(under_rock "$W/b/sec_tunnel.png") np=$(under_rock "$W/b/sec_plain.png")
+check "--section through the tunnel: air under rock ($nt pixel columns)" '[ "$nt" -ge 8 ]'
+check "--section over the plain: no air under rock ($np)" '[ "$np" = 0 ]'
+check "--section: 8 px per cell across 64 cells, RGB" \
+  'gdalinfo "$W/b/sec_tunnel.png" | grep -q "Size is 512," &&
+   [ $(gdalinfo "$W/b/sec_tunnel.png" | grep -c "^Band") -eq 3 ]'
+refused "--section outside the map" "outside the map" "$W/state.tif" --section y=64 -o "$W/r20.png"
+refused "--section of a DEM" "not a talus state" "$W/cave_dem.tif" --section y=3 -o "$W/r21.png"
+refused "--section to a non-PNG" "writes a PNG" "$W/state.tif" --section y=3 -o "$W/r22.tif"
+refused "--section bad spec" "expects y=ROW" "$W/state.tif" --section z=3 -o "$W/r23.png"
+refused "--section-px without --section" "is for --section" "$W/out.tif" --section-px 2 \
+  -o "$W/r24.png"
 check "nothing half-written" '[ -z "$(ls "$W" | grep -E "^r[0-9]|partial")" ]'
 
 "$T" export --help >"$W/help"

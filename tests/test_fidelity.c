@@ -539,8 +539,10 @@ static void test_rivers_rain_dry_out(void) {
     for (int x = 0; x < n; x++) {
       size_t i = talus_idx(d->tile, x, y), k = (size_t)y * n + x;
       wet += d->tile->w[talus_col(d->tile, i, d->tile->count[i] - 1)] > 0.1f;
-      if (hollow[k]) dz_hollow += z1[k] - z0[k], nh++;
-      else dz_rest += z1[k] - z0[k], nr++;
+      if (hollow[k])
+        dz_hollow += z1[k] - z0[k], nh++;
+      else
+        dz_rest += z1[k] - z0[k], nr++;
     }
   dz_hollow /= nh ? (double)nh : 1.0, dz_rest /= nr ? (double)nr : 1.0;
   talus_ledger_summary L;
@@ -554,8 +556,10 @@ static void test_rivers_rain_dry_out(void) {
         v0, v1);
   CHECK(wet <= n * n / 50, "%ld of %d cells still under > 10 cm of water after the dry-out", wet,
         n * n);
-  CHECK(dz_hollow >= 0.5 && dz_rest < 0.0, "sediment fills the hollows (%+.2f m) from the rest "
-        "(%+.2f m)", dz_hollow, dz_rest);
+  CHECK(dz_hollow >= 0.5 && dz_rest < 0.0,
+        "sediment fills the hollows (%+.2f m) from the rest "
+        "(%+.2f m)",
+        dz_hollow, dz_rest);
   CHECK(fabs(sed) <= 1e-4 * (L.initial[TALUS_MAT_SAND] + L.inflow[TALUS_MAT_SAND]),
         "sand + sediment ledger residual %.3g m3", sed);
   free(z0), free(z1), free(hollow);

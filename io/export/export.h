@@ -41,6 +41,11 @@ talus_status talus_preview_png(const char *path, int nx, int ny, double cell_siz
                                const float *before, const float *after, const uint8_t *nodata,
                                int max_width);
 
+/* Writes a pixel-interleaved 8-bit RGB image (w × h) as a PNG through
+ * GDAL's MEM and PNG drivers, under a partial name renamed into place
+ * (the rule of talus_geotiff_write); the previews' and sections' writer. */
+talus_status talus_rgb_png_write(const char *path, uint8_t *img, int w, int h);
+
 typedef struct talus_preview_acc talus_preview_acc;
 
 /*

@@ -138,21 +138,26 @@ static talus_status render(int nx, int ny, double cell, const float *const z[2],
   return TALUS_OK;
 }
 
+talus_status talus_rgb_png_write(const char *path, uint8_t *img, int w, int h) {
+  char *partial = NULL;
+  talus_gdal_enter();
+  talus_status st = talus_partial_begin(path, &partial);
+  if (st == TALUS_OK) st = write_png(path, partial, img, w, h);
+  talus_status end = talus_partial_end(path, partial, st == TALUS_OK);
+  talus_gdal_leave();
+  return st != TALUS_OK ? st : end;
+}
+
 /* Renders and writes the PNG at path (partial + rename). */
 static talus_status preview_render(const char *path, int nx, int ny, double cell_size,
                                    const float *const z[2], const uint8_t *const nodata[2],
                                    const tint_src *tint) {
   uint8_t *img = NULL;
-  char *partial = NULL;
   int w = 0;
-  talus_gdal_enter();
-  talus_status st = talus_partial_begin(path, &partial);
-  if (st == TALUS_OK) st = render(nx, ny, cell_size, z, nodata, tint, &img, &w);
-  if (st == TALUS_OK) st = write_png(path, partial, img, w, ny);
-  talus_status end = talus_partial_end(path, partial, st == TALUS_OK);
+  talus_status st = render(nx, ny, cell_size, z, nodata, tint, &img, &w);
+  if (st == TALUS_OK) st = talus_rgb_png_write(path, img, w, ny);
   free(img);
-  talus_gdal_leave();
-  return st != TALUS_OK ? st : end;
+  return st;
 }
 
 talus_status talus_preview_png(const char *path, int nx, int ny, double cell_size,
