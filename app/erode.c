@@ -52,9 +52,12 @@ static void erode_usage(void) {
       "  --cell-size M          cell size in metres (overrides the raster)\n"
       "  --z-scale F            multiply input heights by F\n"
       "  --nodata POLICY        outflow (default), wall or fill\n"
-      "  --hardness FILE        per-cell hardness in [0,1] (band 1, resampled to the grid;\n"
-      "                         heightfield model or thermal.enable); default thermal.hardness\n"
-      "  --rain-map FILE        per-cell rain rate [m/s] (band 1, resampled; heightfield model)\n"
+      "  --hardness FILE        per-cell hardness in [0,1] (band 1, heightfield model or\n"
+      "                         thermal.enable); default thermal.hardness. Placed on the grid\n"
+      "                         by georeference when both rasters have it (warped, bilinear;\n"
+      "                         it must cover the terrain), else stretched over the terrain\n"
+      "  --rain-map FILE        per-cell rain rate [m/s] (band 1, heightfield model; placed\n"
+      "                         like --hardness)\n"
       "  -co NAME=VALUE         GeoTIFF creation option passed to GDAL; repeatable\n"
       "  --config KEY VALUE     GDAL configuration option\n"
       "  --threads N            CPU threads (default: all cores)\n"
@@ -475,16 +478,22 @@ static talus_status erode_load(const erode_opts *o, const talus_params *p, talus
   return st;
 }
 
-/* Applies the per-cell input maps (--hardness, --rain-map), each resampled
- * onto the domain's grid. */
-static talus_status erode_maps(const erode_opts *o, talus_domain *d) {
+/* Applies the per-cell input maps (--hardness, --rain-map), each warped
+ * onto the domain's grid by georeference (geo), or stretched over it when
+ * either lacks georeferencing (and then says so). */
+static talus_status erode_maps(const erode_opts *o, talus_domain *d, const talus_georef *geo) {
   const char *paths[2] = {o->hardness, o->rain_map};
   const talus_field fields[2] = {TALUS_FIELD_HARDNESS, TALUS_FIELD_RAIN};
   talus_status st = TALUS_OK;
   for (int i = 0; i < 2 && !st; i++) {
     if (!paths[i]) continue;
     float *v = NULL;
-    st = talus_raster_read_resampled(paths[i], talus_domain_nx(d), talus_domain_ny(d), &v);
+    int warped = 0;
+    st = talus_raster_read_resampled(paths[i], talus_domain_nx(d), talus_domain_ny(d), geo, &v,
+                                     &warped);
+    if (!st && !warped && !o->quiet)
+      talus_info("%s: the map or the terrain has no georeferencing; stretched over the terrain",
+                 paths[i]);
     if (!st && (st = talus_domain_set_field(d, fields[i], 0, v)))
       talus_fail_context(st, "%s", paths[i]);
     talus_free(v);
@@ -502,7 +511,7 @@ static talus_status erode_run(erode_opts *o, const talus_params *p, erode_output
   if (!st && tiled) return erode_tiled(o, p);
   if (!st) st = erode_load(o, p, d, geo);
   if (!st) st = erode_check_dt(&(*d)->ctx.P);
-  if (!st) st = erode_maps(o, *d);
+  if (!st) st = erode_maps(o, *d, geo);
   if (!st) st = erode_device(o, *d);
   if (!st) st = erode_run_and_write(o, *d, geo, p);
   return st;

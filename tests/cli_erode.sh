@@ -145,5 +145,45 @@ check "SIGINT: exit 130, as shells expect ($rc)" '[ $rc -eq 130 ]'
 check "SIGINT: says cancelled" 'grep -qi "cancel" "$W/int.err"'
 check "SIGINT: nothing written" '[ -z "$(find "$W" -name "int*" ! -name int.err)" ]'
 
+# --rain-map placed by georeference: a map twice the terrain's width whose
+# western half (beyond the terrain) is dry and eastern half (over it) wet.
+# Warped, every cell gets rain; stretched (the map without georeferencing),
+# the terrain's western half would stay dry; a map that misses part of the
+# terrain is refused naming a cell.
+"$T" generate noise -o "$W/wdem.tif" --size 32 2>/dev/null
+/usr/bin/python3 - "$W" <<'PY'
+import sys
+import numpy as np
+from osgeo import gdal
+w = sys.argv[1]
+src = gdal.Open(w + "/wdem.tif")
+a = np.zeros((32, 64), np.float32)
+a[:, 32:] = 0.001
+for name, gt in (("wrain", (-32, 1, 0, 0, 0, -1)), ("wrain_nogeo", None),
+                 ("wrain_far", (-60, 1, 0, 0, 0, -1))):
+    d = gdal.GetDriverByName("GTiff").Create(w + "/" + name + ".tif", 64, 32, 1, gdal.GDT_Float32)
+    if gt:
+        d.SetProjection(src.GetProjection())
+        d.SetGeoTransform(gt)
+    d.GetRasterBand(1).WriteArray(a)
+    d = None
+PY
+for r in wrain wrain_nogeo; do
+  "$T" erode "$W/wdem.tif" -o "$W/o_$r.tif" --set simulation.model=heightfield --steps 1 --maps \
+    --rain-map "$W/$r.tif" --no-preview -q
+done
+wet() { /usr/bin/python3 -c "
+from osgeo import gdal
+print(int((gdal.Open('$1').ReadAsArray() > 0).sum()))"; }
+nw=$(wet "$W/o_wrain_water.tif") ns=$(wet "$W/o_wrain_nogeo_water.tif")
+check "--rain-map warped by georeference: all 1024 cells rained on ($nw)" '[ "$nw" = 1024 ]'
+check "--rain-map without georeferencing: stretched, the west half dry ($ns cells wet)" \
+  '[ "$ns" -gt 400 ] && [ "$ns" -lt 700 ]'
+err=$("$T" erode "$W/wdem.tif" -o "$W/o_far.tif" --set simulation.model=heightfield --steps 1 -q \
+  --rain-map "$W/wrain_far.tif" --no-preview 2>&1)
+rc=$?
+check "--rain-map that misses part of the terrain: refused, nothing written" \
+  '[ $rc -eq 1 ] && printf "%s" "$err" | grep -q "does not cover the terrain" && [ ! -e "$W/o_far.tif" ]'
+
 echo "cli_erode: $pass passed, $fail failed"
 [ $fail -eq 0 ]

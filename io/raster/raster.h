@@ -183,13 +183,18 @@ talus_status talus_raster_cell_size(const char *path, double *cell);
 
 /*
  * Reads band 1 of any GDAL raster resampled bilinearly onto nx × ny cells
- * (the map is stretched over the grid: same extent assumed) into *out
- * (talus_alloc'd, nx*ny floats, owned by the caller; talus_free). For the
- * per-cell input maps of `talus erode` (--hardness, --rain-map). A NoData
- * or non-finite value anywhere is TALUS_ERR_DATA naming the cell; an
- * unreadable file TALUS_ERR_IO; not a raster TALUS_ERR_FORMAT.
+ * into *out (talus_alloc'd, nx*ny floats, owned by the caller;
+ * talus_free). For the per-cell input maps of `talus erode` (--hardness,
+ * --rain-map). When grid (may be NULL) and the map are both georeferenced
+ * (north-up geotransform and CRS), the map is warped onto the grid's cells
+ * by georeference (*warped = 1; warped may be NULL); else it is stretched
+ * over the grid (same extent assumed, *warped = 0). A NoData or
+ * non-finite value anywhere, or a cell the warped map does not cover, is
+ * TALUS_ERR_DATA naming the cell; an unreadable file TALUS_ERR_IO; not a
+ * raster TALUS_ERR_FORMAT.
  */
-talus_status talus_raster_read_resampled(const char *path, int nx, int ny, float **out);
+talus_status talus_raster_read_resampled(const char *path, int nx, int ny,
+                                         const talus_georef *grid, float **out, int *warped);
 
 /* =====================================================================
  * Windowed I/O (window.c, stream.c): maps larger than

@@ -1,12 +1,17 @@
 /*
  * resample.c — reads band 1 of any raster resampled (bilinear) onto
  * an nx × ny grid: the per-cell input maps of `talus erode` (--hardness,
- * --rain-map). The map is stretched over the grid, i.e. it is taken to
- * cover the same extent as the terrain; georeferencing is not compared.
- * Reads are windowed: each window of output rows asks GDAL for the
+ * --rain-map). When both the grid and the map are georeferenced (a
+ * north-up geotransform and a CRS each), the map is warped through GDAL
+ * onto the grid's cells by georeference (reprojected if the CRSs differ),
+ * and a grid cell the map does not cover is an error. Otherwise the map is
+ * stretched over the grid, i.e. taken to cover the terrain's extent; those
+ * reads are windowed: each window of output rows asks GDAL for the
  * matching (fractional) window of the source.
  */
 #include "io/raster/raster_private.h"
+
+#include <gdal_utils.h>
 
 #include <math.h>
 #include <stdlib.h>
@@ -60,7 +65,61 @@ static talus_status resample_check(const char *path, GDALRasterBandH band, int n
   return TALUS_OK;
 }
 
-talus_status talus_raster_read_resampled(const char *path, int nx, int ny, float **out) {
+/* 1 when ds has a north-up geotransform and a CRS of its own. */
+static int resample_georeferenced(GDALDatasetH ds) {
+  double gt[6];
+  const char *wkt = GDALGetProjectionRef(ds);
+  return GDALGetGeoTransform(ds, gt) == CE_None && gt[2] == 0.0 && gt[4] == 0.0 && wkt && *wkt;
+}
+
+/* Warps band 1 of ds onto the grid's nx × ny cells (bilinear, NaN where
+ * the map has no data) into v; the warped dataset lives only in memory. */
+static talus_status resample_warp(const char *path, GDALDatasetH ds, const talus_georef *grid,
+                                  int nx, int ny, float *v) {
+  char te[4][32], ts[2][16];
+  const double *g = grid->gt;
+  snprintf(te[0], sizeof te[0], "%.17g", g[0]);
+  snprintf(te[1], sizeof te[1], "%.17g", g[3] + ny * g[5]);
+  snprintf(te[2], sizeof te[2], "%.17g", g[0] + nx * g[1]);
+  snprintf(te[3], sizeof te[3], "%.17g", g[3]);
+  snprintf(ts[0], sizeof ts[0], "%d", nx), snprintf(ts[1], sizeof ts[1], "%d", ny);
+  /* every band is warped (this GDAL's warp has no -b); band 1 is read */
+  char *argv[] = {"-of", "MEM",     "-t_srs",     grid->wkt, "-te", te[0], te[1],
+                  te[2], te[3],     "-ts",        ts[0],     ts[1], "-r",  "bilinear",
+                  "-ot", "Float32", "-dstnodata", "nan",     NULL};
+  GDALWarpAppOptions *o = GDALWarpAppOptionsNew(argv, NULL);
+  int usage = 0;
+  GDALDatasetH w = o ? GDALWarp("", NULL, 1, &ds, o, &usage) : NULL;
+  GDALWarpAppOptionsFree(o);
+  if (!w) return talus_gdal_fail(TALUS_ERR_IO, "cannot warp '%s' onto the terrain's grid", path);
+  CPLErr e =
+      GDALRasterIO(GDALGetRasterBand(w, 1), GF_Read, 0, 0, nx, ny, v, nx, ny, GDT_Float32, 0, 0);
+  GDALClose(w);
+  if (e != CE_None) return talus_gdal_fail(TALUS_ERR_IO, "cannot read '%s' warped", path);
+  for (size_t i = 0; i < (size_t)nx * (size_t)ny; i++)
+    if (!isfinite(v[i]))
+      return talus_fail(TALUS_ERR_DATA, "io",
+                        "'%s' does not cover the terrain: no value at grid cell (%zu, %zu) "
+                        "(the map is placed by its georeferencing)",
+                        path, i % (size_t)nx, i / (size_t)nx);
+  return TALUS_OK;
+}
+
+/* Stretches band 1 of ds over the grid, window by window, into v. */
+static talus_status resample_stretch(const char *path, GDALDatasetH ds, int nx, int ny, float *v) {
+  GDALRasterBandH band = GDALGetRasterBand(ds, 1);
+  int sx = GDALGetRasterXSize(ds), sy = GDALGetRasterYSize(ds);
+  talus_status st = TALUS_OK;
+  for (int y0 = 0; !st && y0 < ny; y0 += TALUS_RASTER_WINDOW_ROWS) {
+    int h = ny - y0 < TALUS_RASTER_WINDOW_ROWS ? ny - y0 : TALUS_RASTER_WINDOW_ROWS;
+    st = talus_band_rows_resampled(path, band, sx, sy, nx, ny, GRIORA_Bilinear, y0, h,
+                                   v + (size_t)y0 * (size_t)nx);
+  }
+  return st;
+}
+
+talus_status talus_raster_read_resampled(const char *path, int nx, int ny, const talus_georef *grid,
+                                         float **out, int *warped) {
   if (!out || nx <= 0 || ny <= 0)
     return talus_fail(TALUS_ERR_ARGUMENT, "io", "resampled read: bad grid %d x %d", nx, ny);
   *out = NULL;
@@ -68,15 +127,13 @@ talus_status talus_raster_read_resampled(const char *path, int nx, int ny, float
   GDALDatasetH ds = NULL;
   float *v = NULL;
   talus_status st = talus_raster_open(path, &ds);
-  GDALRasterBandH band = st ? NULL : GDALGetRasterBand(ds, 1);
-  int sx = ds ? GDALGetRasterXSize(ds) : 0, sy = ds ? GDALGetRasterYSize(ds) : 0;
+  int warp = !st && grid && grid->wkt && *grid->wkt && grid->gt[1] > 0.0 && grid->gt[5] < 0.0 &&
+             grid->gt[2] == 0.0 && grid->gt[4] == 0.0 && resample_georeferenced(ds);
+  if (warped) *warped = warp;
   if (!st) st = talus_alloc((void **)&v, (size_t)nx * (size_t)ny * sizeof(float), "input map");
-  for (int y0 = 0; !st && y0 < ny; y0 += TALUS_RASTER_WINDOW_ROWS) {
-    int h = ny - y0 < TALUS_RASTER_WINDOW_ROWS ? ny - y0 : TALUS_RASTER_WINDOW_ROWS;
-    st = talus_band_rows_resampled(path, band, sx, sy, nx, ny, GRIORA_Bilinear, y0, h,
-                                   v + (size_t)y0 * (size_t)nx);
-  }
-  if (!st) st = resample_check(path, band, nx, ny, v);
+  if (!st)
+    st = warp ? resample_warp(path, ds, grid, nx, ny, v) : resample_stretch(path, ds, nx, ny, v);
+  if (!st) st = resample_check(path, GDALGetRasterBand(ds, 1), nx, ny, v);
   if (ds) GDALClose(ds);
   talus_gdal_leave();
   if (st) {
