@@ -59,12 +59,7 @@ static talus_status source_open_state(erode_source *s, const char *path, talus_p
   s->ny = talus_bands_reader_ny(s->bands);
   s->cell = h.cell;
   s->step = h.step;
-  for (int k = 0; k < TALUS_NZ_MAX; k++)
-    for (int f = 0; f < TALUS_STATE_FIELDS; f++) {
-      char name[TALUS_STATE_NAME_MAX];
-      talus_state_band_name(k, f, name);
-      s->band[k][f] = talus_bands_reader_find(s->bands, name);
-    }
+  talus_state_layer_bands(s->bands, s->band);
   for (int a = 0; a < TALUS_ACC_PLANES; a++)
     s->acc[a] = talus_bands_reader_find(s->bands, talus_state_acc_name(a));
   /* a state that holds accumulators keeps summing them */

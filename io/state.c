@@ -67,6 +67,19 @@ void talus_state_band_name(int k, int f, char buf[TALUS_STATE_NAME_MAX]) {
   snprintf(buf, TALUS_STATE_NAME_MAX, "layer%d.%s", k, state_field_names[f]);
 }
 
+int talus_state_layer_bands(const talus_bands_reader *r,
+                            int band[TALUS_NZ_MAX][TALUS_STATE_FIELDS]) {
+  int L = -1;
+  char name[TALUS_STATE_NAME_MAX];
+  for (int k = 0; k < TALUS_NZ_MAX; k++)
+    for (int f = 0; f < TALUS_STATE_FIELDS; f++) {
+      talus_state_band_name(k, f, name);
+      band[k][f] = talus_bands_reader_find(r, name);
+      if (f == TALUS_STATE_BEDROCK && band[k][f] < 0 && L < 0) L = k;
+    }
+  return L < 0 ? TALUS_NZ_MAX : L;
+}
+
 void talus_state_band_names(int L, int acc, char (*buf)[TALUS_STATE_NAME_MAX], const char **names) {
   names[0] = "surface";
   names[1] = "columns";

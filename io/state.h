@@ -63,6 +63,13 @@ const char *talus_state_acc_name(int a);
 int talus_state_band(int k, int f);
 /* The band name "layer<k>.<field>" of field f of layer k, into buf. */
 void talus_state_band_name(int k, int f, char buf[TALUS_STATE_NAME_MAX]);
+/* The band (reader index) of every field f of every layer k of the open
+ * state r into band[k][f], -1 where absent (layers above the map's highest
+ * column count are not stored); returns the layers stored: those whose
+ * bedrock band exists, counted from layer 0. The one lookup of a state's
+ * layer bands by name (erode's windowed input, meshes, sections). */
+int talus_state_layer_bands(const talus_bands_reader *r,
+                            int band[TALUS_NZ_MAX][TALUS_STATE_FIELDS]);
 /* The names of all talus_state_bands(L, acc) bands, in order, into
  * names[] (names[i] points into buf[i] or at a constant; buf holds
  * talus_state_bands(L, acc) entries). */

@@ -142,7 +142,7 @@ struct talus_mesh_source {
   talus_mesh_options o;
   int nx, ny, L; /* L: layers stored */
   double cell, base;
-  int columns, surface, band[TALUS_NZ_MAX][3]; /* bedrock, sand, ceiling of layer k */
+  int columns, surface, band[TALUS_NZ_MAX][TALUS_STATE_FIELDS]; /* of field f of layer k */
   const talus_georef *geo;
 };
 
@@ -169,19 +169,13 @@ double talus_mesh_source_base(const talus_mesh_source *s) {
   return s->base;
 }
 
-/* The band indices of the fields a mesh needs. */
+/* The band indices of the stored layers; a mesh needs each one's
+ * bedrock, sand and ceiling. */
 static talus_status source_bands(talus_mesh_source *s) {
-  static const int fields[3] = {0, 1, 3}; /* bedrock, sand, ceiling (io/state.h order) */
-  char name[TALUS_STATE_NAME_MAX];
-  for (s->L = 0; s->L < TALUS_NZ_MAX; s->L++) {
-    for (int f = 0; f < 3; f++) {
-      talus_state_band_name(s->L, fields[f], name);
-      s->band[s->L][f] = talus_bands_reader_find(s->r, name);
-    }
-    if (s->band[s->L][0] < 0) break;
-    if (s->band[s->L][1] < 0 || s->band[s->L][2] < 0)
-      return talus_fail(TALUS_ERR_FORMAT, "export", "state layer %d lacks sand or ceiling", s->L);
-  }
+  s->L = talus_state_layer_bands(s->r, s->band);
+  for (int k = 0; k < s->L; k++)
+    if (s->band[k][TALUS_STATE_SAND] < 0 || s->band[k][TALUS_STATE_CEILING] < 0)
+      return talus_fail(TALUS_ERR_FORMAT, "export", "state layer %d lacks sand or ceiling", k);
   return TALUS_OK;
 }
 
@@ -244,9 +238,9 @@ static talus_status win_tops(mesh_win *w) {
     }
   for (int k = 0; !st && k < s->L; k++) {
     float *top = w->top + (size_t)k * n;
-    st = win_band(w, s->band[k][0]);
+    st = win_band(w, s->band[k][TALUS_STATE_BEDROCK]);
     if (!st) memcpy(top, w->v, n * sizeof(float));
-    if (!st) st = win_band(w, s->band[k][1]);
+    if (!st) st = win_band(w, s->band[k][TALUS_STATE_SAND]);
     for (size_t i = 0; !st && i < n; i++)
       top[i] += w->v[i];
   }
@@ -263,7 +257,7 @@ static talus_status win_fill(mesh_win *w) {
   for (size_t i = 0; !st && i < n; i++)
     if (w->count[i]) win_push(w, i, (float)s->base, w->top[i]);
   for (int k = 1; !st && k < s->L; k++) {
-    st = win_band(w, s->band[k - 1][2]); /* the floor of column k */
+    st = win_band(w, s->band[k - 1][TALUS_STATE_CEILING]); /* the floor of column k */
     for (size_t i = 0; !st && i < n; i++)
       if (w->count[i] > k) win_push(w, i, w->v[i], w->top[(size_t)k * n + i]);
   }

@@ -19,6 +19,7 @@
 /* The cut: per layer and field, n values along it, and the counts. */
 typedef struct section_cut {
   int n, L;
+  double cell;    /* [m], from the state's header */
   float *v;       /* [L][SECTION_FIELDS][n] */
   float *surface; /* [n], NoData detection */
   uint8_t *count; /* [n], 0 on NoData */
@@ -40,17 +41,15 @@ static talus_status cut_load(talus_bands_reader *r, const talus_section_options 
                              section_cut *c) {
   talus_state_header h;
   talus_status st = talus_state_header_reader(r, &h);
+  c->cell = h.cell;
   int nx = talus_bands_reader_nx(r), ny = talus_bands_reader_ny(r);
   c->n = o->along_x ? nx : ny;
   int limit = o->along_x ? ny : nx;
   if (!st && (o->index < 0 || o->index >= limit))
     st = talus_fail(TALUS_ERR_RANGE, "export", "--section %s=%d lies outside the map (0..%d)",
                     o->along_x ? "y" : "x", o->index, limit - 1);
-  char name[TALUS_STATE_NAME_MAX];
-  for (c->L = 0; !st && c->L < TALUS_NZ_MAX; c->L++) {
-    talus_state_band_name(c->L, TALUS_STATE_BEDROCK, name);
-    if (talus_bands_reader_find(r, name) < 0) break;
-  }
+  int band[TALUS_NZ_MAX][TALUS_STATE_FIELDS];
+  c->L = talus_state_layer_bands(r, band);
   size_t n = (size_t)c->n;
   if (!st) st = talus_alloc((void **)&c->v, n * (size_t)c->L * SECTION_FIELDS * 4, "section");
   if (!st) st = talus_alloc((void **)&c->surface, n * 4, "section");
@@ -63,12 +62,9 @@ static talus_status cut_load(talus_bands_reader *r, const talus_section_options 
     c->count[i] = nodata || !(k >= 1.0f && k <= (float)c->L) ? 0 : (uint8_t)k;
   }
   for (int k = 0; !st && k < c->L; k++)
-    for (int f = 0; !st && f < SECTION_FIELDS; f++) {
-      talus_state_band_name(k, f, name);
-      int b = talus_bands_reader_find(r, name);
-      st = b < 0 ? talus_fail(TALUS_ERR_FORMAT, "export", "the state lacks band %s", name)
-                 : cut_read(r, o, c->n, b, cut_field(c, k, f));
-    }
+    for (int f = 0; !st && f < SECTION_FIELDS; f++)
+      st = band[k][f] < 0 ? talus_fail(TALUS_ERR_FORMAT, "export", "state layer %d lacks a band", k)
+                          : cut_read(r, o, c->n, band[k][f], cut_field(c, k, f));
   return st;
 }
 
@@ -122,14 +118,14 @@ static talus_status cut_paint(const section_cut *c, int px, const talus_section_
 }
 
 /* Settles the image's size and scales from the cut and the options. */
-static void cut_scale(const section_cut *c, const talus_section_options *o, double cell, int *px,
+static void cut_scale(const section_cut *c, const talus_section_options *o, int *px,
                       talus_section_info *info) {
   int maxh = o->max_height > 0 ? o->max_height : 1024;
   *px = o->px > 0 ? o->px : (int)fmin(8.0, fmax(1.0, floor(1024.0 / c->n)));
   cut_range(c, info);
   info->cells = c->n;
   info->width = c->n * *px;
-  info->m_per_px_x = cell / *px;
+  info->m_per_px_x = c->cell / *px;
   double tall = ceil((info->zhi - info->zlo) / info->m_per_px_x);
   info->height = (int)fmax(16.0, fmin(tall, (double)maxh));
   info->m_per_px_z = (info->zhi - info->zlo) / info->height;
@@ -151,11 +147,7 @@ talus_status talus_section_png(const char *state_path, const talus_section_optio
                     "'%s' is not a talus state: --section cuts a layered state (erode --state)",
                     state_path);
   if (!st) st = cut_load(r, o, &c);
-  if (!st) {
-    talus_state_header h;
-    st = talus_state_header_reader(r, &h);
-    if (!st) cut_scale(&c, o, h.cell, &px, info);
-  }
+  if (!st) cut_scale(&c, o, &px, info);
   if (!st) st = cut_paint(&c, px, info, &img);
   if (!st) st = talus_rgb_png_write(png_path, img, info->width, info->height);
   free(img);
