@@ -38,6 +38,9 @@ typedef struct preset_case {
 /* The DEM presets erode only after their 1500-step spin-up: start early. */
 static const char *const carve_early[] = {"erosion.spinup=100", NULL};
 static const char *const four_neighbours[] = {"sand.neighbours=4", NULL};
+static const char *const masks_on[] = {"simulation.masks=true", NULL};
+/* rivers-rain's rain stops at step 150 and the water dries out (evaporation). */
+static const char *const dry_out[] = {"water.rain_steps=150", "simulation.masks=true", NULL};
 
 static const preset_case cases[] = {
     {"bridges", "bridges", 128, 300, NULL},
@@ -53,6 +56,10 @@ static const preset_case cases[] = {
     {"rivers-rain", "dem-heightfield", 256, 500, carve_early},
     {"chasm-source", "chasm-source", 128, 300, four_neighbours},
     {"noise", "thermal-only", 128, 300, NULL},
+    {"rivers-rain", "rivers-rain", 128, 400, dry_out},
+    {"chasm-rain", "chasm-rain", 128, 300, masks_on},
+    {"rivers-rain", "particles", 128, 300, NULL},
+    {"cave", "particles-game", 128, 300, NULL},
 };
 
 static talus_domain *preset_domain(const preset_case *pc, talus_device device) {
@@ -72,6 +79,25 @@ static double surface_relief(const float *s, size_t n) {
     hi = s[i] > hi ? s[i] : hi;
   }
   return hi - lo > 1e-6f ? hi - lo : 1.0;
+}
+
+/* The run accumulators (simulation.masks) of both backends agree within
+ * GPU_SURFACE_TOL of their total; prints how many values differ at all. */
+static void check_accumulators(const preset_case *pc, const talus_tile *a, const talus_tile *b) {
+  if (!a->acc) return;
+  CHECK(b->acc != NULL, "%s: the GPU run kept the accumulators", pc->preset);
+  if (!b->acc) return;
+  double sum = 0.0, diff = 0.0;
+  size_t differ = 0, n = (size_t)TALUS_ACC_PLANES * a->plane;
+  for (size_t i = 0; i < n; i++) {
+    sum += fabs((double)a->acc[i]);
+    diff += fabs((double)a->acc[i] - (double)b->acc[i]);
+    differ += memcmp(&a->acc[i], &b->acc[i], sizeof a->acc[i]) != 0;
+  }
+  printf("%-14s %-20s accumulators: %zu of %zu values differ, sum |d| %.3g of %.3g\n", pc->scene,
+         pc->preset, differ, n, diff, sum);
+  CHECK(sum > 0.0 && diff <= GPU_SURFACE_TOL * sum, "%s: accumulators differ by %.3g of %.3g",
+        pc->preset, diff, sum);
 }
 
 /* Runs one preset on both backends and checks they agree within the
@@ -115,6 +141,7 @@ static void check_preset(const preset_case *pc) {
   CHECK(sum / n <= GPU_SURFACE_TOL * relief, "%s: mean |d surface| %.3g vs relief %.3g", pc->preset,
         sum / n, relief);
   CHECK(dv <= GPU_VOLUME_TOL * total, "%s: volume difference %.3g of %.3g", pc->preset, dv, total);
+  check_accumulators(pc, cpu->tile, gpu->tile);
   free(a);
   free(b);
 done:
@@ -246,8 +273,11 @@ int main(void) {
     check_preset(&cases[i]);
   static const char *const layered[] = {"simulation.dt=0.15",         "source1.x=200",
                                         "source1.radius=8",           "horizontal.strength=3",
-                                        "horizontal.split_size=0.25", NULL};
+                                        "horizontal.split_size=0.25", "simulation.masks=true",
+                                        NULL};
   check_tiled("chasm-source", "chasm-source", layered, 160);
+  check_tiled("rivers-rain", "particles", NULL, 160);
+  check_tiled("cave", "particles-game", NULL, 128);
   static const char *const hf[] = {"thermal.enable=true", NULL};
   check_tiled("rivers-rain", "heightfield-default", hf, 200);
   check_pack("chasm-source", "chasm-source", layered);
