@@ -271,9 +271,12 @@ int main(void) {
   printf("GPU: %s\n", name);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     check_preset(&cases[i]);
-  static const char *const layered[] = {"simulation.dt=0.15",         "source1.x=200",
-                                        "source1.radius=8",           "horizontal.strength=3",
-                                        "horizontal.split_size=0.25", "simulation.masks=true",
+  static const char *const layered[] = {"simulation.dt=0.15",
+                                        "source1.x=200",
+                                        "source1.radius=8",
+                                        "horizontal.strength=3",
+                                        "horizontal.split_size=0.25",
+                                        "simulation.masks=true",
                                         NULL};
   check_tiled("chasm-source", "chasm-source", layered, 160);
   check_tiled("rivers-rain", "particles", NULL, 160);
