@@ -48,6 +48,10 @@ static double layered_bytes(const talus_tile *t, talus_stage_id id, double m) {
     return cell + 8.0; /* the top column's w */
   case TALUS_STAGE_PIPES:
     return cell + m * (36.0 + 44.0); /* B s w C r f[4] | pipe f slip kr sina */
+  case TALUS_STAGE_INFLOW:
+    /* count; columns below the top only: B s w C, the neighbours' pipe f
+     * slip | qin[2] */
+    return cell + (m - 1.0) * (16.0 + 36.0 + 8.0);
   case TALUS_STAGE_TRANSPORT:
     return cell + m * (60.0 + 20.0); /* f slip kr pipe w s r B C | w vx vy s r */
   case TALUS_STAGE_HORIZONTAL:

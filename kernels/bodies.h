@@ -12,6 +12,7 @@
 #include "accum.h"
 #include "heightfield.h"
 #include "horizontal.h"
+#include "inflow.h"
 #include "particles.h"
 #include "pipes.h"
 #include "rain.h"

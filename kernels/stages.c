@@ -65,6 +65,7 @@ static int plan_particles(const talus_kparams *P, int64_t step, talus_stage_id *
 static int plan_layered(const talus_kparams *P, int64_t step, talus_stage_id *out, int n, int max) {
   n = plan_push(out, n, max, TALUS_STAGE_RAIN);
   n = plan_push(out, n, max, TALUS_STAGE_PIPES);
+  n = plan_push(out, n, max, TALUS_STAGE_INFLOW);
   n = plan_push(out, n, max, TALUS_STAGE_TRANSPORT);
   if (P->enable_horizontal) {
     n = plan_push(out, n, max, TALUS_STAGE_HORIZONTAL);
@@ -119,6 +120,11 @@ int talus_stage_scratch_needs(talus_stage_id id, talus_scratch_need out[2]) {
   case TALUS_STAGE_ACC_END:
     out[n++] = (talus_scratch_need){offsetof(talus_tile, acc_s0), sizeof(double),
                                     "solid at the step's start", 0};
+    break;
+  case TALUS_STAGE_INFLOW:
+  case TALUS_STAGE_TRANSPORT:
+    out[n++] =
+        (talus_scratch_need){offsetof(talus_tile, qin), 2 * sizeof(float), "inflow shares", 1};
     break;
   case TALUS_STAGE_PT_CLEAR:
   case TALUS_STAGE_PT_TRACE:

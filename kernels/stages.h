@@ -77,7 +77,9 @@ int talus_stage_scratch_needs(talus_stage_id id, talus_scratch_need out[2]);
 talus_status talus_stage_scratch(talus_tile *t, talus_stage_id id);
 
 /* Dependency radius of one step: the largest sum of stage radii over the
- * steps of a support cycle (3 + 2P for the layered model with support). */
+ * steps of a support cycle (4 + 2P for the layered model with support:
+ * pipes, inflow, transport and horizontal, 1 each, and the P red and
+ * black half-sweeps of the support check). */
 int talus_step_radius(const talus_kparams *P);
 /* How far the n stages of a plan read in all: the sum of their radii. */
 int talus_plan_radius(const talus_kparams *P, const talus_stage_id *plan, int n);

@@ -288,6 +288,7 @@ talus_status talus_tile_swap_scratch(talus_tile *a, talus_tile *b) {
       {(void **)&a->thermal, (void **)&b->thermal}, {(void **)&a->hf_cap, (void **)&b->hf_cap},
       {(void **)&a->hf_sed, (void **)&b->hf_sed},   {(void **)&a->nb8, (void **)&b->nb8},
       {(void **)&a->pt_acc, (void **)&b->pt_acc},   {(void **)&a->acc_s0, (void **)&b->acc_s0},
+      {(void **)&a->qin, (void **)&b->qin},
   };
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
     void *keep = *fields[i][0];
@@ -345,7 +346,7 @@ void talus_tile_free(talus_tile *t) {
                    t->r,      t->D,      t->p,      t->f,    t->pipe,    t->slip,
                    t->dpipe,  t->dslip,  t->kr,     t->sina, t->vx,      t->vy,
                    t->sig_lo, t->sig_hi, t->hard,   t->rain, t->thermal, t->hf_cap,
-                   t->hf_sed, t->nb8,    t->pt_acc, t->acc,  t->acc_s0};
+                   t->hf_sed, t->nb8,    t->pt_acc, t->acc,  t->acc_s0,  t->qin};
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
     talus_free(parts[i]);
   talus_free(t);
@@ -360,6 +361,7 @@ size_t talus_tile_bytes(const talus_tile *t) {
                  (t->hf_cap ? 4 : 0) + (t->hf_sed ? 4 : 0) + (t->nb8 ? 2 : 0) +
                  (t->acc ? 4 * TALUS_ACC_PLANES : 0) + (t->acc_s0 ? 8 : 0);
   per_layer += t->pt_acc ? 16 : 0; /* an erosion and a deposit total per column */
+  per_layer += t->qin ? 8 : 0;     /* a water and a sand share per column */
   return t->plane * ((t->count ? 2 : 0) + extra) + t->plane * (size_t)t->nz * per_layer;
 }
 

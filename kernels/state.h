@@ -272,6 +272,8 @@ typedef struct talus_tile {
   float *hf_sed;   /* [plane] heightfield advected sediment [m] */
   int64_t *pt_acc; /* [2*plane] particle erosion and deposit totals [2^-32 m] */
   double *acc_s0;  /* [plane] solid at the step's start (kernels/accum.h) */
+  float *qin;      /* [2*nz*plane] shares of water and sand inflow a column under a
+                    * ceiling takes (kernels/inflow.h); the top columns' are unused */
   uint16_t *nb8;   /* [plane] talus_nb8_live of the cell, by the step's first stage needing it
                     * (16-bit: a char store would alias every field for the compiler) */
 } talus_tile;

@@ -20,6 +20,11 @@
  *   p = min(κ_petr·dt·s, s); B += p; s -= p                PETRIFY
  *   r = max(r - dt/l_c²·Σ(K_r·f)_net, 0)                   SEDIMENT_CLAMP
  *
+ * Every inflow into a column below its cell's top is first multiplied by
+ * that column's share (inflow.h), on the sender's side too, so the clamps
+ * of w and s below only ever catch float rounding: nothing that fits is
+ * deleted.
+ *
  * Sand also moves through the diagonal pipes when pipes.h opened them
  * (sand.neighbours = 8), by the same rule: a column pays its own dslip and
  * collects what each diagonal neighbour column aimed at it.
@@ -31,6 +36,7 @@
  */
 #ifndef TALUS_KERNELS_TRANSPORT_H
 #define TALUS_KERNELS_TRANSPORT_H
+#include "inflow.h"
 #include "select.h"
 #include "state.h"
 #include <math.h>
@@ -58,6 +64,8 @@ TALUS_HD static inline TALUS_FORCE_INLINE transport_net transport_gather(const t
   size_t idx = talus_idx(t, x, y);
   float kr = t->kr[talus_col(t, idx, k)];
   double kdt = (double)c->P.dt / ((double)c->P.cell_size * (double)c->P.cell_size);
+  /* the shares of what this column receives (inflow.h); 1 on the fast path */
+  double qw = one ? 1.0 : inflow_share(t, idx, k, 0), qs = one ? 1.0 : inflow_share(t, idx, k, 1);
   TALUS_UNROLL4 for (int d = 0; d < 4; d++) {
     size_t dc = talus_dcol(t, idx, k, d);
     double fo = t->f[dc], ao = t->slip[dc], ro = (double)kr * (double)t->f[dc];
@@ -66,6 +74,12 @@ TALUS_HD static inline TALUS_FORCE_INLINE transport_net transport_gather(const t
     if (nb == TALUS_NB_INSIDE) {
       size_t nidx = talus_idx(t, x + talus_dir_dx(d), y + talus_dir_dy(d));
       int opp = (d + 2) & 3, nn = one ? 1 : t->count[nidx];
+      if (!one && t->pipe[dc] >= 0) { /* the receiver takes its share, and only that leaves */
+        double rw = inflow_share(t, nidx, t->pipe[dc], 0);
+        fo *= rw;
+        ro *= rw;
+        ao *= inflow_share(t, nidx, t->pipe[dc], 1);
+      }
       for (int kn = 0; kn < nn; kn++) {
         size_t nd = talus_dcol(t, nidx, kn, opp);
         if (t->pipe[nd] != k) continue;
@@ -73,6 +87,9 @@ TALUS_HD static inline TALUS_FORCE_INLINE transport_net transport_gather(const t
         ai += t->slip[nd];
         ri += (double)t->kr[talus_col(t, nidx, kn)] * (double)t->f[nd];
       }
+      fi *= qw;
+      ai *= qs;
+      ri *= qw;
     }
     if (!one) {
       if (nb == TALUS_NB_OUTFLOW) {
@@ -98,18 +115,21 @@ TALUS_HD static inline TALUS_FORCE_INLINE double transport_diagonals(const talus
                                                                      int y, int k, double *flows,
                                                                      int one) {
   size_t idx = talus_idx(t, x, y);
-  double net = 0.0;
+  double net = 0.0, qs = one ? 1.0 : inflow_share(t, idx, k, 1);
   TALUS_UNROLL4 for (int j = 0; j < 4; j++) {
     int d = 4 + j, opp = talus_dir8_opp(d) - 4;
-    double out = t->dslip[talus_dcol(t, idx, k, j)], in = 0.0;
+    size_t dc = talus_dcol(t, idx, k, j);
+    double out = t->dslip[dc], in = 0.0;
     talus_nb nb = one ? TALUS_NB_INSIDE : talus_nb8_kind(t, c, x, y, d, 0);
     if (nb == TALUS_NB_INSIDE) {
       size_t nidx = talus_idx(t, x + talus_dir8_dx(d), y + talus_dir8_dy(d));
       int nn = one ? 1 : t->count[nidx];
+      if (!one && t->dpipe[dc] >= 0) out *= inflow_share(t, nidx, t->dpipe[dc], 1);
       for (int kn = 0; kn < nn; kn++) {
         size_t nd = talus_dcol(t, nidx, kn, opp);
         if (t->dpipe[nd] == k) in += t->dslip[nd];
       }
+      in *= qs;
     } else if (talus_nb8_kind(t, c, x, y, d, 1) == TALUS_NB_OUTFLOW) {
       flows[TALUS_FLOW_SAND_OUTFLOW] += out;
     }

@@ -194,7 +194,7 @@ static void tile_invariance(void) {
     for (int x = 54; x < 57; x++)
       set_two(whole.t, x, y, 5.0f, 8.0f);
   int steps = whole.c.P.support_cycle, R = talus_step_radius(&whole.c.P), halo = steps * R;
-  CHECK(steps == 4 && R == 4, "cycle %d radius %d", steps, R);
+  CHECK(steps == 4 && R == 5, "cycle %d radius %d", steps, R);
   talus_tile *part = NULL;
   talus_rect buf = {CORE0 - halo, 0, W - (CORE0 - halo), H};
   if (talus_tile_create(&part, buf, 4, 0) != TALUS_OK) exit(2);

@@ -331,7 +331,7 @@ static void test_tile_invariance(void) {
   c.P.enable_slippage = 1;
   c.P.outflow_water = 1;
   talus_kctx c2 = c;
-  int K = 4, R = talus_step_radius(&c.P);
+  int K = 3, R = talus_step_radius(&c.P);
   talus_tile *whole = make_tile(2), *part = NULL;
   talus_rect pr = {4, 0, 24, N};
   talus_tile_create(&part, pr, 2, 0);

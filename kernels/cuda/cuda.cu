@@ -162,7 +162,7 @@ void free_group(talus_tile &d, bool persistent) {
     }
   if (persistent) return;
   void **lazy[] = {(void **)&d.thermal, (void **)&d.hf_cap, (void **)&d.hf_sed, (void **)&d.nb8,
-                   (void **)&d.pt_acc,  (void **)&d.acc_s0};
+                   (void **)&d.pt_acc,  (void **)&d.acc_s0, (void **)&d.qin};
   for (void **p : lazy) {
     cudaFree(*p);
     *p = nullptr;
@@ -291,7 +291,8 @@ constexpr bool stage_books(talus_stage_id id) {
   return !(id == TALUS_STAGE_PIPES || id == TALUS_STAGE_HORIZONTAL ||
            id == TALUS_STAGE_SUPPORT_INIT || id == TALUS_STAGE_SUPPORT_RED ||
            id == TALUS_STAGE_SUPPORT_BLACK || id == TALUS_STAGE_THERMAL_OUT ||
-           id == TALUS_STAGE_HF_FLUX || id == TALUS_STAGE_HF_SETTLE || id == TALUS_STAGE_PT_CLEAR);
+           id == TALUS_STAGE_HF_FLUX || id == TALUS_STAGE_HF_SETTLE || id == TALUS_STAGE_PT_CLEAR ||
+           id == TALUS_STAGE_INFLOW);
 }
 
 /* The cells a stage's body updates: 1 those with global (gx + gy) odd (the
