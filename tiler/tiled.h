@@ -91,7 +91,10 @@
  *
  * Concurrency: tiles of a generation are advanced one after another; each
  * advance is parallel inside (OpenMP over rows), and so are the cut and
- * paste of large blocks (halo.c).
+ * paste of large blocks (halo.c). On the GPU two tiles are in flight at
+ * once, on two CUDA slots, each writing only its own buffer or mirror;
+ * what a tile reads of others (strips at step s) is copied, packed or
+ * received before any tile of the generation advances (kernels/cuda/cuda.h).
  *
  * Cost outside the stages (a tiled run should cost little more than one
  * piece; benchmarks/RESULTS.md has the ratios):

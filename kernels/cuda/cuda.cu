@@ -113,10 +113,12 @@ constexpr int PINNED_MAX = 2 * (int)(sizeof fields / sizeof fields[0]);
 
 /* The backend's one state. Concurrency: only the driver thread touches
  * it. A resident tile is written on the device by the one slot bound to
- * it (the tiler never binds a tile to two slots at once) and by the strip
+ * it (the tiler never binds a tile to two slots at once), by the strip
  * copies of an exchange, which the tiler queues on one slot while no
  * slot has work in flight and which the other slots wait for
- * (talus_cuda_fence) before their next stage. */
+ * (talus_cuda_fence) before their next stage, and by the pastes of
+ * other processes' strips, queued on the slot the tile is bound to next.
+ * A slot's pack staging is reused only after its stream is done with it. */
 struct backend {
   bool ready;
   int device;

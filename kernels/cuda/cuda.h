@@ -49,9 +49,12 @@
  * - Without the CUDA toolkit at build time every call below except
  *   talus_cuda_built() fails with TALUS_ERR_UNSUPPORTED (cuda_none.c).
  * - Concurrency: one driver thread per process calls the backend. A
- *   resident tile is written on the device by the one slot bound to it
- *   and by strip copies queued while no slot has work in flight; the
- *   other slots wait for those (talus_cuda_fence) before their next work.
+ *   resident tile is written on the device by the one slot bound to it,
+ *   by strip copies queued while no slot has work in flight (the other
+ *   slots wait for those, talus_cuda_fence, before their next work), and
+ *   by pastes into its ring queued on the slot it is bound to next, just
+ *   before (stream order). Copies and packs read cores, pastes and copies
+ *   write rings: a tile's ring is read only by its own stages.
  */
 #ifndef TALUS_KERNELS_CUDA_H
 #define TALUS_KERNELS_CUDA_H
