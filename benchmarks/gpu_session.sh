@@ -49,7 +49,7 @@ for what in "$@"; do
         timeout 120 $G/benchmarks/talus_bench --configs configs --device cpu --threads 16 --stream-mib 64 \
           --repeat 1 $P -o "$J/particles_cpu16.json"
         grep -hE '"(workload|device|ms_per_step|droplets_per_s)"' "$J"/particles_*.json ;;
-  ranks) # 2 ranks sharing the GPU against one process, 2048² rivers-rain, 4 tiles
+  ranks) # 2 ranks sharing the GPU (resident, then host-staged) against one process, 2048² rivers-rain, 4 tiles
         log ranks; T="timeout 100 $G/talus"
         $T generate rivers-rain -o /tmp/r2048.tif --size 2048 --layers 4 -q
         A="-c configs/rivers-rain.ini --steps 200 --tile 1024 -q --no-preview --device cuda"
