@@ -30,8 +30,8 @@ for what in "$@"; do
         nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
         "$G/talus" --version; mpirun --version | head -1 ;;
   test) log test_gpu; timeout 240 "$G/tests/test_gpu" > "$OUT/test_gpu.log" 2>&1
-        echo "test_gpu rc=$?"; grep -E "accumulators|particles|tiled core 37|FAIL|passed" "$OUT/test_gpu.log" ;;
-  mpi)  log cli_gpu_mpi; timeout 180 bash tests/cli_gpu_mpi.sh > "$OUT/cli_gpu_mpi.log" 2>&1
+        echo "test_gpu rc=$?"; grep -E "accumulators|particles|tiled core 37|pasted|FAIL|passed" "$OUT/test_gpu.log" ;;
+  mpi)  log cli_gpu_mpi; timeout 300 bash tests/cli_gpu_mpi.sh > "$OUT/cli_gpu_mpi.log" 2>&1
         echo "cli_gpu_mpi rc=$?"; tail -15 "$OUT/cli_gpu_mpi.log" ;;
   device) log cli_device; timeout 60 bash tests/cli_device.sh 2>&1 | tail -4 ;;
   bench) # one piece, long runs (upload/download amortised)
@@ -49,17 +49,22 @@ for what in "$@"; do
         timeout 120 $G/benchmarks/talus_bench --configs configs --device cpu --threads 16 --stream-mib 64 \
           --repeat 1 $P -o "$J/particles_cpu16.json"
         grep -hE '"(workload|device|ms_per_step|droplets_per_s)"' "$J"/particles_*.json ;;
-  ranks) # 2 ranks sharing the GPU against one process, 2048² rivers-rain, 4 tiles
+  ranks) # 2 ranks sharing the GPU (resident, then host-staged) against one process, 2048² rivers-rain, 4 tiles
         log ranks; T="timeout 100 $G/talus"
         $T generate rivers-rain -o /tmp/r2048.tif --size 2048 --layers 4 -q
         A="-c configs/rivers-rain.ini --steps 200 --tile 1024 -q --no-preview --device cuda"
         $T erode /tmp/r2048.tif -o /tmp/one.tif -c configs/rivers-rain.ini --steps 200 -q \
           --no-preview --device cuda --report "$J/ranks_piece.json"
         $T erode /tmp/r2048.tif -o /tmp/p1.tif $A --report "$J/ranks_1.json"
-        timeout 100 mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader,tcp \
-          -np 2 $G/talus erode /tmp/r2048.tif -o /tmp/p2.tif $A --report "$J/ranks_2.json"
-        cmp /tmp/one.tif /tmp/p1.tif && cmp /tmp/p1.tif /tmp/p2.tif && echo "ranks: outputs equal"
-        echo "erosion s: one piece $(secs "$J/ranks_piece.json"), 1 process tiled $(secs "$J/ranks_1.json"), 2 ranks $(secs "$J/ranks_2.json")" ;;
+        M="timeout 100 mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader,tcp"
+        $M -np 2 $G/talus erode /tmp/r2048.tif -o /tmp/p2.tif $A --report "$J/ranks_2.json"
+        # A/B: the host-staged path (TALUS_GPU_RESIDENT=off)
+        TALUS_GPU_RESIDENT=off $M -x TALUS_GPU_RESIDENT -np 2 $G/talus erode /tmp/r2048.tif \
+          -o /tmp/p2off.tif $A --report "$J/ranks_2_off.json"
+        cmp /tmp/one.tif /tmp/p1.tif && cmp /tmp/p1.tif /tmp/p2.tif && cmp /tmp/p2.tif /tmp/p2off.tif &&
+          echo "ranks: outputs equal"
+        grep -ho '"gpu_resident_ranks": [0-9]*' "$J/ranks_1.json" "$J/ranks_2.json" "$J/ranks_2_off.json"
+        echo "erosion s: one piece $(secs "$J/ranks_piece.json"), 1 process tiled $(secs "$J/ranks_1.json"), 2 ranks $(secs "$J/ranks_2.json"), 2 ranks host-staged $(secs "$J/ranks_2_off.json")" ;;
   ncu)  # one step's kernels of each model, and the droplet kernels
         log ncu; N="timeout 120 ncu --clock-control none --section SpeedOfLight --section LaunchStats --section Occupancy --csv"
         $N -k regex:stage_kernel --launch-skip 12 --launch-count 14 $B --size 2048 --steps 3 \
