@@ -40,8 +40,9 @@ static void erode_usage(void) {
       "  --preview FILE.png     hillshade before|after (default <out>_preview.png); the after\n"
       "                         panel tints water blue (faint when shallow, 63 %% at 0.3 m)\n"
       "                         and cells of more than one column (overhangs, caves, arches)\n"
-      "                         orange\n"
-      "  --no-preview           do not write the preview\n"
+      "                         orange; a layered run also writes <preview>_section.png, a\n"
+      "                         cross-section along the row with the most such cells\n"
+      "  --no-preview           do not write the preview (nor the section)\n"
       "  --report FILE.json     run report: parameters, timings, memory, mass ledger\n"
       "  --export FORMAT:PATH   also write PATH as `talus export OUT -of FORMAT -o PATH` would\n"
       "                         (PNG16, R16, R32, GTiff or a GDAL driver such as COG, with\n"
@@ -347,10 +348,18 @@ typedef struct erode_outputs {
 /* Every path we will write must be writable, and distinct from the input
  * and from each other (else one output would silently replace another),
  * before the run starts. */
-static talus_status erode_check_outputs(erode_opts *o, erode_outputs *w) {
+static talus_status erode_check_outputs(erode_opts *o, const talus_params *p, erode_outputs *w) {
   if (!o->no_preview && !o->preview) {
     app_derived_path(o->preview_buf, sizeof o->preview_buf, o->output, "_preview.png");
     o->preview = o->preview_buf;
+  }
+  double model = 0.0;
+  talus_params_get(p, "simulation.model", &model);
+  if (!o->no_preview && model == 0.0) { /* layered: overhangs a hillshade cannot show */
+    size_t n = strlen(o->preview);
+    size_t stem = n >= 4 && !strcasecmp(o->preview + n - 4, ".png") ? n - 4 : n;
+    snprintf(o->section_buf, sizeof o->section_buf, "%.*s_section.png", (int)stem, o->preview);
+    o->section = o->section_buf;
   }
   int n = erode_output_paths(o, w->path);
   for (int i = 0; i < n; i++) {
@@ -506,7 +515,7 @@ static talus_status erode_maps(const erode_opts *o, talus_domain *d, const talus
 static talus_status erode_run(erode_opts *o, const talus_params *p, erode_outputs *w,
                               talus_domain **d, talus_georef *geo) {
   int tiled = 0;
-  talus_status st = erode_check_outputs(o, w);
+  talus_status st = erode_check_outputs(o, p, w);
   if (!st) st = erode_use_tiles(o, p, &tiled);
   if (!st && tiled) return erode_tiled(o, p);
   if (!st) st = erode_load(o, p, d, geo);

@@ -9,6 +9,7 @@
 
 #include "app.h"
 #include "domain.h"
+#include "io/export/section.h"
 #include "io/raster/raster.h"
 
 #define ERODE_MAX_LIST    64
@@ -21,6 +22,7 @@ enum { ERODE_STRENGTH_LIGHT = 1, ERODE_STRENGTH_MEDIUM = 2, ERODE_STRENGTH_HEAVY
 /* Parsed `talus erode` options; strings point into argv. */
 typedef struct erode_opts {
   const char *input, *output, *state, *preview, *report;
+  const char *section;                    /* the preview's cross-section (layered runs), or NULL */
   const char *hardness, *rain_map;        /* per-cell input maps (resampled to the grid), or NULL */
   const char *exports[ERODE_MAX_EXPORTS]; /* --export FORMAT:PATH, run on the output */
   int nexports;
@@ -45,6 +47,7 @@ typedef struct erode_opts {
   int dry_run;             /* --dry-run: print the plan, run nothing */
   talus_device device;     /* --device auto|cpu|cuda */
   char preview_buf[TALUS_PATH_MAX];
+  char section_buf[TALUS_PATH_MAX];
   char keybuf[ERODE_KEY_OPTS][512]; /* "--cell-size 30" as "input.cell_size=30" */
   int nkeys;
 } erode_opts;
@@ -60,7 +63,7 @@ talus_status erode_check_dt(const talus_kparams *P);
 talus_status erode_run_and_write(erode_opts *o, talus_domain *d, const talus_georef *geo,
                                  const talus_params *p);
 
-#define ERODE_MAX_OUTPUTS (10 + 2 * ERODE_MAX_EXPORTS)
+#define ERODE_MAX_OUTPUTS (11 + 2 * ERODE_MAX_EXPORTS)
 #define ERODE_PATH_MAX    TALUS_PATH_BUF
 /* How many map files --maps writes (the planner counts their row buffers). */
 int erode_map_count(void);
@@ -90,9 +93,18 @@ talus_status erode_writer_add(erode_writer *w, const talus_tile *t, talus_rect r
                               const float *before);
 /* Every row below y_end was added: writes the whole block rows it completes. */
 talus_status erode_writer_rows_done(erode_writer *w, int y_end);
+/* The row the preview's cross-section cuts: the one with the most cells of
+ * several columns among those added (the first on a tie; the middle row
+ * when none has any), or -1 when no section is asked for (o->section). */
+int erode_writer_section_row(const erode_writer *w);
 /* Commits every file (all rows must have been written) and writes the
  * preview; frees w. */
 talus_status erode_writer_commit(erode_writer *w);
+/* Copies row y's cells of global rectangle r (inside t->buf) into cut c
+ * (indexed by global x): columns, bedrock, sand, water, ceiling. */
+void erode_section_add(talus_section_cut *c, const talus_tile *t, talus_rect r, int y);
+/* Writes cut c, the section of row y, to o->section, and says where. */
+talus_status erode_section_write(const erode_opts *o, const talus_section_cut *c, int y);
 /* Removes every partial file; frees w. NULL is a no-op. */
 void erode_writer_abort(erode_writer *w);
 

@@ -10,6 +10,19 @@
 #include <omp.h>
 #include <stdlib.h>
 
+/* The preview's cross-section along row y of the domain. */
+static talus_status output_section(const erode_opts *o, const talus_domain *d, int y) {
+  talus_section_cut c;
+  int nx = talus_domain_nx(d);
+  talus_status st = talus_section_cut_alloc(&c, nx, d->tile->nz, (double)d->ctx.P.cell_size);
+  if (!st) {
+    erode_section_add(&c, d->tile, (talus_rect){0, 0, nx, talus_domain_ny(d)}, y);
+    st = erode_section_write(o, &c, y);
+  }
+  talus_section_cut_free(&c);
+  return st;
+}
+
 static talus_status output_all(const erode_opts *o, const talus_domain *d, const talus_georef *geo,
                                const float *before) {
   int nx = talus_domain_nx(d), ny = talus_domain_ny(d);
@@ -27,7 +40,10 @@ static talus_status output_all(const erode_opts *o, const talus_domain *d, const
     erode_writer_abort(w);
     return st;
   }
-  return erode_writer_commit(w);
+  int row = erode_writer_section_row(w);
+  st = erode_writer_commit(w);
+  if (!st && row >= 0) st = output_section(o, d, row);
+  return st;
 }
 
 talus_status erode_run_and_write(erode_opts *o, talus_domain *d, const talus_georef *geo,

@@ -385,6 +385,22 @@ static talus_status tiled_output_rows(tiled_run *t, erode_writer *w, talus_tile 
   return st;
 }
 
+/* The preview's cross-section along row y, from the cores that cross it. */
+static talus_status tiled_output_section(tiled_run *t, talus_tile *core, int y) {
+  talus_section_cut c;
+  const talus_kparams *P = &t->src->ctx.P;
+  talus_status st = talus_section_cut_alloc(&c, t->src->nx, P->nz, (double)P->cell_size);
+  for (int i = 0; i < talus_tiled_count(t->g) && !st; i++) {
+    talus_rect r = talus_tiled_core(t->g, i);
+    if (y < r.y0 || y >= r.y0 + r.h) continue;
+    st = tiled_read_core(t, i, core);
+    if (!st) erode_section_add(&c, core, r, y);
+  }
+  if (!st) st = erode_section_write(t->o, &c, y);
+  talus_section_cut_free(&c);
+  return st;
+}
+
 static talus_status tiled_output(tiled_run *t) {
   talus_tiled_trim(t->g);
   if (t->m && talus_mpi_rank() != 0) return talus_mpi_serve_cores(t->m);
@@ -398,11 +414,13 @@ static talus_status tiled_output(tiled_run *t) {
                            (double)t->src->ctx.P.cell_size, t->src->ctx.P.nz, L,
                            t->src->ctx.P.accumulate, t->end, t->core);
   if (!st) st = tiled_output_rows(t, w, core);
+  int row = st ? -1 : erode_writer_section_row(w);
   if (!st) {
     st = erode_writer_commit(w);
   } else {
     erode_writer_abort(w);
   }
+  if (!st && row >= 0) st = tiled_output_section(t, core, row);
   talus_tile_free(core);
   if (t->m) talus_mpi_cores_done(t->m);
   return st;

@@ -32,7 +32,7 @@ int erode_map_count(void) {
 }
 
 /* The surface, the maps, then state, preview and report. */
-_Static_assert(1 + MAP_COUNT + 3 + 2 * ERODE_MAX_EXPORTS <= ERODE_MAX_OUTPUTS,
+_Static_assert(1 + MAP_COUNT + 4 + 2 * ERODE_MAX_EXPORTS <= ERODE_MAX_OUTPUTS,
                "erode_output_paths overruns its array");
 
 int erode_output_paths(const erode_opts *o, char paths[][ERODE_PATH_MAX]) {
@@ -40,7 +40,7 @@ int erode_output_paths(const erode_opts *o, char paths[][ERODE_PATH_MAX]) {
   snprintf(paths[n++], ERODE_PATH_MAX, "%s", o->output);
   for (int m = 0; o->maps && m < MAP_COUNT; m++)
     app_derived_path(paths[n++], ERODE_PATH_MAX, o->output, map_files[m].suffix);
-  const char *more[] = {o->state, o->no_preview ? NULL : o->preview, o->report};
+  const char *more[] = {o->state, o->no_preview ? NULL : o->preview, o->section, o->report};
   for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
     if (more[i]) snprintf(paths[n++], ERODE_PATH_MAX, "%s", more[i]);
   for (int e = 0; e < o->nexports; e++) {
@@ -67,10 +67,11 @@ struct erode_writer {
   int file_of[2 + MAP_COUNT]; /* first ring band of each file */
   int bands_of[2 + MAP_COUNT];
   talus_preview_acc *preview;
-  uint8_t *nd;   /* a rectangle's NoData mask, for the preview */
-  float *after;  /* a rectangle's surface, for the preview */
-  float *water;  /* a rectangle's water depth, for the preview's tint */
-  uint8_t *cols; /* a rectangle's column counts, for the preview's tint */
+  int32_t *multi; /* [ny] cells of several columns per row, for the section (o->section) */
+  uint8_t *nd;    /* a rectangle's NoData mask, for the preview */
+  float *after;   /* a rectangle's surface, for the preview */
+  float *water;   /* a rectangle's water depth, for the preview's tint */
+  uint8_t *cols;  /* a rectangle's column counts, for the preview's tint */
   size_t rect_cells;
 };
 
@@ -146,6 +147,11 @@ static talus_status writer_alloc(erode_writer *w, int max_rows, double cell) {
     talus_status st =
         talus_alloc((void **)&w->ring[b], (size_t)w->cap * w->nx * sizeof(float), "output rows");
     if (st) return st;
+  }
+  if (w->o->section) {
+    talus_status st = talus_alloc((void **)&w->multi, (size_t)w->ny * sizeof *w->multi, "section");
+    if (st) return st;
+    memset(w->multi, 0, (size_t)w->ny * sizeof *w->multi);
   }
   if (!w->o->preview || w->o->no_preview) return TALUS_OK;
   return talus_preview_acc_open(w->nx, w->ny, cell, 2048, &w->preview);
@@ -263,6 +269,7 @@ talus_status erode_writer_add(erode_writer *w, const talus_tile *t, talus_rect r
       w->after[i] = v[0];
       w->water[i] = t->w[talus_col(t, idx, t->count[idx] - 1)];
       w->cols[i] = t->count[idx];
+      if (w->multi) w->multi[r.y0 + y] += t->count[idx] > 1 && !t->mask[idx];
     }
   return st ? st : writer_preview(w, r, before);
 }
@@ -302,8 +309,42 @@ static void writer_free(erode_writer *w) {
     talus_free(w->ring[b]);
   free(w->ring);
   talus_preview_acc_free(w->preview);
+  talus_free(w->multi);
   writer_rect_free(w);
   free(w);
+}
+
+int erode_writer_section_row(const erode_writer *w) {
+  if (!w->multi) return -1;
+  int best = -1, most = 0;
+  for (int y = 0; y < w->ny; y++)
+    if (w->multi[y] > most) best = y, most = w->multi[y];
+  return best >= 0 ? best : w->ny / 2;
+}
+
+void erode_section_add(talus_section_cut *c, const talus_tile *t, talus_rect r, int y) {
+  if (y < r.y0 || y >= r.y0 + r.h) return;
+  for (int x = r.x0; x < r.x0 + r.w; x++) {
+    size_t idx = talus_idx(t, x - t->buf.x0, y - t->buf.y0);
+    int n = t->mask[idx] ? 0 : t->count[idx];
+    c->count[x] = (uint8_t)(n < c->L ? n : c->L);
+    for (int k = 0; k < c->count[x]; k++) {
+      size_t ci = talus_col(t, idx, k);
+      const float v[4] = {t->B[ci], t->s[ci], t->w[ci], t->C[ci]};
+      for (int f = 0; f < 4; f++)
+        talus_section_cut_field(c, k, f)[x] = v[f];
+    }
+  }
+}
+
+talus_status erode_section_write(const erode_opts *o, const talus_section_cut *c, int y) {
+  talus_section_options so = {.along_x = 1, .index = y};
+  talus_section_info info;
+  talus_status st = talus_section_cut_png(c, &so, o->section, &info);
+  if (!st && !o->quiet)
+    talus_info("%s: cross-section along row %d (%d cells of several columns)", o->section, y,
+               info.multi);
+  return st;
 }
 
 talus_status erode_writer_commit(erode_writer *w) {

@@ -6,7 +6,8 @@
 # the codes' full range; RAW sizes are exact; every bad input (unknown
 # format, bad size, unwritable path, NoData only) fails with one message,
 # a non-zero exit and no file left behind; --section cuts a state open
-# (air under rock where the cave's tunnel is, none over the plain).
+# (air under rock where the cave's tunnel is, none over the plain), and so
+# does the section a layered `talus erode` writes beside its preview.
 source "$(dirname "$0")/lib_cli.sh"
 
 "$T" generate cave -o "$W/cave.tif" --size 64
@@ -152,6 +153,24 @@ refused "--section bad spec" "expects y=ROW" "$W/state.tif" --section z=3 -o "$W
 refused "--section-px without --section" "is for --section" "$W/out.tif" --section-px 2 \
   -o "$W/r24.png"
 check "nothing half-written" '[ -z "$(ls "$W" | grep -E "^r[0-9]|partial")" ]'
+
+# erode's preview section: a layered run writes <preview>_section.png beside
+# the preview, cut along the row with the most cells of several columns
+# (here along the cave's tunnel: air under rock), the same bytes tiled; a
+# heightfield run and --no-preview write none.
+"$T" erode "$W/cave.tif" -o "$W/p1.tif" -c "$SRC/configs/cave.ini" --steps 20 -q
+"$T" erode "$W/cave.tif" -o "$W/p2.tif" -c "$SRC/configs/cave.ini" --steps 20 -q --tile 32 \
+  --steps-per-exchange 1
+nt=$(under_rock "$W/p1_preview_section.png")
+check "erode: the preview's section shows the tunnel, air under rock ($nt pixel columns)" \
+  '[ -s "$W/p1_preview.png" ] && [ "$nt" -ge 32 ]'
+check "erode: the tiled run's section == the one-piece run's" \
+  'cmp -s "$W/p1_preview_section.png" "$W/p2_preview_section.png"'
+"$T" erode "$W/cave_dem.tif" -o "$W/h.tif" -c "$SRC/configs/heightfield-default.ini" --steps 2 -q
+"$T" erode "$W/cave.tif" -o "$W/n.tif" -c "$SRC/configs/cave.ini" --steps 2 -q --no-preview
+check "no section for a heightfield run or with --no-preview" \
+  '[ -s "$W/h_preview.png" ] && [ ! -e "$W/h_preview_section.png" ] &&
+   [ -z "$(ls "$W" | grep "^n_preview")" ]'
 
 "$T" export --help >"$W/help"
 check "export --help lists the formats" 'grep -q "PNG16" "$W/help" && grep -q -- "--size" "$W/help"'

@@ -16,17 +16,32 @@
 
 #define SECTION_FIELDS 4 /* bedrock, sand, water, ceiling: io/state.h's 0..3 */
 
-/* The cut: per layer and field, n values along it, and the counts. */
-typedef struct section_cut {
-  int n, L;
-  double cell;    /* [m], from the state's header */
-  float *v;       /* [L][SECTION_FIELDS][n] */
-  float *surface; /* [n], NoData detection */
-  uint8_t *count; /* [n], 0 on NoData */
-} section_cut;
+typedef talus_section_cut section_cut;
 
-static float *cut_field(const section_cut *c, int k, int f) {
+float *talus_section_cut_field(const section_cut *c, int k, int f) {
   return c->v + ((size_t)k * SECTION_FIELDS + (size_t)f) * (size_t)c->n;
+}
+static float *cut_field(const section_cut *c, int k, int f) {
+  return talus_section_cut_field(c, k, f);
+}
+
+talus_status talus_section_cut_alloc(section_cut *c, int n, int L, double cell) {
+  memset(c, 0, sizeof *c);
+  c->n = n, c->L = L, c->cell = cell;
+  size_t bytes = (size_t)n * (size_t)L * SECTION_FIELDS * 4;
+  talus_status st = talus_alloc((void **)&c->v, bytes, "section");
+  if (!st) st = talus_alloc((void **)&c->count, (size_t)n, "section");
+  if (!st) {
+    memset(c->v, 0, bytes);
+    memset(c->count, 0, (size_t)n);
+  }
+  return st;
+}
+
+void talus_section_cut_free(section_cut *c) {
+  talus_free(c->v);
+  talus_free(c->count);
+  c->v = NULL, c->count = NULL;
 }
 
 /* Reads band b over the cut's window into out. */
@@ -41,30 +56,28 @@ static talus_status cut_load(talus_bands_reader *r, const talus_section_options 
                              section_cut *c) {
   talus_state_header h;
   talus_status st = talus_state_header_reader(r, &h);
-  c->cell = h.cell;
   int nx = talus_bands_reader_nx(r), ny = talus_bands_reader_ny(r);
-  c->n = o->along_x ? nx : ny;
-  int limit = o->along_x ? ny : nx;
+  int n = o->along_x ? nx : ny, limit = o->along_x ? ny : nx;
   if (!st && (o->index < 0 || o->index >= limit))
     st = talus_fail(TALUS_ERR_RANGE, "export", "--section %s=%d lies outside the map (0..%d)",
                     o->along_x ? "y" : "x", o->index, limit - 1);
   int band[TALUS_NZ_MAX][TALUS_STATE_FIELDS];
-  c->L = talus_state_layer_bands(r, band);
-  size_t n = (size_t)c->n;
-  if (!st) st = talus_alloc((void **)&c->v, n * (size_t)c->L * SECTION_FIELDS * 4, "section");
-  if (!st) st = talus_alloc((void **)&c->surface, n * 4, "section");
-  if (!st) st = talus_alloc((void **)&c->count, n, "section");
-  if (!st) st = cut_read(r, o, c->n, h.surface, c->surface);
-  if (!st) st = cut_read(r, o, c->n, h.columns, cut_field(c, 0, 0)); /* counts, for now */
-  for (size_t i = 0; !st && i < n; i++) {
+  int L = talus_state_layer_bands(r, band);
+  float *surface = NULL;
+  if (!st) st = talus_section_cut_alloc(c, n, L, h.cell);
+  if (!st) st = talus_alloc((void **)&surface, (size_t)n * 4, "section");
+  if (!st) st = cut_read(r, o, n, h.surface, surface);
+  if (!st) st = cut_read(r, o, n, h.columns, cut_field(c, 0, 0)); /* counts, for now */
+  for (int i = 0; !st && i < n; i++) {
     float k = cut_field(c, 0, 0)[i];
-    int nodata = talus_state_nodata(talus_bands_reader_georef(r), c->surface[i]);
-    c->count[i] = nodata || !(k >= 1.0f && k <= (float)c->L) ? 0 : (uint8_t)k;
+    int nodata = talus_state_nodata(talus_bands_reader_georef(r), surface[i]);
+    c->count[i] = nodata || !(k >= 1.0f && k <= (float)L) ? 0 : (uint8_t)k;
   }
-  for (int k = 0; !st && k < c->L; k++)
+  talus_free(surface);
+  for (int k = 0; !st && k < L; k++)
     for (int f = 0; !st && f < SECTION_FIELDS; f++)
       st = band[k][f] < 0 ? talus_fail(TALUS_ERR_FORMAT, "export", "state layer %d lacks a band", k)
-                          : cut_read(r, o, c->n, band[k][f], cut_field(c, k, f));
+                          : cut_read(r, o, n, band[k][f], cut_field(c, k, f));
   return st;
 }
 
@@ -131,27 +144,34 @@ static void cut_scale(const section_cut *c, const talus_section_options *o, int 
   info->m_per_px_z = (info->zhi - info->zlo) / info->height;
 }
 
-talus_status talus_section_png(const char *state_path, const talus_section_options *o,
-                               const char *png_path, talus_section_info *info) {
+talus_status talus_section_cut_png(const section_cut *c, const talus_section_options *o,
+                                   const char *png_path, talus_section_info *info) {
   talus_section_info local;
   info = info ? info : &local;
   memset(info, 0, sizeof *info);
+  uint8_t *img = NULL;
+  int px = 1;
+  cut_scale(c, o, &px, info);
+  talus_status st = cut_paint(c, px, info, &img);
+  if (!st) st = talus_rgb_png_write(png_path, img, info->width, info->height);
+  free(img);
+  return st;
+}
+
+talus_status talus_section_png(const char *state_path, const talus_section_options *o,
+                               const char *png_path, talus_section_info *info) {
   section_cut c;
   memset(&c, 0, sizeof c);
   talus_bands_reader *r = NULL;
-  uint8_t *img = NULL;
-  int px = 1, layers = 0;
+  int layers = 0;
   talus_status st = talus_bands_reader_open(state_path, &r);
   if (!st && !talus_state_reader_probe(r, &layers))
     st = talus_fail(TALUS_ERR_FORMAT, "export",
                     "'%s' is not a talus state: --section cuts a layered state (erode --state)",
                     state_path);
   if (!st) st = cut_load(r, o, &c);
-  if (!st) cut_scale(&c, o, &px, info);
-  if (!st) st = cut_paint(&c, px, info, &img);
-  if (!st) st = talus_rgb_png_write(png_path, img, info->width, info->height);
-  free(img);
-  talus_free(c.v), talus_free(c.surface), talus_free(c.count);
+  if (!st) st = talus_section_cut_png(&c, o, png_path, info);
+  talus_section_cut_free(&c);
   if (r) talus_bands_reader_close(r);
   return st;
 }

@@ -20,6 +20,8 @@
 
 #include "talus_status.h"
 
+#include <stdint.h>
+
 typedef struct talus_section_options {
   int along_x;    /* 1: the cut is row `index` (cells along x); 0: column `index` */
   int index;      /* the row or column, in cells from the top-left */
@@ -34,6 +36,28 @@ typedef struct talus_section_info {
   double m_per_px_z; /* metres per pixel up (> m_per_px_x when squeezed) */
   int cells, multi;  /* cells cut, and those holding more than one column */
 } talus_section_info;
+
+/* A cut held in memory: per layer k and field f (0 bedrock top B, 1 sand,
+ * 2 water, 3 ceiling C; io/state.h's order), n values along it, and each
+ * cell's column count (0: NoData). talus erode fills one from its tiles
+ * for the preview's section (app/erode_output.c). */
+typedef struct talus_section_cut {
+  int n, L;
+  double cell; /* [m] */
+  float *v;    /* [L][4][n] */
+  uint8_t *count;
+} talus_section_cut;
+
+/* Allocates c's arrays for n cells and L layers (zeroed); free with
+ * talus_section_cut_free. */
+talus_status talus_section_cut_alloc(talus_section_cut *c, int n, int L, double cell);
+void talus_section_cut_free(talus_section_cut *c);
+/* Field f of layer k along the cut. */
+float *talus_section_cut_field(const talus_section_cut *c, int k, int f);
+/* Draws cut c as section.h says and writes it to png_path. info may be
+ * NULL. */
+talus_status talus_section_cut_png(const talus_section_cut *c, const talus_section_options *o,
+                                   const char *png_path, talus_section_info *info);
 
 /* Draws the section of state `state_path` and writes it to png_path (a
  * partial name renamed into place). Not a state: TALUS_ERR_FORMAT; a row
