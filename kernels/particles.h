@@ -202,6 +202,9 @@ typedef struct pt_event {
 #define PT_OWN_SLOTS (1 << PT_OWN_LOG2)     /* slots of the table of own changes */
 #define PT_OWN_KEYS  (PT_OWN_SLOTS / 4 * 3) /* keys it may hold (load ≤ 3/4) */
 #define PT_OWN_BIAS  512                    /* > R ≤ 256 + 8 + 1: offsets from the spawn */
+#ifndef PT_OWN_TABLE
+#define PT_OWN_TABLE 1 /* 0: every droplet replays its events (the same bytes; for A/B timing) */
+#endif
 
 /* A droplet: position (global cell + offset in [0,1)), direction, speed,
  * water, load [2⁻³² m], level z and the columns of its cell's nodes
@@ -683,7 +686,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_run(const talus_tile *t, const 
   d.ix = gx, d.iy = gy;
   d.fx = (float)(o & 0xFFFFu) * (1.0f / 65536.0f), d.fy = (float)(o >> 16) * (1.0f / 65536.0f);
   d.dx = d.dy = 0.0f, d.v = P->pt_initial_speed, d.w = P->pt_initial_water;
-  d.s = 0, d.n = 0, d.z = 0.0f, d.ox = gx, d.oy = gy, d.keys = 0;
+  d.s = 0, d.n = 0, d.z = 0.0f, d.ox = gx, d.oy = gy, d.keys = PT_OWN_TABLE ? 0 : -1;
   for (int i = 0; i < PT_OWN_SLOTS; i++)
     d.key[i] = 0;
   for (int k = 0; k < 4; k++)
