@@ -219,7 +219,7 @@ typedef struct pt_drop {
   int8_t col[4];  /* pt_cols of the current cell at level z */
   int n;
   int32_t ox, oy; /* the spawn cell: table keys are offsets from it */
-  int keys;       /* keys in the table, -1 when dropped */
+  int keys;       /* keys in the table (0: none, not yet cleared), -1 dropped */
   pt_event ev[PT_MOVES_MAX];
   uint32_t key[PT_OWN_SLOTS]; /* pt_own_key, 0 for an empty slot */
   int64_t val[PT_OWN_SLOTS];  /* the own change [units] of the slot's key */
@@ -248,9 +248,14 @@ TALUS_HD static inline int64_t pt_own_get(const pt_drop *d, uint32_t key) {
 }
 
 /* Adds v [units] to key in the droplet's table; a key past PT_OWN_KEYS
- * drops the table (keys -1: from then on the events are replayed). */
+ * drops the table (keys -1: from then on the events are replayed). The
+ * table is cleared at its first key: a droplet that never erodes or
+ * deposits (flat ground) never pays for it. */
 TALUS_HD static inline void pt_own_add(pt_drop *d, uint32_t key, int64_t v) {
   if (d->keys < 0) return;
+  if (d->keys == 0)
+    for (int i = 0; i < PT_OWN_SLOTS; i++)
+      d->key[i] = 0;
   for (uint32_t i = pt_own_slot(key);; i = (i + 1) & (PT_OWN_SLOTS - 1)) {
     if (d->key[i] == key) {
       d->val[i] += v;
@@ -345,7 +350,11 @@ TALUS_HD static inline void pt_event_own(const pt_event *e, const talus_tile *t,
  * way, in any order). */
 TALUS_HD static inline void pt_own4(const pt_drop *d, const talus_tile *t, const talus_kctx *c,
                                     int ix, int iy, const int8_t *cols, int64_t own[4]) {
-  if (d->keys >= 0) { /* the table holds every event's shares */
+  if (d->keys == 0) { /* no event yet (each puts a key in the table) */
+    own[0] = own[1] = own[2] = own[3] = 0;
+    return;
+  }
+  if (d->keys > 0) { /* the table holds every event's shares */
     for (int k = 0; k < 4; k++)
       own[k] = pt_own_get(d, pt_own_key(d, ix + (k & 1), iy + (k >> 1), cols ? cols[k] : 0));
     return;
@@ -589,12 +598,14 @@ TALUS_HD static inline void pt_prefetch1(const void *p) {
 
 /* Prefetches what the move from cell (ix, iy) will touch (the planes of
  * the first column): its brush's rows of erosion totals, its deposit
- * nodes, hardness, and the heights of the cells it may move to. A droplet
+ * nodes, hardness, and the heights of the cells it may move to (on
+ * layered stacks also their sand, water and column counts). A droplet
  * touches mostly cold lines of planes far larger than the cache, one
  * chain of dependent moves at a time; a move ahead hides most of the
  * miss. The rows clip to the buffer (pt_where guarantees only the
  * domain's part of the box). */
-TALUS_HD static inline void pt_prefetch(const talus_tile *t, const talus_kctx *c, int ix, int iy) {
+TALUS_HD static inline void pt_prefetch(const talus_tile *t, const talus_kctx *c, int ix, int iy,
+                                        int layered) {
   int r = c->P.pt_brush_radius, x = ix - t->buf.x0, y = iy - t->buf.y0;
   int xa = x - r + 1 > 0 ? x - r + 1 : 0, xb = x + r + 1 < t->buf.w ? x + r + 1 : t->buf.w - 1;
   int ya = y - r + 1 > 0 ? y - r + 1 : 0, yb = y + r + 1 < t->buf.h ? y + r + 1 : t->buf.h - 1;
@@ -603,6 +614,11 @@ TALUS_HD static inline void pt_prefetch(const talus_tile *t, const talus_kctx *c
     size_t row = (size_t)j * (size_t)t->pitch;
     pt_prefetch1(E + row + xa), pt_prefetch1(E + row + xb);
     pt_prefetch1(t->B + row + xa), pt_prefetch1(t->B + row + xb);
+    if (layered) { /* the surfaces' sand, the water stop, the columns */
+      pt_prefetch1(t->s + row + xa), pt_prefetch1(t->s + row + xb);
+      pt_prefetch1(t->w + row + xa), pt_prefetch1(t->w + row + xb);
+      pt_prefetch1(t->count + row + xa), pt_prefetch1(t->count + row + xb);
+    }
   }
   for (int j = y; j <= y + 1; j++) {
     size_t i = (size_t)j * (size_t)t->pitch + (size_t)x;
@@ -639,7 +655,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_step(pt_drop *d, const talus_ti
     d->s = 0;
   }
   if (where) return where;
-  pt_prefetch(t, c, next.ix, next.iy);
+  pt_prefetch(t, c, next.ix, next.iy, layered);
   int64_t own[4];
   int8_t cols[4] = {0, 0, 0, 0};
   if (layered) pt_cols(t, next.ix, next.iy, d->z, cols);
@@ -649,7 +665,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_step(pt_drop *d, const talus_ti
   int n = d->n;
   if (!layered || dh >= -(float)(P->pt_brush_radius + 1) * P->cell_size) /* else it falls */
     pt_exchange(d, t, c, dh, layered);
-  if (d->n > n && d->keys >= 0) /* the table holds the new event too */
+  if (d->n > n && d->keys > 0) /* the table holds the new event too */
     pt_own4(d, t, c, next.ix, next.iy, layered ? cols : NULL, own);
   else if (d->n > n) /* replayed before, or the table dropped just now: add it */
     pt_event_own(&d->ev[n], t, P, next.ix, next.iy, layered ? cols : NULL, own);
@@ -687,8 +703,6 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_run(const talus_tile *t, const 
   d.fx = (float)(o & 0xFFFFu) * (1.0f / 65536.0f), d.fy = (float)(o >> 16) * (1.0f / 65536.0f);
   d.dx = d.dy = 0.0f, d.v = P->pt_initial_speed, d.w = P->pt_initial_water;
   d.s = 0, d.n = 0, d.z = 0.0f, d.ox = gx, d.oy = gy, d.keys = PT_OWN_TABLE ? 0 : -1;
-  for (int i = 0; i < PT_OWN_SLOTS; i++)
-    d.key[i] = 0;
   for (int k = 0; k < 4; k++)
     d.own[k] = 0, d.col[k] = 0;
   if (layered) { /* rain falls on the top columns */
