@@ -13,7 +13,8 @@
  *   move number (a table of 16 unit vectors, no sin/cos).
  * - Batch with self-visibility. Every droplet of a step reads the terrain
  *   B as at the start of the particle stages plus its own earlier changes
- *   (its ≤ L events, replayed once per move), moves at most L =
+ *   (its ≤ L events, summed per node and column in a droplet-local table;
+ *   replayed once per move when the table would overflow), moves at most L =
  *   max_moves cells and ends within the step. Nothing persists.
  * - Droplet (the Beyer family, with the reference's fixes): bilinear height
  *   and gradient at the position; d = I·d − (1 − I)·∇h, normalised (random
@@ -189,10 +190,27 @@ typedef struct pt_event {
   float z;
 } pt_event;
 
+/* A droplet's own changes are kept in a table keyed by node and column
+ * (open addressing, linear probing) so that reading the 4 nodes of a cell
+ * costs 4 look-ups instead of a replay of every event (the replay tests
+ * each event's reach and recomputes its weights: O(L) per move, O(L²) per
+ * droplet). Each entry is the integer sum of the shares the droplet wrote
+ * there, exactly what the replay adds up. A table that would pass
+ * PT_OWN_KEYS keys (long lives, wide brushes) is dropped for the replay of
+ * the events, which are always recorded: either way the same sums. */
+#define PT_OWN_LOG2  10                     /* log2 of the table's slots */
+#define PT_OWN_SLOTS (1 << PT_OWN_LOG2)     /* slots of the table of own changes */
+#define PT_OWN_KEYS  (PT_OWN_SLOTS / 4 * 3) /* keys it may hold (load ≤ 3/4) */
+#define PT_OWN_BIAS  512                    /* > R ≤ 256 + 8 + 1: offsets from the spawn */
+#ifndef PT_OWN_TABLE
+#define PT_OWN_TABLE 1 /* 0: every droplet replays its events (the same bytes; for A/B timing) */
+#endif
+
 /* A droplet: position (global cell + offset in [0,1)), direction, speed,
  * water, load [2⁻³² m], level z and the columns of its cell's nodes
- * (layered model; 0 on heightfields), its own changes of those nodes, and
- * its events. */
+ * (layered model; 0 on heightfields), its own changes of those nodes, its
+ * events, its spawn cell and its table of own changes (keys -1: dropped,
+ * the events are replayed). */
 typedef struct pt_drop {
   int32_t ix, iy;
   float fx, fy, dx, dy, v, w, z;
@@ -200,16 +218,74 @@ typedef struct pt_drop {
   int64_t own[4]; /* pt_own4 of the current cell, kept up to date */
   int8_t col[4];  /* pt_cols of the current cell at level z */
   int n;
+  int32_t ox, oy; /* the spawn cell: table keys are offsets from it */
+  int keys;       /* keys in the table (0: none, not yet cleared), -1 dropped */
   pt_event ev[PT_MOVES_MAX];
+  uint32_t key[PT_OWN_SLOTS]; /* pt_own_key, 0 for an empty slot */
+  int64_t val[PT_OWN_SLOTS];  /* the own change [units] of the slot's key */
 } pt_drop;
+
+/* The table key of column col of global node (gx, gy): nonzero (0 marks an
+ * empty slot), unique for nodes within PT_OWN_BIAS of the spawn cell,
+ * where every node a droplet touches lies (R ≤ 265). */
+TALUS_HD static inline uint32_t pt_own_key(const pt_drop *d, int gx, int gy, int col) {
+  return ((uint32_t)(gy - d->oy + PT_OWN_BIAS) << 14) |
+         ((uint32_t)(gx - d->ox + PT_OWN_BIAS) << 4) | (uint32_t)col;
+}
+
+/* The first slot key probes (Fibonacci hashing). */
+TALUS_HD static inline uint32_t pt_own_slot(uint32_t key) {
+  return (key * 0x9E3779B1u) >> (32 - PT_OWN_LOG2);
+}
+
+/* The droplet's own change [units] of key in its table (0 if absent). The
+ * table is never full, so the probe ends at the key or an empty slot. */
+TALUS_HD static inline int64_t pt_own_get(const pt_drop *d, uint32_t key) {
+  for (uint32_t i = pt_own_slot(key);; i = (i + 1) & (PT_OWN_SLOTS - 1)) {
+    if (d->key[i] == key) return d->val[i];
+    if (!d->key[i]) return 0;
+  }
+}
+
+/* Adds v [units] to key in the droplet's table; a key past PT_OWN_KEYS
+ * drops the table (keys -1: from then on the events are replayed). The
+ * table is cleared at its first key: a droplet that never erodes or
+ * deposits (flat ground) never pays for it. */
+TALUS_HD static inline void pt_own_add(pt_drop *d, uint32_t key, int64_t v) {
+  if (d->keys < 0) return;
+  if (d->keys == 0)
+    for (int i = 0; i < PT_OWN_SLOTS; i++)
+      d->key[i] = 0;
+  for (uint32_t i = pt_own_slot(key);; i = (i + 1) & (PT_OWN_SLOTS - 1)) {
+    if (d->key[i] == key) {
+      d->val[i] += v;
+      return;
+    }
+    if (!d->key[i]) {
+      if (d->keys >= PT_OWN_KEYS) {
+        d->keys = -1;
+      } else {
+        d->key[i] = key, d->val[i] = v, d->keys++;
+      }
+      return;
+    }
+  }
+}
+
+/* Cone weight [units] of a node at squared distance d2 from the droplet
+ * (ex² + ey², formed as pt_cone does), brush radius r: max(0, r − d)·64
+ * truncated. */
+TALUS_HD static inline int32_t pt_cone_d2(float d2, int r) {
+  if (d2 >= (float)(r * r)) return 0; /* sqrtf(d2) >= r: the same 0, without the root */
+  float c = (float)r - sqrtf(d2);
+  return c > 0.0f ? (int32_t)(c * PT_BRUSH_Q) : 0;
+}
 
 /* Cone weight [units] of node (nx, ny) for a brush of radius r around
  * (ix + fx, iy + fy): max(0, r − d)·64 truncated. */
 TALUS_HD static inline int64_t pt_cone(int nx, int ny, int ix, int iy, float fx, float fy, int r) {
-  float ex = (float)(nx - ix) - fx, ey = (float)(ny - iy) - fy, d2 = ex * ex + ey * ey;
-  if (d2 >= (float)(r * r)) return 0; /* sqrtf(d2) >= r: the same 0, without the root */
-  float c = (float)r - sqrtf(d2);
-  return c > 0.0f ? (int64_t)(c * PT_BRUSH_Q) : 0;
+  float ex = (float)(nx - ix) - fx, ey = (float)(ny - iy) - fy;
+  return pt_cone_d2(ex * ex + ey * ey, r);
 }
 
 /* Bilinear weight [sixteenths², sum 256] of corner (cx, cy) ∈ {0,1}² of an
@@ -269,10 +345,20 @@ TALUS_HD static inline void pt_event_own(const pt_event *e, const talus_tile *t,
 }
 
 /* The droplet's own changes [units] of the 4 nodes of cell (ix, iy),
- * columns cols (NULL on heightfields): its events replayed (integer sums:
- * any order gives the same). */
+ * columns cols (NULL on heightfields): from its table, or its events
+ * replayed when the table was dropped (integer sums: the same either
+ * way, in any order). */
 TALUS_HD static inline void pt_own4(const pt_drop *d, const talus_tile *t, const talus_kctx *c,
                                     int ix, int iy, const int8_t *cols, int64_t own[4]) {
+  if (d->keys == 0) { /* no event yet (each puts a key in the table) */
+    own[0] = own[1] = own[2] = own[3] = 0;
+    return;
+  }
+  if (d->keys > 0) { /* the table holds every event's shares */
+    for (int k = 0; k < 4; k++)
+      own[k] = pt_own_get(d, pt_own_key(d, ix + (k & 1), iy + (k >> 1), cols ? cols[k] : 0));
+    return;
+  }
   own[0] = own[1] = own[2] = own[3] = 0;
   for (int i = 0; i < d->n; i++)
     pt_event_own(&d->ev[i], t, &c->P, ix, iy, cols, own);
@@ -341,7 +427,7 @@ TALUS_HD static inline int pt_where(const talus_tile *t, const talus_kctx *c, in
 /* Deposits `amount` units (≤ the load) bilinearly at the droplet's
  * position into the deposit planes of its columns; `all` puts the
  * division's remainder on the cell's own node, else it stays in the load.
- * Records the event. */
+ * Records the event, in the list and in the table. */
 TALUS_HD static inline void pt_deposit(pt_drop *d, const talus_tile *t, int64_t amount, int all) {
   int64_t q = amount / 256, rem = all ? amount - q * 256 : 0;
   if (q <= 0 && rem <= 0) return;
@@ -352,36 +438,77 @@ TALUS_HD static inline void pt_deposit(pt_drop *d, const talus_tile *t, int64_t 
     if (share) pt_add(&t->pt_acc[pt_plane(t, 1, d->col[k]) + n[k]], share);
   }
   d->s -= q * 256 + rem;
-  if (q > 0 && d->n < PT_MOVES_MAX)
-    d->ev[d->n++] = (pt_event){d->ix, d->iy, d->fx, d->fy, q, 1, d->z};
+  if (q <= 0 || d->n >= PT_MOVES_MAX) return;
+  d->ev[d->n++] = (pt_event){d->ix, d->iy, d->fx, d->fy, q, 1, d->z};
+  /* the table gets what the event's replay gives (the remainder only
+   * falls at death, when nothing is read again); d->col is pt_pick at
+   * d->z, the event's column rule */
+  for (int k = 0; k < 4; k++)
+    pt_own_add(d, pt_own_key(d, d->ix + (k & 1), d->iy + (k >> 1), d->col[k]),
+               q * pt_bilinear(k & 1, k >> 1, d->fx, d->fy));
+}
+
+/* The brush's box: rows and columns [i − r + 1, i + r + 1] around cell
+ * (ix, iy). Row and column i − r lie at a distance ≥ r from any offset in
+ * [0, 1) (in floats too: −r − f rounds to ≤ −r), so their cone weight is
+ * 0 and they are not visited. */
+#define PT_BOX_MAX (2 * PT_BRUSH_MAX + 1)
+
+/* The brush's weights w (and, on layered stacks, columns col) over its box
+ * around the droplet, row by row: the cone at live nodes (on layered
+ * stacks, where pt_brush_col gives a column), else 0. Returns Σw. The
+ * squared offsets of the box's columns and rows are computed once (the
+ * same floats pt_cone forms per node); a box inside the domain tests only
+ * the NoData mask of a node. */
+TALUS_HD static inline TALUS_FORCE_INLINE int64_t pt_brush_weights(const pt_drop *d,
+                                                                   const talus_tile *t,
+                                                                   const talus_kctx *c, int layered,
+                                                                   int32_t *w, int8_t *col) {
+  int r = c->P.pt_brush_radius, side = 2 * r + 1, k = 0;
+  int x0 = d->ix - r + 1, y0 = d->iy - r + 1;
+  int inside = x0 >= 0 && y0 >= 0 && x0 + side <= c->nx && y0 + side <= c->ny;
+  float ex2[PT_BOX_MAX], ey2[PT_BOX_MAX];
+  for (int i = 0; i < side; i++) {
+    float ex = (float)(i - r + 1) - d->fx, ey = (float)(i - r + 1) - d->fy;
+    ex2[i] = ex * ex, ey2[i] = ey * ey;
+  }
+  /* inside the domain the box lies in the buffer (pt_where) */
+  ptrdiff_t row = (ptrdiff_t)(y0 - t->buf.y0) * t->pitch + (x0 - t->buf.x0);
+  int64_t W = 0;
+  for (int j = 0; j < side; j++, row += t->pitch)
+    for (int i = 0; i < side; i++, k++) {
+      int32_t wk = pt_cone_d2(ex2[i] + ey2[j], r);
+      if (wk && (inside ? talus_cell_masked(t, (size_t)(row + i)) : !pt_live(t, c, x0 + i, y0 + j)))
+        wk = 0;
+      int8_t ck = (int8_t)(layered && wk ? pt_brush_col(t, &c->P, x0 + i, y0 + j, d->z) : 0);
+      w[k] = ck < 0 ? 0 : wk, col[k] = ck;
+      W += w[k];
+    }
+  return W;
 }
 
 /* Erodes up to `amount` units with the cone brush around the droplet:
  * q = amount / Σweights of the live nodes (on layered stacks, of the
  * nodes pt_brush_col gives a column), each node gives q·weight into the
  * erosion plane of its column, the load gains the sum. Records the
- * event. */
+ * event, in the list and in the table. */
 TALUS_HD static inline TALUS_FORCE_INLINE void
 pt_erode(pt_drop *d, const talus_tile *t, const talus_kctx *c, int64_t amount, int layered) {
-  int r = c->P.pt_brush_radius, side = 2 * r + 2, k = 0;
-  int32_t w[(2 * PT_BRUSH_MAX + 2) * (2 * PT_BRUSH_MAX + 2)];
-  int8_t col[(2 * PT_BRUSH_MAX + 2) * (2 * PT_BRUSH_MAX + 2)];
-  int64_t W = 0;
-  for (int y = d->iy - r; y <= d->iy + r + 1; y++)
-    for (int x = d->ix - r; x <= d->ix + r + 1; x++, k++) {
-      w[k] = pt_live(t, c, x, y) ? (int32_t)pt_cone(x, y, d->ix, d->iy, d->fx, d->fy, r) : 0;
-      col[k] = (int8_t)(layered && w[k] ? pt_brush_col(t, &c->P, x, y, d->z) : 0);
-      if (col[k] < 0) w[k] = 0;
-      W += w[k];
-    }
+  int r = c->P.pt_brush_radius, side = 2 * r + 1, k = 0;
+  int32_t w[PT_BOX_MAX * PT_BOX_MAX];
+  int8_t col[PT_BOX_MAX * PT_BOX_MAX];
+  int64_t W = pt_brush_weights(d, t, c, layered, w, col);
   int64_t q = W > 0 ? amount / W : 0;
   if (q <= 0) return;
   /* index of the box's corner: may lie off the buffer, whose nodes weigh 0 */
-  ptrdiff_t row = (ptrdiff_t)(d->iy - r - t->buf.y0) * t->pitch + (d->ix - r - t->buf.x0);
-  k = 0;
+  int x0 = d->ix - r + 1, y0 = d->iy - r + 1;
+  ptrdiff_t row = (ptrdiff_t)(y0 - t->buf.y0) * t->pitch + (x0 - t->buf.x0);
   for (int j = 0; j < side; j++, row += t->pitch)
     for (int i = 0; i < side; i++, k++)
-      if (w[k]) pt_add(&t->pt_acc[pt_plane(t, 0, col[k]) + (size_t)(row + i)], q * w[k]);
+      if (w[k]) {
+        pt_add(&t->pt_acc[pt_plane(t, 0, col[k]) + (size_t)(row + i)], q * w[k]);
+        pt_own_add(d, pt_own_key(d, x0 + i, y0 + j, col[k]), -q * w[k]);
+      }
   d->s += q * W;
   if (d->n < PT_MOVES_MAX) d->ev[d->n++] = (pt_event){d->ix, d->iy, d->fx, d->fy, q, 0, d->z};
 }
@@ -459,10 +586,52 @@ TALUS_HD static inline int pt_relevel(pt_drop *d, const talus_tile *t, const tal
   return c->P.pt_water_stop > 0.0f && pt_field(t, t->w, d) >= c->P.pt_water_stop;
 }
 
-/* One move of the droplet (the notes' droplet step). Each move replays
- * the events once, for the next cell; the current cell's own changes were
- * kept from the move before, plus the event that move made (on layered
- * stacks replayed again where its level changed the columns). Returns 0
+/* Asks the cache for one address (CPU only: a hint, no effect on
+ * results; the GPU has no use for it). */
+TALUS_HD static inline void pt_prefetch1(const void *p) {
+#ifndef __CUDA_ARCH__
+  __builtin_prefetch(p, 1, 3);
+#else
+  (void)p;
+#endif
+}
+
+/* Prefetches what the move from cell (ix, iy) will touch (the planes of
+ * the first column): its brush's rows of erosion totals, its deposit
+ * nodes, hardness, and the heights of the cells it may move to (on
+ * layered stacks also their sand, water and column counts). A droplet
+ * touches mostly cold lines of planes far larger than the cache, one
+ * chain of dependent moves at a time; a move ahead hides most of the
+ * miss. The rows clip to the buffer (pt_where guarantees only the
+ * domain's part of the box). */
+TALUS_HD static inline void pt_prefetch(const talus_tile *t, const talus_kctx *c, int ix, int iy,
+                                        int layered) {
+  int r = c->P.pt_brush_radius, x = ix - t->buf.x0, y = iy - t->buf.y0;
+  int xa = x - r + 1 > 0 ? x - r + 1 : 0, xb = x + r + 1 < t->buf.w ? x + r + 1 : t->buf.w - 1;
+  int ya = y - r + 1 > 0 ? y - r + 1 : 0, yb = y + r + 1 < t->buf.h ? y + r + 1 : t->buf.h - 1;
+  int64_t *E = t->pt_acc, *D = t->pt_acc + pt_plane(t, 1, 0);
+  for (int j = ya; j <= yb; j++) {
+    size_t row = (size_t)j * (size_t)t->pitch;
+    pt_prefetch1(E + row + xa), pt_prefetch1(E + row + xb);
+    pt_prefetch1(t->B + row + xa), pt_prefetch1(t->B + row + xb);
+    if (layered) { /* the surfaces' sand, the water stop, the columns */
+      pt_prefetch1(t->s + row + xa), pt_prefetch1(t->s + row + xb);
+      pt_prefetch1(t->w + row + xa), pt_prefetch1(t->w + row + xb);
+      pt_prefetch1(t->count + row + xa), pt_prefetch1(t->count + row + xb);
+    }
+  }
+  for (int j = y; j <= y + 1; j++) {
+    size_t i = (size_t)j * (size_t)t->pitch + (size_t)x;
+    pt_prefetch1(D + i), pt_prefetch1(D + i + 1);
+    if (t->hard) pt_prefetch1(t->hard + i), pt_prefetch1(t->hard + i + 1);
+  }
+}
+
+/* One move of the droplet (the notes' droplet step). Each move reads its
+ * own changes of the next cell's nodes (pt_own4) before its exchange and
+ * again after it (or adds the exchange's event where the events are
+ * replayed); the current cell's were kept from the move before (on layered
+ * stacks read again where its level changed the columns). Returns 0
  * to go on, else how it ended: 1 a border (handled), 2 stopped at the
  * buffer, 3 stopped in deep water. */
 TALUS_HD static inline TALUS_FORCE_INLINE int pt_step(pt_drop *d, const talus_tile *t,
@@ -486,6 +655,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_step(pt_drop *d, const talus_ti
     d->s = 0;
   }
   if (where) return where;
+  pt_prefetch(t, c, next.ix, next.iy, layered);
   int64_t own[4];
   int8_t cols[4] = {0, 0, 0, 0};
   if (layered) pt_cols(t, next.ix, next.iy, d->z, cols);
@@ -495,7 +665,10 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_step(pt_drop *d, const talus_ti
   int n = d->n;
   if (!layered || dh >= -(float)(P->pt_brush_radius + 1) * P->cell_size) /* else it falls */
     pt_exchange(d, t, c, dh, layered);
-  if (d->n > n) pt_event_own(&d->ev[n], t, P, next.ix, next.iy, layered ? cols : NULL, own);
+  if (d->n > n && d->keys > 0) /* the table holds the new event too */
+    pt_own4(d, t, c, next.ix, next.iy, layered ? cols : NULL, own);
+  else if (d->n > n) /* replayed before, or the table dropped just now: add it */
+    pt_event_own(&d->ev[n], t, P, next.ix, next.iy, layered ? cols : NULL, own);
   float v2 = d->v * d->v - P->pt_gravity * dh / P->cell_size;
   d->v = sqrtf(v2 > 0.0f ? v2 : 0.0f);
   d->w *= 1.0f - P->pt_evaporation;
@@ -529,7 +702,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_run(const talus_tile *t, const 
   d.ix = gx, d.iy = gy;
   d.fx = (float)(o & 0xFFFFu) * (1.0f / 65536.0f), d.fy = (float)(o >> 16) * (1.0f / 65536.0f);
   d.dx = d.dy = 0.0f, d.v = P->pt_initial_speed, d.w = P->pt_initial_water;
-  d.s = 0, d.n = 0, d.z = 0.0f;
+  d.s = 0, d.n = 0, d.z = 0.0f, d.ox = gx, d.oy = gy, d.keys = PT_OWN_TABLE ? 0 : -1;
   for (int k = 0; k < 4; k++)
     d.own[k] = 0, d.col[k] = 0;
   if (layered) { /* rain falls on the top columns */
