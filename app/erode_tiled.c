@@ -446,7 +446,6 @@ static void tiled_facts(tiled_run *t) {
   report_close_ledger(f);
   talus_store_stats ss;
   talus_store_get_stats(t->store, &ss);
-  int resident = t->m ? talus_mpi_resident_ranks(t->m) : talus_tiled_gpu_resident_used(t->g);
   f->tiling = (report_tiling){t->disk ? "disk" : "memory",
                               t->disk ? t->dir : NULL,
                               talus_tiled_count(t->g),
@@ -457,8 +456,7 @@ static void tiled_facts(tiled_run *t) {
                               ss.raw_written,
                               ss.bytes_written,
                               ss.raw_read,
-                              ss.bytes_read,
-                              resident};
+                              ss.bytes_read};
   f->nranks = talus_mpi_rank_times(t->m, &f->rank_times);
 }
 
@@ -469,18 +467,6 @@ static talus_status tiled_check_options(const erode_opts *o) {
                       "--store or --steps-per-exchange, and a --mem-limit the map fits)",
                       o->hardness ? "--hardness" : "--rain-map");
   return TALUS_OK;
-}
-
-/* Owns TALUS_GPU_RESIDENT (auto, the default; on; off: the host-staged
- * path, for A/B runs): may a tiled GPU run keep its tiles on the device
- * (tiler/tiled.h, talus_tiled_set_gpu_resident). */
-static talus_status tiled_gpu_resident(talus_tiled *g) {
-  static const char *modes[] = {"auto", "on", "off"}; /* TALUS_TILED_GPU_RESIDENT_* order */
-  const char *v = getenv("TALUS_GPU_RESIDENT");
-  for (int i = 0; v && i < 3; i++)
-    if (!strcmp(v, modes[i])) return talus_tiled_set_gpu_resident(g, i), TALUS_OK;
-  if (!v || !*v) return TALUS_OK;
-  return talus_fail(TALUS_ERR_ARGUMENT, "erode", "TALUS_GPU_RESIDENT='%s': use auto, on or off", v);
 }
 
 static talus_status tiled_prepare(tiled_run *t, const talus_params *p) {
@@ -495,7 +481,6 @@ static talus_status tiled_prepare(tiled_run *t, const talus_params *p) {
   if (st) return st;
   st = tiled_open_store(t, t->src->params);
   if (!st) st = talus_tiled_create(&t->g, &t->src->ctx, t->core, t->K, t->store);
-  if (!st) st = tiled_gpu_resident(t->g);
   if (!st && talus_mpi_size() > 1) st = talus_mpi_grid_create(&t->m, t->g);
   if (!st && !t->o->quiet)
     talus_info("%d tiles of %d cells, halo %d, %d steps per exchange, %s store%s%s%s",
@@ -512,9 +497,6 @@ static void tiled_traffic(const tiled_run *t) {
   if (!t->o->quiet && gens > 0)
     talus_info("%d ranks exchanged %.3f MB of strips in %lld generations (%.3f MB per generation)",
                talus_mpi_size(), bytes / 1e6, (long long)gens, bytes / 1e6 / (double)gens);
-  if (!t->o->quiet && t->src->ctx.backend == TALUS_BACKEND_CUDA)
-    talus_info("tiles resident on the GPU on %d of %d ranks", talus_mpi_resident_ranks(t->m),
-               talus_mpi_size());
 }
 
 static talus_status tiled_finish(tiled_run *t, const talus_params *p) {

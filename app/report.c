@@ -100,7 +100,6 @@ static talus_json *report_json_tiling(const report_tiling *t) {
   if (!st) st = talus_json_set(o, "halo_width", talus_json_int(t->halo));
   if (!st) st = talus_json_set(o, "steps_per_exchange", talus_json_int(t->K));
   if (!st) st = talus_json_set(o, "resumed", talus_json_bool(t->resumed));
-  if (!st) st = talus_json_set(o, "gpu_resident_ranks", talus_json_int(t->gpu_resident));
   if (!st) st = talus_json_set(o, "bytes_written", talus_json_int((int64_t)t->bytes_written));
   if (!st) st = talus_json_set(o, "raw_bytes_written", talus_json_int((int64_t)t->raw_written));
   if (!st) st = talus_json_set(o, "bytes_read", talus_json_int((int64_t)t->bytes_read));

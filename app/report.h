@@ -27,7 +27,6 @@ typedef struct report_tiling {
   int tiles, core, halo, K;
   int resumed; /* continued a killed run (--resume) */
   uint64_t raw_written, bytes_written, raw_read, bytes_read;
-  int gpu_resident; /* processes (ranks) whose tiles stayed resident on the GPU (tiled.h) */
 } report_tiling;
 
 /* Everything a report says about a finished run besides report_run. */

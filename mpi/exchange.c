@@ -97,11 +97,11 @@ static talus_status pack(talus_mpi_grid *m, const mpi_list *l, int64_t s, void *
   size_t n = 0;
   talus_status st = TALUS_OK;
   for (int i = 0; i < l->n && !st; i++) {
-    const void *blob = NULL; /* from the store in place, or packed on the GPU */
+    const void *blob = NULL; /* read in place where the store allows (tiled.c does so) */
     void *hold = NULL;
     size_t bytes = 0;
-    assert(s == talus_tiled_step(m->g));
-    st = talus_tiled_strip_block(m->g, l->v[i].q, l->v[i].part, &blob, &bytes, &hold);
+    st = talus_store_get_ref(m->store, (talus_store_key){l->v[i].q, s, l->v[i].part}, &blob, &bytes,
+                             &hold);
     unsigned char *nb = st ? NULL : realloc(buf, n + sizeof(mpi_item_head) + bytes);
     if (!st && !nb) st = talus_fail(TALUS_ERR_NOMEM, "mpi", "no memory for a strip message");
     if (nb) {

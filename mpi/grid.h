@@ -42,8 +42,6 @@ struct talus_mpi_grid {
   double advance_s, exchange_s;    /* this rank's time in its tiles' steps (store I/O
                                       included) and in posting, finishing and agreeing */
   double *rank_times;              /* rank 0 after a run: [size][TALUS_MPI_TIMES] */
-  int resident;                    /* this rank's tiles stayed on its GPU in the last run */
-  int resident_ranks;              /* ranks whose tiles did so (after a run) */
 };
 
 /* Completes n requests without spinning: tests, then sleeps between tests

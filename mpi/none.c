@@ -53,9 +53,6 @@ talus_status talus_mpi_run(talus_mpi_grid *m, int64_t end, talus_run_stats *stat
                            talus_step_progress_fn progress, void *user) {
   return none_fail();
 }
-int talus_mpi_resident_ranks(const talus_mpi_grid *m) {
-  return 0;
-}
 void talus_mpi_traffic(const talus_mpi_grid *m, int64_t *bytes_sent, int64_t *generations) {
   *bytes_sent = *generations = 0;
 }

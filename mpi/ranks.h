@@ -27,20 +27,6 @@
  *   completes all receives, puts the strips into its store and advances its
  *   border tiles. Tile order never changes bytes: each tile reads only
  *   step-s blobs and writes step-(s+k) blobs.
- * - On the GPU (tiler/tiled.h, "under a driver"): when every rank's tiles
- *   fit (the ranks of a machine counted as sharing one GPU; agreed with
- *   one MPI_Allreduce MIN, all or none, since the strips a tile reads
- *   then come from a ring of H on every rank), each rank keeps its own
- *   tiles resident on its GPU for the whole talus_mpi_run. The messages
- *   are the same blocks as on the store path. A rank's strips between
- *   its own tiles are copied on the device before the sends; the strips
- *   it sends are packed on the device (talus_tiled_strip_block); the
- *   strips it receives go into its store as before and are pasted on the
- *   device into the ring of the tile that reads them just before it
- *   advances. The tiles advance on the device's two slots, the interior
- *   ones while the messages are in flight; the store is brought up to
- *   date when the run ends or is cancelled (talus_tiled_device_end), so
- *   output, resume and talus_mpi_read_core read it as before.
  * - Errors. A rank that fails keeps its part of the exchange (an empty
  *   message marks "no strips from me") so no peer waits forever, and the
  *   generation ends with talus_mpi_agree: one MPI_Allreduce (MIN of the
@@ -118,10 +104,6 @@ talus_status talus_mpi_start(talus_mpi_grid *m, const talus_tile_source *src, in
  * Then sums the ledger flows and the stats over the ranks. */
 talus_status talus_mpi_run(talus_mpi_grid *m, int64_t end, talus_run_stats *stats,
                            talus_step_progress_fn progress, void *user);
-/* Ranks whose tiles stayed resident on their GPU during the last
- * talus_mpi_run (tiler/tiled.h; 0 on the CPU, or when the tiles did not
- * fit, or TALUS_TILED_GPU_RESIDENT_OFF was set on the grid). */
-int talus_mpi_resident_ranks(const talus_mpi_grid *m);
 /* Strip bytes all ranks sent during talus_mpi_run, and its generations. */
 void talus_mpi_traffic(const talus_mpi_grid *m, int64_t *bytes_sent, int64_t *generations);
 /* Per-rank wall times of talus_mpi_run, gathered on rank 0: row r holds

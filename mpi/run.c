@@ -48,10 +48,6 @@ int talus_mpi_owns(const talus_mpi_grid *m, int tile) {
   return m->owner[tile] == m->rank;
 }
 
-int talus_mpi_resident_ranks(const talus_mpi_grid *m) {
-  return m ? m->resident_ranks : 0;
-}
-
 void talus_mpi_traffic(const talus_mpi_grid *m, int64_t *bytes_sent, int64_t *generations) {
   *bytes_sent = m->bytes_all;
   *generations = m->generations;
@@ -125,8 +121,7 @@ static talus_status generation(talus_mpi_grid *m, int k, talus_run_stats *stats)
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   double t0 = talus_now();
-  st = talus_tiled_device_exchange(m->g); /* strips between own tiles resident on the GPU */
-  st = mpi_exchange_post(m, &x, s, st);
+  st = mpi_exchange_post(m, &x, s, TALUS_OK);
   double t1 = talus_now();
   if (!st) st = advance_own(m, &x, 0, k, stats);
   int peer_failed = 0;
@@ -135,7 +130,6 @@ static talus_status generation(talus_mpi_grid *m, int k, talus_run_stats *stats)
   if (!st) st = xs;
   double t3 = talus_now();
   if (!st && !peer_failed) st = advance_own(m, &x, 1, k, stats);
-  if (!st) st = talus_tiled_advance_wait(m->g, k, stats); /* the last tiles on the GPU */
   mpi_exchange_free(m, &x);
   double t4 = talus_now();
   st = talus_mpi_agree(st);
@@ -179,35 +173,13 @@ static void reduce_stats(talus_mpi_grid *m, talus_run_stats *stats) {
                 MPI_COMM_WORLD);
   MPI_Allreduce(MPI_IN_PLACE, &stats->cell_steps, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
   MPI_Allreduce(&m->bytes_sent, &m->bytes_all, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Allreduce(&m->resident, &m->resident_ranks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   gather_times(m);
-}
-
-/* Keeps every rank's own tiles on its GPU for the run when all may stay
- * there (tiler/tiled.h; all or none: the strips each rank names depend
- * on it). The ranks of a machine count as sharing one device's memory
- * (exact with one GPU per machine, cautious with more). m->resident says
- * whether they stay. Collective. */
-static talus_status run_begin(talus_mpi_grid *m, int64_t end) {
-  uint8_t *own = malloc((size_t)m->ntiles);
-  int use = 0;
-  talus_status st =
-      own ? TALUS_OK : talus_fail(TALUS_ERR_NOMEM, "mpi", "no memory for the own tiles");
-  for (int p = 0; p < m->ntiles && !st; p++)
-    own[p] = talus_mpi_owns(m, p);
-  if (!st) st = talus_tiled_device_choose(m->g, end, own, talus_mpi_node_size(), &use);
-  st = talus_mpi_agree(st);
-  if (!st) MPI_Allreduce(MPI_IN_PLACE, &use, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (!st && use) st = talus_tiled_device_begin(m->g, own);
-  m->resident = !st && use;
-  free(own);
-  return st;
 }
 
 talus_status talus_mpi_run(talus_mpi_grid *m, int64_t end, talus_run_stats *stats,
                            talus_step_progress_fn progress, void *user) {
   int64_t start = talus_tiled_step(m->g);
-  talus_status st = talus_mpi_agree(run_begin(m, end));
+  talus_status st = TALUS_OK;
   while (!st && talus_tiled_step(m->g) < end) {
     st = generation(m, talus_tiled_generation_steps(m->g, end), stats);
     int64_t done = talus_tiled_step(m->g) - start;
@@ -216,11 +188,6 @@ talus_status talus_mpi_run(talus_mpi_grid *m, int64_t end, talus_run_stats *stat
                       (long long)talus_tiled_step(m->g));
     st = talus_mpi_agree(st);
   }
-  /* Resident tiles go back to the store, also after a cancel (resumable);
-   * after an error every rank rolls back, so all call it. */
-  talus_status last =
-      talus_mpi_agree(talus_tiled_device_end(m->g, !st || st == TALUS_ERR_CANCELLED));
-  if (last) st = last;
   if (!st) reduce_stats(m, stats);
   return st;
 }

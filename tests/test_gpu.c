@@ -15,10 +15,7 @@
  *     GPU run: tiles resident on the device (strips copied there) and the
  *     host-staged pipeline (two slots, asynchronous transfers); both book
  *     the ledger of the run that advances one tile at a time, bit for bit.
- *  3. Halo blocks packed on the device are the host's bytes, and blocks
- *     pasted into a resident tile on the device (strips from other MPI
- *     ranks) give the host paste's bytes.
- *  4. The mass ledger closes on the GPU as on the CPU (test_rivers_ledger's
+ *  3. The mass ledger closes on the GPU as on the CPU (test_rivers_ledger's
  *     bounds).
  *
  * Without a CUDA build or a usable GPU the test reports itself skipped.
@@ -256,53 +253,6 @@ static void check_pack(const char *scene, const char *preset, const char *const 
   talus_domain_free(d);
 }
 
-/* Blocks pasted into a resident tile on the device (the strips another
- * MPI rank sends) give halo_block_paste_fill's bytes: a strip clipped by
- * the tile's buffer on two sides, one inside it and a clipped corner,
- * pasted over a reset tile, compared through a device pack of the whole
- * tile with a host cut. */
-static void check_paste(const char *scene, const char *preset, const char *const *sets) {
-  talus_domain *d = warm_domain(scene, preset, sets, 96, 40);
-  CHECK(d != NULL, "%s: warm state", preset);
-  if (!d) return;
-  const talus_tile *t = d->tile;
-  talus_tile *a = fixture_clone(t);
-  talus_rect r[3] = {{0, 0, 20, 96}, {30, 20, 10, 7}, {60, 50, 36, 46}};
-  talus_status st = a ? talus_tile_reset(a, (talus_rect){8, 8, 60, 50}) : TALUS_ERR_NOMEM;
-  if (!st) st = talus_cuda_use_slot(0);
-  if (!st) st = talus_cuda_resident_create(1);
-  if (!st) st = talus_cuda_resident_upload(0, a);
-  for (int i = 0; i < 3 && !st; i++) {
-    void *blob = NULL;
-    size_t n = 0, cells = 0, host = 0;
-    st = halo_block_cut(t, r[i], &blob, &n);
-    if (!st) st = talus_cuda_resident_paste(0, blob, n, &cells);
-    if (!st) st = halo_block_paste_fill(a, blob, n, &host);
-    CHECK(st || cells == host, "%s paste %d: %zu cells on the device, %zu on the host", preset, i,
-          cells, host);
-    free(blob);
-  }
-  talus_rect all = a ? a->buf : (talus_rect){0, 0, 0, 0};
-  int layers = 0;
-  const void *body = NULL;
-  if (!st) st = talus_cuda_resident_bind(0, all);
-  if (!st) st = talus_cuda_block_layers(&all, 1, &layers);
-  if (!st) st = talus_cuda_pack_blocks(&all, &layers, 1, &body);
-  CHECK(st == TALUS_OK, "%s: device paste: %s", preset, talus_last_error());
-  unsigned char *ref = NULL;
-  size_t n = 0;
-  if (!st) st = halo_block_cut(a, all, (void **)&ref, &n);
-  int same = !st && n == halo_block_bytes(all.w, all.h, layers, HALO_TILE_FLAGS(a)) &&
-             !memcmp(ref + HALO_HEADER_BYTES, body, n - HALO_HEADER_BYTES);
-  printf("%s: 3 blocks pasted into a resident %dx%d tile: device %s host\n", preset, all.w, all.h,
-         same ? "==" : "!=");
-  CHECK(same, "%s: pasted resident tile differs from the host paste", preset);
-  free(ref);
-  talus_cuda_resident_free();
-  talus_tile_free(a);
-  talus_domain_free(d);
-}
-
 /* The ledger closes on the GPU (bounds of test_rivers_ledger). */
 static void check_ledger(void) {
   preset_case pc = {"rivers-rain", "rivers-rain", 256, 2000, NULL};
@@ -335,8 +285,6 @@ int main(void) {
   check_tiled("rivers-rain", "heightfield-default", hf, 200);
   check_pack("chasm-source", "chasm-source", layered);
   check_pack("rivers-rain", "heightfield-default", hf);
-  check_paste("chasm-source", "chasm-source", layered);
-  check_paste("rivers-rain", "heightfield-default", hf);
   check_ledger();
   return check_report("test_gpu");
 }

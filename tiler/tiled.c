@@ -11,13 +11,6 @@
 
 #define TILED_PART_LEDGER 9 /* a tile's cumulative ledger flows */
 
-/* A tile queued on a CUDA slot (the GPU pipelines below). */
-typedef struct tiled_flight {
-  int p; /* the tile in flight on this slot, -1 when none */
-  talus_tile *t;
-  talus_run_stats stats;
-} tiled_flight;
-
 struct talus_tiled {
   talus_kctx ctx;       /* parameters and domain; ctx.step is set per advance */
   int core, K, R, H;    /* core size, steps per generation, step radius, halo */
@@ -32,13 +25,6 @@ struct talus_tiled {
   double *flows;        /* [ntiles][TALUS_FLOW_COUNT] cumulative flows (heights) */
   int gpu_resident;     /* TALUS_TILED_GPU_RESIDENT_*: may a GPU run keep its tiles there */
   int resident_used;    /* 1 when the last talus_tiled_run kept its tiles on the GPU */
-  /* While tiles are resident on the GPU (talus_tiled_device_begin .. _end), else NULL: */
-  uint8_t *dev;       /* [ntiles] 1 for a tile in a device mirror of its own (this
-                       * process's tiles); the others' strips come through the store */
-  size_t *dev_cells;  /* [ntiles] ring cells filled in the generation under way */
-  tiled_flight fl[2]; /* the tiles in flight on the two CUDA slots */
-  int fl_slot;        /* the slot the next tile goes to */
-  int64_t dev_start;  /* the step the tiles were uploaded at */
 };
 
 int talus_tiled_count(const talus_tiled *g) {
@@ -79,12 +65,11 @@ static talus_status tiled_alloc_buffer(const talus_tiled *g, int grow, int group
 }
 
 /* Width of the ring of neighbour strips around a core for a generation of
- * k steps: k·R, or H for resident tiles (on the CPU, or on the GPU
- * between talus_tiled_device_begin and _end), whose buffers stay grown by H
+ * k steps: k·R, or H for resident tiles, whose buffers stay grown by H
  * (the last, shorter generation then computes a wider ring than it needs,
  * on step-s data, which changes nothing in the core). */
 static int tiled_ring(const talus_tiled *g, int k) {
-  return g->res || g->dev ? g->H : k * g->R;
+  return g->res ? g->H : k * g->R;
 }
 
 /* The advance buffers, (re)allocated after a trim: g->buf and, for the
@@ -146,8 +131,6 @@ void talus_tiled_free(talus_tiled *g) {
     talus_tile_free(g->res[p]);
   free(g->res);
   free(g->flows);
-  free(g->dev); /* only after a talus_tiled_device_begin without its end */
-  free(g->dev_cells);
   free(g);
 }
 
@@ -230,48 +213,22 @@ static void tiled_copy(unsigned char *dst, const unsigned char *src, size_t n) {
   }
 }
 
-/* Packs global rectangles r[0..n) (n <= TALUS_HALO_PARTS) of the tile on
- * the GPU's current slot into halo blocks on the device: only they come
- * back to the host. blobs[i] (bytes[i] bytes, halo_block_write's) come
- * from the store's pool and are the caller's, to put or release; all
- * NULL on failure. */
-static talus_status tiled_pack_device(talus_tiled *g, const talus_rect *r, int n, int flags,
-                                      unsigned char **blobs, size_t *bytes) {
-  int layers[TALUS_HALO_PARTS];
+/* tiled_publish for a tile on the GPU's current slot: its blocks are
+ * packed on the device and only they come back to the host. */
+static talus_status tiled_publish_device(talus_tiled *g, int p, int64_t step, int flags) {
+  talus_rect r[TALUS_HALO_PARTS];
+  int n = tiled_publish_rects(g, p, r), layers[TALUS_HALO_PARTS];
   const void *body[TALUS_HALO_PARTS];
-  memset(blobs, 0, (size_t)n * sizeof *blobs);
   talus_status st = talus_cuda_block_layers(r, n, layers);
   if (!st) st = talus_cuda_pack_blocks(r, layers, n, body);
   for (int i = 0; i < n && !st; i++) {
-    bytes[i] = halo_block_bytes(r[i].w, r[i].h, layers[i], flags);
-    blobs[i] = talus_store_blob_alloc(g->store, bytes[i]);
-    if (!blobs[i])
-      st = talus_fail(TALUS_ERR_NOMEM, "tiler", "no memory for a %zu-byte block", bytes[i]);
-    if (st) break;
-    halo_block_header(blobs[i], r[i], layers[i], flags);
-    tiled_copy(blobs[i] + HALO_HEADER_BYTES, body[i], bytes[i] - HALO_HEADER_BYTES);
+    size_t bytes = halo_block_bytes(r[i].w, r[i].h, layers[i], flags);
+    unsigned char *blob = talus_store_blob_alloc(g->store, bytes);
+    if (!blob) return talus_fail(TALUS_ERR_NOMEM, "tiler", "no memory for a %zu-byte block", bytes);
+    halo_block_header(blob, r[i], layers[i], flags);
+    tiled_copy(blob + HALO_HEADER_BYTES, body[i], bytes - HALO_HEADER_BYTES);
+    st = talus_store_put_owned(g->store, (talus_store_key){p, step, i}, blob, bytes, 1);
   }
-  for (int i = 0; i < n && st; i++) {
-    talus_store_blob_release(g->store, blobs[i]);
-    blobs[i] = NULL;
-  }
-  return st;
-}
-
-/* tiled_publish for a tile on the GPU's current slot: its blocks are
- * packed on the device (tiled_pack_device) and put into the store. */
-static talus_status tiled_publish_device(talus_tiled *g, int p, int64_t step, int flags) {
-  talus_rect r[TALUS_HALO_PARTS];
-  unsigned char *blobs[TALUS_HALO_PARTS];
-  size_t bytes[TALUS_HALO_PARTS];
-  int n = tiled_publish_rects(g, p, r);
-  talus_status st = tiled_pack_device(g, r, n, flags, blobs, bytes);
-  for (int i = 0; i < n && !st; i++) {
-    st = talus_store_put_owned(g->store, (talus_store_key){p, step, i}, blobs[i], bytes[i], 1);
-    blobs[i] = NULL; /* the store's now, whatever the outcome */
-  }
-  for (int i = 0; i < n && st; i++)
-    talus_store_blob_release(g->store, blobs[i]); /* those not handed over after a failure */
   return st ? st : tiled_commit(g, p, step);
 }
 
@@ -418,6 +375,12 @@ static talus_status tiled_report(const talus_tiled *g, int64_t start, int64_t en
  * one-buffer loop.
  * ------------------------------------------------------------------- */
 
+typedef struct tiled_flight {
+  int p; /* the tile in flight on this slot, -1 when none */
+  talus_tile *t;
+  talus_run_stats stats;
+} tiled_flight;
+
 /* What tiled_land does with the tile once the slot is done. */
 enum { TILED_DRAIN, TILED_BOOK, TILED_PUBLISH };
 
@@ -475,135 +438,77 @@ static talus_status tiled_generation_gpu(talus_tiled *g, int64_t start, int64_t 
 }
 
 /* ---------------------------------------------------------------------
- * Tiles resident on the GPU (tiled.h): the tiles of this process (all of
- * them, or a rank's own under mpi/) each in a device mirror of its own
- * from talus_tiled_device_begin to talus_tiled_device_end, only strips
- * moving between them on the device. The store is touched at the two
- * ends only, besides the strips of tiles resident elsewhere: a tile is
- * uploaded from its core in the store; at the end every tile publishes
- * from its mirror what the store path's last generation would
- * (tiled_publish_device) and commits. Under mpi/ the strips a rank sends
- * are packed from its mirrors (talus_tiled_strip_block), and those it
- * receives, which the driver puts into the store under their owners'
- * keys as before, are pasted into the reader's ring on the device just
- * before it advances (tiled_device_fill).
+ * Tiles resident on the GPU (tiled.h): every tile in a device mirror of
+ * its own for the whole talus_tiled_run, only strips moving between them
+ * on the device. The store is touched at the run's two ends only: the
+ * tiles are assembled from it (core and a ring of H, as for an advance)
+ * and uploaded; at the end every tile publishes from its mirror what the
+ * store path's last generation would (tiled_publish_device) and commits.
  * ------------------------------------------------------------------- */
 
-/* Whether the tiles of `own` (NULL: all) may stay on the GPU on the way
- * to `end` (*use): a GPU run over a memory store whose tiles are all
- * committed at the current step, unless the caller says no, and (unless
- * forced) only when they fit in the device's memory, shared by `share`
- * processes that hold as many. g->buf must exist (its shape is the
- * tiles'). A process without tiles has no objection. */
-static talus_status tiled_resident_choice(talus_tiled *g, int64_t end, const uint8_t *own,
-                                          int share, int *use) {
-  int n = 0;
+/* Whether talus_tiled_run to `end` keeps the tiles on the GPU (*use): a
+ * GPU run over a memory store whose tiles are all committed at the
+ * current step, unless the caller says no, and (unless forced) only when
+ * they fit in the device's memory. g->buf must exist (its shape is the
+ * tiles'). */
+static talus_status tiled_resident_choice(talus_tiled *g, int64_t end, int *use) {
   *use = 0;
   if (g->ctx.backend != TALUS_BACKEND_CUDA || g->gpu_resident == TALUS_TILED_GPU_RESIDENT_OFF ||
       g->step >= end || talus_store_get_kind(g->store) != TALUS_STORE_MEMORY)
     return TALUS_OK;
-  for (int p = 0; p < g->ntiles; p++) {
-    if (own && !own[p]) continue;
+  for (int p = 0; p < g->ntiles; p++)
     if (talus_store_committed(g->store, p) != g->step) return TALUS_OK; /* a resumed generation */
-    n++;
-  }
-  if (!n || g->gpu_resident == TALUS_TILED_GPU_RESIDENT_ON) return (*use = 1), TALUS_OK;
-  return talus_cuda_resident_fits(g->buf, n * (share > 1 ? share : 1), use);
+  if (g->gpu_resident == TALUS_TILED_GPU_RESIDENT_ON) return (*use = 1), TALUS_OK;
+  return talus_cuda_resident_fits(g->buf, g->ntiles, use);
 }
 
-/* Frees the mirrors and the tables of resident tiles. */
-static void tiled_device_forget(talus_tiled *g) {
-  talus_cuda_resident_free();
-  free(g->dev);
-  free(g->dev_cells);
-  g->dev = NULL;
-  g->dev_cells = NULL;
-}
-
-/* Uploads every resident tile at the current step into its device mirror
- * (talus_cuda_resident_create's table): its core grown by H, the core
- * from the store and the ring as a reset leaves it, since every
- * generation fills the whole ring before the tile advances (checked by
- * tiled_device_fill). */
+/* Uploads every tile at the current step, with its ring of H, into its
+ * device mirror (talus_cuda_resident_create's table). */
 static talus_status tiled_device_load(talus_tiled *g) {
   talus_status st = talus_cuda_resident_create(g->ntiles);
   if (!st) st = talus_cuda_use_slot(0);
   for (int p = 0; p < g->ntiles && !st; p++) {
-    size_t cells = 0;
-    if (!g->dev[p]) continue;
-    st = talus_tile_reset(g->buf, tiled_grow(g, talus_tiled_core(g, p), g->H));
-    if (!st) st = tiled_paste(g, (talus_store_key){p, g->step, TALUS_PART_CORE}, g->buf, &cells);
+    st = tiled_assemble(g, p, g->step, g->H, g->buf);
     if (!st) st = talus_cuda_resident_upload(p, g->buf);
     if (st) st = talus_fail_context(st, "tile %d to the GPU", p);
   }
   return st;
 }
 
-/* What the strip pastes into tile p's ring share (a tiled_reads_ring
- * visit): the strips of resident tiles (local = 1) or of the others. */
-typedef struct ring_visit {
+/* What an exchange's strip copies into tile p share (a tiled_reads_ring visit). */
+typedef struct exchange_visit {
   talus_tiled *g;
-  int p, local;
+  int p;
   talus_rect buf; /* p's core grown by H: its mirror's buffer */
+  size_t cells;
   talus_status st;
-} ring_visit;
+} exchange_visit;
 
-/* Owns the route of one strip (q, part) into p's ring: copied on the
- * device from q's mirror when q is resident here, else pasted from the
- * block the store holds for it at the current step. */
-static void ring_strip(void *user, int q, int part) {
-  ring_visit *v = user;
-  talus_tiled *g = v->g;
-  if (v->st || !g->dev[q] != !v->local) return;
-  if (v->local) {
-    talus_rect r =
-        talus_rect_intersect(halo_strip_rect(talus_tiled_core(g, q), g->H, part), v->buf);
-    v->st = talus_cuda_resident_copy(v->p, q, r);
-    g->dev_cells[v->p] += (size_t)r.w * r.h;
-    return;
-  }
-  const void *blob = NULL;
-  void *hold = NULL;
-  size_t n = 0, cells = 0;
-  v->st = talus_store_get_ref(g->store, (talus_store_key){q, g->step, part}, &blob, &n, &hold);
-  if (!v->st) v->st = talus_cuda_resident_paste(v->p, blob, n, &cells);
-  talus_store_blob_release(g->store, hold);
-  g->dev_cells[v->p] += cells;
+static void exchange_strip(void *user, int q, int part) {
+  exchange_visit *v = user;
+  talus_rect strip = halo_strip_rect(talus_tiled_core(v->g, q), v->g->H, part);
+  talus_rect r = talus_rect_intersect(strip, v->buf);
+  if (!v->st) v->st = talus_cuda_resident_copy(v->p, q, r);
+  v->cells += (size_t)r.w * r.h;
 }
 
-/* Visits the strips of p's ring (H wide) from resident tiles (local = 1)
- * or from the others, queuing each on the current slot. */
-static talus_status tiled_device_ring(talus_tiled *g, int p, int local) {
-  ring_visit v = {g, p, local, tiled_grow(g, talus_tiled_core(g, p), g->H), TALUS_OK};
-  tiled_reads_ring(g, p, g->H, ring_strip, &v);
-  return v.st;
-}
-
-/* Fills every resident tile's ring with the strips of the resident
- * tiles, copied on the device, all before any tile advances, so each is
- * read at the current step. Queued on slot 0, which every slot waits for. */
+/* Fills every tile's ring (H wide) from its neighbours' mirrors: the
+ * strips the store path would paste around it, copied on the device, all
+ * before any tile advances, so each is read at the current step. Queued
+ * on slot 0, which every slot waits for. The cells copied are checked
+ * against the ring's area, as tiled_assemble checks its pastes. */
 static talus_status tiled_device_exchange(talus_tiled *g) {
   talus_status st = talus_cuda_use_slot(0);
   for (int p = 0; p < g->ntiles && !st; p++) {
-    if (!g->dev[p]) continue;
-    g->dev_cells[p] = 0;
-    st = tiled_device_ring(g, p, 1);
+    talus_rect c = talus_tiled_core(g, p);
+    exchange_visit v = {g, p, tiled_grow(g, c, g->H), 0, TALUS_OK};
+    tiled_reads_ring(g, p, g->H, exchange_strip, &v);
+    st = v.st;
+    if (!st && v.cells + (size_t)c.w * c.h != (size_t)v.buf.w * v.buf.h)
+      st = talus_fail(TALUS_ERR_INTERNAL, "tiler", "tile %d: strips cover %zu of %d x %d cells", p,
+                      v.cells + (size_t)c.w * c.h, v.buf.w, v.buf.h);
   }
   return st ? st : talus_cuda_fence();
-}
-
-/* Pastes into tile p's ring, on the current slot, the strips of tiles
- * resident elsewhere (none in one process), then checks that the ring's
- * strips and the core covered its buffer, as tiled_assemble checks its
- * pastes. */
-static talus_status tiled_device_fill(talus_tiled *g, int p) {
-  talus_rect c = talus_tiled_core(g, p), b = tiled_grow(g, c, g->H);
-  talus_status st = tiled_device_ring(g, p, 0);
-  size_t cells = g->dev_cells[p] + (size_t)c.w * c.h;
-  if (!st && cells != (size_t)b.w * b.h)
-    st = talus_fail(TALUS_ERR_INTERNAL, "tiler", "tile %d: strips cover %zu of %d x %d cells", p,
-                    cells, b.w, b.h);
-  return st;
 }
 
 /* Binds tile p's mirror to the slot over the buffer the store path would
@@ -621,129 +526,71 @@ static talus_status tiled_launch_device(talus_tiled *g, tiled_flight *fl, int sl
   return talus_tiler_queue_bound(view, &g->ctx, core, k, &fl->stats);
 }
 
-/* Queues resident tile p's k steps from step s on the next slot, its
- * ring completed first (tiled_device_fill), then lands the tile queued
- * before it on the other slot, booked: the GPU computes one tile while
- * the host queues the next (as tiled_generation_gpu, with no host work
- * between). */
-static talus_status tiled_device_advance(talus_tiled *g, int p, int64_t s, int k,
-                                         talus_run_stats *stats) {
-  int slot = g->fl_slot;
-  talus_status st = talus_cuda_use_slot(slot);
-  if (!st) st = tiled_device_fill(g, p);
-  if (!st) st = tiled_launch_device(g, &g->fl[slot], slot, p, s, k);
-  g->fl_slot ^= 1;
-  talus_status prev =
-      tiled_land(g, &g->fl[slot ^ 1], slot ^ 1, s, k, stats, st ? TILED_DRAIN : TILED_BOOK);
-  return st ? st : prev;
-}
-
-/* Lands the tiles still in flight, the older first: booked (TILED_BOOK)
- * or, after an error, dropped (TILED_DRAIN). */
-static talus_status tiled_device_land_all(talus_tiled *g, int64_t s, int k, talus_run_stats *stats,
-                                          int what) {
-  int older = g->fl_slot ^ 1;
-  talus_status st = tiled_land(g, &g->fl[older], older, s, k, stats, what);
-  talus_status last =
-      tiled_land(g, &g->fl[older ^ 1], older ^ 1, s, k, stats, st ? TILED_DRAIN : what);
-  return st ? st : last;
-}
-
-/* One generation of resident tiles in one process: exchange, then every
- * tile advances, each booked as it lands. A cancel asked by progress is
+/* One generation of resident tiles: exchange, then the tiles advance on
+ * alternating slots (as tiled_generation_gpu, with no host work between),
+ * each booked in index order as it lands. A cancel asked by progress is
  * noted in *cancel and honoured at the generation's end. */
 static talus_status tiled_generation_device(talus_tiled *g, int64_t start, int64_t end,
                                             talus_run_stats *stats, talus_step_progress_fn progress,
                                             void *user, int *cancel) {
   int64_t s = g->step;
-  int k = talus_tiled_generation_steps(g, end);
+  int k = talus_tiled_generation_steps(g, end), slot = 0;
+  tiled_flight fl[2] = {{.p = -1, .t = g->buf}, {.p = -1, .t = g->buf}};
   talus_status st = tiled_device_exchange(g);
   for (int p = 0; p < g->ntiles && !st; p++) {
-    st = tiled_device_advance(g, p, s, k, stats);
+    st = tiled_launch_device(g, &fl[slot], slot, p, s, k);
+    slot ^= 1;
+    if (!st) st = tiled_land(g, &fl[slot], slot, s, k, stats, TILED_BOOK);
     if (!st && tiled_report(g, start, end, k, p, progress, user)) *cancel = 1;
   }
-  talus_status last = tiled_device_land_all(g, s, k, stats, st ? TILED_DRAIN : TILED_BOOK);
+  talus_status last =
+      tiled_land(g, &fl[slot ^ 1], slot ^ 1, s, k, stats, st ? TILED_DRAIN : TILED_BOOK);
   if (!st) st = last;
+  tiled_land(g, &fl[slot], slot, s, k, stats, TILED_DRAIN);
   if (!st) g->step = s + k;
   return st;
 }
 
-/* Brings the store up to the current step from the mirrors: each
- * resident tile publishes its core, strips and ledger and commits, then
- * its blobs of older steps go (what the store path's generations leave). */
-static talus_status tiled_device_publish(talus_tiled *g) {
-  if (g->step == g->dev_start) return TALUS_OK;
-  talus_status st = talus_cuda_use_slot(0);
-  for (int p = 0; p < g->ntiles && !st; p++) {
-    if (!g->dev[p]) continue;
+/* Brings the store up to the current step from the mirrors: each tile
+ * publishes its core, strips and ledger and commits, then the blobs of
+ * older steps go (what the store path's generations leave). */
+static talus_status tiled_device_publish(talus_tiled *g, int64_t start) {
+  talus_status st = g->step == start ? TALUS_OK : talus_cuda_use_slot(0);
+  for (int p = 0; p < g->ntiles && !st && g->step != start; p++) {
     st = talus_cuda_resident_bind(p, tiled_grow(g, talus_tiled_core(g, p), g->H));
     if (!st) st = tiled_publish_device(g, p, g->step, HALO_TILE_FLAGS(g->buf));
   }
-  for (int p = 0; p < g->ntiles && !st; p++)
-    if (g->dev[p]) st = talus_store_drop_before(g->store, p, g->step);
+  for (int p = 0; p < g->ntiles && !st && g->step != start; p++)
+    st = talus_store_drop_before(g->store, p, g->step);
   return st;
 }
 
-/* After an error: the grid goes back to what the store holds of the
- * resident tiles (the run's start, or tiles already published at its
- * end), ledgers included. */
+/* After an error: the grid goes back to what the store holds (the run's
+ * start, or tiles already published at its end), ledgers included. */
 static void tiled_device_rollback(talus_tiled *g) {
   int64_t lo = INT64_MAX;
   for (int p = 0; p < g->ntiles; p++) {
     int64_t at = g->step;
-    if (g->dev[p] && !talus_tiled_resume_tile(g, p, &at) && at < lo) lo = at;
+    if (!talus_tiled_resume_tile(g, p, &at) && at < lo) lo = at;
   }
   if (lo != INT64_MAX) g->step = lo;
 }
 
-talus_status talus_tiled_device_choose(talus_tiled *g, int64_t end, const uint8_t *own, int share,
-                                       int *use) {
-  talus_status st = g->step < end ? tiled_buffers(g, 0) : TALUS_OK;
-  *use = g->resident_used = 0;
-  return st ? st : tiled_resident_choice(g, end, own, share, use);
-}
-
-talus_status talus_tiled_device_begin(talus_tiled *g, const uint8_t *own) {
-  g->dev = calloc((size_t)g->ntiles, 1);
-  g->dev_cells = calloc((size_t)g->ntiles, sizeof *g->dev_cells);
-  talus_status st = g->dev && g->dev_cells && g->buf
-                        ? TALUS_OK
-                        : talus_fail(TALUS_ERR_NOMEM, "tiler", "no memory for the tile tables");
-  for (int p = 0; p < g->ntiles && !st; p++)
-    g->dev[p] = !own || own[p];
-  g->dev_start = g->step;
-  g->fl[0] = g->fl[1] = (tiled_flight){.p = -1, .t = g->buf};
-  g->fl_slot = 0;
-  if (!st) st = tiled_device_load(g);
-  if (st) /* the store is as it was */
-    tiled_device_forget(g);
-  g->resident_used = !st;
-  return st;
-}
-
-talus_status talus_tiled_device_end(talus_tiled *g, int publish) {
-  if (!g->dev) return TALUS_OK;
-  tiled_device_land_all(g, g->step, 0, NULL, TILED_DRAIN); /* only after an error */
-  talus_status st = publish ? tiled_device_publish(g) : TALUS_OK;
-  if (!publish || st) {
-    talus_status keep = st; /* the rollback's reads must not hide the error */
-    tiled_device_rollback(g);
-    st = keep;
-  }
-  tiled_device_forget(g);
-  return st;
-}
-
-/* talus_tiled_run with the tiles resident on the GPU (talus_tiled_device_begin done). */
+/* talus_tiled_run with the tiles resident on the GPU. */
 static talus_status tiled_run_device(talus_tiled *g, int64_t end, talus_run_stats *stats,
                                      talus_step_progress_fn progress, void *user) {
   int64_t start = g->step;
   int cancel = 0;
-  talus_status st = TALUS_OK;
+  talus_status st = tiled_device_load(g);
   while (!st && !cancel && g->step < end)
     st = tiled_generation_device(g, start, end, stats, progress, user, &cancel);
-  talus_status last = talus_tiled_device_end(g, !st);
-  if (!st) st = last;
+  if (!st) st = tiled_device_publish(g, start);
+  if (st) {
+    talus_status keep = st; /* the rollback's reads must not hide the error */
+    tiled_device_rollback(g);
+    st = keep;
+  }
+  talus_cuda_resident_free();
   if (!st && cancel)
     return talus_fail(TALUS_ERR_CANCELLED, "run", "cancelled at step %lld (resumable)",
                       (long long)g->step);
@@ -766,11 +613,10 @@ talus_status talus_tiled_run(talus_tiled *g, int64_t end, talus_run_stats *stats
                              talus_step_progress_fn progress, void *user) {
   int64_t start = g->step;
   int gpu = g->ctx.backend == TALUS_BACKEND_CUDA, resident = 0;
-  talus_status bst = talus_tiled_device_choose(g, end, NULL, 1, &resident);
-  if (!bst && resident) {
-    bst = talus_tiled_device_begin(g, NULL);
-    if (!bst) return tiled_run_device(g, end, stats, progress, user);
-  }
+  talus_status bst = g->step < end ? tiled_buffers(g, 0) : TALUS_OK;
+  if (!bst) bst = tiled_resident_choice(g, end, &resident);
+  g->resident_used = !bst && resident;
+  if (g->resident_used) return tiled_run_device(g, end, stats, progress, user);
   if (!bst && g->step < end) bst = tiled_buffers(g, gpu);
   if (bst) return bst;
   while (g->step < end) {
@@ -886,50 +732,17 @@ talus_status talus_tiled_load_tile(talus_tiled *g, int p, const talus_tile_sourc
 talus_status talus_tiled_advance_one(talus_tiled *g, int p, int k, talus_run_stats *stats) {
   int64_t s = g->step;
   int due = 0;
-  talus_status st = TALUS_OK;
-  if (g->dev) { /* resident on the GPU: committed at the run's start until its end */
-    st = g->dev[p] ? tiled_device_advance(g, p, s, k, stats)
-                   : talus_fail(TALUS_ERR_INTERNAL, "tiler", "tile %d is not resident here", p);
-  } else {
-    st = tiled_due(g, p, s, k, &due);
-    if (st || !due) return st;
-    st = tiled_buffers(g, 0);
-    if (!st) st = tiled_advance_tile(g, p, s, k, stats);
-  }
+  talus_status st = tiled_due(g, p, s, k, &due);
+  if (st || !due) return st;
+  st = tiled_buffers(g, 0);
+  if (!st) st = tiled_advance_tile(g, p, s, k, stats);
   if (st)
     return talus_fail_context(st, "tile %d, steps %lld..%lld", p, (long long)s, (long long)(s + k));
   return TALUS_OK;
 }
 
-talus_status talus_tiled_advance_wait(talus_tiled *g, int k, talus_run_stats *stats) {
-  return g->dev ? tiled_device_land_all(g, g->step, k, stats, TILED_BOOK) : TALUS_OK;
-}
-
-talus_status talus_tiled_device_exchange(talus_tiled *g) {
-  return g->dev ? tiled_device_exchange(g) : TALUS_OK;
-}
-
-talus_status talus_tiled_strip_block(talus_tiled *g, int q, int part, const void **blob, size_t *n,
-                                     void **hold) {
-  *blob = *hold = NULL;
-  *n = 0;
-  if (!g->dev || !g->dev[q])
-    return talus_store_get_ref(g->store, (talus_store_key){q, g->step, part}, blob, n, hold);
-  talus_rect c = talus_tiled_core(g, q), r = halo_strip_rect(c, g->H, part);
-  unsigned char *b = NULL;
-  size_t bytes = 0;
-  talus_status st = talus_cuda_use_slot(0); /* nothing in flight between generations */
-  if (!st) st = talus_cuda_resident_bind(q, tiled_grow(g, c, g->H));
-  if (!st) st = tiled_pack_device(g, &r, 1, HALO_TILE_FLAGS(g->buf), &b, &bytes);
-  if (st) return talus_fail_context(st, "strip %d of tile %d", part, q);
-  *blob = *hold = b;
-  *n = bytes;
-  return TALUS_OK;
-}
-
 talus_status talus_tiled_end_generation(talus_tiled *g, int k) {
   for (int p = 0; p < g->ntiles; p++) {
-    if (g->dev && g->dev[p]) continue; /* its blobs stay at the run's start until device_end */
     talus_status st = talus_store_drop_before(g->store, p, g->step + k);
     if (st) return st;
   }

@@ -36,8 +36,8 @@
  * store, when every tile fits in the device's memory with a margin —
  * talus_cuda_resident_fits, from cudaMemGetInfo — or when forced with
  * talus_tiled_set_gpu_resident): the same idea on the device. At the
- * run's start each tile's core, with a ring of H as a reset leaves it,
- * is uploaded once into a device mirror of its own. A generation then
+ * run's start each tile is assembled from the store (core and a ring of
+ * H) and uploaded once into a device mirror of its own. A generation then
  * (1) copies on the device, into every tile's ring, the strips of its
  * neighbours' cores that the path above would paste (tiled_reads_ring,
  * talus_cuda_resident_copy), all before any tile advances, so each strip
@@ -53,31 +53,8 @@
  * would; so every reader of the grid (talus_tiled_read_core,
  * talus_tiled_core_block, output streaming, resume, the per-tile calls)
  * sees the store, and the mirrors are freed. An error rolls the grid
- * back to the store. A run that does not fit, a disk store and a resumed
- * half-generation take the path below.
- *
- * Tiles resident on the GPU under a driver (mpi/: each rank holds its own
- * tiles): when talus_tiled_device_choose allows it on every rank,
- * talus_tiled_device_begin uploads the tiles it is given (the rank's
- * own) as above, and the per-tile calls then act on the mirrors; the
- * ring stays H wide, also for the strips talus_tiled_reads names.
- * A generation: talus_tiled_device_exchange copies on the device every
- * strip one resident tile reads of another; talus_tiled_strip_block
- * packs on the device each strip another rank reads (the bytes the store
- * path publishes), which the driver sends; the driver puts the strips it
- * receives into the store under their owners' keys, as on the store
- * path; talus_tiled_advance_one first pastes those into the tile's ring
- * on the device (talus_cuda_resident_paste: the bytes
- * halo_block_paste_fill gives), checks that the ring is covered, and
- * queues the tile on the two-slot pipeline; talus_tiled_advance_wait
- * lands the last; talus_tiled_end_generation drops the received strips
- * only. Every strip is read at step s: the copies and packs run before
- * any tile advances, a tile's pastes right before it, and strips are
- * read from cores, written into rings. talus_tiled_device_end publishes
- * every resident tile (also after a cancel) or, after an error, rolls
- * back to the store. Hence the bytes of the store path for any rank
- * count, and one process's talus_tiled_run is the same calls with every
- * tile resident.
+ * back to the store. A run that does not fit, a disk store, a resumed
+ * half-generation and the per-tile calls (mpi/) take the path below.
  *
  * The GPU path without resident tiles (the fallback): every generation
  * each tile is assembled on the host, uploaded, advanced, and its core
@@ -91,10 +68,7 @@
  *
  * Concurrency: tiles of a generation are advanced one after another; each
  * advance is parallel inside (OpenMP over rows), and so are the cut and
- * paste of large blocks (halo.c). On the GPU two tiles are in flight at
- * once, on two CUDA slots, each writing only its own buffer or mirror;
- * what a tile reads of others (strips at step s) is copied, packed or
- * received before any tile of the generation advances (kernels/cuda/cuda.h).
+ * paste of large blocks (halo.c).
  *
  * Cost outside the stages (a tiled run should cost little more than one
  * piece; benchmarks/RESULTS.md has the ratios):
@@ -165,8 +139,7 @@ enum {
   TALUS_TILED_GPU_RESIDENT_OFF
 };
 void talus_tiled_set_gpu_resident(talus_tiled *g, int mode);
-/* 1 when the last talus_tiled_run (or talus_tiled_device_begin) kept its
- * tiles resident on the GPU. */
+/* 1 when the last talus_tiled_run kept its tiles resident on the GPU. */
 int talus_tiled_gpu_resident_used(const talus_tiled *g);
 
 /* Grid facts. */
@@ -208,43 +181,8 @@ talus_status talus_tiled_load_tile(talus_tiled *g, int p, const talus_tile_sourc
  * committed at step + k, as after a resume). */
 talus_status talus_tiled_advance_one(talus_tiled *g, int p, int k, talus_run_stats *stats);
 /* Ends the generation once every tile is at step + k: drops older blobs of
- * every tile (but those of tiles resident on the GPU, which the store
- * holds at the run's start until talus_tiled_device_end) and moves the
- * current step to step + k. */
+ * every tile and moves the current step to step + k. */
 talus_status talus_tiled_end_generation(talus_tiled *g, int k);
-
-/* Tiles resident on the GPU under a driver (design at the top). *use = 1
- * when the tiles of `own` ([ntiles], 1 for a tile of this process; NULL:
- * all) may stay in device mirrors on the way to step `end`: a GPU run
- * (talus_tiled_set_gpu_resident allowing) over a memory store, every own
- * tile committed at the current step, and they fit in the device's
- * memory shared by `share` processes holding as many (a process without
- * tiles: 1). Off the GPU *use = 0. Changes nothing else. Processes that
- * exchange strips must all go resident or none (talus_tiled_reads
- * depends on it). */
-talus_status talus_tiled_device_choose(talus_tiled *g, int64_t end, const uint8_t *own, int share,
-                                       int *use);
-/* Uploads the tiles of `own` (NULL: all) into their device mirrors; they
- * stay there until talus_tiled_device_end. Nothing changes on failure. */
-talus_status talus_tiled_device_begin(talus_tiled *g, const uint8_t *own);
-/* Fills the rings of the resident tiles with the strips of resident
- * tiles, on the device, before any tile advances (no-op when none). */
-talus_status talus_tiled_device_exchange(talus_tiled *g);
-/* Strip `part` of tile q at the current step as a halo block: packed on
- * the device from q's mirror when q is resident, else read in place from
- * the store. Pass *hold to talus_store_blob_release(talus_tiled_store(g),
- * *hold) when done. Not while tiles advance (between generations). */
-talus_status talus_tiled_strip_block(talus_tiled *g, int q, int part, const void **blob, size_t *n,
-                                     void **hold);
-/* Lands the resident tiles still queued by talus_tiled_advance_one in a
- * generation of k steps, booking them (no-op when none are resident). */
-talus_status talus_tiled_advance_wait(talus_tiled *g, int k, talus_run_stats *stats);
-/* Ends the residency: with publish, the store gets every resident tile's
- * core, strips and ledger at the current step (as after the store path's
- * generations; also after a cancel); without, after an error, the grid
- * goes back to what the store holds. Frees the mirrors. No-op when
- * nothing is resident. */
-talus_status talus_tiled_device_end(talus_tiled *g, int publish);
 /* Loads tile p's ledger at its committed step, which goes to *at. */
 talus_status talus_tiled_resume_tile(talus_tiled *g, int p, int64_t *at);
 void talus_tiled_set_step(talus_tiled *g, int64_t step);

@@ -113,12 +113,10 @@ constexpr int PINNED_MAX = 2 * (int)(sizeof fields / sizeof fields[0]);
 
 /* The backend's one state. Concurrency: only the driver thread touches
  * it. A resident tile is written on the device by the one slot bound to
- * it (the tiler never binds a tile to two slots at once), by the strip
+ * it (the tiler never binds a tile to two slots at once) and by the strip
  * copies of an exchange, which the tiler queues on one slot while no
  * slot has work in flight and which the other slots wait for
- * (talus_cuda_fence) before their next stage, and by the pastes of
- * other processes' strips, queued on the slot the tile is bound to next.
- * A slot's pack staging is reused only after its stream is done with it. */
+ * (talus_cuda_fence) before their next stage. */
 struct backend {
   bool ready;
   int device;
@@ -480,34 +478,6 @@ __global__ void strip_copy(talus_tile dst, talus_tile src, talus_rect r) {
   if (dst.hard) dst.hard[di] = src.hard[si];
   for (int a = 0; dst.acc && a < HALO_ACC_PLANES; a++)
     dst.acc[(size_t)a * dst.plane + di] = src.acc[(size_t)a * src.plane + si];
-}
-
-/* Pastes the body of the block of global rectangle b (L layers, dst's
- * optional planes) into dst over r (inside b and dst's buffer), one
- * thread per cell of r, as halo_block_paste_fill would: count, mask,
- * hardness, the accumulators, and every layer slot up to dst.nz, those at
- * or above L written 0 (the block holds 0 at or above a cell's count
- * already; why 0 is the reset value there: strip_copy). The inverse of
- * block_pack. */
-__global__ void block_unpack(talus_tile dst, talus_rect r, talus_rect b, int L,
-                             const unsigned char *body) {
-  int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i >= r.w * r.h) return;
-  int x = r.x0 + i % r.w, y = r.y0 + i / r.w;
-  size_t cells = (size_t)b.w * b.h, c = (size_t)(y - b.y0) * b.w + (size_t)(x - b.x0);
-  size_t di = talus_idx(&dst, x - dst.buf.x0, y - dst.buf.y0);
-  const float *fl = (const float *)(body + halo_body_planes_offset(cells));
-  int cnt = body[c];
-  dst.count[di] = (uint8_t)cnt;
-  dst.mask[di] = body[cells + c];
-  for (int k = 0; k < dst.nz; k++)
-    for (int f = 0; f < HALO_FIELDS; f++)
-      halo_plane_of(dst, f, k)[di] =
-          k < L && cnt > k ? fl[((size_t)k * HALO_FIELDS + f) * cells + c] : 0.0f;
-  if (dst.hard) dst.hard[di] = fl[(size_t)L * HALO_FIELDS * cells + c];
-  int flags = HALO_TILE_FLAGS(&dst);
-  for (int a = 0; dst.acc && a < HALO_ACC_PLANES; a++)
-    dst.acc[(size_t)a * dst.plane + di] = fl[(size_t)halo_acc_plane(L, flags, a) * cells + c];
 }
 
 void free_pack(slot &q) {
@@ -909,47 +879,6 @@ extern "C" talus_status talus_cuda_resident_copy(int dst, int src, talus_rect r)
   int cells = r.w * r.h;
   strip_copy<<<(cells + 255) / 256, 256, 0, cur().stream>>>(*a, *b, r);
   return cuda_ok(cudaGetLastError(), "halo strip copy");
-}
-
-/* Whether block (n bytes) can be pasted into resident tile m: a whole
- * block of m's optional planes, at most m's layers, every count in
- * 1..layers (as halo.c checks before a paste); *hd gets its header. */
-static bool paste_fits(const talus_tile *m, const void *block, size_t n, halo_header *hd) {
-  if (!m || !m->plane || n < sizeof *hd) return false;
-  memcpy(hd, block, sizeof *hd);
-  if (hd->magic != HALO_MAGIC || hd->w <= 0 || hd->h <= 0 || hd->layers < 1 || hd->layers > m->nz ||
-      hd->flags != HALO_TILE_FLAGS(m) || n != halo_block_bytes(hd->w, hd->h, hd->layers, hd->flags))
-    return false;
-  const unsigned char *cnt = (const unsigned char *)block + HALO_HEADER_BYTES;
-  for (size_t c = 0; c < (size_t)hd->w * hd->h; c++)
-    if (cnt[c] < 1 || cnt[c] > hd->layers) return false;
-  return true;
-}
-
-extern "C" talus_status talus_cuda_resident_paste(int dst, const void *block, size_t n,
-                                                  size_t *cells) {
-  talus_tile *m = resident_of(dst);
-  halo_header hd;
-  *cells = 0;
-  if (!paste_fits(m, block, n, &hd))
-    return talus_fail(TALUS_ERR_FORMAT, "cuda",
-                      "a block of %zu bytes does not fit resident tile %d", n, dst);
-  talus_rect b = {hd.x0, hd.y0, hd.w, hd.h}, r = talus_rect_intersect(b, m->buf);
-  if (r.w <= 0 || r.h <= 0) return TALUS_OK;
-  slot &q = cur();
-  size_t body = n - HALO_HEADER_BYTES;
-  /* the staging may still feed the slot's previous paste */
-  talus_status st = cuda_ok(cudaStreamSynchronize(q.stream), "halo paste");
-  if (!st) st = ensure_pack(q, body);
-  if (st) return st;
-  memcpy(q.pack_host, (const unsigned char *)block + HALO_HEADER_BYTES, body);
-  st = cuda_ok(cudaMemcpyAsync(q.pack, q.pack_host, body, cudaMemcpyHostToDevice, q.stream),
-               "halo upload");
-  if (st) return st;
-  block_unpack<<<(r.w * r.h + 255) / 256, 256, 0, q.stream>>>(*m, r, b, hd.layers, q.pack);
-  st = cuda_ok(cudaGetLastError(), "halo paste");
-  if (!st) *cells = (size_t)r.w * r.h;
-  return st;
 }
 
 extern "C" talus_status talus_cuda_fence(void) {

@@ -41,20 +41,13 @@
  *   (talus_cuda_resident_copy: one kernel per strip, the bytes a cut and
  *   halo_block_paste_fill would give), so per generation only strips
  *   move, and the host sees a tile only when the tiler packs its blocks
- *   for the store (tiler/tiled.c: at the end of the run). Under MPI the
- *   strips other ranks read are packed from the mirror
- *   (talus_cuda_pack_blocks) and those other ranks send are pasted into
- *   it (talus_cuda_resident_paste: the block staged through pinned
- *   memory, then one kernel, block_unpack, the inverse of block_pack).
+ *   for the store (tiler/tiled.c: at the end of the run).
  * - Without the CUDA toolkit at build time every call below except
  *   talus_cuda_built() fails with TALUS_ERR_UNSUPPORTED (cuda_none.c).
  * - Concurrency: one driver thread per process calls the backend. A
- *   resident tile is written on the device by the one slot bound to it,
- *   by strip copies queued while no slot has work in flight (the other
- *   slots wait for those, talus_cuda_fence, before their next work), and
- *   by pastes into its ring queued on the slot it is bound to next, just
- *   before (stream order). Copies and packs read cores, pastes and copies
- *   write rings: a tile's ring is read only by its own stages.
+ *   resident tile is written on the device by the one slot bound to it
+ *   and by strip copies queued while no slot has work in flight; the
+ *   other slots wait for those (talus_cuda_fence) before their next work.
  */
 #ifndef TALUS_KERNELS_CUDA_H
 #define TALUS_KERNELS_CUDA_H
@@ -167,15 +160,6 @@ talus_status talus_cuda_resident_bind(int id, talus_rect view);
  * halo_block_paste_fill would. Errors of queued work surface at the next
  * wait. */
 talus_status talus_cuda_resident_copy(int dst, int src, talus_rect r);
-/* Queues on the current slot a paste of halo block `block` (n bytes,
- * halo_block_write's format, with resident tile dst's optional planes
- * and at most its layers) into resident tile dst over the block's
- * rectangle clipped to dst's buffer, giving dst the bytes
- * halo_block_paste_fill would; *cells gets the cells written. The block
- * goes through the slot's staging (the call waits for the slot's earlier
- * work first), so the caller may free it on return. For strips that
- * come from another process (tiler/tiled.c under mpi/). */
-talus_status talus_cuda_resident_paste(int dst, const void *block, size_t n, size_t *cells);
 /* Makes every other slot's later work wait for the work queued on the
  * current slot so far (without the host waiting). */
 talus_status talus_cuda_fence(void);

@@ -88,11 +88,6 @@ talus_status talus_cuda_resident_copy(int dst, int src, talus_rect r) {
   return cuda_missing();
 }
 
-talus_status talus_cuda_resident_paste(int dst, const void *block, size_t n, size_t *cells) {
-  *cells = 0;
-  return cuda_missing();
-}
-
 talus_status talus_cuda_fence(void) {
   return cuda_missing();
 }
