@@ -9,7 +9,7 @@
 #                unpacked into /; also Debian's OpenMPI, which is left
 #                packed: the machine's own OpenMPI 4.1.6 (Ubuntu) serves
 #                talus's libmpi.so.40, and mixing the two crashed mpirun
-#   sh benchmarks/gpu_session.sh setup [test|mpi|device|bench|ooc|particles|ranks|ncu]...
+#   sh benchmarks/gpu_session.sh setup [test|mpi|device|bench|ooc|particles|ranks|ncu|gallery|big]...
 # Each part appends to $OUT/session.log; JSON goes to $OUT/json.tar.gz (the
 # device tool returns at most 8 files).
 OUT=${OUT:-/tmp/gpu_out}
@@ -30,8 +30,8 @@ for what in "$@"; do
         nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
         "$G/talus" --version; mpirun --version | head -1 ;;
   test) log test_gpu; timeout 240 "$G/tests/test_gpu" > "$OUT/test_gpu.log" 2>&1
-        echo "test_gpu rc=$?"; grep -E "accumulators|particles|tiled core 37|pasted|FAIL|passed" "$OUT/test_gpu.log" ;;
-  mpi)  log cli_gpu_mpi; timeout 300 bash tests/cli_gpu_mpi.sh > "$OUT/cli_gpu_mpi.log" 2>&1
+        echo "test_gpu rc=$?"; grep -E "accumulators|particles|tiled core 37|FAIL|passed" "$OUT/test_gpu.log" ;;
+  mpi)  log cli_gpu_mpi; timeout 180 bash tests/cli_gpu_mpi.sh > "$OUT/cli_gpu_mpi.log" 2>&1
         echo "cli_gpu_mpi rc=$?"; tail -15 "$OUT/cli_gpu_mpi.log" ;;
   device) log cli_device; timeout 60 bash tests/cli_device.sh 2>&1 | tail -4 ;;
   bench) # one piece, long runs (upload/download amortised)
@@ -49,22 +49,17 @@ for what in "$@"; do
         timeout 120 $G/benchmarks/talus_bench --configs configs --device cpu --threads 16 --stream-mib 64 \
           --repeat 1 $P -o "$J/particles_cpu16.json"
         grep -hE '"(workload|device|ms_per_step|droplets_per_s)"' "$J"/particles_*.json ;;
-  ranks) # 2 ranks sharing the GPU (resident, then host-staged) against one process, 2048² rivers-rain, 4 tiles
+  ranks) # 2 ranks sharing the GPU against one process, 2048² rivers-rain, 4 tiles
         log ranks; T="timeout 100 $G/talus"
         $T generate rivers-rain -o /tmp/r2048.tif --size 2048 --layers 4 -q
         A="-c configs/rivers-rain.ini --steps 200 --tile 1024 -q --no-preview --device cuda"
         $T erode /tmp/r2048.tif -o /tmp/one.tif -c configs/rivers-rain.ini --steps 200 -q \
           --no-preview --device cuda --report "$J/ranks_piece.json"
         $T erode /tmp/r2048.tif -o /tmp/p1.tif $A --report "$J/ranks_1.json"
-        M="timeout 100 mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader,tcp"
-        $M -np 2 $G/talus erode /tmp/r2048.tif -o /tmp/p2.tif $A --report "$J/ranks_2.json"
-        # A/B: the host-staged path (TALUS_GPU_RESIDENT=off)
-        TALUS_GPU_RESIDENT=off $M -x TALUS_GPU_RESIDENT -np 2 $G/talus erode /tmp/r2048.tif \
-          -o /tmp/p2off.tif $A --report "$J/ranks_2_off.json"
-        cmp /tmp/one.tif /tmp/p1.tif && cmp /tmp/p1.tif /tmp/p2.tif && cmp /tmp/p2.tif /tmp/p2off.tif &&
-          echo "ranks: outputs equal"
-        grep -ho '"gpu_resident_ranks": [0-9]*' "$J/ranks_1.json" "$J/ranks_2.json" "$J/ranks_2_off.json"
-        echo "erosion s: one piece $(secs "$J/ranks_piece.json"), 1 process tiled $(secs "$J/ranks_1.json"), 2 ranks $(secs "$J/ranks_2.json"), 2 ranks host-staged $(secs "$J/ranks_2_off.json")" ;;
+        timeout 100 mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader,tcp \
+          -np 2 $G/talus erode /tmp/r2048.tif -o /tmp/p2.tif $A --report "$J/ranks_2.json"
+        cmp /tmp/one.tif /tmp/p1.tif && cmp /tmp/p1.tif /tmp/p2.tif && echo "ranks: outputs equal"
+        echo "erosion s: one piece $(secs "$J/ranks_piece.json"), 1 process tiled $(secs "$J/ranks_1.json"), 2 ranks $(secs "$J/ranks_2.json")" ;;
   ncu)  # one step's kernels of each model, and the droplet kernels
         log ncu; N="timeout 120 ncu --clock-control none --section SpeedOfLight --section LaunchStats --section Occupancy --csv"
         $N -k regex:stage_kernel --launch-skip 12 --launch-count 14 $B --size 2048 --steps 3 \
@@ -74,6 +69,9 @@ for what in "$@"; do
         $N --kernel-name-base demangled -k regex:k_pt_ --launch-skip 6 --launch-count 6 $B --size 2048 --steps 3 --warmup 0 \
           --workloads particles > "$OUT/ncu_particles.csv" 2>> "$OUT/ncu.err"
         echo "ncu rc=$?"; wc -l "$OUT"/ncu_*.csv ;;
+  gallery) # tools/gallery.sh's scenes on the GPU (the DEM ones need the data: skipped)
+        log gallery; timeout 240 bash tools/gallery.sh "$G/talus" "$OUT/gallery" | tail -12
+        tar -czf "$OUT/gallery.tar.gz" -C "$OUT" gallery && rm -rf "$OUT/gallery" ;;
   big)  # 8192² in one piece, both models (creep 0.002: the stability check at 8192² cells)
         log big; $B --size 8192 --steps 50 --warmup 5 --workloads heightfield,rivers_rain \
           --set sand.creep=0.002 -o "$J/one_8192.json" ;;
