@@ -242,6 +242,7 @@ static talus_status tiled_open_store(tiled_run *t, const talus_params *p) {
   if (!st)
     st = talus_store_open(&t->store, t->disk ? TALUS_STORE_DISK : TALUS_STORE_MEMORY,
                           t->disk ? dir : NULL, id, ntx * nty, t->o->resume);
+  if (!st) talus_store_set_level(t->store, t->o->store_level);
   if (st && t->o->resume)
     talus_fail_context(st,
                        "cannot resume from --store %s (it must hold a run of the same "
