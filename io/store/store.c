@@ -1039,7 +1039,11 @@ talus_status talus_store_commit(talus_store *s, int32_t tile, int64_t step) {
 }
 
 talus_status talus_store_set_io_threads(talus_store *s, int readers) {
-  if (!s || s->kind != TALUS_STORE_DISK || s->async || readers < 0) return TALUS_OK;
+  if (!s || s->kind != TALUS_STORE_DISK || s->async || s->async_never) return TALUS_OK;
+  if (readers < 0) {
+    s->async_never = 1;
+    return TALUS_OK;
+  }
   return store_async_start(s, readers);
 }
 

@@ -188,7 +188,9 @@ void talus_store_set_recycle(talus_store *s, int on);
 void talus_store_set_level(talus_store *s, int level);
 /* DISK: starts write-behind (one writer thread) and read-ahead (`readers`
  * reader threads; 0: none) as described above; before the first put.
- * MEMORY, or once started: no effect. */
+ * readers < 0: the store stays synchronous (later calls do nothing; for a
+ * run whose memory limit leaves no room for the queue). MEMORY, or once
+ * started: no effect. */
 talus_status talus_store_set_io_threads(talus_store *s, int readers);
 /* Waits until every queued call is on disk; the first error of a queued
  * call, if any (TALUS_OK without a queue). */

@@ -100,6 +100,7 @@ struct talus_store {
   /* DISK write-behind and read-ahead (async.c); under q_lock, but `async`
    * and `nreaders`, set before the first put and read freely after */
   int async;            /* 1 while the queue's threads run */
+  int async_never;      /* set_io_threads(s, -1): stays synchronous */
   int nreaders, q_stop; /* reader threads; 1 when the threads must end */
   pthread_t writer, readers[IO_READERS_MAX];
   pthread_mutex_t q_lock;
