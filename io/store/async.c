@@ -154,7 +154,7 @@ static void *reader_main(void *arg) {
     if (!p) break;
     p->state = PF_READING;
     talus_store_key k = p->key;
-    int failed = s->q_err && p->after > s->q_err_seq;
+    int failed = s->q_err && p->after >= s->q_err_seq; /* its write failed or was skipped */
     pthread_mutex_unlock(&s->q_lock);
     void *buf = NULL;
     size_t n = 0;
