@@ -483,6 +483,27 @@ static void test_zero_copy(talus_store_kind kind) {
   talus_store_close(s);
 }
 
+/* Checks that tile 0's core at step 0 still holds "old". */
+static void check_old_blob(talus_store *s) {
+  void *got;
+  size_t m;
+  CHECK(talus_store_get(s, K(0, 0, 0), &got, &m) == TALUS_OK && m == 3 && !memcmp(got, "old", 3),
+        "old blob intact");
+  free(got);
+}
+
+/* Limits the size of files written to 64 KiB (a full disk's stand-in);
+ * returns the limit to restore. */
+static struct rlimit small_files(void) {
+  struct rlimit old, lim;
+  getrlimit(RLIMIT_FSIZE, &old);
+  lim = old;
+  lim.rlim_cur = 64 * 1024;
+  signal(SIGXFSZ, SIG_IGN);
+  setrlimit(RLIMIT_FSIZE, &lim);
+  return old;
+}
+
 /* A write failure (file size limit, like a full disk) is TALUS_ERR_IO,
  * leaves no temporary file and keeps the key's previous blob. */
 static void test_write_failure(void) {
@@ -493,22 +514,13 @@ static void test_write_failure(void) {
   size_t n = 1 << 20;
   unsigned char *buf = malloc(n);
   fill_random(buf, n, 42);
-  struct rlimit old, lim;
-  getrlimit(RLIMIT_FSIZE, &old);
-  lim = old;
-  lim.rlim_cur = 64 * 1024;
-  signal(SIGXFSZ, SIG_IGN);
-  setrlimit(RLIMIT_FSIZE, &lim);
+  struct rlimit old = small_files();
   talus_status st = talus_store_put(s, K(0, 0, 0), buf, n, 0);
   setrlimit(RLIMIT_FSIZE, &old);
   CHECK(st == TALUS_ERR_IO && strstr(talus_last_error(), "cannot write"), "write failure: %s",
         talus_last_error());
   CHECK(count_files(dir, ".tmp") == 0, "temporary file removed");
-  void *got;
-  size_t m;
-  CHECK(talus_store_get(s, K(0, 0, 0), &got, &m) == TALUS_OK && m == 3 && !memcmp(got, "old", 3),
-        "old blob intact");
-  free(got);
+  check_old_blob(s);
   free(buf);
   talus_store_close(s);
 }
@@ -773,12 +785,7 @@ static void test_async_write_failure(void) {
   size_t n = 1 << 20;
   unsigned char *buf = malloc(n);
   fill_random(buf, n, 42);
-  struct rlimit old, lim;
-  getrlimit(RLIMIT_FSIZE, &old);
-  lim = old;
-  lim.rlim_cur = 64 * 1024;
-  signal(SIGXFSZ, SIG_IGN);
-  setrlimit(RLIMIT_FSIZE, &lim);
+  struct rlimit old = small_files();
   talus_status put = talus_store_put(s, K(0, 2, 0), buf, n, 0);
   talus_status commit = put ? put : talus_store_commit(s, 0, 2);
   talus_status st = commit ? commit : talus_store_flush(s);
@@ -791,11 +798,7 @@ static void test_async_write_failure(void) {
   CHECK(talus_store_open(&s, TALUS_STORE_DISK, dir, "r", 1, 1) == TALUS_OK, "resume");
   CHECK(talus_store_committed(s, 0) == 0, "the commit after the failed put never happened: %lld",
         (long long)talus_store_committed(s, 0));
-  void *got;
-  size_t m;
-  CHECK(talus_store_get(s, K(0, 0, 0), &got, &m) == TALUS_OK && m == 3 && !memcmp(got, "old", 3),
-        "old blob intact");
-  free(got);
+  check_old_blob(s);
   free(buf);
   talus_store_close(s);
 }

@@ -1,6 +1,8 @@
 /*
  * async.c — the disk store's write-behind queue and read-ahead (store.h,
- * "Write-behind and read-ahead"; the locks: store_private.h).
+ * "Write-behind and read-ahead"; the locks: store_private.h), and the
+ * store.h calls they change, which queue, wait or pass through to
+ * store.c's synchronous store (the layers: disk.c < store.c < async.c).
  *
  * Design notes
  * ------------
@@ -68,6 +70,7 @@ static talus_status job_run(talus_store *s, store_job *j) {
   }
 }
 
+/* Frees a job and what it owns (a put's blob goes back to the pool). */
 static void job_free(talus_store *s, store_job *j) {
   talus_store_blob_release(s, j->blob);
   free(j->keys);
@@ -111,6 +114,17 @@ static void *writer_main(void *arg) {
 }
 
 /* ---- read-ahead ---- */
+
+/* The seq of the queued write that brings key's file (0: in place) in
+ * *seq; 0 when key is not in the index. */
+static int key_seq(talus_store *s, talus_store_key key, uint64_t *seq) {
+  pthread_mutex_lock(store_stripe(s, key.tile));
+  const tile_slot *t = &s->tiles[key.tile];
+  int i = store_slot_find(t, key.step, key.part);
+  *seq = i >= 0 ? t->e[i].seq : 0;
+  pthread_mutex_unlock(store_stripe(s, key.tile));
+  return i >= 0;
+}
 
 /* The slot of key, NULL when none; caller holds q_lock. */
 static prefetch_slot *slot_of(talus_store *s, talus_store_key k) {
@@ -174,14 +188,9 @@ static void *reader_main(void *arg) {
   return NULL;
 }
 
-void store_async_prefetch(talus_store *s, talus_store_key key) {
-  if (!s->nreaders) return;
-  pthread_mutex_lock(store_stripe(s, key.tile));
-  const tile_slot *t = &s->tiles[key.tile];
-  int i = store_slot_find(t, key.step, key.part);
-  uint64_t after = i >= 0 ? t->e[i].seq : 0;
-  pthread_mutex_unlock(store_stripe(s, key.tile));
-  if (i < 0) return; /* absent: a get will say so */
+static void store_async_prefetch(talus_store *s, talus_store_key key) {
+  uint64_t after = 0;
+  if (!s->nreaders || !key_seq(s, key, &after)) return; /* absent: a get will say so */
   pthread_mutex_lock(&s->q_lock);
   prefetch_slot *p = slot_of(s, key);
   for (int j = 0; !p && j < PREFETCH_SLOTS; j++)
@@ -193,7 +202,7 @@ void store_async_prefetch(talus_store *s, talus_store_key key) {
   pthread_mutex_unlock(&s->q_lock);
 }
 
-int store_async_take(talus_store *s, talus_store_key key, void **hold, size_t *n) {
+static int store_async_take(talus_store *s, talus_store_key key, void **hold, size_t *n) {
   pthread_mutex_lock(&s->q_lock);
   prefetch_slot *p = slot_of(s, key);
   while (p && p->state == PF_READING)
@@ -235,16 +244,17 @@ static talus_status enqueue(talus_store *s, store_job *j) {
   return TALUS_OK;
 }
 
-static store_job *job_new(talus_store *s, int kind) {
+/* A zeroed job of `kind`, or NULL with the error recorded. */
+static store_job *job_new(int kind) {
   store_job *j = calloc(1, sizeof *j);
   if (!j) talus_fail(TALUS_ERR_NOMEM, "store", "out of memory for a queued call");
   if (j) j->kind = kind;
-  (void)s;
   return j;
 }
 
-talus_status store_async_put(talus_store *s, talus_store_key key, void *blob, size_t n, int elem4) {
-  store_job *j = job_new(s, JOB_PUT);
+static talus_status store_async_put(talus_store *s, talus_store_key key, void *blob, size_t n,
+                                    int elem4) {
+  store_job *j = job_new(JOB_PUT);
   if (!j) {
     talus_store_blob_release(s, blob);
     return TALUS_ERR_NOMEM;
@@ -264,8 +274,8 @@ talus_status store_async_put(talus_store *s, talus_store_key key, void *blob, si
   return st;
 }
 
-talus_status store_async_commit(talus_store *s, int32_t tile, int64_t step) {
-  store_job *j = job_new(s, JOB_COMMIT);
+static talus_status store_async_commit(talus_store *s, int32_t tile, int64_t step) {
+  store_job *j = job_new(JOB_COMMIT);
   if (!j) return TALUS_ERR_NOMEM;
   j->key = (talus_store_key){tile, step, 0};
   pthread_mutex_lock(&s->q_lock);
@@ -275,8 +285,8 @@ talus_status store_async_commit(talus_store *s, int32_t tile, int64_t step) {
   return st;
 }
 
-talus_status store_async_drop(talus_store *s, talus_store_key *keys, int n) {
-  store_job *j = job_new(s, JOB_DROP);
+static talus_status store_async_drop(talus_store *s, talus_store_key *keys, int n) {
+  store_job *j = job_new(JOB_DROP);
   if (!j) {
     free(keys);
     return TALUS_ERR_NOMEM;
@@ -293,12 +303,9 @@ talus_status store_async_drop(talus_store *s, talus_store_key *keys, int n) {
   return st;
 }
 
-talus_status store_async_wait_key(talus_store *s, talus_store_key key) {
-  pthread_mutex_lock(store_stripe(s, key.tile));
-  const tile_slot *t = &s->tiles[key.tile];
-  int i = store_slot_find(t, key.step, key.part);
-  uint64_t seq = i >= 0 ? t->e[i].seq : 0;
-  pthread_mutex_unlock(store_stripe(s, key.tile));
+static talus_status store_async_wait_key(talus_store *s, talus_store_key key) {
+  uint64_t seq = 0;
+  key_seq(s, key, &seq);
   pthread_mutex_lock(&s->q_lock);
   while (s->q_done < seq && !(s->q_err && s->q_err_seq <= seq))
     pthread_cond_wait(&s->q_cond, &s->q_lock);
@@ -307,7 +314,7 @@ talus_status store_async_wait_key(talus_store *s, talus_store_key key) {
   return st;
 }
 
-talus_status store_async_flush(talus_store *s) {
+static talus_status store_async_flush(talus_store *s) {
   pthread_mutex_lock(&s->q_lock);
   while (s->q_head)
     pthread_cond_wait(&s->q_cond, &s->q_lock);
@@ -316,7 +323,7 @@ talus_status store_async_flush(talus_store *s) {
   return st;
 }
 
-talus_status store_async_start(talus_store *s, int readers) {
+static talus_status store_async_start(talus_store *s, int readers) {
   readers = readers < IO_READERS_MAX ? readers : IO_READERS_MAX;
   if (pthread_create(&s->writer, NULL, writer_main, s) != 0)
     return talus_fail(TALUS_ERR_NOMEM, "store", "cannot start the store's writer thread");
@@ -326,7 +333,7 @@ talus_status store_async_start(talus_store *s, int readers) {
   return TALUS_OK;
 }
 
-talus_status store_async_stop(talus_store *s) {
+static talus_status store_async_stop(talus_store *s) {
   if (!s->async) return TALUS_OK;
   talus_status st = store_async_flush(s);
   pthread_mutex_lock(&s->q_lock);
@@ -341,4 +348,111 @@ talus_status store_async_stop(talus_store *s) {
   s->async = s->nreaders = s->q_stop = 0;
   s->q_err = TALUS_OK;
   return st;
+}
+
+/* ---- the store.h calls a queue changes (the rest: store.c) ---- */
+
+/* 1 when s queues its disk calls. */
+static int queued(const talus_store *s) {
+  return s && s->kind == TALUS_STORE_DISK && s->async;
+}
+
+talus_status talus_store_set_io_threads(talus_store *s, int readers) {
+  if (!s || s->kind != TALUS_STORE_DISK || s->async || s->async_never) return TALUS_OK;
+  if (readers < 0) {
+    s->async_never = 1;
+    return TALUS_OK;
+  }
+  return store_async_start(s, readers);
+}
+
+talus_status talus_store_flush(talus_store *s) {
+  return queued(s) ? store_async_flush(s) : TALUS_OK;
+}
+
+talus_status talus_store_put(talus_store *s, talus_store_key key, const void *data, size_t n,
+                             int elem4) {
+  if (!queued(s) || (!data && n)) return store_put_sync(s, key, data, n, elem4);
+  talus_status st = store_key_check(s, key);
+  void *copy = st ? NULL : talus_store_blob_alloc(s, n); /* queued: a copy in a pool buffer */
+  if (!st && !copy)
+    st = talus_fail(TALUS_ERR_NOMEM, "store", "out of memory for a %zu-byte blob", n);
+  if (st) return st;
+  if (n) memcpy(copy, data, n);
+  return store_async_put(s, key, copy, n, elem4);
+}
+
+talus_status talus_store_put_owned(talus_store *s, talus_store_key key, void *blob, size_t n,
+                                   int elem4) {
+  if (!queued(s) || !blob) return store_put_owned_sync(s, key, blob, n, elem4);
+  talus_status st = store_key_check(s, key);
+  if (st) {
+    talus_store_blob_release(s, blob);
+    return st;
+  }
+  return store_async_put(s, key, blob, n, elem4);
+}
+
+talus_status talus_store_get(talus_store *s, talus_store_key key, void **data, size_t *n) {
+  talus_status st = queued(s) && data && n ? store_key_check(s, key) : TALUS_OK;
+  if (!st && queued(s) && data && n) st = store_async_wait_key(s, key);
+  if (!st) return store_get_sync(s, key, data, n);
+  *data = NULL;
+  *n = 0;
+  return st;
+}
+
+talus_status talus_store_get_ref(talus_store *s, talus_store_key key, const void **data, size_t *n,
+                                 void **hold) {
+  if (!queued(s) || !data || !n || !hold || store_key_check(s, key))
+    return store_get_ref_sync(s, key, data, n, hold);
+  if (store_async_take(s, key, hold, n)) {
+    *data = *hold; /* read ahead (and counted) by a reader thread */
+    return TALUS_OK;
+  }
+  talus_status st = store_async_wait_key(s, key);
+  if (!st) return store_get_ref_sync(s, key, data, n, hold);
+  *data = *hold = NULL;
+  *n = 0;
+  return st;
+}
+
+void talus_store_prefetch(talus_store *s, talus_store_key key) {
+  if (queued(s) && store_key_check(s, key) == TALUS_OK)
+    store_async_prefetch(s, key);
+  else
+    talus_error_clear();
+}
+
+talus_status talus_store_drop_before(talus_store *s, int32_t tile, int64_t before_step) {
+  if (!queued(s) || tile < 0 || tile >= s->ntiles)
+    return store_drop_before_sync(s, tile, before_step);
+  talus_store_key *keys = NULL;
+  int n = 0;
+  talus_status st = store_drop_index(s, tile, before_step, &keys, &n);
+  return st ? st : store_async_drop(s, keys, n);
+}
+
+talus_status talus_store_commit(talus_store *s, int32_t tile, int64_t step) {
+  if (!queued(s) || tile < 0 || tile >= s->ntiles || step < 0)
+    return store_commit_sync(s, tile, step);
+  return store_async_commit(s, tile, step);
+}
+
+talus_status talus_store_set_meta(talus_store *s, const char *key, const char *value) {
+  talus_status st = talus_store_flush(s); /* the manifest then holds every commit */
+  return st ? st : store_set_meta_sync(s, key, value);
+}
+
+void talus_store_close(talus_store *s) {
+  if (!s) return;
+  (void)store_async_stop(s); /* what was queued is on disk, or the store failed (reported) */
+  store_close_sync(s);
+}
+
+talus_status talus_store_destroy(talus_store *s) {
+  if (!s) return TALUS_OK;
+  talus_status st = store_async_stop(s);
+  talus_status gone = store_destroy_sync(s);
+  return st ? st : gone;
 }

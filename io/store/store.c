@@ -23,7 +23,7 @@
 /* ---- keys and per-tile bookkeeping ---- */
 
 /* Checks that key lies in the store's ranges. */
-static talus_status key_check(const talus_store *s, talus_store_key k) {
+talus_status store_key_check(const talus_store *s, talus_store_key k) {
   if (k.tile < 0 || k.tile >= s->ntiles || k.step < 0 || k.part < 0 || k.part >= TALUS_STORE_PARTS)
     return talus_fail(TALUS_ERR_ARGUMENT, "store",
                       "bad key: tile %d (of %d), part %d, step %" PRId64, k.tile, s->ntiles, k.part,
@@ -517,7 +517,7 @@ static talus_status scan_entry(talus_store *s, const char *name, scan_mode mode,
     return TALUS_OK;
   }
   if (mode != SCAN_RESUME || !blob) return TALUS_OK;
-  if (key_check(s, k) != TALUS_OK)
+  if (store_key_check(s, k) != TALUS_OK)
     return talus_fail(TALUS_ERR_FORMAT, "store", "store %s holds %s, outside this run's grid",
                       s->dir, name);
   pthread_mutex_lock(store_stripe(s, k.tile));
@@ -632,16 +632,15 @@ talus_status talus_store_open(talus_store **out, talus_store_kind kind, const ch
   for (int t = 0; st == TALUS_OK && t < ntiles; t++)
     atomic_store(&s->promised[t], atomic_load(&s->committed[t]));
   if (st != TALUS_OK) {
-    talus_store_close(s);
+    store_close_sync(s);
     return st;
   }
   *out = s;
   return TALUS_OK;
 }
 
-void talus_store_close(talus_store *s) {
+void store_close_sync(talus_store *s) {
   if (!s) return;
-  (void)store_async_stop(s); /* what was queued is on disk, or the store failed (reported) */
   for (int t = 0; s->tiles && t < s->ntiles; t++) {
     for (int i = 0; i < s->tiles[t].count; i++)
       if (s->tiles[t].e[i].data) free((unsigned char *)s->tiles[t].e[i].data - POOL_HEAD);
@@ -669,19 +668,18 @@ void talus_store_close(talus_store *s) {
   free(s);
 }
 
-talus_status talus_store_destroy(talus_store *s) {
+talus_status store_destroy_sync(talus_store *s) {
   if (!s) return TALUS_OK;
-  talus_status st = store_async_stop(s);
+  talus_status st = TALUS_OK;
   if (s->kind == TALUS_STORE_DISK && s->dir) {
     int foreign = 0;
     if (s->journal_fd >= 0) close(s->journal_fd);
     s->journal_fd = -1;
-    talus_status cleared = scan_dir(s, SCAN_CLEAR, &foreign);
-    st = st ? st : cleared;
+    st = scan_dir(s, SCAN_CLEAR, &foreign);
     if (st == TALUS_OK && !foreign && rmdir(s->dir) != 0 && errno != ENOENT)
       talus_warn("store: cannot remove %s: %s", s->dir, strerror(errno));
   }
-  talus_store_close(s);
+  store_close_sync(s);
   return st;
 }
 
@@ -800,17 +798,11 @@ static int put_workers(void) {
   return omp_in_parallel() ? 0 : omp_get_max_threads();
 }
 
-talus_status talus_store_put(talus_store *s, talus_store_key key, const void *data, size_t n,
-                             int elem4) {
+talus_status store_put_sync(talus_store *s, talus_store_key key, const void *data, size_t n,
+                            int elem4) {
   if (!s || (!data && n)) return talus_fail(TALUS_ERR_ARGUMENT, "store", "put: no store or data");
-  talus_status st = key_check(s, key);
+  talus_status st = store_key_check(s, key);
   if (st != TALUS_OK) return st;
-  if (s->kind == TALUS_STORE_DISK && s->async) { /* queued: a copy in a pool buffer */
-    void *copy = talus_store_blob_alloc(s, n);
-    if (!copy) return talus_fail(TALUS_ERR_NOMEM, "store", "out of memory for a %zu-byte blob", n);
-    if (n) memcpy(copy, data, n);
-    return store_async_put(s, key, copy, n, elem4);
-  }
   if (s->kind == TALUS_STORE_DISK) {
     st = store_write_now(s, key, data, n, elem4, put_workers());
     return st != TALUS_OK ? st : disk_index(s, key, 0);
@@ -820,14 +812,12 @@ talus_status talus_store_put(talus_store *s, talus_store_key key, const void *da
   return st != TALUS_OK ? st : store_wrote(s, n, n);
 }
 
-talus_status talus_store_put_owned(talus_store *s, talus_store_key key, void *blob, size_t n,
-                                   int elem4) {
+talus_status store_put_owned_sync(talus_store *s, talus_store_key key, void *blob, size_t n,
+                                  int elem4) {
   if (!s || !blob) return talus_fail(TALUS_ERR_ARGUMENT, "store", "put: no store or data");
-  talus_status st = key_check(s, key);
-  if (st == TALUS_OK && s->kind == TALUS_STORE_DISK && s->async)
-    return store_async_put(s, key, blob, n, elem4);
+  talus_status st = store_key_check(s, key);
   if (st != TALUS_OK || s->kind == TALUS_STORE_DISK) {
-    if (st == TALUS_OK) st = talus_store_put(s, key, blob, n, elem4);
+    if (st == TALUS_OK) st = store_put_sync(s, key, blob, n, elem4);
     talus_store_blob_release(s, blob);
     return st;
   }
@@ -904,55 +894,43 @@ talus_status store_read_now(talus_store *s, talus_store_key key, void **hold, si
   return disk_read(s, key, &pool, hold, n);
 }
 
-talus_status talus_store_get(talus_store *s, talus_store_key key, void **data, size_t *n) {
+talus_status store_get_sync(talus_store *s, talus_store_key key, void **data, size_t *n) {
   if (!data || !n) return talus_fail(TALUS_ERR_ARGUMENT, "store", "get: no output pointers");
   *data = NULL;
   *n = 0;
   if (!s) return talus_fail(TALUS_ERR_ARGUMENT, "store", "get: no store");
-  talus_status st = key_check(s, key);
+  talus_status st = store_key_check(s, key);
   if (st != TALUS_OK) return st;
   if (s->kind == TALUS_STORE_DISK) {
     talus_blob_mem heap = {heap_alloc_cb, heap_release_cb, NULL};
-    st = s->async ? store_async_wait_key(s, key) : TALUS_OK;
-    return st != TALUS_OK ? st : disk_read(s, key, &heap, data, n);
+    return disk_read(s, key, &heap, data, n);
   }
   double t0 = talus_now();
   st = store_timed(s, t0, mem_get(s, key, data, n));
   return st != TALUS_OK ? st : store_read(s, *n, *n);
 }
 
-talus_status talus_store_get_ref(talus_store *s, talus_store_key key, const void **data, size_t *n,
-                                 void **hold) {
+talus_status store_get_ref_sync(talus_store *s, talus_store_key key, const void **data, size_t *n,
+                                void **hold) {
   if (!data || !n || !hold)
     return talus_fail(TALUS_ERR_ARGUMENT, "store", "get: no output pointers");
   *data = *hold = NULL;
   *n = 0;
-  talus_status st = s ? key_check(s, key) : talus_fail(TALUS_ERR_ARGUMENT, "store", "no store");
+  talus_status st =
+      s ? store_key_check(s, key) : talus_fail(TALUS_ERR_ARGUMENT, "store", "no store");
   if (st != TALUS_OK) return st;
   if (s->kind == TALUS_STORE_MEMORY) {
     double t0 = talus_now();
     st = store_timed(s, t0, mem_ref(s, key, data, n));
     return st != TALUS_OK ? st : store_read(s, *n, *n);
   }
-  if (s->async && store_async_take(s, key, hold, n)) {
-    *data = *hold; /* read ahead (and counted) by a reader thread */
-    return TALUS_OK;
-  }
-  st = s->async ? store_async_wait_key(s, key) : TALUS_OK;
-  if (st == TALUS_OK) st = store_read_now(s, key, hold, n);
+  st = store_read_now(s, key, hold, n);
   *data = *hold;
   return st;
 }
 
-void talus_store_prefetch(talus_store *s, talus_store_key key) {
-  if (s && s->kind == TALUS_STORE_DISK && s->async && key_check(s, key) == TALUS_OK)
-    store_async_prefetch(s, key);
-  else
-    talus_error_clear();
-}
-
 int talus_store_has(const talus_store *s, talus_store_key key) {
-  if (!s || key_check(s, key) != TALUS_OK) return 0;
+  if (!s || store_key_check(s, key) != TALUS_OK) return 0;
   pthread_mutex_lock(store_stripe(s, key.tile));
   int found = store_slot_find(&s->tiles[key.tile], key.step, key.part) >= 0;
   pthread_mutex_unlock(store_stripe(s, key.tile));
@@ -971,9 +949,8 @@ talus_status store_unlink_now(talus_store *s, const talus_store_key *keys, int n
   return st;
 }
 
-/* drop_before on a store with a queue: the entries leave the index now,
- * their files when the queue reaches the drop. */
-static talus_status drop_queued(talus_store *s, int32_t tile, int64_t before_step) {
+talus_status store_drop_index(talus_store *s, int32_t tile, int64_t before_step,
+                              talus_store_key **out, int *count) {
   pthread_mutex_lock(store_stripe(s, tile));
   tile_slot *t = &s->tiles[tile];
   talus_store_key *keys = malloc((size_t)(t->count ? t->count : 1) * sizeof *keys);
@@ -984,14 +961,14 @@ static talus_status drop_queued(talus_store *s, int32_t tile, int64_t before_ste
       slot_remove(s, t, i);
     }
   pthread_mutex_unlock(store_stripe(s, tile));
-  if (!keys) return talus_fail(TALUS_ERR_NOMEM, "store", "out of memory for a drop");
-  return store_async_drop(s, keys, n);
+  *out = keys;
+  *count = n;
+  return keys ? TALUS_OK : talus_fail(TALUS_ERR_NOMEM, "store", "out of memory for a drop");
 }
 
-talus_status talus_store_drop_before(talus_store *s, int32_t tile, int64_t before_step) {
+talus_status store_drop_before_sync(talus_store *s, int32_t tile, int64_t before_step) {
   if (!s || tile < 0 || tile >= s->ntiles)
     return talus_fail(TALUS_ERR_ARGUMENT, "store", "drop: bad tile %d", tile);
-  if (s->kind == TALUS_STORE_DISK && s->async) return drop_queued(s, tile, before_step);
   talus_status st = TALUS_OK;
   pthread_mutex_lock(store_stripe(s, tile));
   tile_slot *t = &s->tiles[tile];
@@ -1028,27 +1005,13 @@ talus_status store_commit_now(talus_store *s, int32_t tile, int64_t step) {
   return st;
 }
 
-talus_status talus_store_commit(talus_store *s, int32_t tile, int64_t step) {
+talus_status store_commit_sync(talus_store *s, int32_t tile, int64_t step) {
   if (!s || tile < 0 || tile >= s->ntiles || step < 0)
     return talus_fail(TALUS_ERR_ARGUMENT, "store", "commit: bad tile %d or step %" PRId64, tile,
                       step);
-  if (s->kind == TALUS_STORE_DISK && s->async) return store_async_commit(s, tile, step);
   talus_status st = store_commit_now(s, tile, step);
   if (st == TALUS_OK) atomic_store(&s->promised[tile], step);
   return st;
-}
-
-talus_status talus_store_set_io_threads(talus_store *s, int readers) {
-  if (!s || s->kind != TALUS_STORE_DISK || s->async || s->async_never) return TALUS_OK;
-  if (readers < 0) {
-    s->async_never = 1;
-    return TALUS_OK;
-  }
-  return store_async_start(s, readers);
-}
-
-talus_status talus_store_flush(talus_store *s) {
-  return s && s->async ? store_async_flush(s) : TALUS_OK;
 }
 
 int64_t talus_store_committed(const talus_store *s, int32_t tile) {
@@ -1056,16 +1019,14 @@ int64_t talus_store_committed(const talus_store *s, int32_t tile) {
   return atomic_load(&s->promised[tile]);
 }
 
-talus_status talus_store_set_meta(talus_store *s, const char *key, const char *value) {
+talus_status store_set_meta_sync(talus_store *s, const char *key, const char *value) {
   if (!s || !key || !value || !meta_key_ok(key) || !text_ok(value))
     return talus_fail(TALUS_ERR_ARGUMENT, "store",
                       "meta key must be [A-Za-z0-9_.-]+ and its value one printable line "
                       "(key '%.80s')",
                       key ? key : "(null)");
-  talus_status st = talus_store_flush(s); /* the manifest then holds every commit */
-  if (st != TALUS_OK) return st;
   pthread_mutex_lock(&s->lock);
-  st = meta_put(s, key, value);
+  talus_status st = meta_put(s, key, value);
   if (st == TALUS_OK && s->kind == TALUS_STORE_DISK) st = compact(s);
   pthread_mutex_unlock(&s->lock);
   return st;

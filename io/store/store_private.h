@@ -1,8 +1,10 @@
 /*
  * store_private.h — what store.c (bookkeeping, memory store, directory,
- * manifest, journal) and async.c (the disk store's write-behind queue and
- * read-ahead) share: the store's struct and the synchronous operations the
- * queue's threads run. Not for use outside io/store/.
+ * manifest, journal: the synchronous store) and async.c (the disk store's
+ * write-behind queue and read-ahead, and the store.h calls they change)
+ * share: the store's struct and store.c's synchronous operations. The
+ * layers: disk.c (the codec) < store.c < async.c; async.c calls down
+ * only. Not for use outside io/store/.
  *
  * Concurrency (who may touch what, and under which lock):
  * - tiles[t]: the index, under stripe[t % STRIPES]. An entry's `seq` says
@@ -114,7 +116,28 @@ struct talus_store {
   prefetch_slot pf[PREFETCH_SLOTS];
 };
 
-/* ---- store.c: synchronous operations, also run by async.c's threads ---- */
+/* ---- store.c: the synchronous store, below async.c ----
+ * The store.h calls a queue changes (put, put_owned, get, get_ref,
+ * drop_before, commit, set_meta, close, destroy) are async.c's: each
+ * queues, waits or passes through to its synchronous version here. */
+
+talus_status store_key_check(const talus_store *s, talus_store_key k);
+talus_status store_put_sync(talus_store *s, talus_store_key key, const void *data, size_t n,
+                            int elem4);
+talus_status store_put_owned_sync(talus_store *s, talus_store_key key, void *blob, size_t n,
+                                  int elem4);
+talus_status store_get_sync(talus_store *s, talus_store_key key, void **data, size_t *n);
+talus_status store_get_ref_sync(talus_store *s, talus_store_key key, const void **data, size_t *n,
+                                void **hold);
+talus_status store_drop_before_sync(talus_store *s, int32_t tile, int64_t before_step);
+talus_status store_commit_sync(talus_store *s, int32_t tile, int64_t step);
+talus_status store_set_meta_sync(talus_store *s, const char *key, const char *value);
+void store_close_sync(talus_store *s);
+talus_status store_destroy_sync(talus_store *s);
+/* Takes the entries of tile older than before_step out of the index (a
+ * queued drop's first half): their keys in *out (malloc'd), *count. */
+talus_status store_drop_index(talus_store *s, int32_t tile, int64_t before_step,
+                              talus_store_key **out, int *count);
 
 pthread_mutex_t *store_stripe(const talus_store *s, int32_t tile);
 void store_blob_path(const talus_store *s, talus_store_key k, char *buf, size_t size);
@@ -133,30 +156,5 @@ talus_status store_commit_now(talus_store *s, int32_t tile, int64_t step);
 talus_status store_unlink_now(talus_store *s, const talus_store_key *keys, int n);
 /* Reads the blob of key into a pool buffer (*hold) and counts it. */
 talus_status store_read_now(talus_store *s, talus_store_key key, void **hold, size_t *n);
-
-/* ---- async.c ---- */
-
-/* Starts the writer and `readers` reader threads (store.h). */
-talus_status store_async_start(talus_store *s, int readers);
-/* Runs what is queued, then ends the threads (close, destroy). */
-talus_status store_async_stop(talus_store *s);
-/* Waits until every queued call has run; their first error, if any. */
-talus_status store_async_flush(talus_store *s);
-/* Queues the write of blob (a pool buffer, taken over) under key, whose
- * index entry is added with the job's seq. */
-talus_status store_async_put(talus_store *s, talus_store_key key, void *blob, size_t n, int elem4);
-/* Queues a commit (promised[] is set now). */
-talus_status store_async_commit(talus_store *s, int32_t tile, int64_t step);
-/* Queues the removal of keys[0..n) (taken over: malloc'd), already gone
- * from the index; their read-ahead slots are dropped now. */
-talus_status store_async_drop(talus_store *s, talus_store_key *keys, int n);
-/* Waits until the file of key is in place (its queued write has run):
- * the queued call's error when it failed or was skipped. */
-talus_status store_async_wait_key(talus_store *s, talus_store_key key);
-/* Takes key's read-ahead blob: 1 with *hold and *n when it was read, 0
- * when there is none (read it now). */
-int store_async_take(talus_store *s, talus_store_key key, void **hold, size_t *n);
-/* Queues a read-ahead of key (store.h: talus_store_prefetch). */
-void store_async_prefetch(talus_store *s, talus_store_key key);
 
 #endif /* TALUS_IO_STORE_PRIVATE_H */
