@@ -105,7 +105,10 @@
  *   blob; each concurrent put/get adds at most TALUS_STORE_CALL_BYTES while
  *   it runs (zstd levels <= 3; level 19 needs ~95 MB), and a get's result
  *   (the blob itself) belongs to the caller; put_owned and get_ref recycle
- *   their buffers in a pool of at most twice the largest blob.
+ *   their buffers in a pool of at most twice the largest blob. With
+ *   write-behind and read-ahead add the queued blobs (about two of the
+ *   largest) and up to PREFETCH_SLOTS blobs read ahead (the tiler asks for
+ *   one tile's), plus the writer's and readers' zstd contexts.
  */
 #ifndef TALUS_IO_STORE_H
 #define TALUS_IO_STORE_H
