@@ -80,6 +80,9 @@ static void erode_usage(void) {
       "                         and less store I/O\n"
       "  --store DIR            keep tiles zstd-compressed in DIR (default when tiles do not\n"
       "                         fit in memory: <out>.store); removed after a successful run\n"
+      "  --store-level N        zstd level of the disk store's tiles, -7..19 (default 1;\n"
+      "                         negative: faster, bigger files; higher: smaller, slower);\n"
+      "                         the tiles read back are the same at any level\n"
       "  --resume               continue a killed run from its --store DIR (same input,\n"
       "                         parameters, --steps, --tile and --steps-per-exchange)\n");
 }
@@ -140,6 +143,11 @@ static int erode_tile_option(app_args *a, erode_opts *o) {
   if ((r = app_take(a, "--mem-limit", NULL, &v)))
     return r < 0 || app_size("--mem-limit", v, &o->mem_limit) ? -1 : 1;
   if ((r = app_take(a, "--store", NULL, &v))) return r < 0 ? r : (o->store_dir = v, 1);
+  if ((r = app_take(a, "--store-level", NULL, &v))) {
+    if (r < 0 || app_int("--store-level", v, TALUS_STORE_LEVEL_MIN, TALUS_STORE_LEVEL_MAX, &n))
+      return -1;
+    return o->store_level = (int)n, 1;
+  }
   if (app_flag(a, "--resume", NULL)) return o->resume = 1;
   return 0;
 }
@@ -242,6 +250,7 @@ static talus_status erode_parse(int argc, char **argv, erode_opts *o, int *stop)
   app_args a = {argc, argv, 0};
   app_common c = {0};
   o->steps = 1000;
+  o->store_level = TALUS_STORE_LEVEL_DEFAULT;
   while (a.i < argc) {
     if (app_common_flag(&a, &c)) {
       o->quiet = c.quiet;

@@ -41,6 +41,7 @@ typedef struct erode_opts {
   /* tiling and the store (erode_tiled.c); 0 / NULL = automatic */
   int tile, steps_per_exchange;
   const char *store_dir;
+  int store_level; /* --store-level: zstd level of a disk store (TALUS_STORE_LEVEL_*) */
   int resume;
   int64_t mem_limit;       /* bytes */
   int64_t predicted_bytes; /* the plan's peak memory (set by erode_use_tiles / tiled_plan) */

@@ -42,6 +42,7 @@ typedef struct tiled_run {
   talus_mpi_grid *m;           /* with more than one rank, else NULL */
   int core, K, disk, optional; /* optional: talus_tile_optional of the run */
   char dir[TALUS_PATH_BUF];    /* the disk store's directory */
+  int overlap;                 /* the plan's: write-behind and read-ahead fit the limit */
   int64_t end;
   talus_volumes v0, v1;
   talus_run_stats stats;
@@ -106,6 +107,7 @@ static talus_status tiled_plan(tiled_run *t) {
                       t->core, t->K, plan.halo, plan.tile_bytes / 1073741824.0,
                       plan.limit / 1073741824.0);
   t->disk = plan.store == TALUS_STORE_DISK;
+  t->overlap = plan.overlap;
   t->o->predicted_bytes = plan.tile_bytes + (t->disk ? 0 : plan.kept_bytes);
   if (t->o->store_dir)
     snprintf(t->dir, sizeof t->dir, "%s", t->o->store_dir);
@@ -242,6 +244,8 @@ static talus_status tiled_open_store(tiled_run *t, const talus_params *p) {
   if (!st)
     st = talus_store_open(&t->store, t->disk ? TALUS_STORE_DISK : TALUS_STORE_MEMORY,
                           t->disk ? dir : NULL, id, ntx * nty, t->o->resume);
+  if (!st) talus_store_set_level(t->store, t->o->store_level);
+  if (!st && !t->overlap) st = talus_store_set_io_threads(t->store, -1); /* over the limit */
   if (st && t->o->resume)
     talus_fail_context(st,
                        "cannot resume from --store %s (it must hold a run of the same "

@@ -41,6 +41,7 @@ static void bench_usage(void) {
          "  --tile N           advance tiled with N x N cores (default: in one piece)\n"
          "  --steps-per-exchange K  steps per generation of a tiled run (default 1)\n"
          "  --store S          memory (default) or a directory: the tiled run's store\n"
+         "  --store-level N    zstd level of a --store DIR, -7..19 (default 1)\n"
          "  --resident R       auto (default), on or off: may a tiled GPU run keep its\n"
          "                     tiles resident on the device (off: host-staged)\n"
          "  -o FILE            write the JSON to FILE instead of stdout\n");
@@ -107,6 +108,11 @@ static int bench_option(app_args *a, bench_opts *o) {
   if ((r = app_take(a, "--steps-per-exchange", NULL, &v)))
     return r < 0 || app_int("--steps-per-exchange", v, 1, 64, &o->K) ? -1 : 1;
   if ((r = app_take(a, "--store", NULL, &v))) return r < 0 ? -1 : (o->store = v, 1);
+  if ((r = app_take(a, "--store-level", NULL, &v)))
+    return r < 0 || app_int("--store-level", v, TALUS_STORE_LEVEL_MIN, TALUS_STORE_LEVEL_MAX,
+                            &o->store_level)
+               ? -1
+               : 1;
   if ((r = app_take(a, "--resident", NULL, &v))) {
     static const char *const modes[] = {"auto", "on", "off"}; /* TALUS_TILED_GPU_RESIDENT_* */
     for (int i = 0; r > 0 && i < 3; i++)
@@ -123,6 +129,7 @@ static talus_status bench_parse(int argc, char **argv, bench_opts *o, int *help)
   o->stream_mib = 256.0;
   o->configs = TALUS_BENCH_CONFIGS;
   o->device = TALUS_DEVICE_CPU, o->K = 1;
+  o->store_level = TALUS_STORE_LEVEL_DEFAULT;
   o->threads[0] = 1, o->threads[1] = 2, o->nthreads = 2;
   for (int i = 0; i < bench_workload_count; i++)
     o->use[i] = 1;

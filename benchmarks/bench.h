@@ -10,6 +10,7 @@
 
 #include "app/domain.h"
 #include "io/json.h"
+#include "io/store/store.h"
 
 /* A fixed workload: a scene from app/scenes.c, a preset from configs/, and
  * overrides on top ("section.key=value", NULL-terminated). */
@@ -64,6 +65,7 @@ typedef struct bench_opts {
   talus_device device; /* --device cpu|cuda */
   int64_t tile, K;     /* --tile (0: one piece), --steps-per-exchange */
   const char *store;   /* --store memory|DIR (tiled runs) */
+  int64_t store_level; /* --store-level: zstd level of a disk store */
   int gpu_resident;    /* --resident auto|on|off: TALUS_TILED_GPU_RESIDENT_* (tiled.h) */
 } bench_opts;
 

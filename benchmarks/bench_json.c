@@ -73,6 +73,7 @@ static talus_json *json_config(const bench_run *b) {
   if (!st) st = talus_json_set(c, "tile", talus_json_int(o->tile));
   if (!st) st = talus_json_set(c, "steps_per_exchange", talus_json_int(o->tile ? o->K : 0));
   if (!st) st = talus_json_set(c, "store", talus_json_string(store));
+  if (!st) st = talus_json_set(c, "store_level", talus_json_int(o->store_level));
   static const char *const modes[] = {"auto", "on", "off"}; /* TALUS_TILED_GPU_RESIDENT_* */
   if (!st) st = talus_json_set(c, "gpu_resident", talus_json_string(modes[o->gpu_resident]));
   for (int i = 0; !st && i < o->nsets; i++)

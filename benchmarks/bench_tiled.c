@@ -35,8 +35,10 @@ static talus_status bench_store_open(const bench_opts *o, int w, int threads, in
     if (mkdir(dir, 0777) && access(dir, W_OK))
       return talus_fail(TALUS_ERR_IO, "bench", "cannot create store directory '%s'", dir);
   }
-  return talus_store_open(out, disk ? TALUS_STORE_DISK : TALUS_STORE_MEMORY, disk ? dir : NULL,
-                          "talus_bench", ntiles, 0);
+  talus_status st = talus_store_open(out, disk ? TALUS_STORE_DISK : TALUS_STORE_MEMORY,
+                                     disk ? dir : NULL, "talus_bench", ntiles, 0);
+  if (!st) talus_store_set_level(*out, (int)o->store_level);
+  return st;
 }
 
 /* Times one repeat of tiled grid g from step `from` into a new sample. */

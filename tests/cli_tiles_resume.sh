@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # A tiled run on a disk store killed with SIGKILL at random points and
-# continued with --resume writes the bytes of an uninterrupted run (its
-# --state with the run accumulators of simulation.masks included); a
-# corrupted tile file is caught by its checksum (clear error, non-zero
-# exit, no output); bad tiling options and a store of another run are
-# refused with a message naming the problem.
+# continued with --resume (each run at another --store-level) writes the
+# bytes of an uninterrupted run (its --state with the run accumulators of
+# simulation.masks included); a corrupted tile file is caught by its
+# checksum (clear error, non-zero exit, no output); bad tiling options,
+# an out-of-range --store-level and a store of another run are refused
+# with a message naming the problem.
 source "$(dirname "$0")/lib_cli.sh"
 
 chasm_scene init
@@ -33,11 +34,13 @@ kill_at() {
 # kills at random operations among the first 300 of each run, each run
 # resuming from the store the last one left: together they stay inside
 # the work (a resumed run redoes at most its open generation).
+# Each run compresses its tiles at another --store-level (zstd's level
+# changes the files, never the blobs read back): the output must not care.
 RANDOM=$$
-kills=0 resume=()
+kills=0 resume=() levels=(1 -5 9)
 for i in 1 2 3; do
   op=$(( 1 + RANDOM % 300 ))
-  r=$(kill_at $op "${resume[@]}")
+  r=$(kill_at $op --store-level ${levels[i - 1]} "${resume[@]}")
   echo "kill $i at store operation $op: ${r:-finished first}"
   if [ "$r" = killed ]; then kills=$((kills + 1)); else break; fi
   resume=(--resume)
@@ -45,7 +48,7 @@ done
 check "three runs were killed mid-way ($kills)" '[ $kills -eq 3 ]'
 if [ ! -e "$W/out.tif" ]; then
   "$T" erode "$W/init.tif" -o "$W/out.tif" "${A[@]}" --state "$W/out_state.tif" --store "$W/store" \
-    --resume --report "$W/resumed.json"
+    --resume --report "$W/resumed.json" --store-level 3
   check "the resumed run reports it resumed" 'grep -q "\"resumed\": true" "$W/resumed.json"'
 fi
 for s in '' _water _sand _sediment _columns _erosion _water_surface _state; do
@@ -77,6 +80,8 @@ bad() { "$T" erode "$W/init.tif" -o "$W/y.tif" -q --steps 1 "$@" 2>"$W/e.err" &&
 check "--tile 0 is refused" 'bad --tile 0'
 check "--steps-per-exchange 0 is refused" 'bad --steps-per-exchange 0'
 check "--mem-limit 4Q is refused" 'bad --mem-limit 4Q'
+check "--store-level 20 is refused, naming the range" \
+  'bad --store-level 20 && grep -q -- "--store-level expects an integer in \[-7, 19\]" "$W/e.err"'
 check "--resume without --store is refused" 'bad --resume && grep -q -- "--store" "$W/e.err"'
 check "a too small --mem-limit for the tile is refused" 'bad --mem-limit 100M --tile 1024'
 

@@ -8,7 +8,10 @@
  * mismatches, refusal to clear a user directory, drop_before, leftover
  * temporary files, write failures leaving the old blob intact, OpenMP
  * concurrency, the byte counters, and a child process SIGKILLed at random
- * points and resumed until it finishes with exactly the expected blobs.
+ * points and resumed until it finishes with exactly the expected blobs —
+ * synchronous and with write-behind and read-ahead, whose files are also
+ * compared byte for byte with a synchronous store's and whose failed
+ * write is shown to block the commit after it.
  */
 #include "check.h"
 #include "io/store/store.h"
@@ -480,6 +483,27 @@ static void test_zero_copy(talus_store_kind kind) {
   talus_store_close(s);
 }
 
+/* Checks that tile 0's core at step 0 still holds "old". */
+static void check_old_blob(talus_store *s) {
+  void *got;
+  size_t m;
+  CHECK(talus_store_get(s, K(0, 0, 0), &got, &m) == TALUS_OK && m == 3 && !memcmp(got, "old", 3),
+        "old blob intact");
+  free(got);
+}
+
+/* Limits the size of files written to 64 KiB (a full disk's stand-in);
+ * returns the limit to restore. */
+static struct rlimit small_files(void) {
+  struct rlimit old, lim;
+  getrlimit(RLIMIT_FSIZE, &old);
+  lim = old;
+  lim.rlim_cur = 64 * 1024;
+  signal(SIGXFSZ, SIG_IGN);
+  setrlimit(RLIMIT_FSIZE, &lim);
+  return old;
+}
+
 /* A write failure (file size limit, like a full disk) is TALUS_ERR_IO,
  * leaves no temporary file and keeps the key's previous blob. */
 static void test_write_failure(void) {
@@ -490,22 +514,13 @@ static void test_write_failure(void) {
   size_t n = 1 << 20;
   unsigned char *buf = malloc(n);
   fill_random(buf, n, 42);
-  struct rlimit old, lim;
-  getrlimit(RLIMIT_FSIZE, &old);
-  lim = old;
-  lim.rlim_cur = 64 * 1024;
-  signal(SIGXFSZ, SIG_IGN);
-  setrlimit(RLIMIT_FSIZE, &lim);
+  struct rlimit old = small_files();
   talus_status st = talus_store_put(s, K(0, 0, 0), buf, n, 0);
   setrlimit(RLIMIT_FSIZE, &old);
   CHECK(st == TALUS_ERR_IO && strstr(talus_last_error(), "cannot write"), "write failure: %s",
         talus_last_error());
   CHECK(count_files(dir, ".tmp") == 0, "temporary file removed");
-  void *got;
-  size_t m;
-  CHECK(talus_store_get(s, K(0, 0, 0), &got, &m) == TALUS_OK && m == 3 && !memcmp(got, "old", 3),
-        "old blob intact");
-  free(got);
+  check_old_blob(s);
   free(buf);
   talus_store_close(s);
 }
@@ -565,17 +580,27 @@ static void crash_blob(float *v, int tile, int64_t step, int part) {
  * reading its neighbours' strips, putting its parts and committing; old
  * steps dropped once every tile finished the generation. Returns 0 when
  * finished, non-zero on a failure. */
+static int crash_async; /* crash_run with write-behind and read-ahead (store.h) */
+
+/* Reads ahead the strips tile t reads at step gen (an async crash_run). */
+static void crash_prefetch(talus_store *s, int t, int64_t gen) {
+  for (int p = 1; p < CPARTS && crash_async && gen > 0; p++)
+    talus_store_prefetch(s, K((t + p) % CT, gen, p));
+}
+
 static int crash_run(const char *dir) {
   talus_store *s;
   char manifest[512];
   snprintf(manifest, sizeof manifest, "%s/manifest", dir);
   int resume = exists(manifest); /* killed before its first manifest: start afresh */
   if (talus_store_open(&s, TALUS_STORE_DISK, dir, "crash-run", CT, resume) != TALUS_OK) return 2;
+  if (crash_async && talus_store_set_io_threads(s, 1) != TALUS_OK) return 2;
   float *v = malloc(CN * sizeof *v), *w = malloc(CN * sizeof *w);
   int rc = 0;
   for (int64_t gen = 0; gen < CSTEPS && !rc; gen += CK) {
     for (int t = 0; t < CT && !rc; t++) {
       if (talus_store_committed(s, t) >= gen + CK) continue;
+      crash_prefetch(s, t, gen);
       if (gen > 0) /* neighbours' strips at step gen must all be there and intact */
         for (int p = 1; p < CPARTS && !rc; p++) {
           void *got;
@@ -598,6 +623,7 @@ static int crash_run(const char *dir) {
     for (int t = 0; t < CT && !rc; t++)
       rc = talus_store_drop_before(s, t, gen + CK) != TALUS_OK ? 7 : 0;
   }
+  if (!rc) rc = talus_store_flush(s) != TALUS_OK ? 8 : 0;
   if (rc) fprintf(stderr, "crash_run: rc %d: %s\n", rc, talus_last_error());
   free(v);
   free(w);
@@ -621,8 +647,9 @@ static void crash_trace(const char *dir) {
 
 /* Kills the run at random points, resumes it until it finishes, and checks
  * the final blobs and that nothing older is left. */
-static void test_crash_resume(void) {
-  const char *dir = newdir("crash");
+static void test_crash_resume(int async) {
+  const char *dir = newdir(async ? "crash_a" : "crash");
+  crash_async = async;
   srand((unsigned)time(NULL));
   int kills = 0, finished = 0;
   for (int attempt = 0; attempt < 60 && !finished; attempt++) {
@@ -641,7 +668,7 @@ static void test_crash_resume(void) {
     finished = WIFEXITED(status);
   }
   if (!finished) CHECK(crash_run(dir) == 0, "final run");
-  printf("crash test: %d kills before the run finished\n", kills);
+  printf("crash test%s: %d kills before the run finished\n", async ? " (write-behind)" : "", kills);
   CHECK(kills > 0, "the run was killed at least once");
   talus_store *s;
   CHECK(talus_store_open(&s, TALUS_STORE_DISK, dir, "crash-run", CT, 1) == TALUS_OK, "reopen");
@@ -664,6 +691,118 @@ static void test_crash_resume(void) {
   talus_store_destroy(s);
 }
 
+/* Bytes of a whole file (malloc'd), NULL when unreadable. */
+static unsigned char *slurp(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *b = malloc(len > 0 ? (size_t)len : 1);
+  *n = b ? fread(b, 1, (size_t)len, f) : 0;
+  fclose(f);
+  return b;
+}
+
+/* 1 when every file of dir a has a byte-identical twin in dir b and both
+ * hold as many files. */
+static int same_files(const char *a, const char *b) {
+  DIR *d = opendir(a);
+  int same = d && count_files(a, "") == count_files(b, "");
+  for (struct dirent *e; same && (e = readdir(d));) {
+    if (e->d_name[0] == '.') continue;
+    char pa[512], pb[512];
+    size_t na = 0, nb = 0;
+    snprintf(pa, sizeof pa, "%s/%s", a, e->d_name);
+    snprintf(pb, sizeof pb, "%s/%s", b, e->d_name);
+    unsigned char *x = slurp(pa, &na), *y = slurp(pb, &nb);
+    same = x && y && na == nb && !memcmp(x, y, na);
+    free(x);
+    free(y);
+  }
+  if (d) closedir(d);
+  return same;
+}
+
+/* The calls of a small tiler run (puts of large and small blobs, commits,
+ * gets and read-aheads of what was just put, drops) on store s. */
+static void async_calls(talus_store *s, float *v, size_t n) {
+  for (int64_t step = 0; step <= 4; step += 2)
+    for (int t = 0; t < 3; t++) {
+      for (int p = 0; p < 3; p++) {
+        fill_smooth(v, p ? n / 64 : n, (uint64_t)(t * 100 + step * 10 + p));
+        CHECK(talus_store_put(s, K(t, step, p), v, (p ? n / 64 : n) * 4, 1) == TALUS_OK,
+              "put t%d s%d p%d: %s", t, (int)step, p, talus_last_error());
+      }
+      CHECK(talus_store_commit(s, t, step) == TALUS_OK && talus_store_committed(s, t) == step,
+            "commit t%d s%d", t, (int)step);
+      talus_store_prefetch(s, K(t, step, 1));
+      talus_store_prefetch(s, K(t, step, 0));
+      const void *got;
+      void *hold;
+      size_t m;
+      fill_smooth(v, n, (uint64_t)(t * 100 + step * 10));
+      CHECK(talus_store_get_ref(s, K(t, step, 0), &got, &m, &hold) == TALUS_OK && m == n * 4 &&
+                !memcmp(got, v, m),
+            "the core just put reads back t%d s%d", t, (int)step);
+      talus_store_blob_release(s, hold);
+      if (step > 0) CHECK(talus_store_drop_before(s, t, step) == TALUS_OK, "drop");
+      CHECK(!talus_store_has(s, K(t, step - 2, 0)), "dropped t%d s%d gone", t, (int)step - 2);
+    }
+}
+
+/* Write-behind and read-ahead (store.h): the same calls give the same
+ * files, byte for byte, as a synchronous store; reads see queued writes. */
+static void test_async_same_files(void) {
+  const char *da = newdir("async_a"), *ds = newdir("async_s");
+  size_t n = 5 * (TALUS_STORE_CHUNK / 4) + 77; /* several chunks and zstd workers */
+  float *v = malloc(n * sizeof *v);
+  talus_store *a, *s;
+  CHECK(talus_store_open(&a, TALUS_STORE_DISK, da, "same", 3, 0) == TALUS_OK, "open async");
+  CHECK(talus_store_set_io_threads(a, 2) == TALUS_OK, "io threads");
+  CHECK(talus_store_open(&s, TALUS_STORE_DISK, ds, "same", 3, 0) == TALUS_OK, "open sync");
+  async_calls(a, v, n);
+  async_calls(s, v, n);
+  CHECK(talus_store_flush(a) == TALUS_OK, "flush: %s", talus_last_error());
+  CHECK(count_files(da, ".tzst") == 9, "one generation left: %d", count_files(da, ".tzst"));
+  CHECK(same_files(da, ds), "write-behind writes the synchronous store's files");
+  talus_store_close(a);
+  talus_store_close(s);
+  CHECK(same_files(da, ds), "and the same manifest after close");
+  free(v);
+}
+
+/* A queued put that fails fails the store: the commit after it is never
+ * recorded, the error reaches the caller (here at the commit or flush),
+ * and a resume finds the tile at its old step with its old blob. */
+static void test_async_write_failure(void) {
+  const char *dir = newdir("afull");
+  talus_store *s;
+  CHECK(talus_store_open(&s, TALUS_STORE_DISK, dir, "r", 1, 0) == TALUS_OK, "open");
+  CHECK(talus_store_set_io_threads(s, 1) == TALUS_OK, "io threads");
+  CHECK(talus_store_put(s, K(0, 0, 0), "old", 3, 0) == TALUS_OK, "put");
+  CHECK(talus_store_commit(s, 0, 0) == TALUS_OK && talus_store_flush(s) == TALUS_OK, "commit 0");
+  size_t n = 1 << 20;
+  unsigned char *buf = malloc(n);
+  fill_random(buf, n, 42);
+  struct rlimit old = small_files();
+  talus_status put = talus_store_put(s, K(0, 2, 0), buf, n, 0);
+  talus_status commit = put ? put : talus_store_commit(s, 0, 2);
+  talus_status st = commit ? commit : talus_store_flush(s);
+  setrlimit(RLIMIT_FSIZE, &old);
+  CHECK(st == TALUS_ERR_IO && strstr(talus_last_error(), "cannot write"),
+        "the queued write's failure comes back: %s", talus_last_error());
+  CHECK(talus_store_flush(s) == TALUS_ERR_IO, "and stays");
+  talus_store_close(s);
+  CHECK(count_files(dir, ".tmp") == 0, "temporary file removed");
+  CHECK(talus_store_open(&s, TALUS_STORE_DISK, dir, "r", 1, 1) == TALUS_OK, "resume");
+  CHECK(talus_store_committed(s, 0) == 0, "the commit after the failed put never happened: %lld",
+        (long long)talus_store_committed(s, 0));
+  check_old_blob(s);
+  free(buf);
+  talus_store_close(s);
+}
+
 int main(void) {
   snprintf(root, sizeof root, "/tmp/talus_store_XXXXXX");
   if (!mkdtemp(root)) return check_skip("test_store", "cannot create a temporary directory");
@@ -681,10 +820,14 @@ int main(void) {
   test_directories();
   test_leftovers();
   test_write_failure();
-  test_crash_resume();
-  const char *dirs[] = {"rt_disk", "rt_mem",   "cmp",   "miss_d",       "drop_d", "par_d",
-                        "corrupt", "manifest", "user",  "empty/nested", "empty",  "mixed",
-                        "left",    "full",     "crash", "zc_d",         "zc_m"};
+  test_crash_resume(0);
+  test_async_same_files();
+  test_async_write_failure();
+  test_crash_resume(1);
+  const char *dirs[] = {"crash_a", "async_a",      "async_s", "afull", "rt_disk", "rt_mem",
+                        "cmp",     "miss_d",       "drop_d",  "par_d", "corrupt", "manifest",
+                        "user",    "empty/nested", "empty",   "mixed", "left",    "full",
+                        "crash",   "zc_d",         "zc_m"};
   for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
     rm_flat(newdir(dirs[i]));
   rmdir(root);

@@ -72,6 +72,12 @@ int64_t talus_plan_kept_bytes(const talus_plan_in *in, int c, int H) {
   return kept * (bw * bh + strips) * cell_bytes_kept(in);
 }
 
+int64_t talus_plan_overlap_bytes(const talus_plan_in *in, int c, int H) {
+  int64_t cw = plan_span(c, 0, in->nx), ch = plan_span(c, 0, in->ny);
+  int64_t strips = 4 * (int64_t)H * (cw > ch ? cw : ch) + 4 * (int64_t)H * H;
+  return 2 * (cw * ch + strips) * cell_bytes_kept(in);
+}
+
 /* The rule for steps per exchange, K = core / (div R) within 1..cap, of a
  * memory store and of a disk store (plan.h). */
 typedef struct k_rule {
@@ -139,4 +145,7 @@ void talus_plan_tiles(const talus_plan_in *in, talus_plan *out) {
     out->halo = K * R;
     out->tile_bytes = bytes;
   }
+  int64_t overlap = talus_plan_overlap_bytes(in, out->core, out->halo);
+  out->overlap = out->store == TALUS_STORE_DISK && out->tile_bytes + overlap <= limit;
+  if (out->overlap) out->tile_bytes += overlap;
 }

@@ -44,6 +44,9 @@
  * only its compressed bytes are touched) and 80 MiB of slack (libraries
  * and heap: a 64² run peaks at 64 MiB) come on top. The input's bands are
  * those the file holds (a state stores only its used layers).
+ * A disk store's write-behind and read-ahead (store.h) hold about one
+ * tile's blobs each (core and strips, as kept) besides: counted when they
+ * fit the limit (overlap), else the store stays synchronous.
  * Measured against getrusage's peak over sizes, tiles, models and stores
  * (tests/cli_memory_plan.sh): predicted / measured 0.99 to 1.4.
  */
@@ -98,11 +101,14 @@ typedef struct talus_plan {
   int64_t kept_bytes;     /* bytes of the tiles this process keeps in a memory store */
   int refused;            /* tile_bytes is over the user's --mem-limit: no run */
   int halo_refused;       /* the user's K makes the halo over TALUS_PLAN_MAX_HALO_CORES cores */
+  int overlap;            /* disk store: its write-behind and read-ahead fit (in tile_bytes) */
 } talus_plan;
 
 /* One piece or tiled: fills limit, one_bytes, too_large, asked and tiled
  * of *out (the rest is zeroed). */
 void talus_plan_pieces(const talus_plan_in *in, talus_plan *out);
+/* Bytes of a disk store's write-behind and read-ahead at core c, halo H. */
+int64_t talus_plan_overlap_bytes(const talus_plan_in *in, int c, int H);
 /* The tiles of a tiled run: fills limit, core, K, halo, store, tile_bytes,
  * kept_bytes, refused and halo_refused of *out (the rest is left as it
  * is). When refused (either), core, K, halo and tile_bytes are those

@@ -6,6 +6,7 @@
 #include "halo/halo.h"
 
 #include <assert.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,6 +73,14 @@ static int tiled_ring(const talus_tiled *g, int k) {
   return g->res ? g->H : k * g->R;
 }
 
+/* Reader threads of a disk store's read-ahead (tiled.h): one per four
+ * CPU threads, 1 to 4 (a tile reads a core and up to 8 strips; the core
+ * dominates, so more readers help only when several tiles are read). */
+static int tiled_io_readers(void) {
+  int n = omp_get_max_threads() / 4;
+  return n < 1 ? 1 : n > 4 ? 4 : n;
+}
+
 /* The advance buffers, (re)allocated after a trim: g->buf and, for the
  * GPU pipeline (spare set; talus_tiled_run on the GPU), a second one; on
  * the GPU both are pinned for asynchronous transfers. */
@@ -116,6 +125,7 @@ talus_status talus_tiled_create(talus_tiled **out, const talus_kctx *ctx, int co
   talus_status st = g->flows && (g->res || !resident)
                         ? tiled_buffers(g, 0)
                         : talus_fail(TALUS_ERR_NOMEM, "tiler", "no memory for the tile tables");
+  if (!st) st = talus_store_set_io_threads(store, tiled_io_readers());
   if (st) {
     talus_tiled_free(g);
     return st;
@@ -269,6 +279,37 @@ static void tiled_reads_ring(const talus_tiled *g, int p, int ring, void (*fn)(v
         fn(user, j * g->ntx + i, halo_strip_facing(sign(pi - i), sign(pj - j)));
 }
 
+/* What a read-ahead of tile p's blobs shares (a tiled_reads_ring visit). */
+typedef struct prefetch_visit {
+  talus_store *store;
+  int64_t s;
+} prefetch_visit;
+
+static void prefetch_strip(void *user, int tile, int part) {
+  prefetch_visit *v = user;
+  talus_store_prefetch(v->store, (talus_store_key){tile, v->s, part});
+}
+
+/* Asks the store to read ahead what tiled_assemble will read for tile p
+ * at step s in a generation of k steps: its core and the strips around
+ * it (a disk store with reader threads; otherwise nothing happens). A
+ * tile already committed past s (a resumed generation) reads nothing. */
+static void tiled_prefetch(talus_tiled *g, int p, int64_t s, int k) {
+  if (p < 0 || p >= g->ntiles || g->res || talus_store_committed(g->store, p) != s) return;
+  prefetch_visit v = {g->store, s};
+  talus_store_prefetch(g->store, (talus_store_key){p, s, TALUS_PART_CORE});
+  tiled_reads_ring(g, p, tiled_ring(g, k), prefetch_strip, &v);
+}
+
+/* Reads ahead the tile that follows p: p + 1 in this generation (from
+ * step s, k steps), or after the last tile the first of the next
+ * generation, which reads the blobs this one published at s + k. */
+static void tiled_prefetch_next(talus_tiled *g, int p, int64_t s, int k, int64_t end) {
+  if (p + 1 < g->ntiles) return tiled_prefetch(g, p + 1, s, k);
+  int64_t next = s + k;
+  if (next < end) tiled_prefetch(g, 0, next, end - next < g->K ? (int)(end - next) : g->K);
+}
+
 /* What tiled_assemble's strip pastes share (a talus_tiled_reads visit). */
 typedef struct assemble_visit {
   talus_tiled *g;
@@ -418,6 +459,7 @@ static talus_status tiled_generation_gpu(talus_tiled *g, int64_t start, int64_t 
   int64_t s = g->step;
   int k = talus_tiled_generation_steps(g, end);
   tiled_flight fl[2] = {{.p = -1, .t = g->buf}, {.p = -1, .t = g->spare}};
+  tiled_prefetch(g, 0, s, k); /* unless the last generation did */
   int slot = 0;
   talus_status st = TALUS_OK;
   for (int p = 0; p < g->ntiles && !st; p++) {
@@ -425,6 +467,7 @@ static talus_status tiled_generation_gpu(talus_tiled *g, int64_t start, int64_t 
     st = tiled_due(g, p, s, k, &due);
     if (st || !due) continue;
     st = tiled_launch(g, &fl[slot], slot, p, s, k);
+    if (p + 1 < g->ntiles) tiled_prefetch(g, p + 1, s, k); /* read while p computes, p - 1 lands */
     slot ^= 1;
     if (!st) st = tiled_land(g, &fl[slot], slot, s, k, stats, TILED_PUBLISH);
     if (!st) st = tiled_report(g, start, end, k, p, progress, user);
@@ -434,6 +477,7 @@ static talus_status tiled_generation_gpu(talus_tiled *g, int64_t start, int64_t 
       tiled_land(g, &fl[slot ^ 1], slot ^ 1, s, k, stats, st ? TILED_DRAIN : TILED_PUBLISH);
   if (!st) st = last;
   tiled_land(g, &fl[slot], slot, s, k, stats, TILED_DRAIN);
+  if (!st) tiled_prefetch_next(g, g->ntiles - 1, s, k, end);
   return st ? st : talus_tiled_end_generation(g, k);
 }
 
@@ -601,11 +645,14 @@ static talus_status tiled_generation(talus_tiled *g, int64_t start, int64_t end,
                                      talus_run_stats *stats, talus_step_progress_fn progress,
                                      void *user) {
   int k = talus_tiled_generation_steps(g, end);
+  tiled_prefetch(g, 0, g->step, k); /* unless the last generation did */
   for (int p = 0; p < g->ntiles; p++) {
+    if (p + 1 < g->ntiles) tiled_prefetch(g, p + 1, g->step, k); /* read while p computes */
     talus_status st = talus_tiled_advance_one(g, p, k, stats);
     if (!st) st = tiled_report(g, start, end, k, p, progress, user);
     if (st) return st;
   }
+  tiled_prefetch_next(g, g->ntiles - 1, g->step, k, end); /* all of it published now */
   return talus_tiled_end_generation(g, k);
 }
 
@@ -619,12 +666,13 @@ talus_status talus_tiled_run(talus_tiled *g, int64_t end, talus_run_stats *stats
   if (g->resident_used) return tiled_run_device(g, end, stats, progress, user);
   if (!bst && g->step < end) bst = tiled_buffers(g, gpu);
   if (bst) return bst;
-  while (g->step < end) {
-    talus_status st = gpu ? tiled_generation_gpu(g, start, end, stats, progress, user)
-                          : tiled_generation(g, start, end, stats, progress, user);
-    if (st) return st;
-  }
-  return TALUS_OK;
+  talus_status st = TALUS_OK;
+  while (!st && g->step < end)
+    st = gpu ? tiled_generation_gpu(g, start, end, stats, progress, user)
+             : tiled_generation(g, start, end, stats, progress, user);
+  /* a disk store's queued writes: on disk when the run returns */
+  talus_status flushed = talus_store_flush(g->store);
+  return st ? st : flushed;
 }
 
 talus_status talus_tiled_resume(talus_tiled *g) {

@@ -68,7 +68,22 @@
  *
  * Concurrency: tiles of a generation are advanced one after another; each
  * advance is parallel inside (OpenMP over rows), and so are the cut and
- * paste of large blocks (halo.c).
+ * paste of large blocks (halo.c). Over a disk store the store's own
+ * threads work beside them (io/store/store.h, "Write-behind and
+ * read-ahead"; turned on by talus_tiled_create, unless the caller made the
+ * store synchronous first): the blobs a tile publishes are compressed and
+ * written by the store's writer thread while the next tile computes, and
+ * while tile p computes a reader thread decompresses what p + 1 will
+ * paste (tiled_prefetch: its core and the strips of tiled_reads_ring; after
+ * the last tile, tile 0 of the next generation). On the GPU the same
+ * read-ahead runs while tile p computes on the device and p - 1 lands.
+ * The grid's own state (buffers, flows, step) is touched by the calling
+ * thread only; the store's threads see nothing but blobs handed over to
+ * the store (put_owned) and keys. talus_tiled_run returns once the queued
+ * writes are on disk (talus_store_flush), so what it reports, and a
+ * resume after it, see the store as a synchronous one would leave it; a
+ * kill before that leaves what a synchronous run leaves at an earlier
+ * point, which a resume completes to the same bytes.
  *
  * Cost outside the stages (a tiled run should cost little more than one
  * piece; benchmarks/RESULTS.md has the ratios):

@@ -4,7 +4,9 @@
  * one blob file. The format is documented in store.h. The CRC uses the
  * SSE4.2 instruction where the CPU has it (TALUS_CRC_SOFT=1 forces the
  * tables); large blobs are compressed by zstd worker threads (one per
- * OpenMP thread) when called outside a parallel region. Both directions work
+ * OpenMP thread of the caller outside a parallel region, or as many as
+ * talus_blob_write_mt is told: the store's writer thread passes the
+ * count of the thread that queued the put, so the file is the same). Both directions work
  * chunk by chunk so a call needs O(TALUS_STORE_CHUNK) memory whatever the
  * blob size (the blob itself aside).
  */
@@ -235,7 +237,7 @@ static const char *stream_out(int fd, wstate *w, const unsigned char *data, size
 }
 
 /* Allocates the buffers and zstd context of a write; 0 on success. */
-static int wstate_init(wstate *w, size_t n, int level) {
+static int wstate_init(wstate *w, size_t n, int level, int workers) {
   w->out_cap = ZSTD_CStreamOutSize();
   w->z = ZSTD_createCCtx();
   w->shuf = malloc(TALUS_STORE_CHUNK);
@@ -247,7 +249,6 @@ static int wstate_init(wstate *w, size_t n, int level) {
   /* Large blobs compress on worker threads while this one shuffles and
    * checksums the next chunk (the frame decodes to the same bytes). A
    * libzstd without threads refuses the parameter: then single-threaded. */
-  int workers = omp_in_parallel() ? 0 : omp_get_max_threads();
   if (n >= 4 * TALUS_STORE_CHUNK && workers > 1)
     (void)ZSTD_CCtx_setParameter(w->z, ZSTD_c_nbWorkers, workers);
   return 0;
@@ -261,12 +262,12 @@ static void wstate_free(wstate *w) {
 
 /* Streams header placeholder, payload and the final header into fd. */
 static talus_status blob_write_fd(int fd, const char *tmp, talus_store_key key, const void *data,
-                                  size_t n, int elem4, int level) {
+                                  size_t n, int elem4, int level, int workers) {
   wstate w = {0};
   blob_header h = {key, elem4 ? FLAG_SHUFFLE : 0u, (uint32_t)TALUS_STORE_CHUNK, 0, n, 0};
   unsigned char hb[BLOB_HEADER] = {0};
   talus_status st = TALUS_OK;
-  if (wstate_init(&w, n, level) != 0) {
+  if (wstate_init(&w, n, level, workers) != 0) {
     st = talus_fail(TALUS_ERR_NOMEM, "store", "out of memory for zstd (level %d)", level);
   } else if (write_all(fd, hb, BLOB_HEADER) != 0) {
     st = talus_fail(TALUS_ERR_IO, "store", "cannot write %s: %s", tmp, strerror(errno));
@@ -288,13 +289,20 @@ static talus_status blob_write_fd(int fd, const char *tmp, talus_store_key key, 
 
 talus_status talus_blob_write(const char *path, talus_store_key key, const void *data, size_t n,
                               int elem4, int level, int sync, uint64_t *file_bytes) {
+  int workers = omp_in_parallel() ? 0 : omp_get_max_threads();
+  return talus_blob_write_mt(path, key, data, n, elem4, level, workers, sync, file_bytes);
+}
+
+talus_status talus_blob_write_mt(const char *path, talus_store_key key, const void *data, size_t n,
+                                 int elem4, int level, int workers, int sync,
+                                 uint64_t *file_bytes) {
   char tmp[TALUS_PATH_BUF];
   if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
     return talus_fail(TALUS_ERR_ARGUMENT, "store", "path too long: %s", path);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     return talus_fail(TALUS_ERR_IO, "store", "cannot create %s: %s", tmp, strerror(errno));
-  talus_status st = blob_write_fd(fd, tmp, key, data, n, elem4, level);
+  talus_status st = blob_write_fd(fd, tmp, key, data, n, elem4, level, workers);
   struct stat sb;
   if (st == TALUS_OK && sync && fsync(fd) != 0)
     st = talus_fail(TALUS_ERR_IO, "store", "cannot sync %s: %s", tmp, strerror(errno));

@@ -3,11 +3,12 @@
  * kinds, the memory store, the disk store's directory handling, manifest
  * and commit journal. The blob file codec lives in disk.c.
  */
-#include "io/store/store.h"
+#include "io/store/store_private.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <omp.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -19,65 +20,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define STRIPES         64
-#define MANIFEST_MAGIC  "TALUS-STORE 1\n"
-#define JOURNAL_MAGIC   0x314A5254u /* "TRJ1" */
-#define JOURNAL_RECORD  24
-#define JOURNAL_COMPACT 4096
-
-/* A pooled blob buffer (see the pool section below). */
-typedef struct pool_buf {
-  void *p;
-  size_t cap;
-} pool_buf;
-
-#define POOL_MAX  64
-#define POOL_HEAD 64                /* bytes before a pooled buffer: its capacity */
-#define POOL_HUGE ((size_t)8 << 20) /* buffers from here up ask for huge pages */
-
-/* One live blob of a tile. data/n: the bytes (MEMORY); unused on DISK. */
-typedef struct entry {
-  int64_t step;
-  int32_t part;
-  size_t n;
-  void *data;
-} entry;
-
-typedef struct tile_slot {
-  entry *e;
-  int count, cap;
-} tile_slot;
-
-typedef struct meta_kv {
-  char *key, *value;
-} meta_kv;
-
-struct talus_store {
-  talus_store_kind kind;
-  int ntiles, sync, level, recycle;
-  char *dir, *run_id;
-  tile_slot *tiles;           /* guarded by stripe[tile % STRIPES] */
-  _Atomic int64_t *committed; /* written under lock */
-  pthread_mutex_t stripe[STRIPES];
-  pthread_mutex_t lock; /* commit, meta, manifest, journal */
-  meta_kv *meta;
-  int nmeta;
-  uint32_t epoch;         /* DISK: journal epoch of the manifest */
-  int journal_fd, dir_fd; /* DISK: -1 when not open */
-  uint64_t journal_records;
-  _Atomic uint64_t raw_written, bytes_written, raw_read, bytes_read, blobs_written, blobs_read;
-  _Atomic uint64_t io_ns; /* wall time inside put, get and commit, summed over threads */
-  _Atomic size_t held;    /* blob bytes + entry arrays */
-  pthread_mutex_t pool_lock;
-  pool_buf pool[POOL_MAX]; /* buffers of dropped or released blobs, for reuse */
-  int npool;
-  size_t pool_bytes, largest; /* bytes pooled; largest buffer asked for */
-};
-
 /* ---- keys and per-tile bookkeeping ---- */
 
 /* Checks that key lies in the store's ranges. */
-static talus_status key_check(const talus_store *s, talus_store_key k) {
+talus_status store_key_check(const talus_store *s, talus_store_key k) {
   if (k.tile < 0 || k.tile >= s->ntiles || k.step < 0 || k.part < 0 || k.part >= TALUS_STORE_PARTS)
     return talus_fail(TALUS_ERR_ARGUMENT, "store",
                       "bad key: tile %d (of %d), part %d, step %" PRId64, k.tile, s->ntiles, k.part,
@@ -86,26 +32,28 @@ static talus_status key_check(const talus_store *s, talus_store_key k) {
 }
 
 /* File name of a blob under dir ("<dir>/t<tile>_s<step>_p<part>.tzst"). */
-static void blob_path(const talus_store *s, talus_store_key k, char *buf, size_t size) {
+void store_blob_path(const talus_store *s, talus_store_key k, char *buf, size_t size) {
   snprintf(buf, size, "%s/t%d_s%" PRId64 "_p%d.tzst", s->dir, k.tile, k.step, k.part);
 }
 
-static pthread_mutex_t *stripe_of(const talus_store *s, int32_t tile) {
+pthread_mutex_t *store_stripe(const talus_store *s, int32_t tile) {
   return (pthread_mutex_t *)&s->stripe[tile % STRIPES];
 }
 
 /* Index of (step, part) in the slot, -1 if absent. Caller holds the stripe. */
-static int slot_find(const tile_slot *t, int64_t step, int32_t part) {
+int store_slot_find(const tile_slot *t, int64_t step, int32_t part) {
   for (int i = 0; i < t->count; i++)
     if (t->e[i].step == step && t->e[i].part == part) return i;
   return -1;
 }
 
-/* Records key with data/n (taken over), replacing and freeing an older
- * entry of the same key. Caller holds the stripe. */
-static talus_status slot_add(talus_store *s, talus_store_key k, void *data, size_t n) {
+/* Records key with data/n (taken over) and the queued write seq that
+ * brings its file (0: none), replacing and freeing an older entry of the
+ * same key. Caller holds the stripe. */
+static talus_status slot_add(talus_store *s, talus_store_key k, void *data, size_t n,
+                             uint64_t seq) {
   tile_slot *t = &s->tiles[k.tile];
-  int i = slot_find(t, k.step, k.part);
+  int i = store_slot_find(t, k.step, k.part);
   if (i >= 0) {
     atomic_fetch_sub(&s->held, t->e[i].n);
     talus_store_blob_release(s, t->e[i].data);
@@ -120,7 +68,7 @@ static talus_status slot_add(talus_store *s, talus_store_key k, void *data, size
     }
     i = t->count++;
   }
-  t->e[i] = (entry){k.step, k.part, n, data};
+  t->e[i] = (entry){k.step, k.part, n, data, seq};
   atomic_fetch_add(&s->held, n);
   return TALUS_OK;
 }
@@ -569,12 +517,12 @@ static talus_status scan_entry(talus_store *s, const char *name, scan_mode mode,
     return TALUS_OK;
   }
   if (mode != SCAN_RESUME || !blob) return TALUS_OK;
-  if (key_check(s, k) != TALUS_OK)
+  if (store_key_check(s, k) != TALUS_OK)
     return talus_fail(TALUS_ERR_FORMAT, "store", "store %s holds %s, outside this run's grid",
                       s->dir, name);
-  pthread_mutex_lock(stripe_of(s, k.tile));
-  talus_status st = slot_add(s, k, NULL, 0);
-  pthread_mutex_unlock(stripe_of(s, k.tile));
+  pthread_mutex_lock(store_stripe(s, k.tile));
+  talus_status st = slot_add(s, k, NULL, 0, 0);
+  pthread_mutex_unlock(store_stripe(s, k.tile));
   return st;
 }
 
@@ -651,16 +599,19 @@ static talus_status store_alloc(talus_store **out, talus_store_kind kind, const 
   s->journal_fd = s->dir_fd = -1;
   s->tiles = calloc((size_t)ntiles, sizeof *s->tiles);
   s->committed = malloc((size_t)ntiles * sizeof *s->committed);
+  s->promised = malloc((size_t)ntiles * sizeof *s->promised);
   s->run_id = strdup(run_id);
   pthread_mutex_init(&s->lock, NULL);
   pthread_mutex_init(&s->pool_lock, NULL);
+  pthread_mutex_init(&s->q_lock, NULL);
+  pthread_cond_init(&s->q_cond, NULL);
   for (int i = 0; i < STRIPES; i++)
     pthread_mutex_init(&s->stripe[i], NULL);
   *out = s;
-  if (!s->tiles || !s->committed || !s->run_id)
+  if (!s->tiles || !s->committed || !s->promised || !s->run_id)
     return talus_fail(TALUS_ERR_NOMEM, "store", "out of memory for %d tiles", ntiles);
   for (int t = 0; t < ntiles; t++)
-    atomic_init(&s->committed[t], -1);
+    atomic_init(&s->committed[t], -1), atomic_init(&s->promised[t], -1);
   return TALUS_OK;
 }
 
@@ -678,15 +629,17 @@ talus_status talus_store_open(talus_store **out, talus_store_kind kind, const ch
   talus_store *s = NULL;
   talus_status st = store_alloc(&s, kind, run_id, ntiles);
   if (st == TALUS_OK && kind == TALUS_STORE_DISK) st = disk_open(s, dir, resume);
+  for (int t = 0; st == TALUS_OK && t < ntiles; t++)
+    atomic_store(&s->promised[t], atomic_load(&s->committed[t]));
   if (st != TALUS_OK) {
-    talus_store_close(s);
+    store_close_sync(s);
     return st;
   }
   *out = s;
   return TALUS_OK;
 }
 
-void talus_store_close(talus_store *s) {
+void store_close_sync(talus_store *s) {
   if (!s) return;
   for (int t = 0; s->tiles && t < s->ntiles; t++) {
     for (int i = 0; i < s->tiles[t].count; i++)
@@ -702,17 +655,20 @@ void talus_store_close(talus_store *s) {
   if (s->dir_fd >= 0) close(s->dir_fd);
   pthread_mutex_destroy(&s->lock);
   pthread_mutex_destroy(&s->pool_lock);
+  pthread_mutex_destroy(&s->q_lock);
+  pthread_cond_destroy(&s->q_cond);
   for (int i = 0; i < STRIPES; i++)
     pthread_mutex_destroy(&s->stripe[i]);
   free(s->meta);
   free(s->tiles);
   free(s->committed);
+  free(s->promised);
   free(s->run_id);
   free(s->dir);
   free(s);
 }
 
-talus_status talus_store_destroy(talus_store *s) {
+talus_status store_destroy_sync(talus_store *s) {
   if (!s) return TALUS_OK;
   talus_status st = TALUS_OK;
   if (s->kind == TALUS_STORE_DISK && s->dir) {
@@ -723,7 +679,7 @@ talus_status talus_store_destroy(talus_store *s) {
     if (st == TALUS_OK && !foreign && rmdir(s->dir) != 0 && errno != ENOENT)
       talus_warn("store: cannot remove %s: %s", s->dir, strerror(errno));
   }
-  talus_store_close(s);
+  store_close_sync(s);
   return st;
 }
 
@@ -747,9 +703,9 @@ void talus_store_set_level(talus_store *s, int level) {
 
 /* Indexes a pooled buffer holding the blob (MEMORY); takes it over. */
 static talus_status mem_index(talus_store *s, talus_store_key k, void *blob, size_t n) {
-  pthread_mutex_lock(stripe_of(s, k.tile));
-  talus_status st = slot_add(s, k, blob, n);
-  pthread_mutex_unlock(stripe_of(s, k.tile));
+  pthread_mutex_lock(store_stripe(s, k.tile));
+  talus_status st = slot_add(s, k, blob, n, 0);
+  pthread_mutex_unlock(store_stripe(s, k.tile));
   if (st != TALUS_OK) talus_store_blob_release(s, blob);
   return st;
 }
@@ -760,19 +716,6 @@ static talus_status mem_put(talus_store *s, talus_store_key k, const void *data,
   if (!copy) return talus_fail(TALUS_ERR_NOMEM, "store", "out of memory for a %zu-byte blob", n);
   if (n) memcpy(copy, data, n);
   return mem_index(s, k, copy, n);
-}
-
-/* Writes the blob file, then indexes it (DISK). */
-static talus_status disk_put(talus_store *s, talus_store_key k, const void *data, size_t n,
-                             int elem4, uint64_t *file_bytes) {
-  char path[TALUS_PATH_BUF];
-  blob_path(s, k, path, sizeof path);
-  talus_status st = talus_blob_write(path, k, data, n, elem4, s->level, s->sync, file_bytes);
-  if (st != TALUS_OK) return st;
-  pthread_mutex_lock(stripe_of(s, k.tile));
-  st = slot_add(s, k, NULL, 0);
-  pthread_mutex_unlock(stripe_of(s, k.tile));
-  return st;
 }
 
 /* ---- crash injection (tests) ----
@@ -802,13 +745,13 @@ static void store_fault_point(void) {
   if (fault_at > 0 && atomic_fetch_add(&fault_ops, 1) + 1 == fault_at) raise(fault_signal);
 }
 
-/* Counts a completed put of n raw bytes, `bytes` of them in the store. */
 /* Adds the time since t0 (talus_now) to the store's I/O time; returns st. */
 static talus_status store_timed(talus_store *s, double t0, talus_status st) {
   atomic_fetch_add(&s->io_ns, (uint64_t)((talus_now() - t0) * 1e9));
   return st;
 }
 
+/* Counts a completed put of n raw bytes, `bytes` of them in the store. */
 static talus_status store_wrote(talus_store *s, size_t n, uint64_t bytes) {
   atomic_fetch_add(&s->raw_written, n);
   atomic_fetch_add(&s->bytes_written, bytes);
@@ -825,25 +768,56 @@ static talus_status store_read(talus_store *s, size_t n, uint64_t bytes) {
   return TALUS_OK;
 }
 
-talus_status talus_store_put(talus_store *s, talus_store_key key, const void *data, size_t n,
-                             int elem4) {
-  if (!s || (!data && n)) return talus_fail(TALUS_ERR_ARGUMENT, "store", "put: no store or data");
-  talus_status st = key_check(s, key);
-  if (st != TALUS_OK) return st;
-  uint64_t bytes = n;
+talus_status store_index_queued(talus_store *s, talus_store_key key, uint64_t seq) {
+  return slot_add(s, key, NULL, 0, seq);
+}
+
+/* Indexes key (DISK) with the queued write that brings its file. */
+static talus_status disk_index(talus_store *s, talus_store_key k, uint64_t seq) {
+  pthread_mutex_lock(store_stripe(s, k.tile));
+  talus_status st = slot_add(s, k, NULL, 0, seq);
+  pthread_mutex_unlock(store_stripe(s, k.tile));
+  return st;
+}
+
+talus_status store_write_now(talus_store *s, talus_store_key key, const void *data, size_t n,
+                             int elem4, int workers) {
+  char path[TALUS_PATH_BUF];
+  uint64_t bytes = 0;
+  store_blob_path(s, key, path, sizeof path);
   double t0 = talus_now();
-  st = s->kind == TALUS_STORE_MEMORY ? mem_put(s, key, data, n)
-                                     : disk_put(s, key, data, n, elem4, &bytes);
-  st = store_timed(s, t0, st);
+  talus_status st = store_timed(
+      s, t0, talus_blob_write_mt(path, key, data, n, elem4, s->level, workers, s->sync, &bytes));
   return st != TALUS_OK ? st : store_wrote(s, n, bytes);
 }
 
-talus_status talus_store_put_owned(talus_store *s, talus_store_key key, void *blob, size_t n,
-                                   int elem4) {
+/* zstd worker threads for a put from the calling thread: as many as its
+ * OpenMP threads outside a parallel region (disk.c's rule, kept when the
+ * write runs on the store's writer thread, so the files are the same). */
+static int put_workers(void) {
+  return omp_in_parallel() ? 0 : omp_get_max_threads();
+}
+
+talus_status store_put_sync(talus_store *s, talus_store_key key, const void *data, size_t n,
+                            int elem4) {
+  if (!s || (!data && n)) return talus_fail(TALUS_ERR_ARGUMENT, "store", "put: no store or data");
+  talus_status st = store_key_check(s, key);
+  if (st != TALUS_OK) return st;
+  if (s->kind == TALUS_STORE_DISK) {
+    st = store_write_now(s, key, data, n, elem4, put_workers());
+    return st != TALUS_OK ? st : disk_index(s, key, 0);
+  }
+  double t0 = talus_now();
+  st = store_timed(s, t0, mem_put(s, key, data, n));
+  return st != TALUS_OK ? st : store_wrote(s, n, n);
+}
+
+talus_status store_put_owned_sync(talus_store *s, talus_store_key key, void *blob, size_t n,
+                                  int elem4) {
   if (!s || !blob) return talus_fail(TALUS_ERR_ARGUMENT, "store", "put: no store or data");
-  talus_status st = key_check(s, key);
+  talus_status st = store_key_check(s, key);
   if (st != TALUS_OK || s->kind == TALUS_STORE_DISK) {
-    if (st == TALUS_OK) st = talus_store_put(s, key, blob, n, elem4);
+    if (st == TALUS_OK) st = store_put_sync(s, key, blob, n, elem4);
     talus_store_blob_release(s, blob);
     return st;
   }
@@ -858,23 +832,23 @@ static talus_status missing(talus_store_key k) {
 
 /* Points *data at the indexed blob (MEMORY), no copy. */
 static talus_status mem_ref(talus_store *s, talus_store_key k, const void **data, size_t *n) {
-  pthread_mutex_lock(stripe_of(s, k.tile));
+  pthread_mutex_lock(store_stripe(s, k.tile));
   tile_slot *t = &s->tiles[k.tile];
-  int i = slot_find(t, k.step, k.part);
+  int i = store_slot_find(t, k.step, k.part);
   if (i >= 0) {
     *data = t->e[i].data;
     *n = t->e[i].n;
   }
-  pthread_mutex_unlock(stripe_of(s, k.tile));
+  pthread_mutex_unlock(store_stripe(s, k.tile));
   return i < 0 ? missing(k) : TALUS_OK;
 }
 
 /* Copies the blob out of the index (MEMORY), under the tile's lock: the
  * copy is taken whole even while another thread replaces the key. */
 static talus_status mem_get(talus_store *s, talus_store_key k, void **data, size_t *n) {
-  pthread_mutex_lock(stripe_of(s, k.tile));
+  pthread_mutex_lock(store_stripe(s, k.tile));
   tile_slot *t = &s->tiles[k.tile];
-  int i = slot_find(t, k.step, k.part);
+  int i = store_slot_find(t, k.step, k.part);
   talus_status st = TALUS_OK;
   if (i < 0)
     st = missing(k);
@@ -882,33 +856,18 @@ static talus_status mem_get(talus_store *s, talus_store_key k, void **data, size
     st = talus_fail(TALUS_ERR_NOMEM, "store", "out of memory for a %zu-byte blob", t->e[i].n);
   else
     memcpy(*data, t->e[i].data, *n = t->e[i].n);
-  pthread_mutex_unlock(stripe_of(s, k.tile));
+  pthread_mutex_unlock(store_stripe(s, k.tile));
   return st;
 }
 
-talus_status talus_store_get(talus_store *s, talus_store_key key, void **data, size_t *n) {
-  if (!data || !n) return talus_fail(TALUS_ERR_ARGUMENT, "store", "get: no output pointers");
-  *data = NULL;
-  *n = 0;
-  if (!s) return talus_fail(TALUS_ERR_ARGUMENT, "store", "get: no store");
-  talus_status st = key_check(s, key);
-  if (st != TALUS_OK) return st;
-  uint64_t bytes = 0;
-  int gone = 0;
-  double t0 = talus_now();
-  if (s->kind == TALUS_STORE_MEMORY) {
-    st = mem_get(s, key, data, n);
-    bytes = *n;
-  } else {
-    char path[TALUS_PATH_BUF];
-    blob_path(s, key, path, sizeof path);
-    st = talus_blob_read(path, key, data, n, &bytes, &gone);
-    if (gone) st = missing(key);
-  }
-  st = store_timed(s, t0, st);
-  return st != TALUS_OK ? st : store_read(s, *n, bytes);
+static void *heap_alloc_cb(void *user, size_t n) {
+  (void)user;
+  return malloc(n);
 }
-
+static void heap_release_cb(void *user, void *p) {
+  (void)user;
+  free(p);
+}
 static void *pool_alloc_cb(void *user, size_t n) {
   return talus_store_blob_alloc(user, n);
 }
@@ -916,51 +875,108 @@ static void pool_release_cb(void *user, void *p) {
   talus_store_blob_release(user, p);
 }
 
-talus_status talus_store_get_ref(talus_store *s, talus_store_key key, const void **data, size_t *n,
-                                 void **hold) {
-  if (!data || !n || !hold)
-    return talus_fail(TALUS_ERR_ARGUMENT, "store", "get: no output pointers");
-  *data = *hold = NULL;
-  *n = 0;
-  talus_status st = s ? key_check(s, key) : talus_fail(TALUS_ERR_ARGUMENT, "store", "no store");
-  if (st != TALUS_OK) return st;
+/* Reads the blob file of key through mem (DISK) and counts it. */
+static talus_status disk_read(talus_store *s, talus_store_key key, const talus_blob_mem *mem,
+                              void **data, size_t *n) {
+  char path[TALUS_PATH_BUF];
   uint64_t bytes = 0;
+  int gone = 0;
+  store_blob_path(s, key, path, sizeof path);
   double t0 = talus_now();
-  if (s->kind == TALUS_STORE_MEMORY) {
-    st = mem_ref(s, key, data, n);
-    bytes = *n;
-  } else {
-    char path[TALUS_PATH_BUF];
-    int gone = 0;
-    talus_blob_mem pool = {pool_alloc_cb, pool_release_cb, s};
-    blob_path(s, key, path, sizeof path);
-    st = talus_blob_read_mem(path, key, &pool, hold, n, &bytes, &gone);
-    if (gone) st = missing(key);
-    *data = *hold;
-  }
+  talus_status st = talus_blob_read_mem(path, key, mem, data, n, &bytes, &gone);
+  if (gone) st = missing(key);
   st = store_timed(s, t0, st);
   return st != TALUS_OK ? st : store_read(s, *n, bytes);
 }
 
+talus_status store_read_now(talus_store *s, talus_store_key key, void **hold, size_t *n) {
+  talus_blob_mem pool = {pool_alloc_cb, pool_release_cb, s};
+  return disk_read(s, key, &pool, hold, n);
+}
+
+talus_status store_get_sync(talus_store *s, talus_store_key key, void **data, size_t *n) {
+  if (!data || !n) return talus_fail(TALUS_ERR_ARGUMENT, "store", "get: no output pointers");
+  *data = NULL;
+  *n = 0;
+  if (!s) return talus_fail(TALUS_ERR_ARGUMENT, "store", "get: no store");
+  talus_status st = store_key_check(s, key);
+  if (st != TALUS_OK) return st;
+  if (s->kind == TALUS_STORE_DISK) {
+    talus_blob_mem heap = {heap_alloc_cb, heap_release_cb, NULL};
+    return disk_read(s, key, &heap, data, n);
+  }
+  double t0 = talus_now();
+  st = store_timed(s, t0, mem_get(s, key, data, n));
+  return st != TALUS_OK ? st : store_read(s, *n, *n);
+}
+
+talus_status store_get_ref_sync(talus_store *s, talus_store_key key, const void **data, size_t *n,
+                                void **hold) {
+  if (!data || !n || !hold)
+    return talus_fail(TALUS_ERR_ARGUMENT, "store", "get: no output pointers");
+  *data = *hold = NULL;
+  *n = 0;
+  talus_status st =
+      s ? store_key_check(s, key) : talus_fail(TALUS_ERR_ARGUMENT, "store", "no store");
+  if (st != TALUS_OK) return st;
+  if (s->kind == TALUS_STORE_MEMORY) {
+    double t0 = talus_now();
+    st = store_timed(s, t0, mem_ref(s, key, data, n));
+    return st != TALUS_OK ? st : store_read(s, *n, *n);
+  }
+  st = store_read_now(s, key, hold, n);
+  *data = *hold;
+  return st;
+}
+
 int talus_store_has(const talus_store *s, talus_store_key key) {
-  if (!s || key_check(s, key) != TALUS_OK) return 0;
-  pthread_mutex_lock(stripe_of(s, key.tile));
-  int found = slot_find(&s->tiles[key.tile], key.step, key.part) >= 0;
-  pthread_mutex_unlock(stripe_of(s, key.tile));
+  if (!s || store_key_check(s, key) != TALUS_OK) return 0;
+  pthread_mutex_lock(store_stripe(s, key.tile));
+  int found = store_slot_find(&s->tiles[key.tile], key.step, key.part) >= 0;
+  pthread_mutex_unlock(store_stripe(s, key.tile));
   return found;
 }
 
-talus_status talus_store_drop_before(talus_store *s, int32_t tile, int64_t before_step) {
+talus_status store_unlink_now(talus_store *s, const talus_store_key *keys, int n) {
+  talus_status st = TALUS_OK;
+  for (int i = 0; i < n; i++) {
+    char path[TALUS_PATH_BUF];
+    store_blob_path(s, keys[i], path, sizeof path);
+    if (unlink(path) != 0 && errno != ENOENT && st == TALUS_OK)
+      st = talus_fail(TALUS_ERR_IO, "store", "cannot remove %s: %s", path, strerror(errno));
+  }
+  if (st == TALUS_OK) store_fault_point();
+  return st;
+}
+
+talus_status store_drop_index(talus_store *s, int32_t tile, int64_t before_step,
+                              talus_store_key **out, int *count) {
+  pthread_mutex_lock(store_stripe(s, tile));
+  tile_slot *t = &s->tiles[tile];
+  talus_store_key *keys = malloc((size_t)(t->count ? t->count : 1) * sizeof *keys);
+  int n = 0;
+  for (int i = t->count - 1; keys && i >= 0; i--)
+    if (t->e[i].step < before_step) {
+      keys[n++] = (talus_store_key){tile, t->e[i].step, t->e[i].part};
+      slot_remove(s, t, i);
+    }
+  pthread_mutex_unlock(store_stripe(s, tile));
+  *out = keys;
+  *count = n;
+  return keys ? TALUS_OK : talus_fail(TALUS_ERR_NOMEM, "store", "out of memory for a drop");
+}
+
+talus_status store_drop_before_sync(talus_store *s, int32_t tile, int64_t before_step) {
   if (!s || tile < 0 || tile >= s->ntiles)
     return talus_fail(TALUS_ERR_ARGUMENT, "store", "drop: bad tile %d", tile);
   talus_status st = TALUS_OK;
-  pthread_mutex_lock(stripe_of(s, tile));
+  pthread_mutex_lock(store_stripe(s, tile));
   tile_slot *t = &s->tiles[tile];
   for (int i = t->count - 1; i >= 0; i--) {
     if (t->e[i].step >= before_step) continue;
     char path[TALUS_PATH_BUF];
     if (s->kind == TALUS_STORE_DISK) {
-      blob_path(s, (talus_store_key){tile, t->e[i].step, t->e[i].part}, path, sizeof path);
+      store_blob_path(s, (talus_store_key){tile, t->e[i].step, t->e[i].part}, path, sizeof path);
       if (unlink(path) != 0 && errno != ENOENT) {
         st = talus_fail(TALUS_ERR_IO, "store", "cannot remove %s: %s", path, strerror(errno));
         continue; /* still indexed: a later drop retries it */
@@ -968,17 +984,14 @@ talus_status talus_store_drop_before(talus_store *s, int32_t tile, int64_t befor
     }
     slot_remove(s, t, i);
   }
-  pthread_mutex_unlock(stripe_of(s, tile));
+  pthread_mutex_unlock(store_stripe(s, tile));
   if (st == TALUS_OK) store_fault_point();
   return st;
 }
 
 /* ---- manifest API ---- */
 
-talus_status talus_store_commit(talus_store *s, int32_t tile, int64_t step) {
-  if (!s || tile < 0 || tile >= s->ntiles || step < 0)
-    return talus_fail(TALUS_ERR_ARGUMENT, "store", "commit: bad tile %d or step %" PRId64, tile,
-                      step);
+talus_status store_commit_now(talus_store *s, int32_t tile, int64_t step) {
   talus_status st = TALUS_OK;
   double t0 = talus_now();
   pthread_mutex_lock(&s->lock);
@@ -992,12 +1005,21 @@ talus_status talus_store_commit(talus_store *s, int32_t tile, int64_t step) {
   return st;
 }
 
-int64_t talus_store_committed(const talus_store *s, int32_t tile) {
-  if (!s || tile < 0 || tile >= s->ntiles) return -1;
-  return atomic_load(&s->committed[tile]);
+talus_status store_commit_sync(talus_store *s, int32_t tile, int64_t step) {
+  if (!s || tile < 0 || tile >= s->ntiles || step < 0)
+    return talus_fail(TALUS_ERR_ARGUMENT, "store", "commit: bad tile %d or step %" PRId64, tile,
+                      step);
+  talus_status st = store_commit_now(s, tile, step);
+  if (st == TALUS_OK) atomic_store(&s->promised[tile], step);
+  return st;
 }
 
-talus_status talus_store_set_meta(talus_store *s, const char *key, const char *value) {
+int64_t talus_store_committed(const talus_store *s, int32_t tile) {
+  if (!s || tile < 0 || tile >= s->ntiles) return -1;
+  return atomic_load(&s->promised[tile]);
+}
+
+talus_status store_set_meta_sync(talus_store *s, const char *key, const char *value) {
   if (!s || !key || !value || !meta_key_ok(key) || !text_ok(value))
     return talus_fail(TALUS_ERR_ARGUMENT, "store",
                       "meta key must be [A-Za-z0-9_.-]+ and its value one printable line "

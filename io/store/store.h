@@ -72,6 +72,32 @@
  *   drops of different tiles from OpenMP workers). Per-tile bookkeeping is
  *   guarded by striped mutexes, commit/meta/manifest by one mutex, counters
  *   are atomic. Two concurrent puts of the same key are not supported.
+ *   (Locks and who owns what: store_private.h.)
+ * - Write-behind and read-ahead (DISK, after talus_store_set_io_threads;
+ *   the tiler turns them on). The mutating calls — put, put_owned, commit,
+ *   drop_before — are queued, in call order, for one writer thread and
+ *   return once queued; the writer runs them in that order, each exactly
+ *   as the synchronous store would (tmp + rename, then the journal
+ *   record). So the files on disk after a kill at any instant are those a
+ *   synchronous store leaves after some prefix of the calls: a commit's
+ *   record still follows the renames of its tile's blobs, and a resume
+ *   sees a state a synchronous run passes through (the crash injection
+ *   below counts the queued calls as they complete, in the same order).
+ *   What callers observe runs ahead of the disk and is always the state
+ *   after every call made: talus_store_has and _committed answer for the
+ *   queued calls too, and a get of a key whose write is queued waits for
+ *   it. The zstd work, the checksums and the writes thus leave the
+ *   caller's thread; a caller that computes meanwhile (the tiler, the
+ *   next tile) overlaps them. The queue holds at most about two of the
+ *   largest blobs (a tile's core and strips): a put beyond that waits.
+ *   talus_store_prefetch asks a reader thread to read and decompress a
+ *   blob ahead (after its queued write, if any); the next get_ref of that
+ *   key takes it (PREFETCH_SLOTS blobs at most; more are ignored). The
+ *   blob's bytes are the file's, so a read ahead changes nothing but when
+ *   the work is done. A queued call that fails fails the store: later
+ *   queued calls are skipped (never a commit after a failed put), and the
+ *   error comes back from the next call that queues, from
+ *   talus_store_flush, or from a get that needed a skipped write.
  * - Memory. The MEMORY store holds every blob put and not dropped (plus,
  *   with set_recycle, dropped buffers kept for reuse: at most as many bytes
  *   as the live blobs; see talus_store_blob_alloc). The DISK
@@ -79,7 +105,10 @@
  *   blob; each concurrent put/get adds at most TALUS_STORE_CALL_BYTES while
  *   it runs (zstd levels <= 3; level 19 needs ~95 MB), and a get's result
  *   (the blob itself) belongs to the caller; put_owned and get_ref recycle
- *   their buffers in a pool of at most twice the largest blob.
+ *   their buffers in a pool of at most twice the largest blob. With
+ *   write-behind and read-ahead add the queued blobs (about two of the
+ *   largest) and up to PREFETCH_SLOTS blobs read ahead (the tiler asks for
+ *   one tile's), plus the writer's and readers' zstd contexts.
  */
 #ifndef TALUS_IO_STORE_H
 #define TALUS_IO_STORE_H
@@ -152,8 +181,27 @@ void talus_store_set_sync(talus_store *s, int on);
  * pool is always on and bounded by two blob buffers). */
 void talus_store_set_recycle(talus_store *s, int on);
 /* DISK: zstd level of later puts (default 1: ~850 MB/s for shuffled floats
- * on one core, within 2% of level 3's ratio; zstd's range, e.g. -5..19). */
+ * on one core, within 2% of level 3's ratio). The options that set it
+ * (--store-level) take TALUS_STORE_LEVEL_MIN..MAX: negative levels are
+ * zstd's fast modes (bigger files, less CPU); the level changes the files'
+ * size, never the blobs read back, so a resume may use another. */
+#define TALUS_STORE_LEVEL_MIN     (-7)
+#define TALUS_STORE_LEVEL_MAX     19
+#define TALUS_STORE_LEVEL_DEFAULT 1
 void talus_store_set_level(talus_store *s, int level);
+/* DISK: starts write-behind (one writer thread) and read-ahead (`readers`
+ * reader threads; 0: none) as described above; before the first put.
+ * readers < 0: the store stays synchronous (later calls do nothing; for a
+ * run whose memory limit leaves no room for the queue). MEMORY, or once
+ * started: no effect. */
+talus_status talus_store_set_io_threads(talus_store *s, int readers);
+/* Waits until every queued call is on disk; the first error of a queued
+ * call, if any (TALUS_OK without a queue). */
+talus_status talus_store_flush(talus_store *s);
+/* DISK with read-ahead: queues the read of key's blob on a reader thread
+ * (ignored when key is absent, already read ahead, or every slot is
+ * taken; MEMORY or without readers: no effect). */
+void talus_store_prefetch(talus_store *s, talus_store_key key);
 
 /*
  * Stores a copy of n bytes of data (data may be NULL when n == 0) under
@@ -232,6 +280,10 @@ uint32_t talus_crc32c(uint32_t crc, const void *data, size_t n);
  * above); *file_bytes gets the file's size. sync: fsync before rename. */
 talus_status talus_blob_write(const char *path, talus_store_key key, const void *data, size_t n,
                               int elem4, int level, int sync, uint64_t *file_bytes);
+/* talus_blob_write with `workers` zstd threads for a large blob (0 or 1:
+ * none) instead of the caller's OpenMP thread count. */
+talus_status talus_blob_write_mt(const char *path, talus_store_key key, const void *data, size_t n,
+                                 int elem4, int level, int workers, int sync, uint64_t *file_bytes);
 /* Reads and verifies the blob file `path`, which must hold key. Missing
  * file: TALUS_ERR_IO with errno ENOENT kept in *missing = 1. */
 talus_status talus_blob_read(const char *path, talus_store_key key, void **data, size_t *n,
