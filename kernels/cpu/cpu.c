@@ -222,7 +222,8 @@ static inline int cpu_row_stacked(const talus_tile *t, int y, int x0, int x1) {
 }
 
 /* CPU_STAGE_LOOP for a stage that does nothing on a cell of one column
- * (support propagation and collapse loop over columns k >= 1): rows whose
+ * (support propagation, collapse and inflow loop over columns k >= 1, or
+ * below the top): rows whose
  * cells all hold one column are skipped; the others run `body` on every
  * cell as CPU_STAGE_LOOP does. */
 #define CPU_STAGE_LOOP_STACKED(body)                                                               \
