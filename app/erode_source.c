@@ -158,25 +158,61 @@ static talus_status source_fill_state(erode_source *s, talus_tile *t, talus_rect
   return st;
 }
 
-/* What a domain does before its first step: hardness where a stage reads
- * it, and the heightfield model's fold of layer-0 sand into bedrock. */
-static void source_start(const erode_source *s, talus_tile *t, talus_rect r) {
+/* The --hardness values of window r (r.w × r.h, row-major) into out, as
+ * the one-piece run reads them (talus_raster_read_resampled), refusing a
+ * value outside [0, 1] by its grid cell as talus_domain_set_field does. */
+static talus_status source_hardness_window(const erode_source *s, talus_rect r, float *out,
+                                           int *warped) {
+  talus_status st = talus_raster_read_resampled_window(s->hardness, s->nx, s->ny, &s->geo, r.x0,
+                                                       r.y0, r.w, r.h, out, warped);
+  for (size_t i = 0; !st && i < (size_t)r.w * (size_t)r.h; i++)
+    if (!(out[i] >= 0.0f && out[i] <= 1.0f))
+      st = talus_fail(TALUS_ERR_DATA, "domain", "hardness %g at (%d, %d) outside [0, 1]",
+                      (double)out[i], r.x0 + (int)(i % (size_t)r.w), r.y0 + (int)(i / (size_t)r.w));
+  if (st) talus_fail_context(st, "%s", s->hardness);
+  return st;
+}
+
+talus_status erode_source_hardness(erode_source *s, const char *path, int quiet) {
   const talus_kparams *P = &s->ctx.P;
-  for (int y = 0; y < r.h; y++)
+  if (P->model != TALUS_MODEL_HEIGHTFIELD && !P->enable_thermal)
+    return talus_fail(TALUS_ERR_ARGUMENT, "domain",
+                      "a hardness map needs the heightfield model or thermal.enable");
+  s->hardness = path;
+  int rows = 256, warped = 0;
+  talus_status st = source_scratch(s, (size_t)rows * (size_t)s->nx);
+  for (int y0 = 0; !st && y0 < s->ny; y0 += rows) {
+    talus_rect r = {0, y0, s->nx, s->ny - y0 < rows ? s->ny - y0 : rows};
+    st = source_hardness_window(s, r, s->v, &warped);
+  }
+  if (!st && !warped && !quiet)
+    talus_info("%s: the map or the terrain has no georeferencing; stretched over the terrain",
+               path);
+  return st;
+}
+
+/* What a domain does before its first step: hardness where a stage reads
+ * it (the configured constant, or --hardness's window), and the
+ * heightfield model's fold of layer-0 sand into bedrock. */
+static talus_status source_start(const erode_source *s, talus_tile *t, talus_rect r) {
+  const talus_kparams *P = &s->ctx.P;
+  talus_status st = t->hard && s->hardness ? source_hardness_window(s, r, s->v, NULL) : TALUS_OK;
+  for (int y = 0; y < r.h && !st; y++)
     for (int x = 0; x < r.w; x++) {
       size_t idx = source_idx(t, r, x, y);
-      if (t->hard) t->hard[idx] = P->hardness;
+      if (t->hard) t->hard[idx] = s->hardness ? s->v[(size_t)y * r.w + x] : P->hardness;
       if (P->model == TALUS_MODEL_HEIGHTFIELD && t->s[idx] != 0.0f) {
         t->B[idx] += t->s[idx];
         t->s[idx] = 0.0f;
       }
     }
+  return st;
 }
 
 talus_status erode_source_fill(void *user, talus_tile *t, talus_rect r) {
   erode_source *s = user;
   talus_status st = source_scratch(s, (size_t)r.w * r.h);
   if (!st) st = s->dem ? source_fill_dem(s, t, r) : source_fill_state(s, t, r);
-  if (!st) source_start(s, t, r);
+  if (!st) st = source_start(s, t, r);
   return st;
 }

@@ -464,12 +464,13 @@ static void tiled_facts(tiled_run *t) {
   f->nranks = talus_mpi_rank_times(t->m, &f->rank_times);
 }
 
+/* --rain-map needs a rain plane carried between tiles, which the halo
+ * blocks do not hold yet; --hardness rides in the hardness plane. */
 static talus_status tiled_check_options(const erode_opts *o) {
-  if (o->hardness || o->rain_map)
+  if (o->rain_map)
     return talus_fail(TALUS_ERR_UNSUPPORTED, "erode",
-                      "%s is not supported by tiled runs yet; run in one piece (no --tile, "
-                      "--store or --steps-per-exchange, and a --mem-limit the map fits)",
-                      o->hardness ? "--hardness" : "--rain-map");
+                      "--rain-map is not supported by tiled runs yet; run in one piece (no "
+                      "--tile, --store or --steps-per-exchange, and a --mem-limit the map fits)");
   return TALUS_OK;
 }
 
@@ -477,6 +478,7 @@ static talus_status tiled_prepare(tiled_run *t, const talus_params *p) {
   talus_status st = tiled_check_options(t->o);
   if (!st) st = erode_source_open(&t->src, t->o->input, p);
   if (!st) st = erode_check_dt(&t->src->ctx.P);
+  if (!st && t->o->hardness) st = erode_source_hardness(t->src, t->o->hardness, t->o->quiet);
   if (!st) st = talus_backend_choose_reported(t->o->device, &t->src->ctx.backend);
   if (st) return st;
   t->end = t->src->step + t->o->steps;

@@ -23,6 +23,7 @@ typedef struct erode_source {
   talus_georef geo;
   talus_params *params; /* the run's parameters (layers of a state applied) */
   talus_kctx ctx;       /* parameters derived for this grid, at `step` */
+  const char *hardness; /* --hardness, read window by window (erode_source_hardness), or NULL */
   float *v;             /* window scratch */
   uint8_t *nd;
   size_t cells;
@@ -31,6 +32,11 @@ typedef struct erode_source {
 /* Opens path (a DEM or a talus state) with the run's parameters. */
 talus_status erode_source_open(erode_source **out, const char *path, const talus_params *params);
 void erode_source_close(erode_source *s);
+/* Takes --hardness `path` for the windows filled from now on, after
+ * checking the whole map once (it covers the grid, values in [0, 1]), so
+ * a bad map is refused before any tile is built; says when the map is
+ * stretched rather than placed by georeference (unless quiet). */
+talus_status erode_source_hardness(erode_source *s, const char *path, int quiet);
 /* talus_tile_source fill: the initial state of global rectangle r. */
 talus_status erode_source_fill(void *user, talus_tile *t, talus_rect r);
 

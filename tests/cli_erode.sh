@@ -185,5 +185,48 @@ rc=$?
 check "--rain-map that misses part of the terrain: refused, nothing written" \
   '[ $rc -eq 1 ] && printf "%s" "$err" | grep -q "does not cover the terrain" && [ ! -e "$W/o_far.tif" ]'
 
+# --hardness in tiled runs: each tile reads its own window of the map,
+# warped by georeference (a 40 x 40 map of 0.9 m pixels, so bilinear
+# interpolation is at work) or stretched (the same map without
+# georeferencing): the tiled run writes the one-piece run's bytes. A
+# hardness outside [0, 1] is refused before anything is written;
+# --rain-map is refused in tiled runs, saying why.
+/usr/bin/python3 - "$W" <<'PY'
+import sys
+import numpy as np
+from osgeo import gdal
+w = sys.argv[1]
+src = gdal.Open(w + "/wdem.tif")
+y, x = np.mgrid[0:40, 0:40]
+a = (0.2 + 0.6 * x / 39.0 * (0.5 + 0.5 * np.sin(y / 5.0))).astype(np.float32)
+for name, gt, v in (("whard", (-2, 0.9, 0, 2, 0, -0.9), a), ("whard_nogeo", None, a),
+                    ("whard_bad", (-2, 0.9, 0, 2, 0, -0.9), a + 1.5)):
+    d = gdal.GetDriverByName("GTiff").Create(w + "/" + name + ".tif", 40, 40, 1, gdal.GDT_Float32)
+    if gt:
+        d.SetProjection(src.GetProjection())
+        d.SetGeoTransform(gt)
+    d.GetRasterBand(1).WriteArray(v)
+    d = None
+PY
+HF=(--set simulation.model=heightfield --steps 12 --maps --no-preview -q)
+for h in whard whard_nogeo; do
+  "$T" erode "$W/wdem.tif" -o "$W/h1_$h.tif" "${HF[@]}" --hardness "$W/$h.tif"
+  "$T" erode "$W/wdem.tif" -o "$W/h4_$h.tif" "${HF[@]}" --hardness "$W/$h.tif" --tile 16
+  check "--hardness $h: tiled == one piece" \
+    'cmp -s "$W/h1_$h.tif" "$W/h4_$h.tif" && cmp -s "$W/h1_${h}_erosion.tif" "$W/h4_${h}_erosion.tif"'
+done
+"$T" erode "$W/wdem.tif" -o "$W/h0.tif" "${HF[@]}"
+check "--hardness changes the result" '! cmp -s "$W/h0.tif" "$W/h1_whard.tif"'
+err=$("$T" erode "$W/wdem.tif" -o "$W/hb.tif" "${HF[@]}" --hardness "$W/whard_bad.tif" \
+  --tile 16 --store "$W/hb_store" 2>&1)
+rc=$?
+check "--hardness outside [0, 1], tiled: refused naming it, nothing written" \
+  '[ $rc -eq 1 ] && printf "%s" "$err" | grep -q "outside \[0, 1\]" && [ ! -e "$W/hb.tif" ] &&
+   [ ! -e "$W/hb_store" ]'
+err=$("$T" erode "$W/wdem.tif" -o "$W/hr.tif" "${HF[@]}" --rain-map "$W/wrain.tif" --tile 16 2>&1)
+rc=$?
+check "--rain-map in a tiled run: refused, saying so" \
+  '[ $rc -ne 0 ] && printf "%s" "$err" | grep -q "not supported by tiled runs" && [ ! -e "$W/hr.tif" ]'
+
 echo "cli_erode: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -193,8 +193,14 @@ talus_status talus_raster_cell_size(const char *path, double *cell);
  * TALUS_ERR_DATA naming the cell; an unreadable file TALUS_ERR_IO; not a
  * raster TALUS_ERR_FORMAT.
  */
-talus_status talus_raster_read_resampled(const char *path, int nx, int ny,
-                                         const talus_georef *grid, float **out, int *warped);
+talus_status talus_raster_read_resampled(const char *path, int nx, int ny, const talus_georef *grid,
+                                         float **out, int *warped);
+/* The same values for the window of w × h cells at (x0, y0) of the grid
+ * only (out: w × h, row-major): a tiled run reads each tile's window, and
+ * gets the values of the whole-grid read cell for cell. */
+talus_status talus_raster_read_resampled_window(const char *path, int nx, int ny,
+                                                const talus_georef *grid, int x0, int y0, int w,
+                                                int h, float *out, int *warped);
 
 /* =====================================================================
  * Windowed I/O (window.c, stream.c): maps larger than
