@@ -37,7 +37,7 @@ demo: build
 	$(BUILD)/talus generate rivers-rain -o $(DEMO)/terrain.tif --size 256 --seed 7
 	$(BUILD)/talus erode $(DEMO)/terrain.tif -o $(DEMO)/eroded.tif -c configs/rivers-rain.ini \
 	  --steps 3500 --maps --preview $(DEMO)/preview.png --report $(DEMO)/run.json
-	@echo "demo outputs in $(DEMO)/: eroded.tif, maps, preview.png, run.json"
+	@echo "demo outputs in $(DEMO)/: eroded.tif, maps, preview.png, preview_section.png (a cross-section), run.json"
 
 # A separate tree so that `make test` keeps its optimised build and time.
 # CUDA and MPI off: ASan cannot see into the GPU, and mpirun's children
