@@ -40,6 +40,13 @@ for np in 1 2 3 4; do
     check "layered: $np ranks, tile $tile K $K == one process" 'same_as mono "l${np}t$tile"'
   done
 done
+# The preview and its cross-section: rank 0 draws them from every rank's cores.
+"$T" erode "$W/warm.tif" -o "$W/pv1.tif" "${LAY[@]}" --steps 4 -q --device cpu
+"${MPIRUN[@]}" -np 3 "$T" erode "$W/warm.tif" -o "$W/pv3.tif" "${LAY[@]}" --steps 4 -q \
+  --device cpu --tile 64 --steps-per-exchange 2
+check "layered: 3 ranks' preview and cross-section == one process's" \
+  '[ -s "$W/pv1_preview_section.png" ] && cmp -s "$W/pv1_preview.png" "$W/pv3_preview.png" &&
+   cmp -s "$W/pv1_preview_section.png" "$W/pv3_preview_section.png"'
 run t100 warm.tif "${LAY[@]}" --steps 4 --tile 100 --steps-per-exchange 1 --report "$W/t100.json"
 check "layered: 4 ranks report the ledger of one process with the same tiles, bit for bit" \
   'python3 -c "import json; a=json.load(open(\"$W/t100.json\"))[\"ledger\"]; b=json.load(open(\"$W/l.json\"))[\"ledger\"]; assert a==b, (a, b)"'
