@@ -214,6 +214,14 @@ static int erode_option(app_args *a, erode_opts *o) {
   if ((r = app_take(a, "--hardness", NULL, &v))) return r < 0 ? r : (o->hardness = v, 1);
   if ((r = app_take(a, "--rain-map", NULL, &v))) return r < 0 ? r : (o->rain_map = v, 1);
   if ((r = app_take(a, "--export", NULL, &v))) return r < 0 ? r : erode_export_option(v, o);
+  if ((r = app_take(a, "-of", NULL, &v))) { /* a GIS user's habit: say how, not "unknown" */
+    if (r > 0)
+      talus_fail(TALUS_ERR_ARGUMENT, "args",
+                 "talus erode writes GeoTIFF; for %s add --export %s:PATH (any GDAL driver, "
+                 "COG, PNG16, R16, ...), or run talus export OUT -of %s afterwards",
+                 v, v, v);
+    return -1;
+  }
   if (app_flag(a, "--maps", NULL)) return o->maps = 1;
   if (app_flag(a, "--no-preview", NULL)) return o->no_preview = 1;
   if (app_flag(a, "--dry-run", NULL)) return o->dry_run = 1;
