@@ -320,10 +320,12 @@ static talus_status tiled_advance(tiled_run *t) {
  * Outputs, tile row by tile row
  * ------------------------------------------------------------------- */
 
-/* A tile of persistent fields only (what the store holds): reading back
- * needs no scratch, which would double the footprint. */
-static talus_status tiled_light_tile(const tiled_run *t, int w, int h, talus_tile **out) {
-  return talus_tile_create_groups(out, (talus_rect){0, 0, w, h}, t->src->ctx.P.nz, t->optional,
+/* A tile of persistent fields only (what the store holds, less the
+ * optional planes not in `optional`): reading back needs no scratch,
+ * which would double the footprint. */
+static talus_status tiled_light_tile(const tiled_run *t, int w, int h, int optional,
+                                     talus_tile **out) {
+  return talus_tile_create_groups(out, (talus_rect){0, 0, w, h}, t->src->ctx.P.nz, optional,
                                   TALUS_TILE_PERSISTENT);
 }
 
@@ -375,7 +377,9 @@ static talus_status tiled_output_rows(tiled_run *t, erode_writer *w, talus_tile 
   int bh = erode_writer_block_rows(w), ntiles = talus_tiled_count(t->g);
   talus_tile *b = NULL;
   float *before = NULL;
-  talus_status st = tiled_light_tile(t, t->core, bh, &b);
+  /* b holds the input's initial surface only: no hardness plane, so the
+   * source does not read --hardness again for every block row */
+  talus_status st = tiled_light_tile(t, t->core, bh, t->optional & ~TALUS_TILE_HARD, &b);
   if (!st) st = talus_alloc((void **)&before, (size_t)t->core * bh * 4, "initial surface");
   talus_volumes_reset(&t->v1);
   if (t->m) talus_volumes_reset(&t->v0);
@@ -411,7 +415,7 @@ static talus_status tiled_output(tiled_run *t) {
   talus_tile *core = NULL;
   erode_writer *w = NULL;
   int L = 1;
-  talus_status st = tiled_light_tile(t, t->core, t->core, &core);
+  talus_status st = tiled_light_tile(t, t->core, t->core, t->optional, &core);
   if (!st && t->o->state) st = tiled_layers(t, core, &L);
   if (!st)
     st = erode_writer_open(&w, t->o, &t->src->geo, t->src->nx, t->src->ny,

@@ -56,31 +56,49 @@ TALUS_HD static inline float inflow_ratio(double room, double in) {
   return (double)qf > q ? talus_nextf(qf, 0) : qf;
 }
 
+/* Adds what the nn columns of neighbour cell nidx send column k through
+ * their axis pipe `opp` (the one facing k's cell) to the running sums: water
+ * flux fi [m³/s], sand ai [m] and sediment flux ri = Σ K_r·f [m³/s], column
+ * by column. The one loop behind transport's inflows and this stage's. */
+TALUS_HD static inline TALUS_FORCE_INLINE void inflow_axis_from(const talus_tile *t, size_t nidx,
+                                                                int nn, int opp, int k, double *fi,
+                                                                double *ai, double *ri) {
+  for (int kn = 0; kn < nn; kn++) {
+    size_t nd = talus_dcol(t, nidx, kn, opp);
+    if (t->pipe[nd] != k) continue;
+    *fi += t->f[nd];
+    *ai += t->slip[nd];
+    *ri += (double)t->kr[talus_col(t, nidx, kn)] * (double)t->f[nd];
+  }
+}
+
+/* Adds the sand [m] the nn columns of diagonal neighbour nidx send column
+ * k through their diagonal pipe `opp` (0..3) to *ai. */
+TALUS_HD static inline TALUS_FORCE_INLINE void
+inflow_diagonal_from(const talus_tile *t, size_t nidx, int nn, int opp, int k, double *ai) {
+  for (int kn = 0; kn < nn; kn++) {
+    size_t nd = talus_dcol(t, nidx, kn, opp);
+    if (t->dpipe[nd] == k) *ai += t->dslip[nd];
+  }
+}
+
 /* Water [m³/s] and sand [m] aimed at column k of cell (x, y) through the
  * 4 axis pipes, and sand through the 4 diagonal ones when they are open. */
 TALUS_HD static inline void inflow_gather(const talus_tile *t, const talus_kctx *c, int x, int y,
                                           int k, double *fin, double *ain) {
+  double rin = 0.0; /* the sediment's flux, which transport alone needs */
   *fin = *ain = 0.0;
   for (int d = 0; d < 4; d++) {
     if (talus_nb_kind(t, c, x, y, d, 0) != TALUS_NB_INSIDE) continue;
     size_t nidx = talus_idx(t, x + talus_dir_dx(d), y + talus_dir_dy(d));
-    int opp = (d + 2) & 3;
-    for (int kn = 0; kn < t->count[nidx]; kn++) {
-      size_t nd = talus_dcol(t, nidx, kn, opp);
-      if (t->pipe[nd] != k) continue;
-      *fin += t->f[nd];
-      *ain += t->slip[nd];
-    }
+    inflow_axis_from(t, nidx, t->count[nidx], (d + 2) & 3, k, fin, ain, &rin);
   }
   if (!(c->P.enable_slippage && c->P.slip_diagonal)) return;
   for (int j = 0; j < 4; j++) {
-    int d = 4 + j, opp = talus_dir8_opp(d) - 4;
+    int d = 4 + j;
     if (talus_nb8_kind(t, c, x, y, d, 0) != TALUS_NB_INSIDE) continue;
     size_t nidx = talus_idx(t, x + talus_dir8_dx(d), y + talus_dir8_dy(d));
-    for (int kn = 0; kn < t->count[nidx]; kn++) {
-      size_t nd = talus_dcol(t, nidx, kn, opp);
-      if (t->dpipe[nd] == k) *ain += t->dslip[nd];
-    }
+    inflow_diagonal_from(t, nidx, t->count[nidx], talus_dir8_opp(d) - 4, k, ain);
   }
 }
 

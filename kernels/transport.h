@@ -80,13 +80,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE transport_net transport_gather(const t
         ro *= rw;
         ao *= inflow_share(t, nidx, t->pipe[dc], 1);
       }
-      for (int kn = 0; kn < nn; kn++) {
-        size_t nd = talus_dcol(t, nidx, kn, opp);
-        if (t->pipe[nd] != k) continue;
-        fi += t->f[nd];
-        ai += t->slip[nd];
-        ri += (double)t->kr[talus_col(t, nidx, kn)] * (double)t->f[nd];
-      }
+      inflow_axis_from(t, nidx, nn, opp, k, &fi, &ai, &ri);
       fi *= qw;
       ai *= qs;
       ri *= qw;
@@ -125,10 +119,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE double transport_diagonals(const talus
       size_t nidx = talus_idx(t, x + talus_dir8_dx(d), y + talus_dir8_dy(d));
       int nn = one ? 1 : t->count[nidx];
       if (!one && t->dpipe[dc] >= 0) out *= inflow_share(t, nidx, t->dpipe[dc], 1);
-      for (int kn = 0; kn < nn; kn++) {
-        size_t nd = talus_dcol(t, nidx, kn, opp);
-        if (t->dpipe[nd] == k) in += t->dslip[nd];
-      }
+      inflow_diagonal_from(t, nidx, nn, opp, k, &in);
       in *= qs;
     } else if (talus_nb8_kind(t, c, x, y, d, 1) == TALUS_NB_OUTFLOW) {
       flows[TALUS_FLOW_SAND_OUTFLOW] += out;

@@ -151,21 +151,30 @@ check "SIGINT: nothing written" '[ -z "$(find "$W" -name "int*" ! -name int.err)
 # the terrain's western half would stay dry; a map that misses part of the
 # terrain is refused naming a cell.
 "$T" generate noise -o "$W/wdem.tif" --size 32 2>/dev/null
+# The input maps of this test and the --hardness one below: rain maps
+# (64 x 32, 1 m pixels) and hardness maps (40 x 40, 0.9 m pixels, so
+# bilinear interpolation is at work), each georeferenced in the terrain's
+# CRS (geotransform given) or not (None).
 /usr/bin/python3 - "$W" <<'PY'
 import sys
 import numpy as np
 from osgeo import gdal
 w = sys.argv[1]
-src = gdal.Open(w + "/wdem.tif")
-a = np.zeros((32, 64), np.float32)
-a[:, 32:] = 0.001
-for name, gt in (("wrain", (-32, 1, 0, 0, 0, -1)), ("wrain_nogeo", None),
-                 ("wrain_far", (-60, 1, 0, 0, 0, -1))):
-    d = gdal.GetDriverByName("GTiff").Create(w + "/" + name + ".tif", 64, 32, 1, gdal.GDT_Float32)
+crs = gdal.Open(w + "/wdem.tif").GetProjection()
+rain = np.zeros((32, 64), np.float32)
+rain[:, 32:] = 0.001
+y, x = np.mgrid[0:40, 0:40]
+hard = (0.2 + 0.6 * x / 39.0 * (0.5 + 0.5 * np.sin(y / 5.0))).astype(np.float32)
+fine = (-2, 0.9, 0, 2, 0, -0.9)
+for name, gt, v in (("wrain", (-32, 1, 0, 0, 0, -1), rain), ("wrain_nogeo", None, rain),
+                    ("wrain_far", (-60, 1, 0, 0, 0, -1), rain), ("whard", fine, hard),
+                    ("whard_nogeo", None, hard), ("whard_bad", fine, hard + 1.5)):
+    d = gdal.GetDriverByName("GTiff").Create(w + "/" + name + ".tif", v.shape[1], v.shape[0], 1,
+                                             gdal.GDT_Float32)
     if gt:
-        d.SetProjection(src.GetProjection())
+        d.SetProjection(crs)
         d.SetGeoTransform(gt)
-    d.GetRasterBand(1).WriteArray(a)
+    d.GetRasterBand(1).WriteArray(v)
     d = None
 PY
 for r in wrain wrain_nogeo; do
@@ -186,28 +195,10 @@ check "--rain-map that misses part of the terrain: refused, nothing written" \
   '[ $rc -eq 1 ] && printf "%s" "$err" | grep -q "does not cover the terrain" && [ ! -e "$W/o_far.tif" ]'
 
 # --hardness in tiled runs: each tile reads its own window of the map,
-# warped by georeference (a 40 x 40 map of 0.9 m pixels, so bilinear
-# interpolation is at work) or stretched (the same map without
-# georeferencing): the tiled run writes the one-piece run's bytes. A
-# hardness outside [0, 1] is refused before anything is written;
-# --rain-map is refused in tiled runs, saying why.
-/usr/bin/python3 - "$W" <<'PY'
-import sys
-import numpy as np
-from osgeo import gdal
-w = sys.argv[1]
-src = gdal.Open(w + "/wdem.tif")
-y, x = np.mgrid[0:40, 0:40]
-a = (0.2 + 0.6 * x / 39.0 * (0.5 + 0.5 * np.sin(y / 5.0))).astype(np.float32)
-for name, gt, v in (("whard", (-2, 0.9, 0, 2, 0, -0.9), a), ("whard_nogeo", None, a),
-                    ("whard_bad", (-2, 0.9, 0, 2, 0, -0.9), a + 1.5)):
-    d = gdal.GetDriverByName("GTiff").Create(w + "/" + name + ".tif", 40, 40, 1, gdal.GDT_Float32)
-    if gt:
-        d.SetProjection(src.GetProjection())
-        d.SetGeoTransform(gt)
-    d.GetRasterBand(1).WriteArray(v)
-    d = None
-PY
+# warped by georeference (whard) or stretched (whard_nogeo): the tiled run
+# writes the one-piece run's bytes. A hardness outside [0, 1] is refused
+# before anything is written; --rain-map is refused in tiled runs, saying
+# why.
 HF=(--set simulation.model=heightfield --steps 12 --maps --no-preview -q)
 for h in whard whard_nogeo; do
   "$T" erode "$W/wdem.tif" -o "$W/h1_$h.tif" "${HF[@]}" --hardness "$W/$h.tif"

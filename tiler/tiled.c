@@ -467,7 +467,7 @@ static talus_status tiled_generation_gpu(talus_tiled *g, int64_t start, int64_t 
     st = tiled_due(g, p, s, k, &due);
     if (st || !due) continue;
     st = tiled_launch(g, &fl[slot], slot, p, s, k);
-    if (p + 1 < g->ntiles) tiled_prefetch(g, p + 1, s, k); /* read while p computes, p - 1 lands */
+    tiled_prefetch(g, p + 1, s, k); /* read while p computes, p - 1 lands */
     slot ^= 1;
     if (!st) st = tiled_land(g, &fl[slot], slot, s, k, stats, TILED_PUBLISH);
     if (!st) st = tiled_report(g, start, end, k, p, progress, user);
@@ -647,7 +647,7 @@ static talus_status tiled_generation(talus_tiled *g, int64_t start, int64_t end,
   int k = talus_tiled_generation_steps(g, end);
   tiled_prefetch(g, 0, g->step, k); /* unless the last generation did */
   for (int p = 0; p < g->ntiles; p++) {
-    if (p + 1 < g->ntiles) tiled_prefetch(g, p + 1, g->step, k); /* read while p computes */
+    tiled_prefetch(g, p + 1, g->step, k); /* read while p computes */
     talus_status st = talus_tiled_advance_one(g, p, k, stats);
     if (!st) st = tiled_report(g, start, end, k, p, progress, user);
     if (st) return st;

@@ -450,10 +450,11 @@ static void heap_release(void *user, void *p) {
   free(p);
 }
 
+const talus_blob_mem talus_blob_heap = {heap_alloc, heap_release, NULL};
+
 talus_status talus_blob_read(const char *path, talus_store_key key, void **data, size_t *n,
                              uint64_t *file_bytes, int *missing) {
-  talus_blob_mem heap = {heap_alloc, heap_release, NULL};
-  return talus_blob_read_mem(path, key, &heap, data, n, file_bytes, missing);
+  return talus_blob_read_mem(path, key, &talus_blob_heap, data, n, file_bytes, missing);
 }
 
 talus_status talus_blob_read_mem(const char *path, talus_store_key key, const talus_blob_mem *mem,

@@ -860,14 +860,6 @@ static talus_status mem_get(talus_store *s, talus_store_key k, void **data, size
   return st;
 }
 
-static void *heap_alloc_cb(void *user, size_t n) {
-  (void)user;
-  return malloc(n);
-}
-static void heap_release_cb(void *user, void *p) {
-  (void)user;
-  free(p);
-}
 static void *pool_alloc_cb(void *user, size_t n) {
   return talus_store_blob_alloc(user, n);
 }
@@ -901,10 +893,7 @@ talus_status store_get_sync(talus_store *s, talus_store_key key, void **data, si
   if (!s) return talus_fail(TALUS_ERR_ARGUMENT, "store", "get: no store");
   talus_status st = store_key_check(s, key);
   if (st != TALUS_OK) return st;
-  if (s->kind == TALUS_STORE_DISK) {
-    talus_blob_mem heap = {heap_alloc_cb, heap_release_cb, NULL};
-    return disk_read(s, key, &heap, data, n);
-  }
+  if (s->kind == TALUS_STORE_DISK) return disk_read(s, key, &talus_blob_heap, data, n);
   double t0 = talus_now();
   st = store_timed(s, t0, mem_get(s, key, data, n));
   return st != TALUS_OK ? st : store_read(s, *n, *n);

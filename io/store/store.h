@@ -295,6 +295,8 @@ typedef struct talus_blob_mem {
   void (*release)(void *user, void *p);
   void *user;
 } talus_blob_mem;
+/* Buffers from malloc, released with free (what talus_blob_read uses). */
+extern const talus_blob_mem talus_blob_heap;
 /* talus_blob_read into a buffer from mem (talus_blob_read: malloc). */
 talus_status talus_blob_read_mem(const char *path, talus_store_key key, const talus_blob_mem *mem,
                                  void **data, size_t *n, uint64_t *file_bytes, int *missing);
