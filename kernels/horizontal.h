@@ -37,9 +37,10 @@ typedef struct hz_hit {
  * the bedrock [F, B] of the column being eroded; 0 without overlap. As in
  * the reference, v' is divided by speed′ + ε (not by |v'|), so fast water
  * flowing away gives a slightly negative value, which the strict maximum
- * (starting at 0) discards. sin β = sin(atan2(h,
- * l_c)) is evaluated as 1/sqrt(1 + (l_c/h)²): the same value without atan2
- * and sin, whose results differ between math libraries (CPU vs GPU).
+ * (starting at 0) discards. sin β = sin(atan2(h, run)) is evaluated as
+ * 1/sqrt(1 + (run/h)²): the same value without atan2 and sin, whose results
+ * differ between math libraries (CPU vs GPU). The run is l_c, or the
+ * reference cell (talus_kparams_derive's notes).
  */
 TALUS_HD static inline hz_hit hz_candidate(const talus_tile *t, const talus_kparams *P, size_t j,
                                            int d, float F, float B) {
@@ -49,7 +50,7 @@ TALUS_HD static inline hz_hit hz_candidate(const talus_tile *t, const talus_kpar
   float sinb = 1.0f;
   if (!(F > S)) {
     /* Overlap implies B > S and C' >= W' > S, so the rise is positive. */
-    float q = P->cell_size / (talus_fminf(B, t->C[j]) - S);
+    float q = P->hz_run / (talus_fminf(B, t->C[j]) - S);
     sinb = 1.0f / sqrtf(1.0f + q * q);
   }
   float sins = hz_smoothstep(P->horiz_min_slope, 1.0f, sinb) * sinb;

@@ -46,6 +46,7 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->horiz_strength = 0.1f;
   p->split_size = 0.75f;
   p->damage_recovery = 0.005f;
+  p->horiz_reference_cell = 0.0f;
   p->rho_bedrock = 2600.0f;
   p->rho_sand = 1600.0f;
   p->rho_water = 1000.0f;
@@ -100,6 +101,21 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->pt_water_stop = 0.05f;
 }
 
+/* Horizontal erosion at a reference cell size L (horizontal.reference_cell).
+ * Damage grows per step as overlap·dt/l_c and a split moves the face one
+ * cell, so a wall retreats at the same speed on any grid; two things do not
+ * scale with the grid and are pinned to L here. A wall's sin β is its rise
+ * over one cell's run, so a 0.75 m notch reads 0.95 at 0.25 m cells and 0.35
+ * at 2 m, under min_slope: it is measured over L instead. Healing is a
+ * fixed rate against wear ∝ 1/l_c, so it is scaled by L/l_c. With L = 0
+ * both are the reference's (the run's own cell size). */
+static void hz_scale_derive(talus_kparams *p) {
+  float L = p->horiz_reference_cell > 0.0f ? p->horiz_reference_cell : p->cell_size;
+  p->hz_run = L;
+  p->hz_recovery =
+      p->horiz_reference_cell > 0.0f ? p->damage_recovery * (L / p->cell_size) : p->damage_recovery;
+}
+
 talus_status talus_kparams_derive(talus_kparams *p) {
   if (p->nz < 1 || p->nz > TALUS_NZ_MAX)
     return talus_fail(TALUS_ERR_RANGE, "params", "layers = %d outside [1, %d]", p->nz,
@@ -133,6 +149,7 @@ talus_status talus_kparams_derive(talus_kparams *p) {
   float length = p->hf_pipe_length > 0.0f ? p->hf_pipe_length : p->cell_size;
   p->hf_flux_gain = area * p->gravity / length;
   p->hf_inv_depth = p->hf_max_depth > 0.0f ? 1.0f / p->hf_max_depth : 0.0f;
+  hz_scale_derive(p);
   int P = p->prop_iterations > 0 ? p->prop_iterations : 1;
   double cycle = ceil((double)p->max_prop_distance / (2.0 * (double)p->cell_size * P));
   p->support_cycle = cycle < 1.0 ? 1 : (cycle > 1e6 ? 1000000 : (int)cycle);

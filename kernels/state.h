@@ -133,10 +133,11 @@ typedef struct talus_kparams {
   int slip_diagonal;                  /* 1: sand also slips to the 4 diagonal neighbours */
   float sand_creep;                   /* linear creep (diffusivity) of sand [m²/s] */
   /* horizontal erosion */
-  float horiz_min_slope; /* [sin] */
-  float horiz_strength;  /* κ of eq. 22 */
-  float split_size;      /* D_split [m] */
-  float damage_recovery; /* κ_r [m/s] */
+  float horiz_min_slope;      /* [sin] */
+  float horiz_strength;       /* κ of eq. 22 */
+  float split_size;           /* D_split [m] */
+  float damage_recovery;      /* κ_r [m/s] */
+  float horiz_reference_cell; /* cell size the two above hold at [m]; 0 = this run's */
   /* support check */
   float rho_bedrock, rho_sand, rho_water; /* [kg/m³] */
   float bedrock_support;                  /* κ_p [kg/m²] */
@@ -195,6 +196,8 @@ typedef struct talus_kparams {
   float creep_axis, creep_diag; /* creep share per pipe and step: sand_creep·dt/l_c²·weight */
   float hf_flux_gain;           /* A·g/l [m³/s² per m of head] */
   float hf_inv_depth;           /* 1 / hf_max_depth [1/m] */
+  float hz_run;                 /* run over which a wall's rise gives sin β [m] */
+  float hz_recovery;            /* damage healed per second [m/s] */
 } talus_kparams;
 
 /* Fills the defaults of the reference implementation (see io/config/params.c for

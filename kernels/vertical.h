@@ -133,7 +133,8 @@ TALUS_HD static inline TALUS_FORCE_INLINE void vt_erode(const talus_tile *t, con
   vt_exchange(t, P, j, f, flows);
 }
 
-/* Damage recovery of column k: heals min(κ_r·dt, D) of damage. The rock
+/* Damage recovery of column k: heals min(κ_r·dt, D) of damage (κ_r at the
+ * run's cell size, talus_kparams_derive). The rock
  * stays: the reference also shaves the same height of bedrock off the
  * column's top and deletes it (its defect 7), which sank a groove into the
  * plateau over the cave's tunnel (0.33 m at 128² after 3000 steps) and
@@ -143,7 +144,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void vt_erode(const talus_tile *t, con
 TALUS_HD static inline TALUS_FORCE_INLINE void vt_recover(const talus_tile *t,
                                                           const talus_kparams *P, size_t i, int k) {
   size_t j = talus_col(t, i, k);
-  float d = talus_fminf(P->damage_recovery * P->dt, t->D[j]);
+  float d = talus_fminf(P->hz_recovery * P->dt, t->D[j]);
   if (d > 0.0f) t->D[j] -= d;
 }
 

@@ -208,6 +208,45 @@ static void test_masked_cell(void) {
   talus_tile_free(t);
 }
 
+/* Damage of the wall over a 0.75 m notch (a still pool 0.75 m deep whose
+ * floor lies 0.75 m under the wall's top) at cell size `cell`, with
+ * horizontal.reference_cell `ref`. */
+static double notch_damage(float cell, float ref) {
+  talus_tile *t = wall_and_pool(0.75f);
+  talus_kctx c = make_ctx(3, 3);
+  c.P.cell_size = cell;
+  c.P.horiz_reference_cell = ref;
+  talus_kparams_derive(&c.P);
+  set_col(t, 2, 1, 0, 9.25f, 0.0f, 0.75f, TALUS_TOP);
+  run_horizontal(t, &c);
+  double d = t->D[col(t, 1, 1, 0)];
+  talus_tile_free(t);
+  return d;
+}
+
+/* horizontal.reference_cell L: a wall's sin β is its rise over L, not over
+ * the cell, and healing scales by L / l_c, so a notch deepens alike on any
+ * grid. Damage per step still falls as 1/l_c (a split moves the face one
+ * cell): damage × l_c, the face's retreat, is the same on every grid. */
+static void test_reference_cell(void) {
+  CHECK(notch_damage(2.0f, 0.0f) == 0.0, "2 m cells, no reference: a 0.75 m rise reads sin 0.35 "
+                                         "< min_slope, no damage");
+  double at_ref = notch_damage(0.25f, 0.0f), pinned = notch_damage(2.0f, 0.25f);
+  CHECK(at_ref > 0.0, "0.25 m cells: the notch's wall erodes (%g)", at_ref);
+  CHECK_CLOSE(pinned * 2.0, at_ref * 0.25, 1e-6 * at_ref,
+              "2 m cells pinned to 0.25 m: the same "
+              "retreat (D x l_c)");
+  CHECK(notch_damage(0.25f, 0.25f) == at_ref, "L = l_c is the reference's own behaviour");
+  talus_kctx c = make_ctx(3, 3);
+  c.P.cell_size = 2.0f;
+  c.P.horiz_reference_cell = 0.25f;
+  talus_kparams_derive(&c.P);
+  CHECK_CLOSE(c.P.hz_recovery, c.P.damage_recovery * 0.125, 1e-9, "healing scaled by L / l_c");
+  c.P.horiz_reference_cell = 0.0f;
+  talus_kparams_derive(&c.P);
+  CHECK(c.P.hz_recovery == c.P.damage_recovery && c.P.hz_run == 2.0f, "L = 0: the reference's");
+}
+
 int main(void) {
   test_formula_and_attenuation();
   test_floating_column();
@@ -215,5 +254,6 @@ int main(void) {
   test_strict_maximum();
   test_non_eroding_neighbours();
   test_masked_cell();
+  test_reference_cell();
   return check_report("test_kernel_horizontal");
 }

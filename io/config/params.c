@@ -153,6 +153,10 @@ static const param_decl table[] = {
          "damage at which a column splits in two"),
     REAL("horizontal.damage_recovery", damage_recovery, 0, 100, 0.005, "m/s",
          "rate at which horizontal-erosion damage heals (no rock is removed)"),
+    REAL("horizontal.reference_cell", horiz_reference_cell, 0, 1e3, 0, "m",
+         "cell size at which min_slope and damage_recovery hold, so a scene erodes alike on "
+         "any grid: a wall's slope is taken over this run and healing scales by it / cell "
+         "size (0 = the run's cell size, the reference)"),
 
     BOOL("support.enable", enable_support, 1,
          "bedrock support check: unsupported columns collapse"),
