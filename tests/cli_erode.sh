@@ -219,5 +219,50 @@ rc=$?
 check "--rain-map in a tiled run: refused, saying so" \
   '[ $rc -ne 0 ] && printf "%s" "$err" | grep -q "not supported by tiled runs" && [ ! -e "$W/hr.tif" ]'
 
+# -of FORMAT: the surface and the --maps in any GDAL driver that writes
+# Float32 (the state stays GeoTIFF). -of GTiff writes the bytes of no -of;
+# COG holds the GeoTIFF's values (same checksums) with the -co given to the
+# driver, and a tiled run writes the one-piece run's bytes; HFA maps take
+# the output's extension. Drivers that cannot take the heights (PNG: 16-bit
+# codes only), unknown, read-only and raster-less ones are refused before
+# anything is read, leaving no file; a copy the driver fails leaves none.
+OF=(--steps 12 --maps --no-preview -q)
+"$T" erode "$W/s64.tif" -o "$W/of_none.tif" "${OF[@]}" --state "$W/of_none_state.tif"
+"$T" erode "$W/s64.tif" -o "$W/of_gtiff.tif" -of GTiff "${OF[@]}" --state "$W/of_gtiff_state.tif"
+check "-of GTiff: the bytes of no -of" 'same_as of_none of_gtiff'
+"$T" erode "$W/s64.tif" -o "$W/of_cog.tif" -of COG "${OF[@]}" --state "$W/of_cog_state.tif"
+"$T" erode "$W/s64.tif" -o "$W/of_cogt.tif" -of COG "${OF[@]}" --state "$W/of_cogt_state.tif" \
+  --tile 16 --store "$W/of_store"
+sums() { gdalinfo -checksum "$1" 2>/dev/null | grep Checksum; }
+for s in '' _water _sand _sediment _columns _erosion _water_surface; do
+  check "-of COG$s: a COG with the GeoTIFF's values" \
+    'gdalinfo "$W/of_cog$s.tif" | grep -q "LAYOUT=COG" && [ -n "$(sums "$W/of_cog$s.tif")" ] &&
+     [ "$(sums "$W/of_cog$s.tif")" = "$(sums "$W/of_none$s.tif")" ]'
+  check "-of COG$s: tiled == one piece" 'cmp -s "$W/of_cog$s.tif" "$W/of_cogt$s.tif"'
+done
+check "-of COG: the state stays a GeoTIFF, tiled == one piece" \
+  '! gdalinfo "$W/of_cog_state.tif" | grep -q "LAYOUT=COG" && cmp -s "$W/of_cog_state.tif" "$W/of_cogt_state.tif"'
+# (GDAL once wrote of_cog.tif.IMD here, reading $W/summary.txt as ALOS metadata)
+check "-of COG: no temporary left" '[ -z "$(find "$W" -name "of_*rows*" -o -name "of_*partial*" -o -name "of_*.IMD")" ] && [ ! -e "$W/of_store" ]'
+"$T" erode "$W/s64.tif" -o "$W/of_deflate.tif" -of COG "${OF[@]}" -co COMPRESS=DEFLATE
+check "-of COG -co COMPRESS=DEFLATE: the driver takes the -co" \
+  'gdalinfo "$W/of_deflate.tif" | grep -q "COMPRESSION=DEFLATE" && [ "$(sums "$W/of_deflate.tif")" = "$(sums "$W/of_none.tif")" ]'
+"$T" erode "$W/s64.tif" -o "$W/of_hfa.img" -of HFA "${OF[@]}"
+check "-of HFA: an Erdas image, maps named .img, the GeoTIFF's values" \
+  'gdalinfo "$W/of_hfa.img" | grep -q "^Driver: HFA" && [ "$(sums "$W/of_hfa_water.img")" = "$(sums "$W/of_none_water.tif")" ] &&
+   [ "$(sums "$W/of_hfa.img")" = "$(sums "$W/of_none.tif")" ]'
+for f in PNG NOPE CEOS "ESRI Shapefile"; do
+  err=$("$T" erode "$W/s64.tif" -o "$W/of_bad.x" -of "$f" "${OF[@]}" --report "$W/of_bad.json" 2>&1)
+  rc=$?
+  check "-of $f: refused ($err), nothing written" \
+    '[ $rc -eq 1 ] && [ -z "$(find "$W" -name "of_bad*")" ]'
+done
+check "-of PNG: says how to get a 16-bit heightmap" \
+  '"$T" erode "$W/s64.tif" -o "$W/of_bad.png" -of PNG 2>&1 | grep -q "export PNG16:PATH"'
+err=$("$T" erode "$W/s64.tif" -o "$W/of_fail.tif" -of COG "${OF[@]}" -co COMPRESS=JPEG 2>&1)
+rc=$?
+check "-of COG, a copy the driver fails: an error, nothing left" \
+  '[ $rc -eq 1 ] && printf "%s" "$err" | grep -q "as COG" && [ -z "$(find "$W" -name "of_fail*")" ]'
+
 echo "cli_erode: $pass passed, $fail failed"
 [ $fail -eq 0 ]

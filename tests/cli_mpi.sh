@@ -113,5 +113,16 @@ check "--mem-limit 700M, 2 ranks: each rank's half fits in memory" \
   '[ "$(store_of "$W/plan2.json")" = memory ]'
 check "--mem-limit 700M: 2 ranks (memory) == one process (disk)" 'cmp -s "$W/plan1.tif" "$W/plan2.tif"'
 
+# -of COG: rank 0 copies the streamed GeoTIFFs into COGs, the bytes of one
+# process's -of COG run (surface and --maps).
+"$T" generate rivers-rain -o "$W/cog_in.tif" --size 64 --seed 3
+C=(-of COG --maps --steps 12 --no-preview -q --device cpu)
+"$T" erode "$W/cog_in.tif" -o "$W/cog1.tif" "${C[@]}"
+"${MPIRUN[@]}" -np 3 "$T" erode "$W/cog_in.tif" -o "$W/cog3.tif" "${C[@]}" --tile 24
+for s in '' _water _columns _erosion; do
+  check "-of COG$s: 3 ranks == one process" \
+    'gdalinfo "$W/cog3$s.tif" | grep -q LAYOUT=COG && cmp -s "$W/cog1$s.tif" "$W/cog3$s.tif"'
+done
+
 echo "cli_mpi: $pass passed, $fail failed"
 [ $fail -eq 0 ]
