@@ -72,6 +72,7 @@ static talus_plan_in tiled_plan_in(const erode_opts *o, int nx, int ny, const ta
   in.extra_scratch = P->pt_enable ? 2 * (int)sizeof(int64_t) * P->nz : 0;
   if (P->accumulate) /* the accumulators (persistent) and the start-of-step solid (scratch) */
     in.extra_scratch += TALUS_ACC_PLANES * (int)sizeof(float) + (int)sizeof(double);
+  if (o->rain_map) in.extra_scratch += (int)sizeof(float); /* the rain plane (t->rain) */
   in.state_in = state, in.map_bands = o->maps ? erode_map_count() : 0,
   in.state_out = o->state != NULL;
   in.mem_limit = o->mem_limit;
