@@ -199,6 +199,19 @@ static void siblings_restore(char *keep) {
   CPLFree(keep);
 }
 
+/* The caller's progress callback, and whether it asked to stop. */
+typedef struct copy_progress {
+  talus_progress_fn fn;
+  void *user;
+  int stopped;
+} copy_progress;
+
+static int copy_progress_cb(double complete, const char *message, void *user) {
+  copy_progress *p = user;
+  if (!p->stopped && p->fn && !p->fn(complete, message, p->user)) p->stopped = 1;
+  return !p->stopped;
+}
+
 /* Copies dataset src into driver's file `path` under a partial name,
  * renamed into place when the copy succeeded (else removed). */
 static talus_status copy_dataset(GDALDatasetH src, const char *path, const char *driver,
@@ -209,12 +222,13 @@ static talus_status copy_dataset(GDALDatasetH src, const char *path, const char 
   GDALFlushCache(src);
   CPLErrorReset();
   char *keep = siblings_unseen();
+  copy_progress cp = {progress, user, 0};
   GDALDatasetH out = GDALCreateCopy(GDALGetDriverByName(driver), partial, src, FALSE, (char **)co,
-                                    (GDALProgressFunc)progress, user);
+                                    copy_progress_cb, &cp);
   int failed = !out;
   if (out) GDALClose(out);
   siblings_restore(keep);
-  if (failed && CPLGetLastErrorNo() == CPLE_UserInterrupt)
+  if (cp.stopped) /* a driver may finish regardless: the file is still not wanted */
     st =
         talus_fail(TALUS_ERR_CANCELLED, "export", "writing '%s' as %s was cancelled", path, driver);
   else if (failed || CPLGetLastErrorType() >= CE_Failure)
