@@ -13,6 +13,7 @@
 #include "erode.h"
 #include "export_app.h"
 #include "io/state.h"
+#include "io/export/driver.h"
 #include "mpi/ranks.h"
 
 #include <omp.h>
@@ -22,11 +23,17 @@
 
 static void erode_usage(void) {
   printf(
-      "usage: talus erode INPUT -o OUTPUT.tif [options]\n"
+      "usage: talus erode INPUT -o OUTPUT.tif [-of FORMAT] [options]\n"
       "Erodes a DEM (any GDAL raster, band 1 = height) or a talus state file. A DEM given\n"
       "no -c preset runs the built-in configs/dem-heightfield.ini (channels incised along\n"
       "the drainage, hillslopes nearly unchanged); a state runs the paper's defaults.\n"
-      "  -o, --output FILE      eroded surface GeoTIFF (required)\n"
+      "  -o, --output FILE      eroded surface, float32 metres (required): GeoTIFF, or -of's\n"
+      "  -of FORMAT             GDAL driver of OUTPUT and the --maps (default GTiff; the\n"
+      "                         --state stays GeoTIFF): any driver that writes Float32\n"
+      "                         files, e.g. COG (with overviews), HFA, netCDF; the run\n"
+      "                         streams a GeoTIFF under OUTPUT.rows.tif that the driver\n"
+      "                         copies at the end. PNG holds no float: refused, use\n"
+      "                         --export PNG16:PATH (a quantised 16-bit heightmap)\n"
       "  -c FILE                configuration preset (INI); repeatable, later wins\n"
       "  --set SECTION.KEY=VAL  override one key (see `talus params`); repeatable\n"
       "  --steps N              simulation steps (default 1000; with erosion.spinup > 0,\n"
@@ -35,7 +42,7 @@ static void erode_usage(void) {
       "                         or 6000 steps when --steps is not given (the DEM presets'\n"
       "                         suggested run is medium)\n"
       "  --maps                 also write <out>_water, _sand, _sediment, _erosion, _columns,\n"
-      "                         _water_surface .tif\n"
+      "                         _water_surface .tif (with -of: OUTPUT's extension)\n"
       "  --state FILE           write the full layered state (continue with `talus erode FILE`)\n"
       "  --preview FILE.png     hillshade before|after (default <out>_preview.png); the after\n"
       "                         panel tints water blue (faint when shallow, 63 %% at 0.3 m)\n"
@@ -59,8 +66,10 @@ static void erode_usage(void) {
       "                         it must cover the terrain), else stretched over the terrain;\n"
       "                         tiled runs read it tile by tile\n"
       "  --rain-map FILE        per-cell rain rate [m/s] (band 1, heightfield model; placed\n"
-      "                         like --hardness; runs in one piece only)\n"
-      "  -co NAME=VALUE         GeoTIFF creation option passed to GDAL; repeatable\n"
+      "                         like --hardness); tiled runs read each tile's window,\n"
+      "                         halo included\n"
+      "  -co NAME=VALUE         creation option of GTiff, or of -of's driver (then for\n"
+      "                         OUTPUT and the --maps only); repeatable\n"
       "  --config KEY VALUE     GDAL configuration option\n"
       "  --threads N            CPU threads (default: all cores)\n"
       "  --device D             auto (default: the GPU if there is one, else the CPU), cpu or\n"
@@ -214,14 +223,7 @@ static int erode_option(app_args *a, erode_opts *o) {
   if ((r = app_take(a, "--hardness", NULL, &v))) return r < 0 ? r : (o->hardness = v, 1);
   if ((r = app_take(a, "--rain-map", NULL, &v))) return r < 0 ? r : (o->rain_map = v, 1);
   if ((r = app_take(a, "--export", NULL, &v))) return r < 0 ? r : erode_export_option(v, o);
-  if ((r = app_take(a, "-of", NULL, &v))) { /* a GIS user's habit: say how, not "unknown" */
-    if (r > 0)
-      talus_fail(TALUS_ERR_ARGUMENT, "args",
-                 "talus erode writes GeoTIFF; for %s add --export %s:PATH (any GDAL driver, "
-                 "COG, PNG16, R16, ...), or run talus export OUT -of %s afterwards",
-                 v, v, v);
-    return -1;
-  }
+  if ((r = app_take(a, "-of", "--format", &v))) return r < 0 ? r : (o->format = v, 1);
   if (app_flag(a, "--maps", NULL)) return o->maps = 1;
   if (app_flag(a, "--no-preview", NULL)) return o->no_preview = 1;
   if (app_flag(a, "--dry-run", NULL)) return o->dry_run = 1;
@@ -253,6 +255,26 @@ static int erode_key_option(app_args *a, erode_opts *o) {
   return 0;
 }
 
+/* -of: GTiff (or none) keeps the .tif name rule; another driver must
+ * write Float32 files (Byte too for --maps' column counts), checked before
+ * anything is read. A driver of 16-bit codes only (PNG) is refused with
+ * the way to the heightmap rule of talus export, which quantises. */
+static talus_status erode_check_format(const erode_opts *o) {
+  if (!erode_converts(o)) return app_check_geotiff_name("-o", o->output);
+  talus_status st = talus_export_driver_check(o->format, "Float32");
+  if (st && !talus_export_driver_check(o->format, "UInt16"))
+    return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                      "-of %s: the driver writes no Float32 bands and talus erode writes heights "
+                      "in metres; for a 16-bit heightmap add --export PNG16:PATH (or %s:PATH: "
+                      "heights quantised over their range, given in PATH.json), or run talus "
+                      "export OUT -of %s afterwards",
+                      o->format, o->format, o->format);
+  if (st) st = talus_export_driver_check(o->format, "Float32"); /* its reason, not UInt16's */
+  if (!st && o->maps && (st = talus_export_driver_check(o->format, "Byte")))
+    talus_fail_context(st, "-of %s --maps (the column counts are Byte)", o->format);
+  return st;
+}
+
 /* Parses argv into o; *stop is set when --help or --version ends the
  * command before it runs. */
 static talus_status erode_parse(int argc, char **argv, erode_opts *o, int *stop) {
@@ -275,7 +297,7 @@ static talus_status erode_parse(int argc, char **argv, erode_opts *o, int *stop)
   }
   if (!o->input) return talus_fail(TALUS_ERR_ARGUMENT, "args", "no input raster given");
   if (!o->output) return talus_fail(TALUS_ERR_ARGUMENT, "args", "no output given (-o FILE.tif)");
-  talus_status st = app_check_geotiff_name("-o", o->output);
+  talus_status st = erode_check_format(o);
   if (!st && o->state) st = app_check_geotiff_name("--state", o->state);
   if (st) return st;
   for (int e = 0; e < o->nexports && !st; e++) {

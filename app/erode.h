@@ -30,6 +30,7 @@ typedef struct erode_opts {
   int nconfigs;
   const char *sets[ERODE_MAX_LIST];
   int nsets;
+  const char *format;                 /* -of DRIVER, or NULL (GTiff) */
   const char *co[ERODE_MAX_LIST + 1]; /* NULL-terminated -co list */
   int nco;
   int64_t steps;
@@ -66,6 +67,10 @@ talus_status erode_run_and_write(erode_opts *o, talus_domain *d, const talus_geo
 
 #define ERODE_MAX_OUTPUTS (11 + 2 * ERODE_MAX_EXPORTS)
 #define ERODE_PATH_MAX    TALUS_PATH_BUF
+/* 1 when -of names a GDAL driver other than GTiff: the surface and the
+ * --maps are streamed as GeoTIFF under a temporary name, then copied into
+ * the driver's file (erode_write.c). */
+int erode_converts(const erode_opts *o);
 /* How many map files --maps writes (the planner counts their row buffers). */
 int erode_map_count(void);
 /* Writes every path a run writes into paths (erode_write.c): the surface,

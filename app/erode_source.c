@@ -11,6 +11,7 @@
 #include "io/state.h"
 #include "tiler/plan.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,6 +113,7 @@ void erode_source_close(erode_source *s) {
   talus_params_free(s->params);
   talus_free(s->v);
   talus_free(s->nd);
+  talus_free(s->rv);
   free(s);
 }
 
@@ -188,6 +190,60 @@ talus_status erode_source_hardness(erode_source *s, const char *path, int quiet)
   if (!st && !warped && !quiet)
     talus_info("%s: the map or the terrain has no georeferencing; stretched over the terrain",
                path);
+  return st;
+}
+
+/* The --rain-map rates of window r (r.w × r.h, row-major) into out, as the
+ * one-piece run reads them (talus_raster_read_resampled), refusing a rate
+ * that is negative or not finite by its grid cell as
+ * talus_domain_set_field does. */
+static talus_status source_rain_window(const erode_source *s, talus_rect r, float *out,
+                                       int *warped) {
+  talus_status st = talus_raster_read_resampled_window(s->rain, s->nx, s->ny, &s->geo, r.x0, r.y0,
+                                                       r.w, r.h, out, warped);
+  for (size_t i = 0; !st && i < (size_t)r.w * (size_t)r.h; i++)
+    if (!(out[i] >= 0.0f && isfinite(out[i])))
+      st = talus_fail(TALUS_ERR_DATA, "domain", "rain rate %g at (%d, %d) outside [0, inf]",
+                      (double)out[i], r.x0 + (int)(i % (size_t)r.w), r.y0 + (int)(i / (size_t)r.w));
+  if (st) talus_fail_context(st, "%s", s->rain);
+  return st;
+}
+
+/* Grows the rain window scratch to `cells` cells. */
+static talus_status source_rain_scratch(erode_source *s, size_t cells) {
+  if (cells <= s->rcells) return TALUS_OK;
+  talus_free(s->rv);
+  s->rv = NULL, s->rcells = 0;
+  talus_status st = talus_alloc((void **)&s->rv, cells * sizeof(float), "rain map window");
+  if (!st) s->rcells = cells;
+  return st;
+}
+
+talus_status erode_source_rain(erode_source *s, const char *path, int quiet) {
+  if (s->ctx.P.model != TALUS_MODEL_HEIGHTFIELD)
+    return talus_fail(TALUS_ERR_ARGUMENT, "domain", "a rain map needs the heightfield model");
+  s->rain = path;
+  int rows = 256, warped = 0;
+  talus_status st = source_rain_scratch(s, (size_t)rows * (size_t)s->nx);
+  for (int y0 = 0; !st && y0 < s->ny; y0 += rows) {
+    talus_rect r = {0, y0, s->nx, s->ny - y0 < rows ? s->ny - y0 : rows};
+    st = source_rain_window(s, r, s->rv, &warped);
+  }
+  if (!st && !warped && !quiet)
+    talus_info("%s: the map or the terrain has no georeferencing; stretched over the terrain",
+               path);
+  return st;
+}
+
+talus_status erode_source_inputs(void *user, talus_tile *t, talus_rect r) {
+  erode_source *s = user;
+  if (!s->rain) return TALUS_OK;
+  talus_status st = talus_tile_ensure(t, (void **)&t->rain, sizeof(float), "rain map");
+  if (!st) st = source_rain_scratch(s, (size_t)r.w * r.h);
+  if (!st) st = source_rain_window(s, r, s->rv, NULL);
+  for (int y = 0; y < r.h && !st; y++)
+    for (int x = 0; x < r.w; x++)
+      t->rain[source_idx(t, r, x, y)] = s->rv[(size_t)y * r.w + x];
   return st;
 }
 

@@ -72,6 +72,7 @@ static talus_plan_in tiled_plan_in(const erode_opts *o, int nx, int ny, const ta
   in.extra_scratch = P->pt_enable ? 2 * (int)sizeof(int64_t) * P->nz : 0;
   if (P->accumulate) /* the accumulators (persistent) and the start-of-step solid (scratch) */
     in.extra_scratch += TALUS_ACC_PLANES * (int)sizeof(float) + (int)sizeof(double);
+  if (o->rain_map) in.extra_scratch += (int)sizeof(float); /* the rain plane (t->rain) */
   in.state_in = state, in.map_bands = o->maps ? erode_map_count() : 0,
   in.state_out = o->state != NULL;
   in.mem_limit = o->mem_limit;
@@ -468,21 +469,11 @@ static void tiled_facts(tiled_run *t) {
   f->nranks = talus_mpi_rank_times(t->m, &f->rank_times);
 }
 
-/* --rain-map needs a rain plane carried between tiles, which the halo
- * blocks do not hold yet; --hardness rides in the hardness plane. */
-static talus_status tiled_check_options(const erode_opts *o) {
-  if (o->rain_map)
-    return talus_fail(TALUS_ERR_UNSUPPORTED, "erode",
-                      "--rain-map is not supported by tiled runs yet; run in one piece (no "
-                      "--tile, --store or --steps-per-exchange, and a --mem-limit the map fits)");
-  return TALUS_OK;
-}
-
 static talus_status tiled_prepare(tiled_run *t, const talus_params *p) {
-  talus_status st = tiled_check_options(t->o);
-  if (!st) st = erode_source_open(&t->src, t->o->input, p);
+  talus_status st = erode_source_open(&t->src, t->o->input, p);
   if (!st) st = erode_check_dt(&t->src->ctx.P);
   if (!st && t->o->hardness) st = erode_source_hardness(t->src, t->o->hardness, t->o->quiet);
+  if (!st && t->o->rain_map) st = erode_source_rain(t->src, t->o->rain_map, t->o->quiet);
   if (!st) st = talus_backend_choose_reported(t->o->device, &t->src->ctx.backend);
   if (st) return st;
   t->end = t->src->step + t->o->steps;
@@ -491,6 +482,10 @@ static talus_status tiled_prepare(tiled_run *t, const talus_params *p) {
   if (st) return st;
   st = tiled_open_store(t, t->src->params);
   if (!st) st = talus_tiled_create(&t->g, &t->src->ctx, t->core, t->K, t->store);
+  /* --rain-map: every buffer, halo included, reads its window of the map
+   * (it never changes, so it need not travel in the halo blocks) */
+  talus_tile_source inputs = {erode_source_inputs, t->src};
+  if (!st && t->o->rain_map) talus_tiled_set_inputs(t->g, &inputs);
   if (!st && talus_mpi_size() > 1) st = talus_mpi_grid_create(&t->m, t->g);
   if (!st && !t->o->quiet)
     talus_info("%d tiles of %d cells, halo %d, %d steps per exchange, %s store%s%s%s",

@@ -24,9 +24,12 @@ typedef struct erode_source {
   talus_params *params; /* the run's parameters (layers of a state applied) */
   talus_kctx ctx;       /* parameters derived for this grid, at `step` */
   const char *hardness; /* --hardness, read window by window (erode_source_hardness), or NULL */
+  const char *rain;     /* --rain-map, read window by window (erode_source_rain), or NULL */
   float *v;             /* window scratch */
   uint8_t *nd;
   size_t cells;
+  float *rv; /* --rain-map window scratch (erode_source_inputs) */
+  size_t rcells;
 } erode_source;
 
 /* Opens path (a DEM or a talus state) with the run's parameters. */
@@ -37,6 +40,15 @@ void erode_source_close(erode_source *s);
  * a bad map is refused before any tile is built; says when the map is
  * stretched rather than placed by georeference (unless quiet). */
 talus_status erode_source_hardness(erode_source *s, const char *path, int quiet);
+/* Takes --rain-map `path` for erode_source_inputs, after checking the
+ * whole map once as the one-piece run does (the heightfield model; it
+ * covers the grid; rates finite and >= 0), so a bad map is refused before
+ * any tile is built; says when the map is stretched (unless quiet). */
+talus_status erode_source_rain(erode_source *s, const char *path, int quiet);
+/* talus_tile_source fill of the tiler's static inputs
+ * (talus_tiled_set_inputs): the --rain-map rates of global rectangle r,
+ * a whole buffer with its halo, into t->rain (allocated here). */
+talus_status erode_source_inputs(void *user, talus_tile *t, talus_rect r);
 /* talus_tile_source fill: the initial state of global rectangle r. */
 talus_status erode_source_fill(void *user, talus_tile *t, talus_rect r);
 

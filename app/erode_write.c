@@ -10,12 +10,15 @@
  */
 #include "erode.h"
 #include "export_app.h"
+#include "io/export/driver.h"
 #include "io/export/export.h"
 #include "io/state.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 enum { MAP_WATER, MAP_SAND, MAP_SEDIMENT, MAP_COLUMNS, MAP_EROSION, MAP_WATER_SURFACE, MAP_COUNT };
 static const struct {
@@ -31,6 +34,26 @@ int erode_map_count(void) {
   return MAP_COUNT;
 }
 
+int erode_converts(const erode_opts *o) {
+  return o->format && strcasecmp(o->format, "GTiff") != 0;
+}
+
+/* The path of map m: <out>_water.tif beside <out>.tif; with a driver of
+ * -of (erode_converts), <stem>_water<ext> beside <stem><ext>, the output's
+ * own extension (none when it has none). */
+static void map_path(const erode_opts *o, int m, char *out, size_t size) {
+  if (!erode_converts(o)) {
+    app_derived_path(out, size, o->output, map_files[m].suffix);
+    return;
+  }
+  const char *slash = strrchr(o->output, '/'), *name = slash ? slash + 1 : o->output;
+  const char *dot = strrchr(name, '.');
+  size_t stem = dot && dot != name ? (size_t)(dot - o->output) : strlen(o->output);
+  size_t suffix = strlen(map_files[m].suffix) - strlen(".tif");
+  snprintf(out, size, "%.*s%.*s%s", (int)stem, o->output, (int)suffix, map_files[m].suffix,
+           o->output + stem);
+}
+
 /* The surface, the maps, then state, preview and report. */
 _Static_assert(1 + MAP_COUNT + 4 + 2 * ERODE_MAX_EXPORTS <= ERODE_MAX_OUTPUTS,
                "erode_output_paths overruns its array");
@@ -39,7 +62,7 @@ int erode_output_paths(const erode_opts *o, char paths[][ERODE_PATH_MAX]) {
   int n = 0;
   snprintf(paths[n++], ERODE_PATH_MAX, "%s", o->output);
   for (int m = 0; o->maps && m < MAP_COUNT; m++)
-    app_derived_path(paths[n++], ERODE_PATH_MAX, o->output, map_files[m].suffix);
+    map_path(o, m, paths[n++], ERODE_PATH_MAX);
   const char *more[] = {o->state, o->no_preview ? NULL : o->preview, o->section, o->report};
   for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
     if (more[i]) snprintf(paths[n++], ERODE_PATH_MAX, "%s", more[i]);
@@ -64,6 +87,10 @@ struct erode_writer {
   float **ring;                               /* [nbands][cap * nx] */
   talus_geotiff_stream *files[2 + MAP_COUNT]; /* surface, maps, state */
   int nfiles;
+  /* -of DRIVER (erode_converts): file i streams to tmp[i], copied into
+   * final[i] at commit; "" for a file written as it is (the state) */
+  char tmp[2 + MAP_COUNT][TALUS_PATH_BUF + sizeof ".rows.tif"],
+      final[2 + MAP_COUNT][TALUS_PATH_BUF];
   int file_of[2 + MAP_COUNT]; /* first ring band of each file */
   int bands_of[2 + MAP_COUNT];
   talus_preview_acc *preview;
@@ -75,10 +102,19 @@ struct erode_writer {
   size_t rect_cells;
 };
 
+/* Opens file i of nbands bands at path; with convert, streamed to the
+ * temporary GeoTIFF "<path>.rows.tif" (as talus export's driver outputs)
+ * and copied into -of's driver at commit. */
 static talus_status writer_add_file(erode_writer *w, const char *path, int nbands,
                                     const char *const *names, const char *const *meta,
-                                    const talus_georef *geo, const talus_write_options *wo) {
+                                    const talus_georef *geo, const talus_write_options *wo,
+                                    int convert) {
   int i = w->nfiles;
+  if (convert) {
+    snprintf(w->final[i], sizeof w->final[i], "%s", path);
+    snprintf(w->tmp[i], sizeof w->tmp[i], "%s.rows.tif", path);
+    path = w->tmp[i];
+  }
   talus_status st =
       talus_geotiff_stream_open(path, w->nx, w->ny, nbands, names, meta, geo, wo, &w->files[i]);
   if (st) return st;
@@ -102,7 +138,7 @@ static talus_status writer_open_state(erode_writer *w, const talus_georef *geo,
     talus_state_band_names(w->L, w->acc, buf, names);
     talus_state_meta md;
     talus_state_metadata(&md, nz, step, cell);
-    st = writer_add_file(w, w->o->state, nb, names, md.list, geo, wo);
+    st = writer_add_file(w, w->o->state, nb, names, md.list, geo, wo, 0);
   }
   free(buf);
   free(names);
@@ -111,23 +147,28 @@ static talus_status writer_open_state(erode_writer *w, const talus_georef *geo,
 
 /* Opens every output file. NoData: the float files take NaN whatever the
  * input's value (a UInt16 DEM's 65535 is a height in a float map), the
- * column counts (Byte) take 0, which no valid cell has. */
+ * column counts (Byte) take 0, which no valid cell has. With -of DRIVER
+ * the surface and the maps go through the driver, which takes the -co;
+ * their temporary GeoTIFFs and the state (talus's own GeoTIFF format, read
+ * back by talus erode and talus export) take talus's default options. */
 static talus_status writer_open_files(erode_writer *w, const talus_georef *geo, int nz, double cell,
                                       int64_t step) {
-  talus_write_options wo = {.creation_options = w->o->co}, wb = wo;
+  int convert = erode_converts(w->o);
+  talus_write_options wo = {.creation_options = convert ? NULL : w->o->co}, wb = wo;
   wb.byte_bands = 1;
   talus_georef none = {.has_nodata = 0};
   talus_georef fgeo = geo ? *geo : none; /* shallow: the writers copy what they keep */
   talus_georef bgeo = fgeo;
   fgeo.nodata = NAN, bgeo.nodata = 0.0;
   const char *name[1] = {"eroded surface [m]"};
-  talus_status st = writer_add_file(w, w->o->output, 1, name, NULL, geo ? &fgeo : NULL, &wo);
+  talus_status st =
+      writer_add_file(w, w->o->output, 1, name, NULL, geo ? &fgeo : NULL, &wo, convert);
   char path[TALUS_PATH_BUF];
   for (int m = 0; m < MAP_COUNT && !st && w->o->maps; m++) {
-    app_derived_path(path, sizeof path, w->o->output, map_files[m].suffix);
+    map_path(w->o, m, path, sizeof path);
     name[0] = map_files[m].name;
     st = writer_add_file(w, path, 1, name, NULL, geo ? (m == MAP_COLUMNS ? &bgeo : &fgeo) : NULL,
-                         m == MAP_COLUMNS ? &wb : &wo);
+                         m == MAP_COLUMNS ? &wb : &wo, convert);
   }
   if (!st && w->o->state) st = writer_open_state(w, geo ? &fgeo : NULL, &wo, nz, cell, step);
   int bx = 0;
@@ -347,6 +388,26 @@ talus_status erode_section_write(const erode_opts *o, const talus_section_cut *c
   return st;
 }
 
+/* -of DRIVER: copies each streamed temporary GeoTIFF into its file (GDAL
+ * CreateCopy with the -co, under a partial name renamed into place), with
+ * a progress bar; the temporaries are removed whatever happens. */
+static talus_status writer_convert(erode_writer *w, talus_status st) {
+  for (int f = 0; f < w->nfiles; f++) {
+    if (!w->tmp[f][0]) continue;
+    if (!st) {
+      char label[64];
+      snprintf(label, sizeof label, "writing %s", w->o->format);
+      app_progress bar;
+      app_progress_begin(&bar, label, 100, w->o->quiet);
+      st = talus_export_copy_file(w->tmp[f], w->final[f], w->o->format, w->o->co, app_progress_cb,
+                                  &bar);
+      app_progress_end(&bar);
+    }
+    unlink(w->tmp[f]);
+  }
+  return st;
+}
+
 talus_status erode_writer_commit(erode_writer *w) {
   talus_status st = w->base == w->ny
                         ? TALUS_OK
@@ -359,6 +420,7 @@ talus_status erode_writer_commit(erode_writer *w) {
     }
     st = talus_geotiff_stream_commit(w->files[f]);
   }
+  st = writer_convert(w, st);
   w->nfiles = 0;
   if (!st && w->preview) st = talus_preview_acc_write(w->preview, w->o->preview);
   writer_free(w);

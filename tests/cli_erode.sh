@@ -163,11 +163,15 @@ w = sys.argv[1]
 crs = gdal.Open(w + "/wdem.tif").GetProjection()
 rain = np.zeros((32, 64), np.float32)
 rain[:, 32:] = 0.001
+yr, xr = np.mgrid[0:32, 0:64]  # rates varying within a tile, for the tiled runs
+rainv = (0.0005 + 0.001 * xr / 63.0 * (0.5 + 0.5 * np.sin(yr / 3.0))).astype(np.float32)
 y, x = np.mgrid[0:40, 0:40]
 hard = (0.2 + 0.6 * x / 39.0 * (0.5 + 0.5 * np.sin(y / 5.0))).astype(np.float32)
 fine = (-2, 0.9, 0, 2, 0, -0.9)
 for name, gt, v in (("wrain", (-32, 1, 0, 0, 0, -1), rain), ("wrain_nogeo", None, rain),
-                    ("wrain_far", (-60, 1, 0, 0, 0, -1), rain), ("whard", fine, hard),
+                    ("wrain_far", (-60, 1, 0, 0, 0, -1), rain),
+                    ("wrainv", (-32, 1, 0, 0, 0, -1), rainv), ("wrainv_nogeo", None, rainv),
+                    ("wrain_neg", (-32, 1, 0, 0, 0, -1), rainv - 0.001), ("whard", fine, hard),
                     ("whard_nogeo", None, hard), ("whard_bad", fine, hard + 1.5)):
     d = gdal.GetDriverByName("GTiff").Create(w + "/" + name + ".tif", v.shape[1], v.shape[0], 1,
                                              gdal.GDT_Float32)
@@ -197,8 +201,7 @@ check "--rain-map that misses part of the terrain: refused, nothing written" \
 # --hardness in tiled runs: each tile reads its own window of the map,
 # warped by georeference (whard) or stretched (whard_nogeo): the tiled run
 # writes the one-piece run's bytes. A hardness outside [0, 1] is refused
-# before anything is written; --rain-map is refused in tiled runs, saying
-# why.
+# before anything is written.
 HF=(--set simulation.model=heightfield --steps 12 --maps --no-preview -q)
 for h in whard whard_nogeo; do
   "$T" erode "$W/wdem.tif" -o "$W/h1_$h.tif" "${HF[@]}" --hardness "$W/$h.tif"
@@ -214,10 +217,77 @@ rc=$?
 check "--hardness outside [0, 1], tiled: refused naming it, nothing written" \
   '[ $rc -eq 1 ] && printf "%s" "$err" | grep -q "outside \[0, 1\]" && [ ! -e "$W/hb.tif" ] &&
    [ ! -e "$W/hb_store" ]'
-err=$("$T" erode "$W/wdem.tif" -o "$W/hr.tif" "${HF[@]}" --rain-map "$W/wrain.tif" --tile 16 2>&1)
+
+# --rain-map in tiled runs: every tile buffer, halo included, reads its
+# window of the map, warped (wrainv) or stretched (wrainv_nogeo), in memory
+# (resident tiles) and on disk (the store path, K 3): the one-piece bytes.
+# The whole map is checked first, as in one piece: a map that misses part
+# of the terrain or holds a negative rate is refused before any tile is
+# built, leaving neither output nor store.
+for r in wrainv wrainv_nogeo; do
+  "$T" erode "$W/wdem.tif" -o "$W/r1_$r.tif" "${HF[@]}" --rain-map "$W/$r.tif"
+  "$T" erode "$W/wdem.tif" -o "$W/r4_$r.tif" "${HF[@]}" --rain-map "$W/$r.tif" --tile 16
+  "$T" erode "$W/wdem.tif" -o "$W/r9_$r.tif" "${HF[@]}" --rain-map "$W/$r.tif" --tile 12 \
+    --store "$W/r9_store" --steps-per-exchange 3
+  for s in '' _water _erosion; do
+    check "--rain-map $r$s: tiled == one piece, in memory and on disk" \
+      'cmp -s "$W/r1_$r$s.tif" "$W/r4_$r$s.tif" && cmp -s "$W/r1_$r$s.tif" "$W/r9_$r$s.tif"'
+  done
+done
+check "--rain-map changes the result" '! cmp -s "$W/h0.tif" "$W/r1_wrainv.tif"'
+for r in wrain_far wrain_neg; do
+  err=$("$T" erode "$W/wdem.tif" -o "$W/rb.tif" "${HF[@]}" --rain-map "$W/$r.tif" --tile 16 \
+    --store "$W/rb_store" 2>&1)
+  rc=$?
+  check "--rain-map $r, tiled: refused as in one piece, nothing written" \
+    '[ $rc -eq 1 ] && printf "%s" "$err" | grep -qE "does not cover the terrain|rain rate .* outside \[0, inf\]" &&
+     [ ! -e "$W/rb.tif" ] && [ ! -e "$W/rb_store" ]'
+done
+
+# -of FORMAT: the surface and the --maps in any GDAL driver that writes
+# Float32 (the state stays GeoTIFF). -of GTiff writes the bytes of no -of;
+# COG holds the GeoTIFF's values (same checksums) with the -co given to the
+# driver, and a tiled run writes the one-piece run's bytes; HFA maps take
+# the output's extension. Drivers that cannot take the heights (PNG: 16-bit
+# codes only), unknown, read-only and raster-less ones are refused before
+# anything is read, leaving no file; a copy the driver fails leaves none.
+OF=(--steps 12 --maps --no-preview -q)
+"$T" erode "$W/s64.tif" -o "$W/of_none.tif" "${OF[@]}" --state "$W/of_none_state.tif"
+"$T" erode "$W/s64.tif" -o "$W/of_gtiff.tif" -of GTiff "${OF[@]}" --state "$W/of_gtiff_state.tif"
+check "-of GTiff: the bytes of no -of" 'same_as of_none of_gtiff'
+"$T" erode "$W/s64.tif" -o "$W/of_cog.tif" -of COG "${OF[@]}" --state "$W/of_cog_state.tif"
+"$T" erode "$W/s64.tif" -o "$W/of_cogt.tif" -of COG "${OF[@]}" --state "$W/of_cogt_state.tif" \
+  --tile 16 --store "$W/of_store"
+sums() { gdalinfo -checksum "$1" 2>/dev/null | grep Checksum; }
+for s in '' _water _sand _sediment _columns _erosion _water_surface; do
+  check "-of COG$s: a COG with the GeoTIFF's values" \
+    'gdalinfo "$W/of_cog$s.tif" | grep -q "LAYOUT=COG" && [ -n "$(sums "$W/of_cog$s.tif")" ] &&
+     [ "$(sums "$W/of_cog$s.tif")" = "$(sums "$W/of_none$s.tif")" ]'
+  check "-of COG$s: tiled == one piece" 'cmp -s "$W/of_cog$s.tif" "$W/of_cogt$s.tif"'
+done
+check "-of COG: the state stays a GeoTIFF, tiled == one piece" \
+  '! gdalinfo "$W/of_cog_state.tif" | grep -q "LAYOUT=COG" && cmp -s "$W/of_cog_state.tif" "$W/of_cogt_state.tif"'
+# (GDAL once wrote of_cog.tif.IMD here, reading $W/summary.txt as ALOS metadata)
+check "-of COG: no temporary left" '[ -z "$(find "$W" -name "of_*rows*" -o -name "of_*partial*" -o -name "of_*.IMD")" ] && [ ! -e "$W/of_store" ]'
+"$T" erode "$W/s64.tif" -o "$W/of_deflate.tif" -of COG "${OF[@]}" -co COMPRESS=DEFLATE
+check "-of COG -co COMPRESS=DEFLATE: the driver takes the -co" \
+  'gdalinfo "$W/of_deflate.tif" | grep -q "COMPRESSION=DEFLATE" && [ "$(sums "$W/of_deflate.tif")" = "$(sums "$W/of_none.tif")" ]'
+"$T" erode "$W/s64.tif" -o "$W/of_hfa.img" -of HFA "${OF[@]}"
+check "-of HFA: an Erdas image, maps named .img, the GeoTIFF's values" \
+  'gdalinfo "$W/of_hfa.img" | grep -q "^Driver: HFA" && [ "$(sums "$W/of_hfa_water.img")" = "$(sums "$W/of_none_water.tif")" ] &&
+   [ "$(sums "$W/of_hfa.img")" = "$(sums "$W/of_none.tif")" ]'
+for f in PNG NOPE CEOS "ESRI Shapefile"; do
+  err=$("$T" erode "$W/s64.tif" -o "$W/of_bad.x" -of "$f" "${OF[@]}" --report "$W/of_bad.json" 2>&1)
+  rc=$?
+  check "-of $f: refused ($err), nothing written" \
+    '[ $rc -eq 1 ] && [ -z "$(find "$W" -name "of_bad*")" ]'
+done
+check "-of PNG: says how to get a 16-bit heightmap" \
+  '"$T" erode "$W/s64.tif" -o "$W/of_bad.png" -of PNG 2>&1 | grep -q "export PNG16:PATH"'
+err=$("$T" erode "$W/s64.tif" -o "$W/of_fail.tif" -of COG "${OF[@]}" -co COMPRESS=JPEG 2>&1)
 rc=$?
-check "--rain-map in a tiled run: refused, saying so" \
-  '[ $rc -ne 0 ] && printf "%s" "$err" | grep -q "not supported by tiled runs" && [ ! -e "$W/hr.tif" ]'
+check "-of COG, a copy the driver fails: an error, nothing left" \
+  '[ $rc -eq 1 ] && printf "%s" "$err" | grep -q "as COG" && [ -z "$(find "$W" -name "of_fail*")" ]'
 
 echo "cli_erode: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -124,10 +124,10 @@ check "erode --export OBJ without --state: refused" '[ $rc -eq 1 ] && grep -q "a
 "$T" erode "$W/cave.tif" -o "$W/e.tif" --steps 5 -q --export PNG8:"$W/r9.png" 2>"$W/msg"
 rc=$?
 check "erode --export PNG8 refused before the run" '[ $rc -eq 1 ] && [ ! -e "$W/e.tif" ]'
-"$T" erode "$W/cave.tif" -o "$W/e2.tif" --steps 5 -q -of COG 2>"$W/msg"
+"$T" erode "$W/cave.tif" -o "$W/e2.png" --steps 5 -q -of PNG 2>"$W/msg"
 rc=$?
-check "erode -of COG: refused pointing at --export COG:PATH, nothing written" \
-  '[ $rc -eq 1 ] && grep -q -- "--export COG:PATH" "$W/msg" && [ ! -e "$W/e2.tif" ]'
+check "erode -of PNG (no float heights): refused pointing at --export PNG16:PATH, nothing written" \
+  '[ $rc -eq 1 ] && grep -q -- "--export PNG16:PATH" "$W/msg" && [ ! -e "$W/e2.png" ]'
 # --section: the cut through the cave's tunnel (x = 40 cells, 160 m) shows
 # air under rock; a cut over the plain (x = 8, 32 m) none.
 "$T" export "$W/state.tif" --section x=40 -o "$W/b/sec_tunnel.png" -q

@@ -113,5 +113,35 @@ check "--mem-limit 700M, 2 ranks: each rank's half fits in memory" \
   '[ "$(store_of "$W/plan2.json")" = memory ]'
 check "--mem-limit 700M: 2 ranks (memory) == one process (disk)" 'cmp -s "$W/plan1.tif" "$W/plan2.tif"'
 
+# -of COG: rank 0 copies the streamed GeoTIFFs into COGs, the bytes of one
+# process's -of COG run (surface and --maps).
+"$T" generate rivers-rain -o "$W/cog_in.tif" --size 64 --seed 3
+C=(-of COG --maps --steps 12 --no-preview -q --device cpu)
+"$T" erode "$W/cog_in.tif" -o "$W/cog1.tif" "${C[@]}"
+"${MPIRUN[@]}" -np 3 "$T" erode "$W/cog_in.tif" -o "$W/cog3.tif" "${C[@]}" --tile 24
+for s in '' _water _columns _erosion; do
+  check "-of COG$s: 3 ranks == one process" \
+    'gdalinfo "$W/cog3$s.tif" | grep -q LAYOUT=COG && cmp -s "$W/cog1$s.tif" "$W/cog3$s.tif"'
+done
+
+# --rain-map: each rank's tile buffers read their windows of the map, halo
+# included: 3 ranks write one process's bytes.
+"$T" generate noise -o "$W/rdem.tif" --size 32 --layers 1
+/usr/bin/python3 - "$W" <<'PY'
+import sys
+import numpy as np
+from osgeo import gdal
+y, x = np.mgrid[0:20, 0:24]
+d = gdal.GetDriverByName("GTiff").Create(sys.argv[1] + "/rmap.tif", 24, 20, 1, gdal.GDT_Float32)
+d.GetRasterBand(1).WriteArray((0.0005 + 0.001 * x / 23.0 * (0.5 + 0.5 * np.sin(y / 3.0))).astype(np.float32))
+d = None
+PY
+RM=(--set simulation.model=heightfield --steps 12 --maps --no-preview -q --device cpu
+    --rain-map "$W/rmap.tif")
+"$T" erode "$W/rdem.tif" -o "$W/rain1.tif" "${RM[@]}"
+"${MPIRUN[@]}" -np 3 "$T" erode "$W/rdem.tif" -o "$W/rain3.tif" "${RM[@]}" --tile 12
+check "--rain-map: 3 ranks == one process" \
+  'cmp -s "$W/rain1.tif" "$W/rain3.tif" && cmp -s "$W/rain1_water.tif" "$W/rain3_water.tif"'
+
 echo "cli_mpi: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -6,10 +6,13 @@
  * geotransform follow the requested size over the same extent; the sidecar
  * states the figures the file was written with; NoData becomes the minimum
  * (raw, PNG) or stays NoData (GeoTIFF); an all-NoData input, an empty Z
- * range and an unwritable path fail and leave nothing behind.
+ * range and an unwritable path fail and leave nothing behind. The copy
+ * of a GeoTIFF into another driver (talus erode -of) keeps the values and
+ * leaves nothing when cancelled or failed.
  */
 #include "check.h"
 #include "scratch.h"
+#include "io/export/driver.h"
 #include "io/export/heightmap.h"
 #include "io/raster/raster.h"
 
@@ -263,11 +266,60 @@ static void test_refusals(float *h) {
         "formats from extensions");
 }
 
+/* A progress callback that stops the copy at its first call. */
+static int stop_at_once(double complete, const char *message, void *user) {
+  (void)complete, (void)message;
+  ++*(int *)user;
+  return 0;
+}
+
+/* A progress callback that counts its calls and lets the copy go on. */
+static int count_calls(double complete, const char *message, void *user) {
+  (void)complete, (void)message;
+  ++*(int *)user;
+  return 1;
+}
+
+/* talus_export_copy_file (talus erode -of): a COG with the GeoTIFF's
+ * values, progress reported; a copy cancelled by its progress callback or
+ * failed by the driver leaves nothing at the path nor a partial file, and
+ * the source as it was. */
+static void test_copy_file(const float *h) {
+  int calls = 0;
+  const char *co[] = {"COMPRESS=DEFLATE", NULL};
+  talus_status st =
+      talus_export_copy_file(tpath("in.tif"), tpath("c.tif"), "COG", co, count_calls, &calls);
+  CHECK(st == TALUS_OK && calls > 0, "COG copy: %s, %d progress calls", talus_last_error(), calls);
+  GDALDatasetH d = GDALOpen(tpath("c.tif"), GA_ReadOnly);
+  float *v = malloc(sizeof(float) * NX * NY);
+  int same = d && v &&
+             GDALRasterIO(GDALGetRasterBand(d, 1), GF_Read, 0, 0, NX, NY, v, NX, NY, GDT_Float32, 0,
+                          0) == CE_None &&
+             !memcmp(v, h, sizeof(float) * NX * NY);
+  const char *layout = d ? GDALGetMetadataItem(d, "LAYOUT", "IMAGE_STRUCTURE") : NULL;
+  CHECK(same && layout && !strcmp(layout, "COG"), "COG copy: the input's values, COG layout");
+  if (d) GDALClose(d);
+  free(v);
+  calls = 0;
+  st = talus_export_copy_file(tpath("in.tif"), tpath("k.tif"), "COG", NULL, stop_at_once, &calls);
+  CHECK(st == TALUS_ERR_CANCELLED && calls == 1, "cancelled copy: %s", talus_status_name(st));
+  CHECK(!exists(tpath("k.tif")) && !exists(tpath("k.tif.partial")) && exists(tpath("in.tif")),
+        "a cancelled copy left a file or took the source");
+  const char *jpeg[] = {"COMPRESS=JPEG", NULL}; /* JPEG takes no Float32 */
+  st = talus_export_copy_file(tpath("in.tif"), tpath("j.tif"), "COG", jpeg, NULL, NULL);
+  CHECK(st == TALUS_ERR_IO && !exists(tpath("j.tif")) && !exists(tpath("j.tif.partial")),
+        "a copy the driver fails: %s, a file left?", talus_status_name(st));
+  st = talus_export_copy_file(tpath("none.tif"), tpath("n.tif"), "COG", NULL, NULL, NULL);
+  CHECK(st == TALUS_ERR_IO && !exists(tpath("n.tif")), "a missing source: %s",
+        talus_status_name(st));
+}
+
 int main(void) {
   if (!scratch_open("talus_export")) return 1;
   GDALAllRegister();
   float *h = malloc(sizeof(float) * NX * NY);
   make_input(tpath("in.tif"), 0, h);
+  test_copy_file(h);
   test_png_round_trip(h);
   test_raw(h);
   test_resized();

@@ -26,6 +26,9 @@ struct talus_tiled {
   double *flows;        /* [ntiles][TALUS_FLOW_COUNT] cumulative flows (heights) */
   int gpu_resident;     /* TALUS_TILED_GPU_RESIDENT_*: may a GPU run keep its tiles there */
   int resident_used;    /* 1 when the last talus_tiled_run kept its tiles on the GPU */
+
+  talus_tile_source inputs; /* talus_tiled_set_inputs: static input planes, or fill NULL */
+  uint8_t *inputs_done;     /* [ntiles] with res: the resident buffer's inputs are filled */
 };
 
 int talus_tiled_count(const talus_tiled *g) {
@@ -140,6 +143,7 @@ void talus_tiled_free(talus_tiled *g) {
   for (int p = 0; g->res && p < g->ntiles; p++)
     talus_tile_free(g->res[p]);
   free(g->res);
+  free(g->inputs_done);
   free(g->flows);
   free(g);
 }
@@ -324,6 +328,23 @@ static void assemble_strip(void *user, int tile, int part) {
   if (!v->st) v->st = tiled_paste(v->g, (talus_store_key){tile, v->s, part}, v->t, &v->cells);
 }
 
+/* The static input planes of tile p's buffer t over r (talus_tiled_set_inputs):
+ * once for a resident buffer, else at every assembly. */
+static talus_status tiled_inputs(talus_tiled *g, int p, talus_rect r, talus_tile *t) {
+  if (!g->inputs.fill) return TALUS_OK;
+  if (g->res && !g->inputs_done && !(g->inputs_done = calloc((size_t)g->ntiles, 1)))
+    return talus_fail(TALUS_ERR_NOMEM, "tiler", "no memory for the tile table");
+  if (g->res && g->inputs_done[p]) return TALUS_OK;
+  talus_status st = g->inputs.fill(g->inputs.user, t, r);
+  if (!st && g->res) g->inputs_done[p] = 1;
+  return st;
+}
+
+void talus_tiled_set_inputs(talus_tiled *g, const talus_tile_source *inputs) {
+  g->inputs = inputs ? *inputs : (talus_tile_source){NULL, NULL};
+  if (g->inputs_done) memset(g->inputs_done, 0, (size_t)g->ntiles);
+}
+
 /* Fills t with tile p at step s and around it a ring of `ring` cells
  * (tiled_ring for a generation): its core (pasted into the advance
  * buffer, or already in place in p's resident buffer) and every
@@ -344,6 +365,7 @@ static talus_status tiled_assemble(talus_tiled *g, int p, int64_t s, int ring, t
   if (!v.st && v.cells != (size_t)r.w * r.h)
     v.st = talus_fail(TALUS_ERR_INTERNAL, "tiler", "tile %d: blocks cover %zu of %d x %d cells", p,
                       v.cells, r.w, r.h);
+  if (!v.st) v.st = tiled_inputs(g, p, r, t);
   return v.st;
 }
 

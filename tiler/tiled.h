@@ -124,6 +124,16 @@ talus_status talus_tiled_create(talus_tiled **out, const talus_kctx *ctx, int co
                                 talus_store *store);
 void talus_tiled_free(talus_tiled *g);
 
+/* Per-cell inputs a stage reads that never change during a run and do not
+ * travel in blocks (today the rain map, t->rain): after tiled_assemble has
+ * filled a buffer r (core and ring), inputs->fill(user, t, r) fills them
+ * over the whole of r from the run's own source, so every cell, halo
+ * included, holds what the one-piece run holds there. A resident buffer
+ * (CPU over a memory store; it never moves) is filled once, at its first
+ * assembly; the advance buffers of the store path and the GPU at every
+ * assembly. The fill allocates the planes it fills (talus_tile_ensure).
+ * NULL or a NULL fill: none. Set before talus_tiled_run. */
+void talus_tiled_set_inputs(talus_tiled *g, const talus_tile_source *inputs);
 /* Builds every tile from src at the start step and commits it. */
 talus_status talus_tiled_load(talus_tiled *g, const talus_tile_source *src);
 /* Picks up a store left by a killed run: every tile must be committed at

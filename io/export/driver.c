@@ -5,6 +5,8 @@
 #include "io/export/driver.h"
 #include "io/raster/raster_private.h"
 
+#include <cpl_conv.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,22 +183,78 @@ talus_status talus_export_rows_write(talus_export_rows *r, int b, int y0, int h,
   return TALUS_OK;
 }
 
-/* Copies the rows file into driver's file under a partial name. */
-static talus_status rows_copy(talus_export_rows *r, const char *driver, const char *const *co) {
+/* Makes GDAL see no files beside the ones it opens, until
+ * siblings_restore(the returned value): its metadata readers take a
+ * "summary.txt" there for an ALOS scene's, and a copy then writes that
+ * metadata out as "<path>.IMD" (COG, GTiff). */
+static char *siblings_unseen(void) {
+  const char *was = CPLGetThreadLocalConfigOption("GDAL_DISABLE_READDIR_ON_OPEN", NULL);
+  char *keep = was ? CPLStrdup(was) : NULL;
+  CPLSetThreadLocalConfigOption("GDAL_DISABLE_READDIR_ON_OPEN", "EMPTY_DIR");
+  return keep;
+}
+
+static void siblings_restore(char *keep) {
+  CPLSetThreadLocalConfigOption("GDAL_DISABLE_READDIR_ON_OPEN", keep);
+  CPLFree(keep);
+}
+
+/* The caller's progress callback, and whether it asked to stop. */
+typedef struct copy_progress {
+  talus_progress_fn fn;
+  void *user;
+  int stopped;
+} copy_progress;
+
+static int copy_progress_cb(double complete, const char *message, void *user) {
+  copy_progress *p = user;
+  if (!p->stopped && p->fn && !p->fn(complete, message, p->user)) p->stopped = 1;
+  return !p->stopped;
+}
+
+/* Copies dataset src into driver's file `path` under a partial name,
+ * renamed into place when the copy succeeded (else removed). */
+static talus_status copy_dataset(GDALDatasetH src, const char *path, const char *driver,
+                                 const char *const *co, talus_progress_fn progress, void *user) {
   char *partial = NULL;
-  talus_status st = talus_partial_begin(r->path, &partial);
+  talus_status st = talus_partial_begin(path, &partial);
   if (st) return st;
-  GDALFlushCache(r->ds);
+  GDALFlushCache(src);
   CPLErrorReset();
-  GDALDatasetH out =
-      GDALCreateCopy(GDALGetDriverByName(driver), partial, r->ds, FALSE, (char **)co, NULL, NULL);
+  char *keep = siblings_unseen();
+  copy_progress cp = {progress, user, 0};
+  GDALDatasetH out = GDALCreateCopy(GDALGetDriverByName(driver), partial, src, FALSE, (char **)co,
+                                    copy_progress_cb, &cp);
   int failed = !out;
   if (out) GDALClose(out);
-  if (failed || CPLGetLastErrorType() >= CE_Failure)
-    st = talus_gdal_fail(TALUS_ERR_IO, "cannot write '%s' as %s%s", r->path, driver,
-                         talus_disk_full_hint(r->path));
-  talus_status end = talus_partial_end(r->path, partial, !st);
+  siblings_restore(keep);
+  if (cp.stopped) /* a driver may finish regardless: the file is still not wanted */
+    st =
+        talus_fail(TALUS_ERR_CANCELLED, "export", "writing '%s' as %s was cancelled", path, driver);
+  else if (failed || CPLGetLastErrorType() >= CE_Failure)
+    st = talus_gdal_fail(TALUS_ERR_IO, "cannot write '%s' as %s%s", path, driver,
+                         talus_disk_full_hint(path));
+  talus_status end = talus_partial_end(path, partial, !st);
   return st ? st : end;
+}
+
+/* Copies the rows file into driver's file under a partial name. */
+static talus_status rows_copy(talus_export_rows *r, const char *driver, const char *const *co) {
+  return copy_dataset(r->ds, r->path, driver, co, NULL, NULL);
+}
+
+talus_status talus_export_copy_file(const char *src, const char *path, const char *driver,
+                                    const char *const *co, talus_progress_fn progress, void *user) {
+  talus_gdal_enter();
+  char *keep = siblings_unseen();
+  GDALDatasetH ds = GDALOpenEx(src, GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL, NULL);
+  talus_status st =
+      ds ? copy_dataset(ds, path, driver, co, progress, user)
+         : talus_gdal_fail(TALUS_ERR_IO, "cannot read '%s' to write '%s' as %s", src, path, driver);
+  if (ds) GDALClose(ds);
+  siblings_restore(keep);
+  talus_gdal_leave();
+  return st;
 }
 
 talus_status talus_export_rows_close(talus_export_rows *r, talus_status st, const char *driver,

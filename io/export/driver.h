@@ -54,4 +54,12 @@ talus_status talus_export_rows_write(talus_export_rows *r, int b, int y0, int h,
 talus_status talus_export_rows_close(talus_export_rows *r, talus_status st, const char *driver,
                                      const char *const *co);
 
+/* Copies the raster file src into `driver`'s file at path (GDAL
+ * CreateCopy with creation options co, may be NULL, and progress, may be
+ * NULL) under a partial name renamed into place; on failure or when
+ * progress returns 0 (TALUS_ERR_CANCELLED) nothing is left at path. src is
+ * left as it was. */
+talus_status talus_export_copy_file(const char *src, const char *path, const char *driver,
+                                    const char *const *co, talus_progress_fn progress, void *user);
+
 #endif /* TALUS_IO_EXPORT_DRIVER_H */
