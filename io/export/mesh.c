@@ -17,7 +17,7 @@
 
 #define IV_MAX     TALUS_NZ_MAX /* merged intervals a cell can hold */
 #define BREAK_MAX  (8 * IV_MAX) /* interval ends of four cells */
-#define LADDER_MAX 6            /* slabs around a group of breaks: one quadrant changes per break */
+#define LADDER_MAX 6 /* slabs around a group: at most 4 breaks, each changing a quadrant once */
 
 /* ---------------------------------------------------------------------
  * The vertex table: (corner x, corner y, height bits, side) → index
@@ -468,7 +468,7 @@ static void prof_breaks(corner_prof *p, const mesh_win *w) {
  * overhang's rim or a thin overlap, which would pinch to an edge). */
 static int prof_joins(const corner_prof *p, int s, int e, double step) {
   int slab = p->pat[e + 1];
-  if (!slab || slab == 15 || !(p->z[e + 1] - p->z[e] <= step)) return 0;
+  if (!slab || slab == 15 || !(p->z[e + 1] - p->z[e] <= step) || e + 3 - s > LADDER_MAX) return 0;
   int lost = 0, got = 0;
   for (int j = s; j <= e + 1; j++) {
     int l = p->pat[j] & ~p->pat[j + 1], g = p->pat[j + 1] & ~p->pat[j];
