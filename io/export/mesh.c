@@ -545,22 +545,6 @@ static const int corner_dx[4] = {0, 1, 1, 0}, corner_dy[4] = {0, 0, 1, 1};
 static const int corner_q[4] = {2, 3, 0, 1};
 enum { NW, NE, SE, SW };
 
-/* The top (up = 1) or bottom face at height z of the cell whose corners'
- * profiles are cp (NW, NE, SE, SW). */
-static talus_status cell_cap(talus_mesh *m, const corner_prof *cp, float z, int up) {
-  uint32_t v[4];
-  talus_status st = TALUS_OK;
-  for (int c = 0; c < 4 && !st; c++)
-    st = corner_vertex(m, &cp[c], prof_find(&cp[c], z), 0, corner_q[c], &v[c]);
-  if (st) return st;
-  if (up) {
-    st = talus_mesh_push_tri(m, v[NW], v[SW], v[SE], TALUS_MESH_UP);
-    return st ? st : talus_mesh_push_tri(m, v[NW], v[SE], v[NE], TALUS_MESH_UP);
-  }
-  st = talus_mesh_push_tri(m, v[NW], v[SE], v[SW], TALUS_MESH_DOWN);
-  return st ? st : talus_mesh_push_tri(m, v[NW], v[NE], v[SE], TALUS_MESH_DOWN);
-}
-
 /* Walls by direction (E, N, W, S): the neighbour's offset, the corners Pa,
  * Pb such that (Pa, z0), (Pb, z0), (Pb, z1) winds outwards, the normal. */
 static const struct {
@@ -569,6 +553,74 @@ static const struct {
               {0, -1, NE, NW, TALUS_MESH_N},
               {-1, 0, NW, SW, TALUS_MESH_W},
               {0, 1, SW, SE, TALUS_MESH_S}};
+
+/* 1 when the edge of cell (gx, gy) towards d is pinched at z, the cell's
+ * solid ending there (top = 1: below z; else above) and the neighbour's
+ * starting: the two solids touch along the edge, four faces would share
+ * it. */
+static int edge_pinched(const mesh_win *w, int gx, int gy, int d, float z, int top) {
+  int n;
+  const float *hi, *lo = win_cell(w, gx + walls[d].dx, gy + walls[d].dy, &n, &hi);
+  for (int i = 0; i < n; i++)
+    if (top ? lo[i] == z : hi[i] == z) return 1;
+  return 0;
+}
+
+/* The vertex in the middle of the edge of cell (gx, gy) towards d at
+ * height z, of the solid below z (above = 0) or above: a pinched edge is
+ * split there, each solid's two faces along it sharing their own. */
+static talus_status edge_mid(talus_mesh *m, const mesh_win *w, int gx, int gy, int d, float z,
+                             int above, uint32_t *out) {
+  int ax = gx + corner_dx[walls[d].a], ay = gy + corner_dy[walls[d].a];
+  int bx = gx + corner_dx[walls[d].b], by = gy + corner_dy[walls[d].b];
+  mesh_key k = {ax < bx ? ax : bx, ay < by ? ay : by, 0, (uint32_t)(16 | (ay == by) << 1 | above)};
+  memcpy(&k.z, &z, sizeof z);
+  double c = w->s->cell;
+  return mesh_vertex(m, &k, (float)(0.5 * (ax + bx) * c), z, (float)(0.5 * (ay + by) * c), out);
+}
+
+/* A cap's corners in the order that winds outwards (bottom, top), and
+ * the edge (walls[] direction) from each to the next. */
+static const int cap_cycle[2][4] = {{NW, NE, SE, SW}, {NW, SW, SE, NE}};
+static const int cap_edge[2][4] = {{1, 0, 3, 2}, {2, 3, 0, 1}};
+
+/* A cap of cell (gx, gy) at z round the n vertices v of its outline
+ * (corners and pinched edges' middles): a fan from a vertex of its own at
+ * the cell's centre, at their mean height. */
+static talus_status cap_fan(talus_mesh *m, const mesh_win *w, int gx, int gy, float z, int up,
+                            const uint32_t *v, int n) {
+  double y = 0.0, c = w->s->cell;
+  for (int i = 0; i < n; i++)
+    y += m->pos[3 * v[i] + 1];
+  mesh_key k = {gx, gy, 0, (uint32_t)(32 | up)};
+  memcpy(&k.z, &z, sizeof z);
+  uint32_t ctr;
+  talus_status st =
+      mesh_vertex(m, &k, (float)((gx + 0.5) * c), (float)(y / n), (float)((gy + 0.5) * c), &ctr);
+  for (int i = 0; i < n && !st; i++)
+    st = talus_mesh_push_tri(m, ctr, v[i], v[(i + 1) % n], up ? TALUS_MESH_UP : TALUS_MESH_DOWN);
+  return st;
+}
+
+/* The top (up = 1) or bottom face at height z of cell (gx, gy), whose
+ * corners' profiles are cp: two triangles, or a fan (cap_fan) where an
+ * edge is pinched. */
+static talus_status cell_cap(talus_mesh *m, const mesh_win *w, const corner_prof *cp, int gx,
+                             int gy, float z, int up) {
+  uint32_t v[8];
+  int n = 0, split = 0;
+  talus_status st = TALUS_OK;
+  for (int i = 0; i < 4 && !st; i++) {
+    int c = cap_cycle[up][i], d = cap_edge[up][i];
+    st = corner_vertex(m, &cp[c], prof_find(&cp[c], z), 0, corner_q[c], &v[n++]);
+    if (!st && edge_pinched(w, gx, gy, d, z, up))
+      split = 1, st = edge_mid(m, w, gx, gy, d, z, !up, &v[n++]);
+  }
+  if (st || split) return st ? st : cap_fan(m, w, gx, gy, z, up, v, n);
+  int dir = up ? TALUS_MESH_UP : TALUS_MESH_DOWN;
+  st = talus_mesh_push_tri(m, v[0], v[1], v[2], dir);
+  return st ? st : talus_mesh_push_tri(m, v[0], v[2], v[3], dir);
+}
 
 /* Appends the vertex of corner p at break j (or the middle below it) on
  * quadrant q's side to v unless it is the last one again (a group's
@@ -600,32 +652,63 @@ static talus_status wall_side(talus_mesh *m, const corner_prof *p, int q, float 
   return st;
 }
 
-/* The wall [z0, z1] towards direction d of the cell whose corners'
- * profiles are cp: a ladder between its two sides' vertices, split at
- * every interval end (a side a smooth group shrank to one vertex makes a
- * fan; both so shrunk, no wall). */
-static talus_status cell_wall(talus_mesh *m, const corner_prof *cp, int d, float z0, float z1) {
-  uint32_t a[2 * BREAK_MAX + 4], b[2 * BREAK_MAX + 4]; /* ends and pinch middles */
-  float za[2 * BREAK_MAX + 4], zb[2 * BREAK_MAX + 4];
-  int na = 0, nb = 0, ca = walls[d].a, cb = walls[d].b;
-  talus_status st = wall_side(m, &cp[ca], corner_q[ca], z0, z1, a, &na);
-  if (!st) st = wall_side(m, &cp[cb], corner_q[cb], z0, z1, b, &nb);
-  if (st) return st;
-  for (int i = 0; i < na; i++)
-    za[i] = m->pos[3 * a[i] + 1];
+/* A wall with a pinched edge: a fan from the middle f of that edge round
+ * the wall's outline, which winds outwards: a[0], the bottom edge's middle
+ * mid[0] (if pinched), b[0..nb-1], the top edge's mid[1] (if), a[na-1..1]. */
+static talus_status wall_fan(talus_mesh *m, int dir, const uint32_t *a, int na, const uint32_t *b,
+                             int nb, const int has[2], const uint32_t mid[2]) {
+  uint32_t cyc[4 * BREAK_MAX + 12], f = has[1] ? mid[1] : mid[0];
+  int n = 0;
+  cyc[n++] = a[0];
+  if (has[0]) cyc[n++] = mid[0];
   for (int j = 0; j < nb; j++)
-    zb[j] = m->pos[3 * b[j] + 1];
+    cyc[n++] = b[j];
+  if (has[1]) cyc[n++] = mid[1];
+  for (int i = na - 1; i > 0; i--)
+    cyc[n++] = a[i];
+  talus_status st = TALUS_OK;
+  for (int i = 0; i < n && !st; i++)
+    if (cyc[i] != f && cyc[(i + 1) % n] != f)
+      st = talus_mesh_push_tri(m, f, cyc[i], cyc[(i + 1) % n], dir);
+  return st;
+}
+
+/* A ladder between a wall's two sides' vertices a (na) and b (nb). */
+static talus_status wall_ladder(talus_mesh *m, int dir, const uint32_t *a, int na,
+                                const uint32_t *b, int nb) {
+  talus_status st = TALUS_OK;
   int i = 0, j = 0;
   while (!st && (i < na - 1 || j < nb - 1)) {
-    if (j < nb - 1 && (i == na - 1 || zb[j + 1] <= za[i + 1])) {
-      st = talus_mesh_push_tri(m, a[i], b[j], b[j + 1], walls[d].dir);
+    if (j < nb - 1 && (i == na - 1 || m->pos[3 * b[j + 1] + 1] <= m->pos[3 * a[i + 1] + 1])) {
+      st = talus_mesh_push_tri(m, a[i], b[j], b[j + 1], dir);
       j++;
     } else {
-      st = talus_mesh_push_tri(m, a[i], b[j], a[i + 1], walls[d].dir);
+      st = talus_mesh_push_tri(m, a[i], b[j], a[i + 1], dir);
       i++;
     }
   }
   return st;
+}
+
+/* The wall [z0, z1] of cell (gx, gy) towards direction d, its corners'
+ * profiles cp, its solid's interval ending at z0 (end[0]) or z1 (end[1]):
+ * a ladder between its two sides' vertices, split at every interval end
+ * (a side a smooth group shrank to one vertex makes a fan; both so shrunk,
+ * no wall); a fan from its middle where the neighbour's solid starts as
+ * the cell's ends at z0 or z1 (a pinched edge). */
+static talus_status cell_wall(talus_mesh *m, const mesh_win *w, const corner_prof *cp, int gx,
+                              int gy, int d, float z0, float z1, const int end[2]) {
+  uint32_t a[2 * BREAK_MAX + 4], b[2 * BREAK_MAX + 4], mid[2]; /* ends and pinch middles */
+  int na = 0, nb = 0, ca = walls[d].a, cb = walls[d].b, has[2];
+  talus_status st = wall_side(m, &cp[ca], corner_q[ca], z0, z1, a, &na);
+  if (!st) st = wall_side(m, &cp[cb], corner_q[cb], z0, z1, b, &nb);
+  for (int e = 0; e < 2 && !st; e++) {
+    has[e] = end[e] && edge_pinched(w, gx, gy, d, e ? z1 : z0, e);
+    if (has[e]) st = edge_mid(m, w, gx, gy, d, e ? z1 : z0, !e, &mid[e]);
+  }
+  if (st) return st;
+  if (has[0] || has[1]) return wall_fan(m, walls[d].dir, a, na, b, nb, has, mid);
+  return wall_ladder(m, walls[d].dir, a, na, b, nb);
 }
 
 /* The walls towards d of cell (gx, gy) (its corners' profiles cp): its
@@ -640,10 +723,12 @@ static talus_status cell_walls(talus_mesh *m, const mesh_win *w, const corner_pr
     float z = lo[i];
     for (int j = 0; j < nn && z < hi[i] && !st; j++) {
       if (nhi[j] <= z || nlo[j] >= hi[i]) continue; /* no overlap */
-      if (nlo[j] > z) st = cell_wall(m, cp, d, z, nlo[j]);
+      int end[2] = {z == lo[i], 0};
+      if (nlo[j] > z) st = cell_wall(m, w, cp, gx, gy, d, z, nlo[j], end);
       z = nhi[j];
     }
-    if (!st && z < hi[i]) st = cell_wall(m, cp, d, z, hi[i]);
+    int end[2] = {z == lo[i], 1};
+    if (!st && z < hi[i]) st = cell_wall(m, w, cp, gx, gy, d, z, hi[i], end);
   }
   return st;
 }
@@ -658,8 +743,8 @@ static talus_status cell_faces(talus_mesh *m, const mesh_win *w, int gx, int gy)
     corner_profile(w, gx + corner_dx[c], gy + corner_dy[c], &cp[c]);
   talus_status st = TALUS_OK;
   for (int i = 0; i < n && !st; i++) {
-    st = cell_cap(m, cp, hi[i], 1);
-    if (!st) st = cell_cap(m, cp, lo[i], 0);
+    st = cell_cap(m, w, cp, gx, gy, hi[i], 1);
+    if (!st) st = cell_cap(m, w, cp, gx, gy, lo[i], 0);
   }
   for (int d = 0; d < 4 && !st; d++)
     st = cell_walls(m, w, cp, gx, gy, d);

@@ -30,7 +30,10 @@
  *   lies inside another face's edge (no T-junctions); and where four walls
  *   meet along one vertical segment (two diagonal solid cells, a saddle),
  *   or four faces along one horizontal edge, each solid side gets its own
- *   copy of the vertex: at a corner and height the four quadrants' copies
+ *   copy of the vertex (and where a cell's top is level with its
+ *   neighbour's bottom, the edge between is split at its middle, a vertex
+ *   for each solid, their caps and walls fanned round it): at a corner
+ *   and height the four quadrants' copies
  *   are merged exactly where faces bounding one run of solid quadrants
  *   meet (a union-find over four; for a smooth group, over the ladder of
  *   its slabs along each half-edge). Hence every edge is used by exactly
