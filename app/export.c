@@ -66,9 +66,14 @@ static void export_usage(void) {
          "quantum, Unreal's landscape scale in cm (Z = range_cm * 128 / 65535, about\n"
          "range_m * 100 / 512) and location Z, and Unity's terrain size and height offset.\n"
          "NoData becomes the minimum height in PNG16, R16 and R32 and stays NoData in GTiff.\n"
-         "Meshes (-of OBJ, PLY or GLB, or .obj .ply .glb; INPUT a talus state): blocky and\n"
-         "watertight (every edge shared by two triangles), flat normals, metres, Y up,\n"
-         "x east, z south from the map's north-west corner.\n"
+         "Meshes (-of OBJ, PLY or GLB, or .obj .ply .glb; INPUT a talus state): watertight\n"
+         "(every edge shared by two triangles), with normals, metres, Y up, x east, z south\n"
+         "from the map's north-west corner.\n"
+         "  --mesh-style S      smooth (default): a corner where neighbouring caps step by at\n"
+         "                      most --smooth-step is one vertex at their mean height (ramps\n"
+         "                      are ramps; cliffs, overhang rims, thin sheets stay); blocks:\n"
+         "                      every column a flat-topped box, axis-aligned faces\n"
+         "  --smooth-step M     the highest step smoothed [m] (default two cells)\n"
          "  --multi-only        only cells of more than one column (what a heightmap cannot\n"
          "                      hold) and those within --margin of them\n"
          "  --margin N          cells around them (default 2)\n"
@@ -119,6 +124,7 @@ typedef struct export_opts {
   int mesh; /* a mesh format was asked for */
   talus_mesh_format mesh_format;
   talus_mesh_options mo;
+  int mesh_style; /* --mesh-style or --smooth-step given */
   int64_t tile;
   int tiles_x, tiles_y; /* --tiles CxR: an engine grid of heightmaps */
   int masks;            /* --mask was given: texturing masks of a state */
@@ -175,6 +181,15 @@ static talus_status export_crop(const char *v, export_opts *o) {
     return talus_fail(TALUS_ERR_ARGUMENT, "args",
                       "--crop expects X0,Y0,W,H in cells (W, H >= 1), got '%s'", v);
   m->crop = 1;
+  return TALUS_OK;
+}
+
+/* Parses --mesh-style "blocks" or "smooth". */
+static talus_status export_style(const char *v, export_opts *o) {
+  if (strcmp(v, "blocks") && strcmp(v, "smooth"))
+    return talus_fail(TALUS_ERR_ARGUMENT, "args", "--mesh-style expects blocks or smooth, got '%s'",
+                      v);
+  o->mo.blocks = !strcmp(v, "blocks"), o->mesh_style = 1;
   return TALUS_OK;
 }
 
@@ -240,6 +255,11 @@ static int export_option(app_args *a, export_opts *o) {
   if ((r = app_take(a, "--mask-scale", NULL, &v))) return r < 0 || export_mask_scale(v, o) ? -1 : 1;
   if (app_flag(a, "--multi-only", NULL)) return o->mo.multi_only = 1;
   if (app_flag(a, "--merge", NULL)) return o->mo.merge = 1;
+  if ((r = app_take(a, "--mesh-style", NULL, &v))) return r < 0 || export_style(v, o) ? -1 : 1;
+  if ((r = app_take(a, "--smooth-step", NULL, &v)))
+    return r < 0 || app_real("--smooth-step", v, 1e-6, 1e6, &o->mo.smooth_step)
+               ? -1
+               : (o->mesh_style = 1);
   if ((r = app_take(a, "--max-triangles", NULL, &v)))
     return r < 0 || app_int("--max-triangles", v, 1, INT64_MAX / 2, &o->mo.max_triangles) ? -1 : 1;
   int64_t n = 0;
@@ -292,6 +312,13 @@ static talus_status export_format(export_opts *o) {
   return TALUS_OK;
 }
 
+/* 1 when an option only meshes take was given. */
+static int export_mesh_options_given(const export_opts *o) {
+  const talus_mesh_options *m = &o->mo;
+  return m->multi_only || m->base_given || o->tile || m->crop || m->merge || m->max_triangles ||
+         o->mesh_style;
+}
+
 /* Settles a mask export: the GDAL driver (-of, else PNG for .png and GTiff
  * for .tif) and the bits (default float for GTiff and COG, else 8). */
 static talus_status export_settle_masks(export_opts *o) {
@@ -311,8 +338,7 @@ static talus_status export_settle_masks(export_opts *o) {
   if (o->mk.bits == 32) o->mk.bits = 0;
   o->mk.creation_options = o->co;
   o->mk.width = o->hm.width, o->mk.height = o->hm.height, o->mk.resampling = o->hm.resampling;
-  if (o->hm.z_stated || o->tiles_x || o->mo.multi_only || o->mo.base_given || o->tile ||
-      o->mo.crop || o->mo.merge || o->mo.max_triangles)
+  if (o->hm.z_stated || o->tiles_x || export_mesh_options_given(o))
     return talus_fail(TALUS_ERR_ARGUMENT, "args",
                       "--mask takes none of --z-range, --tiles and the mesh options");
   return TALUS_OK;
@@ -323,8 +349,8 @@ static talus_status export_settle_section(export_opts *o) {
   const char *dot = strrchr(o->output, '.');
   if (o->format ? strcasecmp(o->format, "PNG") != 0 : !(dot && !strcasecmp(dot, ".png")))
     return talus_fail(TALUS_ERR_ARGUMENT, "args", "--section writes a PNG (-o FILE.png)");
-  if (o->masks || o->hm.width || o->hm.z_stated || o->tiles_x || o->mk.bits || o->mo.multi_only ||
-      o->mo.base_given || o->tile || o->mo.crop || o->mo.merge || o->mo.max_triangles)
+  if (o->masks || o->hm.width || o->hm.z_stated || o->tiles_x || o->mk.bits ||
+      export_mesh_options_given(o))
     return talus_fail(TALUS_ERR_ARGUMENT, "args",
                       "--section takes none of the heightmap, mask and mesh options");
   o->no_sidecar = 1;
@@ -339,12 +365,10 @@ static talus_status export_settle(export_opts *o) {
   if (o->masks) return export_settle_masks(o);
   if (o->mk.bits) return talus_fail(TALUS_ERR_ARGUMENT, "args", "--bits is for masks (--mask)");
   talus_status st = export_format(o);
-  if (!st && !o->mesh &&
-      (o->mo.multi_only || o->mo.base_given || o->tile || o->mo.crop || o->mo.merge ||
-       o->mo.max_triangles))
+  if (!st && !o->mesh && export_mesh_options_given(o))
     st = talus_fail(TALUS_ERR_ARGUMENT, "args",
-                    "--multi-only, --base, --crop, --tile, --merge and --max-triangles are for "
-                    "meshes (-of OBJ, PLY or GLB)");
+                    "--multi-only, --base, --crop, --tile, --merge, --max-triangles, --mesh-style "
+                    "and --smooth-step are for meshes (-of OBJ, PLY or GLB)");
   if (!st && o->mesh && (o->hm.width || o->hm.z_stated || o->tiles_x))
     st = talus_fail(TALUS_ERR_ARGUMENT, "args",
                     "--size, --z-range and --tiles are for heightmaps (--tile N for meshes)");

@@ -5,7 +5,8 @@
 # state and its surface export alike; GDAL reads the PNG as 16 bits with
 # the codes' full range; RAW sizes are exact; every bad input (unknown
 # format, bad size, unwritable path, NoData only) fails with one message,
-# a non-zero exit and no file left behind; --section cuts a state open
+# a non-zero exit and no file left behind; meshes smooth by default,
+# blocky with --mesh-style blocks; --section cuts a state open
 # (air under rock where the cave's tunnel is, none over the plain), and so
 # does the section a layered `talus erode` writes beside its preview.
 source "$(dirname "$0")/lib_cli.sh"
@@ -25,8 +26,16 @@ check "erode --export GLB == talus export of the state" 'cmp -s "$W/a/m.glb" "$W
 "$T" export "$W/state.tif" -o "$W/b/mf.obj" -q
 "$T" export "$W/state.tif" -o "$W/b/mm.obj" --merge -q
 nf=$(grep -c "^f " "$W/b/mm.obj")
-check "--merge: fewer faces than the blocky mesh ($nf; 20 steps of rain roughen the cave's flats)" \
+check "--merge: fewer faces than the unmerged mesh ($nf; 20 steps of rain roughen the cave's flats)" \
   '[ $nf -gt 0 ] && [ $nf -lt $(grep -c "^f " "$W/b/mf.obj") ]'
+"$T" export "$W/state.tif" -o "$W/b/mk.obj" --mesh-style blocks -q
+"$T" export "$W/state.tif" -o "$W/b/ms.obj" --mesh-style smooth --smooth-step 8 -q
+check "--mesh-style blocks: axis normals only, more faces than the smooth default" \
+  '[ $(grep -c "^vn " "$W/b/mk.obj") -eq 6 ] &&
+   [ $(grep -c "^f " "$W/b/mk.obj") -gt $(grep -c "^f " "$W/b/mf.obj") ]'
+check "smooth: sloping caps state normals of their own" '[ $(grep -c "^vn " "$W/b/mf.obj") -gt 6 ]'
+check "--mesh-style smooth --smooth-step 8 (the default: two 4 m cells) == the default" \
+  'cmp -s "$W/b/ms.obj" "$W/b/mf.obj"'
 "$T" export "$W/state.tif" -o "$W/b/mb.obj" --merge --max-triangles $nf -q
 check "--max-triangles at the merged count: written, the same mesh" 'cmp -s "$W/b/mm.obj" "$W/b/mb.obj"'
 check "--tile 40 of 64 x 64: four OBJ tiles" \
@@ -118,6 +127,10 @@ refused "crop off the map" "leaves the 64 x 64 map" "$W/state.tif" -o "$W/r13.ob
 refused "over the triangle budget" "over --max-triangles 100; try --merge" "$W/state.tif" \
   -o "$W/r18.obj" --max-triangles 100
 refused "--merge for a heightmap" "are for meshes" "$W/out.tif" -o "$W/r19.png" --merge
+refused "--mesh-style for a heightmap" "are for meshes" "$W/out.tif" -o "$W/r20.png" \
+  --mesh-style blocks
+refused "unknown mesh style" "expects blocks or smooth" "$W/state.tif" -o "$W/r21.obj" \
+  --mesh-style cubes
 "$T" erode "$W/cave.tif" -o "$W/e.tif" --steps 5 -q --export OBJ:"$W/r12.obj" 2>"$W/msg"
 rc=$?
 check "erode --export OBJ without --state: refused" '[ $rc -eq 1 ] && grep -q "add --state" "$W/msg"'

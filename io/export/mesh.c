@@ -1,10 +1,12 @@
 /*
- * mesh.c — the blocky, watertight mesh of a layered state's solid
- * (mesh.h): a state read window by window into each cell's merged solid
- * intervals, then per cell its tops, bottoms and walls, with vertices
- * looked up by (corner, height, solid side) so faces share them exactly
- * where they share edges. Owns the interval model, the corner union-find
- * and the vertex table; the file formats are mesh_write.c's.
+ * mesh.c — the watertight mesh of a layered state's solid, smooth or
+ * blocky (mesh.h): a state read window by window into each cell's merged
+ * solid intervals, each cell corner's profile (its breaks, the solid
+ * between, the groups a smooth mesh draws as one vertex), then per cell
+ * its tops, bottoms and walls, with vertices looked up by (corner, group,
+ * solid side) so faces share them exactly where they share edges. Owns
+ * the interval model, the corner profiles and union-find and the vertex
+ * table; the file formats are mesh_write.c's.
  */
 #include "io/export/mesh.h"
 #include "io/state.h"
@@ -13,8 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define IV_MAX    TALUS_NZ_MAX /* merged intervals a cell can hold */
-#define BREAK_MAX (8 * IV_MAX) /* interval ends of four cells */
+#define IV_MAX     TALUS_NZ_MAX /* merged intervals a cell can hold */
+#define BREAK_MAX  (8 * IV_MAX) /* interval ends of four cells */
+#define LADDER_MAX 6 /* slabs around a group: at most 4 breaks, each changing a quadrant once */
 
 /* ---------------------------------------------------------------------
  * The vertex table: (corner x, corner y, height bits, side) → index
@@ -142,6 +145,7 @@ struct talus_mesh_source {
   talus_mesh_options o;
   int nx, ny, L; /* L: layers stored */
   double cell, base;
+  double step; /* [m] the thickest step a smooth mesh smooths; 0: blocky */
   int columns, surface, band[TALUS_NZ_MAX][TALUS_STATE_FIELDS]; /* of field f of layer k */
   const talus_georef *geo;
 };
@@ -321,11 +325,10 @@ static void corner_cell(int px, int py, int q, int *gx, int *gy) {
   *gy = py - (q == 0 || q == 1);
 }
 
-/* Whether the cell's solid fills heights just above z (above = 1) or just
- * below it. */
-static int solid_at(const float *lo, const float *hi, int n, float z, int above) {
+/* Whether the cell's solid fills heights just below z. */
+static int solid_below(const float *lo, const float *hi, int n, float z) {
   for (int i = 0; i < n; i++)
-    if (above ? (lo[i] <= z && z < hi[i]) : (lo[i] < z && z <= hi[i])) return 1;
+    if (lo[i] < z && z <= hi[i]) return 1;
   return 0;
 }
 
@@ -354,67 +357,183 @@ static void uf_runs(int *uf, const int s[4], const int owner[4]) {
   }
 }
 
-/* The quadrant that stands for quadrant q's solid side at corner (px, py)
- * and height z: the union-find over the four quadrants of the faces that
- * meet there (the vertical segments above and below, the four horizontal
- * half-edges), its smallest member. */
-static int corner_side(const mesh_win *w, int px, int py, float z, int q) {
-  int up[4], dn[4], uf[4] = {0, 1, 2, 3};
-  for (int i = 0; i < 4; i++) {
-    int gx, gy, n;
-    const float *hi, *lo;
-    corner_cell(px, py, i, &gx, &gy);
-    lo = win_cell(w, gx, gy, &n, &hi);
-    up[i] = solid_at(lo, hi, n, z, 1), dn[i] = solid_at(lo, hi, n, z, 0);
+/* Around the horizontal half-edge between quadrants a and b at a vertex
+ * whose slabs, bottom to top, hold solid quadrants st[0..L-1] (a single
+ * break: L = 2, below and above), the solid pieces form a ladder: a's slab
+ * i touches a's slab i + 1 (or a cap of a lies between) and b's slab i (or
+ * a wall between them, owned by its solid side). Merges the owners of all
+ * faces that bound each connected solid piece: they meet at the vertex
+ * around it. */
+static void uf_ladder(int *uf, const uint8_t *st, int L, int a, int b) {
+  int el[2 * LADDER_MAX], first[2 * LADDER_MAX]; /* a's slab i: i, b's: L + i */
+  for (int i = 0; i < 2 * L; i++)
+    el[i] = i, first[i] = -1;
+  for (int i = 0; i < L; i++) {
+    int sa = st[i] >> a & 1, sb = st[i] >> b & 1;
+    if (i + 1 < L && sa && st[i + 1] >> a & 1) uf_union(el, i, i + 1);
+    if (i + 1 < L && sb && st[i + 1] >> b & 1) uf_union(el, L + i, L + i + 1);
+    if (sa && sb) uf_union(el, i, L + i);
   }
+  for (int i = 0; i < L; i++)
+    for (int f = 0; f < 3; f++) { /* cap of a above slab i, cap of b, wall at slab i */
+      if (f < 2 && i + 1 == L) continue;
+      int qa = f == 1 ? b : a, qb = f == 0 ? a : b, ia = i + (f == 1) * L;
+      int ib = f == 2 ? L + i : ia + 1, j = f == 2 ? i : i + 1;
+      int s0 = st[i] >> qa & 1, s1 = st[j] >> qb & 1;
+      if (s0 == s1) continue; /* no face between */
+      int root = uf_find(el, s0 ? ia : ib), owner = s0 ? qa : qb;
+      if (first[root] < 0)
+        first[root] = owner;
+      else
+        uf_union(uf, first[root], owner);
+    }
+}
+
+/* The quadrant that stands for quadrant q's solid side at a vertex of a
+ * corner whose slabs, bottom to top, hold solid quadrants (bit q)
+ * st[0..L-1] (a single break: below and above it): the union-find over the
+ * four quadrants of the faces that meet there (the vertical segments below
+ * and above, the ladders of the four horizontal half-edges), its smallest
+ * member. */
+static int corner_side(const uint8_t *st, int L, int q) {
+  int uf[4] = {0, 1, 2, 3};
   for (int v = 0; v < 2; v++) { /* the vertical segments: walls owned by their solid side */
-    const int *s = v ? dn : up;
-    int owner[4];
+    int s[4], owner[4];
+    for (int j = 0; j < 4; j++)
+      s[j] = st[v ? 0 : L - 1] >> j & 1;
     for (int j = 0; j < 4; j++)
       owner[j] = s[j] ? j : (j + 1) % 4;
     uf_runs(uf, s, owner);
   }
-  for (int a = 0; a < 4; a++) { /* half-edge between a and b: (a-, a+, b+, b-) */
-    int b = (a + 1) % 4;
-    int s[4] = {dn[a], up[a], up[b], dn[b]};
-    int owner[4] = {a, up[a] ? a : b, b, dn[b] ? b : a};
-    uf_runs(uf, s, owner);
-  }
+  for (int a = 0; a < 4; a++)
+    uf_ladder(uf, st, L, a, (a + 1) % 4);
   return uf_find(uf, q);
 }
 
-/* The ends of the four corner cells' intervals strictly between z0 and z1,
- * sorted and unique, into z[]; returns their count. */
-static int corner_breaks(const mesh_win *w, int px, int py, float z0, float z1, float *z) {
+/* ---------------------------------------------------------------------
+ * Corner profiles: the breaks up a corner, the solid between them, and
+ * the groups of breaks a smooth mesh draws as one vertex
+ * ------------------------------------------------------------------- */
+
+/* The column above corner (px, py): its four cells' interval ends (the
+ * breaks) z[n], sorted and unique; the solid quadrants (bit q) of each
+ * slab, pat[j] just below z[j] and pat[n] above the last (none); and per
+ * break its group of breaks g0..g1 drawn as one vertex at height h (a
+ * smooth mesh's; in a blocky one each break is its own group). */
+typedef struct corner_prof {
+  int px, py, n;
+  double cell;
+  float z[BREAK_MAX], h[BREAK_MAX];
+  uint8_t pat[BREAK_MAX + 1], g0[BREAK_MAX], g1[BREAK_MAX];
+} corner_prof;
+
+/* The breaks of corner p and the solid quadrants of its slabs. */
+static void prof_breaks(corner_prof *p, const mesh_win *w) {
   int m = 0;
   for (int q = 0; q < 4; q++) {
     int gx, gy, n;
     const float *hi, *lo;
-    corner_cell(px, py, q, &gx, &gy);
+    corner_cell(p->px, p->py, q, &gx, &gy);
     lo = win_cell(w, gx, gy, &n, &hi);
-    for (int i = 0; i < n; i++) {
-      if (lo[i] > z0 && lo[i] < z1) z[m++] = lo[i];
-      if (hi[i] > z0 && hi[i] < z1) z[m++] = hi[i];
-    }
+    for (int i = 0; i < n; i++)
+      p->z[m++] = lo[i], p->z[m++] = hi[i];
   }
   for (int i = 1; i < m; i++) /* insertion sort: a few dozen at most */
-    for (int j = i; j > 0 && z[j - 1] > z[j]; j--) {
-      float t = z[j];
-      z[j] = z[j - 1], z[j - 1] = t;
+    for (int j = i; j > 0 && p->z[j - 1] > p->z[j]; j--) {
+      float t = p->z[j];
+      p->z[j] = p->z[j - 1], p->z[j - 1] = t;
     }
-  int u = 0;
+  p->n = 0;
   for (int i = 0; i < m; i++)
-    if (!u || z[i] != z[u - 1]) z[u++] = z[i];
-  return u;
+    if (!p->n || p->z[i] != p->z[p->n - 1]) p->z[p->n++] = p->z[i];
+  for (int j = 0; j < p->n; j++) {
+    p->pat[j] = 0;
+    for (int q = 0; q < 4; q++) {
+      int gx, gy, n;
+      const float *hi, *lo;
+      corner_cell(p->px, p->py, q, &gx, &gy);
+      lo = win_cell(w, gx, gy, &n, &hi);
+      p->pat[j] |= (uint8_t)(solid_below(lo, hi, n, p->z[j]) << q);
+    }
+  }
+  p->pat[p->n] = 0;
 }
 
-/* The vertex at corner (px, py), height z, on quadrant q's solid side. */
-static talus_status corner_vertex(talus_mesh *m, const mesh_win *w, int px, int py, float z, int q,
+/* 1 when break e + 1 may join the group of breaks s..e: the slab between
+ * them is mixed (walls meet along the corner there: the caps it separates
+ * are one surface stepping), at most `step` thick; no quadrant changes
+ * twice from below break s to above break e + 1 (no cap would fold onto
+ * another of its cell's: thin sheets and gaps stay open), and no two
+ * quadrants side by side change oppositely (a top beside a bottom: an
+ * overhang's rim or a thin overlap, which would pinch to an edge). */
+static int prof_joins(const corner_prof *p, int s, int e, double step) {
+  int slab = p->pat[e + 1];
+  if (!slab || slab == 15 || !(p->z[e + 1] - p->z[e] <= step) || e + 3 - s > LADDER_MAX) return 0;
+  int lost = 0, got = 0;
+  for (int j = s; j <= e + 1; j++) {
+    int l = p->pat[j] & ~p->pat[j + 1], g = p->pat[j + 1] & ~p->pat[j];
+    if ((lost | got) & (l | g)) return 0;
+    lost |= l, got |= g;
+  }
+  int next = (lost << 1 | lost >> 3) & 15; /* quadrant q + 1 of each that lost */
+  return !(next & got) && !((got << 1 | got >> 3) & 15 & lost);
+}
+
+/* The height of the group of breaks s..e: the mean of the heights at which
+ * its quadrants change (a single break keeps its own). */
+static float prof_height(const corner_prof *p, int s, int e) {
+  if (s == e) return p->z[s];
+  double sum = 0.0;
+  int k = 0;
+  for (int j = s; j <= e; j++)
+    for (int q = 0; q < 4; q++)
+      if ((p->pat[j] ^ p->pat[j + 1]) >> q & 1) sum += p->z[j], k++;
+  return (float)(sum / k);
+}
+
+/* The profile of corner (px, py) of window w, its breaks grouped greedily
+ * from the bottom (prof_joins) when the source smooths (step > 0). */
+static void corner_profile(const mesh_win *w, int px, int py, corner_prof *p) {
+  double step = w->s->step;
+  p->px = px, p->py = py, p->cell = w->s->cell;
+  prof_breaks(p, w);
+  for (int s = 0, e = 0; s < p->n; s = e + 1) {
+    for (e = s; e + 1 < p->n && step > 0.0 && prof_joins(p, s, e, step);)
+      e++;
+    float h = prof_height(p, s, e);
+    for (int j = s; j <= e; j++)
+      p->g0[j] = (uint8_t)s, p->g1[j] = (uint8_t)e, p->h[j] = h;
+  }
+}
+
+/* The index of break z of p (z is one). */
+static int prof_find(const corner_prof *p, float z) {
+  int j = 0;
+  while (j + 1 < p->n && p->z[j] < z)
+    j++;
+  return j;
+}
+
+/* The vertex of corner p at break j (mid = 0), or in the middle of the
+ * slab below it (mid = 1: a pinch, below), on quadrant q's solid side. A
+ * group's breaks, and the middles of its slabs, are its one vertex at the
+ * group's height, keyed by its first break; its solid side is found over
+ * the group's slabs (corner_side). A middle of its own is keyed by the
+ * break below it and a flag (it may lie at that break's height when the
+ * slab is one float thin). */
+static talus_status corner_vertex(talus_mesh *m, const corner_prof *p, int j, int mid, int q,
                                   uint32_t *out) {
-  mesh_key k = {px, py, 0, (uint32_t)corner_side(w, px, py, z, q)};
-  memcpy(&k.z, &z, sizeof z);
-  double cell = w->s->cell;
-  return mesh_vertex(m, &k, (float)(px * cell), z, (float)(py * cell), out);
+  int s = p->g0[j], e = p->g1[j], side;
+  float key = p->z[s], y = p->h[s];
+  if (mid && p->g0[j - 1] != s) {
+    uint8_t slab[2] = {p->pat[j], p->pat[j]};
+    key = p->z[j - 1], y = 0.5f * (p->z[j - 1] + p->z[j]);
+    side = corner_side(slab, 2, q) | 4;
+  } else
+    side = corner_side(p->pat + s, e - s + 2, q);
+  mesh_key k = {p->px, p->py, 0, (uint32_t)side};
+  memcpy(&k.z, &key, sizeof key);
+  return mesh_vertex(m, &k, (float)(p->px * p->cell), y, (float)(p->py * p->cell), out);
 }
 
 /* ---------------------------------------------------------------------
@@ -426,21 +545,6 @@ static const int corner_dx[4] = {0, 1, 1, 0}, corner_dy[4] = {0, 0, 1, 1};
 static const int corner_q[4] = {2, 3, 0, 1};
 enum { NW, NE, SE, SW };
 
-/* The top (up = 1) or bottom face of cell (gx, gy) at height z. */
-static talus_status cell_cap(talus_mesh *m, const mesh_win *w, int gx, int gy, float z, int up) {
-  uint32_t v[4];
-  talus_status st = TALUS_OK;
-  for (int c = 0; c < 4 && !st; c++)
-    st = corner_vertex(m, w, gx + corner_dx[c], gy + corner_dy[c], z, corner_q[c], &v[c]);
-  if (st) return st;
-  if (up) {
-    st = talus_mesh_push_tri(m, v[NW], v[SW], v[SE], TALUS_MESH_UP);
-    return st ? st : talus_mesh_push_tri(m, v[NW], v[SE], v[NE], TALUS_MESH_UP);
-  }
-  st = talus_mesh_push_tri(m, v[NW], v[SE], v[SW], TALUS_MESH_DOWN);
-  return st ? st : talus_mesh_push_tri(m, v[NW], v[NE], v[SE], TALUS_MESH_DOWN);
-}
-
 /* Walls by direction (E, N, W, S): the neighbour's offset, the corners Pa,
  * Pb such that (Pa, z0), (Pb, z0), (Pb, z1) winds outwards, the normal. */
 static const struct {
@@ -450,73 +554,167 @@ static const struct {
               {-1, 0, NW, SW, TALUS_MESH_W},
               {0, 1, SW, SE, TALUS_MESH_S}};
 
-/* 1 when, just around height z, only two diagonal quadrants of corner
- * (px, py) hold solid: two sheets touch along the corner's vertical edge. */
-static int corner_pinched(const mesh_win *w, int px, int py, float z) {
-  int s[4];
-  for (int q = 0; q < 4; q++) {
-    int gx, gy, n;
-    const float *hi, *lo;
-    corner_cell(px, py, q, &gx, &gy);
-    lo = win_cell(w, gx, gy, &n, &hi);
-    s[q] = solid_at(lo, hi, n, z, 1);
-  }
-  return s[0] == s[2] && s[1] == s[3] && s[0] != s[1];
+/* 1 when the edge of cell (gx, gy) towards d is pinched at z, the cell's
+ * solid ending there (top = 1: below z; else above) and the neighbour's
+ * starting: the two solids touch along the edge, four faces would share
+ * it. */
+static int edge_pinched(const mesh_win *w, int gx, int gy, int d, float z, int top) {
+  int n;
+  const float *hi, *lo = win_cell(w, gx + walls[d].dx, gy + walls[d].dy, &n, &hi);
+  for (int i = 0; i < n; i++)
+    if (top ? lo[i] == z : hi[i] == z) return 1;
+  return 0;
 }
 
-/* The heights of a wall's side at corner c of cell (gx, gy): z0, the
- * corner's interval ends between, z1; their vertices into v; the count.
- * Where two diagonal cells' solids touch along the corner's edge, the
- * segment's end vertices may be shared by both sheets (they meet there
- * through other faces), so each sheet gets a vertex of its own at the
- * segment's middle: the edge is then used by two triangles, not four. */
-static talus_status wall_side(talus_mesh *m, const mesh_win *w, int gx, int gy, int c, float z0,
-                              float z1, uint32_t *v, int *n) {
-  float z[BREAK_MAX + 2];
-  int px = gx + corner_dx[c], py = gy + corner_dy[c];
-  int k = corner_breaks(w, px, py, z0, z1, z + 1);
-  z[0] = z0, z[k + 1] = z1;
+/* The vertex in the middle of the edge of cell (gx, gy) towards d at
+ * height z, of the solid below z (above = 0) or above: a pinched edge is
+ * split there, each solid's two faces along it sharing their own. */
+static talus_status edge_mid(talus_mesh *m, const mesh_win *w, int gx, int gy, int d, float z,
+                             int above, uint32_t *out) {
+  int ax = gx + corner_dx[walls[d].a], ay = gy + corner_dy[walls[d].a];
+  int bx = gx + corner_dx[walls[d].b], by = gy + corner_dy[walls[d].b];
+  mesh_key k = {ax < bx ? ax : bx, ay < by ? ay : by, 0, (uint32_t)(16 | (ay == by) << 1 | above)};
+  memcpy(&k.z, &z, sizeof z);
+  double c = w->s->cell;
+  return mesh_vertex(m, &k, (float)(0.5 * (ax + bx) * c), z, (float)(0.5 * (ay + by) * c), out);
+}
+
+/* A cap's corners in the order that winds outwards (bottom, top), and
+ * the edge (walls[] direction) from each to the next. */
+static const int cap_cycle[2][4] = {{NW, NE, SE, SW}, {NW, SW, SE, NE}};
+static const int cap_edge[2][4] = {{1, 0, 3, 2}, {2, 3, 0, 1}};
+
+/* A cap of cell (gx, gy) at z round the n vertices v of its outline
+ * (corners and pinched edges' middles): a fan from a vertex of its own at
+ * the cell's centre, at their mean height. */
+static talus_status cap_fan(talus_mesh *m, const mesh_win *w, int gx, int gy, float z, int up,
+                            const uint32_t *v, int n) {
+  double y = 0.0, c = w->s->cell;
+  for (int i = 0; i < n; i++)
+    y += m->pos[3 * v[i] + 1];
+  mesh_key k = {gx, gy, 0, (uint32_t)(32 | up)};
+  memcpy(&k.z, &z, sizeof z);
+  uint32_t ctr;
+  talus_status st =
+      mesh_vertex(m, &k, (float)((gx + 0.5) * c), (float)(y / n), (float)((gy + 0.5) * c), &ctr);
+  for (int i = 0; i < n && !st; i++)
+    st = talus_mesh_push_tri(m, ctr, v[i], v[(i + 1) % n], up ? TALUS_MESH_UP : TALUS_MESH_DOWN);
+  return st;
+}
+
+/* The top (up = 1) or bottom face at height z of cell (gx, gy), whose
+ * corners' profiles are cp: two triangles, or a fan (cap_fan) where an
+ * edge is pinched. */
+static talus_status cell_cap(talus_mesh *m, const mesh_win *w, const corner_prof *cp, int gx,
+                             int gy, float z, int up) {
+  uint32_t v[8];
+  int n = 0, split = 0;
+  talus_status st = TALUS_OK;
+  for (int i = 0; i < 4 && !st; i++) {
+    int c = cap_cycle[up][i], d = cap_edge[up][i];
+    st = corner_vertex(m, &cp[c], prof_find(&cp[c], z), 0, corner_q[c], &v[n++]);
+    if (!st && edge_pinched(w, gx, gy, d, z, up))
+      split = 1, st = edge_mid(m, w, gx, gy, d, z, !up, &v[n++]);
+  }
+  if (st || split) return st ? st : cap_fan(m, w, gx, gy, z, up, v, n);
+  int dir = up ? TALUS_MESH_UP : TALUS_MESH_DOWN;
+  st = talus_mesh_push_tri(m, v[0], v[1], v[2], dir);
+  return st ? st : talus_mesh_push_tri(m, v[0], v[2], v[3], dir);
+}
+
+/* Appends the vertex of corner p at break j (or the middle below it) on
+ * quadrant q's side to v unless it is the last one again (a group's
+ * breaks are one vertex). */
+static talus_status side_push(talus_mesh *m, const corner_prof *p, int j, int mid, int q,
+                              uint32_t *v, int *n) {
+  uint32_t i;
+  talus_status st = corner_vertex(m, p, j, mid, q, &i);
+  if (!st && (!*n || v[*n - 1] != i)) v[(*n)++] = i;
+  return st;
+}
+
+/* The vertices of a wall's side up corner p (the cell's quadrant q there)
+ * from break z0 to break z1 and at every break between, into v; the count
+ * into n. Where two diagonal cells' solids touch along the corner's edge
+ * (a pinched slab), the segment's end vertices may be shared by both
+ * sheets (they meet there through other faces), so each sheet gets a
+ * vertex of its own at the segment's middle: the edge is then used by two
+ * triangles, not four. */
+static talus_status wall_side(talus_mesh *m, const corner_prof *p, int q, float z0, float z1,
+                              uint32_t *v, int *n) {
+  int j0 = prof_find(p, z0), j1 = prof_find(p, z1);
   talus_status st = TALUS_OK;
   *n = 0;
-  for (int i = 0; i < k + 2 && !st; i++) {
-    float mid = i ? 0.5f * (z[i - 1] + z[i]) : 0.0f;
-    if (i && mid > z[i - 1] && mid < z[i] && corner_pinched(w, px, py, mid))
-      st = corner_vertex(m, w, px, py, mid, corner_q[c], &v[(*n)++]);
-    if (!st) st = corner_vertex(m, w, px, py, z[i], corner_q[c], &v[(*n)++]);
+  for (int j = j0; j <= j1 && !st; j++) {
+    if (j > j0 && (p->pat[j] == 5 || p->pat[j] == 10)) st = side_push(m, p, j, 1, q, v, n);
+    if (!st) st = side_push(m, p, j, 0, q, v, n);
   }
   return st;
 }
 
-/* The wall [z0, z1] of cell (gx, gy) towards direction d: a ladder
- * between its two sides' vertices, split at every interval end. */
-static talus_status cell_wall(talus_mesh *m, const mesh_win *w, int gx, int gy, int d, float z0,
-                              float z1) {
-  uint32_t a[2 * BREAK_MAX + 4], b[2 * BREAK_MAX + 4]; /* ends and pinch middles */
-  float za[2 * BREAK_MAX + 4], zb[2 * BREAK_MAX + 4];
-  int na = 0, nb = 0;
-  talus_status st = wall_side(m, w, gx, gy, walls[d].a, z0, z1, a, &na);
-  if (!st) st = wall_side(m, w, gx, gy, walls[d].b, z0, z1, b, &nb);
-  if (st) return st;
-  for (int i = 0; i < na; i++)
-    za[i] = m->pos[3 * a[i] + 1];
+/* A wall with a pinched edge: a fan from the middle f of that edge round
+ * the wall's outline, which winds outwards: a[0], the bottom edge's middle
+ * mid[0] (if pinched), b[0..nb-1], the top edge's mid[1] (if), a[na-1..1]. */
+static talus_status wall_fan(talus_mesh *m, int dir, const uint32_t *a, int na, const uint32_t *b,
+                             int nb, const int has[2], const uint32_t mid[2]) {
+  uint32_t cyc[4 * BREAK_MAX + 12], f = has[1] ? mid[1] : mid[0];
+  int n = 0;
+  cyc[n++] = a[0];
+  if (has[0]) cyc[n++] = mid[0];
   for (int j = 0; j < nb; j++)
-    zb[j] = m->pos[3 * b[j] + 1];
+    cyc[n++] = b[j];
+  if (has[1]) cyc[n++] = mid[1];
+  for (int i = na - 1; i > 0; i--)
+    cyc[n++] = a[i];
+  talus_status st = TALUS_OK;
+  for (int i = 0; i < n && !st; i++)
+    if (cyc[i] != f && cyc[(i + 1) % n] != f)
+      st = talus_mesh_push_tri(m, f, cyc[i], cyc[(i + 1) % n], dir);
+  return st;
+}
+
+/* A ladder between a wall's two sides' vertices a (na) and b (nb). */
+static talus_status wall_ladder(talus_mesh *m, int dir, const uint32_t *a, int na,
+                                const uint32_t *b, int nb) {
+  talus_status st = TALUS_OK;
   int i = 0, j = 0;
   while (!st && (i < na - 1 || j < nb - 1)) {
-    if (j < nb - 1 && (i == na - 1 || zb[j + 1] <= za[i + 1])) {
-      st = talus_mesh_push_tri(m, a[i], b[j], b[j + 1], walls[d].dir);
+    if (j < nb - 1 && (i == na - 1 || m->pos[3 * b[j + 1] + 1] <= m->pos[3 * a[i + 1] + 1])) {
+      st = talus_mesh_push_tri(m, a[i], b[j], b[j + 1], dir);
       j++;
     } else {
-      st = talus_mesh_push_tri(m, a[i], b[j], a[i + 1], walls[d].dir);
+      st = talus_mesh_push_tri(m, a[i], b[j], a[i + 1], dir);
       i++;
     }
   }
   return st;
 }
 
-/* The walls of cell (gx, gy) towards d: its intervals less the
- * neighbour's. */
-static talus_status cell_walls(talus_mesh *m, const mesh_win *w, int gx, int gy, int d) {
+/* The wall [z0, z1] of cell (gx, gy) towards direction d, its corners'
+ * profiles cp, its solid's interval ending at z0 (end[0]) or z1 (end[1]):
+ * a ladder between its two sides' vertices, split at every interval end
+ * (a side a smooth group shrank to one vertex makes a fan; both so shrunk,
+ * no wall); a fan from its middle where the neighbour's solid starts as
+ * the cell's ends at z0 or z1 (a pinched edge). */
+static talus_status cell_wall(talus_mesh *m, const mesh_win *w, const corner_prof *cp, int gx,
+                              int gy, int d, float z0, float z1, const int end[2]) {
+  uint32_t a[2 * BREAK_MAX + 4], b[2 * BREAK_MAX + 4], mid[2]; /* ends and pinch middles */
+  int na = 0, nb = 0, ca = walls[d].a, cb = walls[d].b, has[2];
+  talus_status st = wall_side(m, &cp[ca], corner_q[ca], z0, z1, a, &na);
+  if (!st) st = wall_side(m, &cp[cb], corner_q[cb], z0, z1, b, &nb);
+  for (int e = 0; e < 2 && !st; e++) {
+    has[e] = end[e] && edge_pinched(w, gx, gy, d, e ? z1 : z0, e);
+    if (has[e]) st = edge_mid(m, w, gx, gy, d, e ? z1 : z0, !e, &mid[e]);
+  }
+  if (st) return st;
+  if (has[0] || has[1]) return wall_fan(m, walls[d].dir, a, na, b, nb, has, mid);
+  return wall_ladder(m, walls[d].dir, a, na, b, nb);
+}
+
+/* The walls towards d of cell (gx, gy) (its corners' profiles cp): its
+ * intervals less the neighbour's. */
+static talus_status cell_walls(talus_mesh *m, const mesh_win *w, const corner_prof *cp, int gx,
+                               int gy, int d) {
   int n, nn;
   const float *hi, *nhi, *lo = win_cell(w, gx, gy, &n, &hi);
   const float *nlo = win_cell(w, gx + walls[d].dx, gy + walls[d].dy, &nn, &nhi);
@@ -525,10 +723,12 @@ static talus_status cell_walls(talus_mesh *m, const mesh_win *w, int gx, int gy,
     float z = lo[i];
     for (int j = 0; j < nn && z < hi[i] && !st; j++) {
       if (nhi[j] <= z || nlo[j] >= hi[i]) continue; /* no overlap */
-      if (nlo[j] > z) st = cell_wall(m, w, gx, gy, d, z, nlo[j]);
+      int end[2] = {z == lo[i], 0};
+      if (nlo[j] > z) st = cell_wall(m, w, cp, gx, gy, d, z, nlo[j], end);
       z = nhi[j];
     }
-    if (!st && z < hi[i]) st = cell_wall(m, w, gx, gy, d, z, hi[i]);
+    int end[2] = {z == lo[i], 1};
+    if (!st && z < hi[i]) st = cell_wall(m, w, cp, gx, gy, d, z, hi[i], end);
   }
   return st;
 }
@@ -537,13 +737,17 @@ static talus_status cell_walls(talus_mesh *m, const mesh_win *w, int gx, int gy,
 static talus_status cell_faces(talus_mesh *m, const mesh_win *w, int gx, int gy) {
   int n;
   const float *hi, *lo = win_cell(w, gx, gy, &n, &hi);
+  if (!n) return TALUS_OK;
+  corner_prof cp[4];
+  for (int c = 0; c < 4; c++)
+    corner_profile(w, gx + corner_dx[c], gy + corner_dy[c], &cp[c]);
   talus_status st = TALUS_OK;
   for (int i = 0; i < n && !st; i++) {
-    st = cell_cap(m, w, gx, gy, hi[i], 1);
-    if (!st) st = cell_cap(m, w, gx, gy, lo[i], 0);
+    st = cell_cap(m, w, cp, gx, gy, hi[i], 1);
+    if (!st) st = cell_cap(m, w, cp, gx, gy, lo[i], 0);
   }
   for (int d = 0; d < 4 && !st; d++)
-    st = cell_walls(m, w, gx, gy, d);
+    st = cell_walls(m, w, cp, gx, gy, d);
   return st;
 }
 
@@ -613,6 +817,7 @@ talus_status talus_mesh_source_open(const char *path, const talus_mesh_options *
   }
   if (!st && !(s->cell > 0.0)) st = talus_fail(TALUS_ERR_FORMAT, "export", "bad cell size");
   s->base = o->base;
+  s->step = o->blocks ? 0.0 : o->smooth_step > 0.0 ? o->smooth_step : 2.0 * s->cell;
   if (!st && !o->base_given) st = source_base(s);
   if (st) {
     talus_mesh_source_close(s);

@@ -133,6 +133,28 @@ static int ear_clip(double q[][2], int k, double s, int out[][3]) {
   return 1;
 }
 
+/* 1 when a live triangle of w holds both vertices a and b (an edge). */
+static int work_has_edge(const merge_work *w, uint32_t a, uint32_t b) {
+  for (uint32_t i = 0; i < w->vn[a]; i++) {
+    const uint32_t t = w->vt[a][i], *p = w->t.tri + 3 * t;
+    if (w->t.dir[t] != DEAD && (p[0] == b || p[1] == b || p[2] == b)) return 1;
+  }
+  return 0;
+}
+
+/* 1 when one of the k − 2 triangles `out` of ring positions would add an
+ * inner edge that the mesh already holds elsewhere (two ring vertices
+ * joined through another face: a smooth mesh's sloping cap edge beside a
+ * wall): that edge would then be used four times. */
+static int ring_clashes(const merge_work *w, const uint32_t *ring, int k, int out[][3]) {
+  for (int i = 0; i < k - 2; i++)
+    for (int c = 0; c < 3; c++) {
+      int a = out[i][c], b = out[i][(c + 1) % 3];
+      if ((a + 1) % k != b && (b + 1) % k != a && work_has_edge(w, ring[a], ring[b])) return 1;
+    }
+  return 0;
+}
+
 /* Removes vertex v when it lies inside a flat face region; 1 if removed,
  * 0 if it stays, -1 out of memory. */
 static int merge_vertex(merge_work *w, const float *pos, uint32_t v) {
@@ -151,7 +173,7 @@ static int merge_vertex(merge_work *w, const float *pos, uint32_t v) {
   if (s == 0.0) return 0;
   s = s > 0 ? 1.0 : -1.0;
   int out[RING_MAX][3];
-  if (!ear_clip(q, k, s, out)) return 0;
+  if (!ear_clip(q, k, s, out) || ring_clashes(w, ring, k, out)) return 0;
   for (int i = 0; i < k; i++)
     w->t.dir[tris[i]] = DEAD;
   for (int i = 0; i < k - 2; i++)

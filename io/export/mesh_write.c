@@ -1,7 +1,10 @@
 /*
  * mesh_write.c — the mesh file formats (mesh.h): OBJ text with shared
  * vertices, binary PLY and binary glTF 2.0 (GLB) with a vertex per position
- * and face normal (flat shading of a blocky mesh). Every file is written
+ * and face direction, its normal the area-weighted mean over that vertex's
+ * triangles of that direction (the axis itself on walls, flat caps and
+ * every face of a blocky mesh; smooth shading of a smooth mesh's sloping
+ * caps, hard edges where caps meet walls). Every file is written
  * under io/raster's partial name and renamed when complete; binary values
  * are little-endian whatever the host. The glTF JSON is an io/json
  * document.
@@ -64,33 +67,101 @@ static talus_status flat_vertices(const talus_mesh *m, uint32_t **map, uint32_t 
   return TALUS_OK;
 }
 
-/* Positions and normals of the flat vertices, in their order, into p[3n]
- * and nrm[3n]. */
-static void flat_arrays(const talus_mesh *m, const uint32_t *map, float *p, float *nrm) {
+/* The normal of each of the n flat vertices into nrm[3n]: the normalised
+ * area-weighted sum of its triangles' normals, so a smooth mesh's sloping
+ * caps shade smoothly; where that sum lies along the vertex's face
+ * direction (walls, flat caps, every face of a blocky mesh) that axis
+ * exactly. */
+static talus_status flat_normals(const talus_mesh *m, const uint32_t *map, uint32_t n, float *nrm) {
+  double *sum = NULL;
+  talus_status st = talus_alloc((void **)&sum, (size_t)n * 3 * sizeof *sum, "mesh normals");
+  if (st) return st;
+  memset(sum, 0, (size_t)n * 3 * sizeof *sum);
+  for (size_t t = 0; t < m->nt; t++) {
+    const uint32_t *i = m->tri + 3 * t;
+    const float *a = m->pos + 3 * i[0], *b = m->pos + 3 * i[1], *c = m->pos + 3 * i[2];
+    double u[3], v[3];
+    for (int k = 0; k < 3; k++)
+      u[k] = (double)b[k] - a[k], v[k] = (double)c[k] - a[k];
+    double x[3] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]};
+    for (int k = 0; k < 3; k++)
+      for (int c = 0; c < 3; c++)
+        sum[3 * (size_t)map[(size_t)i[k] * 6 + m->dir[t]] + c] += x[c];
+  }
   for (size_t v = 0; v < m->nv; v++)
     for (int d = 0; d < 6; d++) {
       uint32_t i = map[v * 6 + d];
       if (i == UINT32_MAX) continue;
-      memcpy(p + 3 * (size_t)i, m->pos + 3 * v, 3 * sizeof(float));
-      memcpy(nrm + 3 * (size_t)i, normals[d], 3 * sizeof(float));
+      double *s = sum + 3 * (size_t)i, len = sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+      int axis = 1;
+      for (int c = 0; c < 3; c++)
+        axis &= normals[d][c] == 0.0f ? s[c] == 0.0 : s[c] * normals[d][c] > 0.0;
+      for (int c = 0; c < 3; c++)
+        nrm[3 * (size_t)i + c] = axis || !(len > 0.0) ? normals[d][c] : (float)(s[c] / len);
     }
+  talus_free(sum);
+  return TALUS_OK;
 }
 
-/* OBJ: shared vertices, the six normals, faces v//n (1-based). */
-static void write_obj(FILE *f, const talus_mesh *m) {
-  fprintf(f,
-          "# talus: the solid (bedrock + sand) of a layered state; metres, Y up, x east,\n"
-          "# z south; %zu vertices, %zu triangles\no terrain\n",
-          m->nv, m->nt);
+/* Positions and normals of the flat vertices, in their order, into p[3n]
+ * and nrm[3n]. */
+static talus_status flat_arrays(const talus_mesh *m, const uint32_t *map, uint32_t n, float *p,
+                                float *nrm) {
   for (size_t v = 0; v < m->nv; v++)
-    fprintf(f, "v %.9g %.9g %.9g\n", m->pos[3 * v], m->pos[3 * v + 1], m->pos[3 * v + 2]);
-  for (int d = 0; d < 6; d++)
-    fprintf(f, "vn %g %g %g\n", normals[d][0], normals[d][1], normals[d][2]);
-  for (size_t t = 0; t < m->nt; t++) {
-    const uint32_t *i = m->tri + 3 * t;
-    int n = m->dir[t] + 1;
-    fprintf(f, "f %u//%d %u//%d %u//%d\n", i[0] + 1, n, i[1] + 1, n, i[2] + 1, n);
+    for (int d = 0; d < 6; d++) {
+      uint32_t i = map[v * 6 + d];
+      if (i != UINT32_MAX) memcpy(p + 3 * (size_t)i, m->pos + 3 * v, 3 * sizeof(float));
+    }
+  return flat_normals(m, map, n, nrm);
+}
+
+/* The OBJ normal index (1-based) of each flat vertex into ni[n]: one of
+ * the six axes, or 7 + its rank among those whose normal is none of them
+ * (written in that order); their count into *extra. */
+static void obj_normal_index(const talus_mesh *m, const uint32_t *map, uint32_t n, const float *nrm,
+                             uint32_t *ni, uint32_t *extra) {
+  for (size_t v = 0; v < m->nv; v++)
+    for (uint32_t d = 0; d < 6; d++) {
+      uint32_t i = map[v * 6 + d];
+      if (i != UINT32_MAX) ni[i] = memcmp(nrm + 3 * (size_t)i, normals[d], 12) ? 0 : d + 1;
+    }
+  *extra = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (!ni[i]) ni[i] = 7 + (*extra)++;
+}
+
+/* OBJ: shared positions, the six axis normals and the smooth ones, faces
+ * v//n (1-based). */
+static talus_status write_obj(FILE *f, const talus_mesh *m) {
+  uint32_t *map = NULL, *ni = NULL, n = 0, extra = 0;
+  float *p = NULL, *nrm = NULL;
+  talus_status st = flat_vertices(m, &map, &n);
+  if (!st) st = talus_alloc((void **)&p, (size_t)n * 3 * sizeof(float), "mesh");
+  if (!st) st = talus_alloc((void **)&nrm, (size_t)n * 3 * sizeof(float), "mesh");
+  if (!st) st = talus_alloc((void **)&ni, (size_t)n * sizeof *ni, "mesh");
+  if (!st) st = flat_arrays(m, map, n, p, nrm);
+  if (!st) {
+    obj_normal_index(m, map, n, nrm, ni, &extra);
+    fprintf(f,
+            "# talus: the solid (bedrock + sand) of a layered state; metres, Y up, x east,\n"
+            "# z south; %zu vertices, %zu triangles\no terrain\n",
+            m->nv, m->nt);
+    for (size_t v = 0; v < m->nv; v++)
+      fprintf(f, "v %.9g %.9g %.9g\n", m->pos[3 * v], m->pos[3 * v + 1], m->pos[3 * v + 2]);
+    for (int d = 0; d < 6; d++)
+      fprintf(f, "vn %g %g %g\n", normals[d][0], normals[d][1], normals[d][2]);
+    for (uint32_t i = 0; i < n; i++)
+      if (ni[i] > 6) fprintf(f, "vn %.7g %.7g %.7g\n", nrm[3 * i], nrm[3 * i + 1], nrm[3 * i + 2]);
+    for (size_t t = 0; t < m->nt; t++) {
+      const uint32_t *i = m->tri + 3 * t;
+      fputs("f", f);
+      for (int c = 0; c < 3; c++)
+        fprintf(f, " %u//%u", i[c] + 1, ni[map[(size_t)i[c] * 6 + m->dir[t]]]);
+      fputc('\n', f);
+    }
   }
+  talus_free(map), talus_free(p), talus_free(nrm), talus_free(ni);
+  return st;
 }
 
 /* PLY: binary little-endian, float position and normal per vertex. */
@@ -100,8 +171,8 @@ static talus_status write_ply(FILE *f, const talus_mesh *m) {
   float *p = NULL, *nrm = NULL;
   if (!st) st = talus_alloc((void **)&p, (size_t)n * 3 * sizeof(float), "mesh");
   if (!st) st = talus_alloc((void **)&nrm, (size_t)n * 3 * sizeof(float), "mesh");
+  if (!st) st = flat_arrays(m, map, n, p, nrm);
   if (!st) {
-    flat_arrays(m, map, p, nrm);
     fprintf(f,
             "ply\nformat binary_little_endian 1.0\ncomment talus: metres, Y up, x east, z south\n"
             "element vertex %u\nproperty float x\nproperty float y\nproperty float z\n"
@@ -227,7 +298,7 @@ static talus_status write_glb(FILE *f, const talus_mesh *m) {
   talus_status st = flat_vertices(m, &map, &n);
   if (!st) st = talus_alloc((void **)&p, (size_t)n * 3 * sizeof(float), "mesh");
   if (!st) st = talus_alloc((void **)&nrm, (size_t)n * 3 * sizeof(float), "mesh");
-  if (!st) flat_arrays(m, map, p, nrm);
+  if (!st) st = flat_arrays(m, map, n, p, nrm);
   talus_json *doc = st ? NULL : glb_json(p, n, m->nt);
   if (!st && !doc) st = talus_fail(TALUS_ERR_NOMEM, "export", "no memory for the glTF JSON");
   if (!st) st = glb_text(doc, &text, &len);
@@ -263,7 +334,7 @@ talus_status talus_mesh_write(const talus_mesh *m, talus_mesh_format fmt, const 
   FILE *f = st ? NULL : fopen(partial, "wb");
   if (!st && !f)
     st = talus_fail(TALUS_ERR_IO, "export", "cannot write '%s': %s", path, strerror(errno));
-  if (!st && fmt == TALUS_MESH_OBJ) write_obj(f, m);
+  if (!st && fmt == TALUS_MESH_OBJ) st = write_obj(f, m);
   if (!st && fmt == TALUS_MESH_PLY) st = write_ply(f, m);
   if (!st && fmt == TALUS_MESH_GLB) st = write_glb(f, m);
   if (f && (ferror(f) | fclose(f)) && !st)
