@@ -131,10 +131,21 @@ typedef struct alloc_head {
 #define ALLOC_MAP_MIN ((size_t)1 << 20) /* blocks from here on are mapped */
 #define ALLOC_HUGE    ((size_t)1 << 21) /* and aligned to a huge page */
 
-/* A mapped block of `rounded` bytes, 2 MiB aligned with huge pages asked
- * for where the platform has them. The kernel hands out zeroed pages on
- * first touch, so no memset: the pages are faulted in by whoever writes
- * them first (the threads of the loops that use them), not all here. */
+/* 1 when TALUS_HUGEPAGES=1 asks for transparent huge pages on mapped
+ * blocks. Off by default: on the 2-core VM of benchmarks/RESULTS.md
+ * (THP "madvise", defrag "madvise") a 2048² heightfield run's huge-page
+ * faults cost 0.3-0.4 s more system time than 4 KiB ones, which 16 steps'
+ * fewer TLB misses (1 % of user time) did not win back. */
+static int alloc_want_huge(void) {
+  const char *v = getenv("TALUS_HUGEPAGES");
+  return v && v[0] == '1';
+}
+
+/* A mapped block of `rounded` bytes, 2 MiB aligned (huge pages asked for
+ * where the platform has them and TALUS_HUGEPAGES=1). The kernel hands out
+ * zeroed pages on first touch, so no memset: the pages are faulted in by
+ * whoever writes them first (the threads of the loops that use them), not
+ * all here, and pages never written cost nothing. */
 static void *alloc_map(size_t rounded) {
   size_t body = (rounded + ALLOC_HUGE - 1) & ~(ALLOC_HUGE - 1);
   size_t len = body + ALLOC_HUGE; /* room for the header below a 2 MiB boundary */
@@ -147,7 +158,8 @@ static void *alloc_map(size_t rounded) {
   /* Only the whole huge pages of the block: a partly used one would hold
    * up to 2 MiB more than the block touches (and than tiler/plan.c counts). */
   size_t whole = rounded & ~(ALLOC_HUGE - 1);
-  if (whole) madvise((void *)at, whole, MADV_HUGEPAGE); /* advice: its failure changes nothing */
+  if (whole && alloc_want_huge())
+    madvise((void *)at, whole, MADV_HUGEPAGE); /* advice: its failure changes nothing */
 #endif
   alloc_head *h = (alloc_head *)at - 1;
   h->magic = ALLOC_MAGIC;

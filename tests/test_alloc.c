@@ -3,15 +3,17 @@
  * large (the mapped ones, 1 MiB and more) are zero, 64-byte aligned (large
  * ones 2 MiB aligned), writable to their last byte, and given back; 0
  * bytes gives a block; NULL frees nothing; sizes that overflow fail with
- * TALUS_ERR_NOMEM. Whether the kernel backed a large block with huge pages
- * is printed, not checked (it depends on the machine's THP setting and
- * free memory).
+ * TALUS_ERR_NOMEM. All of it again with TALUS_HUGEPAGES=1 (huge pages
+ * asked for); whether the kernel backed a large block with them is
+ * printed, not checked (it depends on the machine's THP setting and free
+ * memory).
  */
 #include "check.h"
 #include "common/common.h"
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* 1 if the n bytes at p are all zero. */
@@ -45,7 +47,8 @@ static long huge_kb(void) {
   return kb;
 }
 
-int main(void) {
+/* Every block size once. */
+static void blocks(void) {
   block(0, 64);
   block(1, 64);
   block(1000, 64);
@@ -55,6 +58,12 @@ int main(void) {
   /* a freed large block's pages come back zero in the next one */
   for (int i = 0; i < 3; i++)
     block((size_t)8 << 20, (size_t)2 << 20);
+}
+
+int main(void) {
+  blocks();
+  setenv("TALUS_HUGEPAGES", "1", 1);
+  blocks();
   talus_free(NULL);
   void *p = (void *)1;
   CHECK(talus_alloc(&p, SIZE_MAX - 10, "overflow") == TALUS_ERR_NOMEM && p == NULL,
