@@ -26,21 +26,28 @@ static talus_status domain_check_args(int nx, int ny, double cell_size, const fl
   return TALUS_OK;
 }
 
-/* Copies the heightmap into layer 0 and the mask; rejects non-finite heights. */
+/* Copies the heightmap into layer 0 and the mask; rejects non-finite
+ * heights (the first in row-major order is named). Rows are written by the
+ * threads that will step them (TALUS_TILE_PARALLEL_CELLS). */
 static talus_status domain_load_heights(talus_domain *d, const float *bedrock,
                                         const uint8_t *mask) {
   talus_tile *t = d->tile;
   int nx = t->buf.w, ny = t->buf.h;
+  int64_t bad = INT64_MAX;
+#pragma omp parallel for schedule(static)                                                          \
+    reduction(min                                                                                  \
+              : bad) if (t->plane >= TALUS_TILE_PARALLEL_CELLS)
   for (int y = 0; y < ny; y++)
     for (int x = 0; x < nx; x++) {
       size_t i = (size_t)y * nx + x, idx = talus_idx(t, x, y);
       int masked = mask && mask[i];
-      if (!masked && !isfinite(bedrock[i]))
-        return talus_fail(TALUS_ERR_DATA, "domain",
-                          "height at cell (%d, %d) is not a finite number", x, y);
+      if (!masked && !isfinite(bedrock[i]) && (int64_t)i < bad) bad = (int64_t)i;
       t->mask[idx] = (uint8_t)masked;
       t->B[idx] = masked ? 0.0f : bedrock[i];
     }
+  if (bad != INT64_MAX)
+    return talus_fail(TALUS_ERR_DATA, "domain", "height at cell (%d, %d) is not a finite number",
+                      (int)(bad % nx), (int)(bad / nx));
   return TALUS_OK;
 }
 
@@ -66,9 +73,15 @@ static talus_status domain_init_hardness(talus_domain *d) {
   if (P->model != TALUS_MODEL_HEIGHTFIELD && !P->enable_thermal) return TALUS_OK;
   if (t->hard) return TALUS_OK;
   talus_status st = talus_tile_ensure(t, (void **)&t->hard, sizeof(float), "hardness");
-  for (size_t i = 0; !st && i < t->plane; i++)
-    t->hard[i] = P->hardness;
-  return st;
+  if (st) return st;
+  float h = P->hardness;
+  size_t pitch = (size_t)t->pitch;
+  int rows = (int)(t->plane / pitch);
+#pragma omp parallel for schedule(static) if (t->plane >= TALUS_TILE_PARALLEL_CELLS)
+  for (int y = 0; y < rows; y++)
+    for (size_t i = (size_t)y * pitch; i < (size_t)(y + 1) * pitch; i++)
+      t->hard[i] = h;
+  return TALUS_OK;
 }
 
 /* Allocates the accumulators (zeroed) when the run sums them

@@ -575,6 +575,7 @@ talus_status talus_erode_app(int argc, char **argv) {
   talus_georef geo = {0};
   int stop = 0;
   talus_status st = o && w ? TALUS_OK : talus_fail(TALUS_ERR_NOMEM, "erode", "no memory");
+  if (o) o->t_start = talus_now();
   if (!st) st = talus_mpi_begin();
   if (!st) st = erode_parse(argc, argv, o, &stop);
   if (!st && !stop) {

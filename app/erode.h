@@ -48,6 +48,7 @@ typedef struct erode_opts {
   int64_t predicted_bytes; /* the plan's peak memory (set by erode_use_tiles / tiled_plan) */
   int dry_run;             /* --dry-run: print the plan, run nothing */
   talus_device device;     /* --device auto|cpu|cuda */
+  double t_start;          /* talus_now() when the command began (the report's set-up time) */
   char preview_buf[TALUS_PATH_MAX];
   char section_buf[TALUS_PATH_MAX];
   char keybuf[ERODE_KEY_OPTS][512]; /* "--cell-size 30" as "input.cell_size=30" */

@@ -53,15 +53,18 @@ talus_status erode_run_and_write(erode_opts *o, talus_domain *d, const talus_geo
   if (!before) return talus_fail(TALUS_ERR_NOMEM, "erode", "no memory for the initial surface");
   talus_status st = talus_domain_read(d, TALUS_FIELD_SURFACE, 0, before);
   report_run run = {
-      o->input,          o->output, o->steps, talus_domain_step(d), 0, omp_get_max_threads(),
-      o->predicted_bytes};
+      o->input,           o->output, o->steps, talus_domain_step(d), 0, omp_get_max_threads(),
+      o->predicted_bytes, 0.0,       0.0};
   app_progress bar;
   app_progress_begin(&bar, "eroding", o->steps, o->quiet);
   double t0 = talus_now();
+  run.setup_seconds = t0 - o->t_start;
   if (!st) st = talus_domain_run(d, o->steps, app_progress_cb, &bar);
   run.seconds = talus_now() - t0;
   app_progress_end(&bar);
+  double t1 = talus_now();
   if (!st) st = output_all(o, d, geo, before);
+  run.output_seconds = talus_now() - t1;
   report_facts facts;
   if (!st) report_facts_from_domain(d, &facts);
   if (!st && o->report) st = report_write(o->report, &run, &facts, p);

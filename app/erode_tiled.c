@@ -73,6 +73,7 @@ static talus_plan_in tiled_plan_in(const erode_opts *o, int nx, int ny, const ta
   if (P->accumulate) /* the accumulators (persistent) and the start-of-step solid (scratch) */
     in.extra_scratch += TALUS_ACC_PLANES * (int)sizeof(float) + (int)sizeof(double);
   if (o->rain_map) in.extra_scratch += (int)sizeof(float); /* the rain plane (t->rain) */
+  if (P->model == TALUS_MODEL_HEIGHTFIELD) in.heightfield = P->enable_thermal ? 2 : 1;
   in.state_in = state, in.map_bands = o->maps ? erode_map_count() : 0,
   in.state_out = o->state != NULL;
   in.mem_limit = o->mem_limit;
@@ -521,12 +522,16 @@ talus_status erode_tiled(erode_opts *o, const talus_params *p) {
   /* With ranks every phase ends agreed: all ranks go on, or all stop. */
   talus_status st = talus_mpi_agree(tiled_prepare(&t, p));
   if (!st) {
-    t.rr = (report_run){
-        o->input, o->output, o->steps, t.src->step, 0, omp_get_max_threads(), o->predicted_bytes};
+    t.rr =
+        (report_run){o->input,           o->output, o->steps, t.src->step, 0, omp_get_max_threads(),
+                     o->predicted_bytes, 0.0,       0.0};
     st = talus_mpi_agree(tiled_start(&t));
+    t.rr.setup_seconds = talus_now() - o->t_start;
   }
   if (!st) st = tiled_advance(&t);
+  double t1 = talus_now();
   if (!st) st = talus_mpi_agree(tiled_output(&t));
+  t.rr.output_seconds = talus_now() - t1;
   if (!st) st = talus_mpi_agree(tiled_finish(&t, t.src->params));
   int ranked = t.m != NULL;
   talus_mpi_grid_free(t.m);

@@ -149,6 +149,17 @@ static talus_json *report_json_stages(const report_facts *rf) {
   return st ? NULL : o;
 }
 
+/* Wall time of the run's phases [s]: read + set-up, the simulation (as
+ * "seconds"), the outputs. New object or NULL. */
+static talus_json *report_json_phases(const report_run *run) {
+  talus_json *o = talus_json_object();
+  talus_status st = talus_json_set(o, "setup", talus_json_real(run->setup_seconds, "%.6f"));
+  if (!st) st = talus_json_set(o, "simulation", talus_json_real(run->seconds, "%.6f"));
+  if (!st) st = talus_json_set(o, "output", talus_json_real(run->output_seconds, "%.6f"));
+  if (st) talus_json_free(o);
+  return st ? NULL : o;
+}
+
 /* The whole report, in the order readers see it. New object or NULL. */
 static talus_json *report_json(const report_run *run, const report_facts *rf,
                                const talus_params *p) {
@@ -161,6 +172,7 @@ static talus_json *report_json(const report_run *run, const report_facts *rf,
   if (!st) st = talus_json_set(o, "first_step", talus_json_int(run->first_step));
   if (!st) st = talus_json_set(o, "threads", talus_json_int(run->threads));
   if (!st) st = talus_json_set(o, "seconds", talus_json_real(run->seconds, "%.6f"));
+  if (!st) st = talus_json_set(o, "phase_seconds", report_json_phases(run));
   if (!st)
     st = talus_json_set(o, "mcell_steps_per_s", talus_json_real(report_mcells(run, rf), "%.6g"));
   if (!st) st = talus_json_set(o, "tiling", report_json_tiling(&rf->tiling));

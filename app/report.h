@@ -18,6 +18,8 @@ typedef struct report_run {
   double seconds;     /* wall time of the simulation */
   int threads;
   int64_t predicted_bytes; /* the plan's peak memory (tiler/plan.h), beside the measured peak */
+  double setup_seconds;    /* wall time from the command's start to the first step: read + set-up */
+  double output_seconds;   /* wall time writing the outputs (the report excepted) */
 } report_run;
 
 /* How the run was tiled and what its store moved (zero for monolithic). */

@@ -63,7 +63,13 @@ double talus_now(void);
 size_t talus_peak_rss(void);
 
 /* Allocation helpers: zeroed, 64-byte aligned; fail with TALUS_ERR_NOMEM and
- * a message naming `what`. Free with talus_free (NULL is a no-op). */
+ * a message naming `what`. Free with talus_free (NULL is a no-op; a pointer
+ * talus_alloc did not return aborts). Blocks of 1 MiB and more are fresh
+ * anonymous mappings, 2 MiB aligned: zero without a memset, each page
+ * faulted in by its first writer, so a buffer first written by an OpenMP
+ * loop is placed by its threads and pages never written cost nothing. With
+ * TALUS_HUGEPAGES=1 in the environment they get MADV_HUGEPAGE where the
+ * platform has it (off by default: see common.c). */
 talus_status talus_alloc(void **out, size_t bytes, const char *what);
 void talus_free(void *p);
 

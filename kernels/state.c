@@ -218,11 +218,18 @@ talus_rect talus_rect_intersect(talus_rect a, talus_rect b) {
   return r;
 }
 
+/* One column a cell, its ceiling at the top: written row by row by the
+ * threads that will run the stages on those rows (static schedule, as
+ * kernels/cpu's loops), which so take the pages' first touch. */
 static void tile_init_columns(talus_tile *t) {
-  for (size_t i = 0; i < t->plane; i++) {
-    t->count[i] = 1;
-    t->C[i] = TALUS_TOP;
-  }
+  size_t pitch = (size_t)t->pitch;
+  int rows = (int)(t->plane / pitch); /* buf.h, or more for a retargeted tile */
+#pragma omp parallel for schedule(static) if (t->plane >= TALUS_TILE_PARALLEL_CELLS)
+  for (int y = 0; y < rows; y++)
+    for (size_t i = (size_t)y * pitch; i < (size_t)(y + 1) * pitch; i++) {
+      t->count[i] = 1;
+      t->C[i] = TALUS_TOP;
+    }
 }
 
 int talus_tile_optional(const talus_kparams *P) {

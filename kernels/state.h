@@ -58,6 +58,11 @@
 #define TALUS_EPS         1e-6f
 #define TALUS_MAX_SOURCES 4
 
+/* Planes of at least this many cells are first written by all threads
+ * (OpenMP, static over rows, as the stages' loops), so each thread takes
+ * the first touch of the pages it will use. */
+#define TALUS_TILE_PARALLEL_CELLS 65536
+
 /* The accumulator planes of t->acc (kernels/accum.h): flow [m³], wear [m],
  * deposition [m]. */
 enum { TALUS_ACC_FLOW = 0, TALUS_ACC_WEAR = 1, TALUS_ACC_DEPOSITION = 2, TALUS_ACC_PLANES = 3 };

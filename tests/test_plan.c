@@ -333,8 +333,30 @@ static void test_monotone(void) {
     }
 }
 
+/* The heightfield model in one piece costs the planes it writes (64
+ * bytes a cell, 96 with thermal erosion): the tile's other planes stay
+ * zero pages (talus_alloc). Its tiles keep the full count (a reset tile's
+ * persistent planes are written whole). */
+static void test_heightfield(void) {
+  talus_plan_in in = base(512, 512);
+  in.nz = 1, in.state_bands = talus_state_band_count(1);
+  int64_t layered = talus_plan_one_bytes(&in), tile = talus_plan_tile_bytes(&in, 256, 8);
+  in.heightfield = 1;
+  int64_t cells = 512 * 512, rest = layered - cells * (56 + 88 + 4 + 5);
+  CHECK(talus_plan_one_bytes(&in) == cells * (64 + 4 + 5) + rest,
+        "heightfield one piece of 512²: %lld bytes, not %lld", (long long)talus_plan_one_bytes(&in),
+        (long long)(cells * (64 + 4 + 5) + rest));
+  in.heightfield = 2;
+  CHECK(talus_plan_one_bytes(&in) == cells * (96 + 4 + 5) + rest,
+        "heightfield with thermal erosion, one piece of 512²: %lld bytes",
+        (long long)talus_plan_one_bytes(&in));
+  CHECK(talus_plan_tile_bytes(&in, 256, 8) == tile, "a heightfield tile: %lld vs %lld bytes",
+        (long long)talus_plan_tile_bytes(&in, 256, 8), (long long)tile);
+}
+
 int main(void) {
   test_model();
+  test_heightfield();
   test_K();
   test_pieces();
   test_core();

@@ -12,6 +12,16 @@
 static int64_t cell_bytes_full(const talus_plan_in *in) {
   return 56 + 88 * (int64_t)in->nz + (int64_t)in->extra_scratch;
 }
+/* Bytes a cell of a run in one piece touches. A tile's planes are fresh
+ * zero pages until written (talus_alloc), so the heightfield model costs
+ * what it writes: count and mask (1 each); B, s, w, C, r, hardness, vx,
+ * vy, capacity and sediment (4 each); the fluxes (16); the neighbour flags
+ * (2); thermal erosion's outflows (32). The layered model's layers fill
+ * as columns split: its bound stays every layer's fields. */
+static int64_t cell_bytes_one(const talus_plan_in *in) {
+  if (!in->heightfield) return cell_bytes_full(in);
+  return 64 + (in->heightfield == 2 ? 32 : 0) + (int64_t)in->extra_scratch;
+}
 static int64_t cell_bytes_kept(const talus_plan_in *in) {
   return 6 + 44 * (int64_t)in->nz;
 }
@@ -59,7 +69,7 @@ int64_t talus_plan_tile_bytes(const talus_plan_in *in, int c, int H) {
 int64_t talus_plan_one_bytes(const talus_plan_in *in) {
   int64_t input = in->state_in ? 4 * input_bands(in) : 5;
   int64_t cells = (int64_t)in->nx * in->ny;
-  return cells * (cell_bytes_full(in) + 4 + input) + output_bands(in) * 256 * (int64_t)in->nx * 4 +
+  return cells * (cell_bytes_one(in) + 4 + input) + output_bands(in) * 256 * (int64_t)in->nx * 4 +
          plan_gdal_cache(in) + TALUS_PLAN_SLACK;
 }
 

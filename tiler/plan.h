@@ -74,6 +74,7 @@ typedef struct talus_plan_in {
                              its highest column count); 0: state_bands for a state, else 1 */
   int R;                  /* step radius (talus_step_radius); talus_plan_tiles only */
   int extra_scratch;      /* bytes per cell of scratch beyond the model's (droplets' totals) */
+  int heightfield;        /* 1: the heightfield model, 2: with thermal erosion; 0: layered */
   int state_in;           /* the input is a talus state (read whole: every band) */
   int map_bands;          /* --maps: the map files written (0 without --maps) */
   int state_out;          /* --state: a state file is written */
