@@ -5,8 +5,6 @@
 #include "io/export/driver.h"
 #include "io/raster/raster_private.h"
 
-#include <cpl_conv.h>
-
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,22 +181,6 @@ talus_status talus_export_rows_write(talus_export_rows *r, int b, int y0, int h,
   return TALUS_OK;
 }
 
-/* Makes GDAL see no files beside the ones it opens, until
- * siblings_restore(the returned value): its metadata readers take a
- * "summary.txt" there for an ALOS scene's, and a copy then writes that
- * metadata out as "<path>.IMD" (COG, GTiff). */
-static char *siblings_unseen(void) {
-  const char *was = CPLGetThreadLocalConfigOption("GDAL_DISABLE_READDIR_ON_OPEN", NULL);
-  char *keep = was ? CPLStrdup(was) : NULL;
-  CPLSetThreadLocalConfigOption("GDAL_DISABLE_READDIR_ON_OPEN", "EMPTY_DIR");
-  return keep;
-}
-
-static void siblings_restore(char *keep) {
-  CPLSetThreadLocalConfigOption("GDAL_DISABLE_READDIR_ON_OPEN", keep);
-  CPLFree(keep);
-}
-
 /* The caller's progress callback, and whether it asked to stop. */
 typedef struct copy_progress {
   talus_progress_fn fn;
@@ -221,13 +203,13 @@ static talus_status copy_dataset(GDALDatasetH src, const char *path, const char 
   if (st) return st;
   GDALFlushCache(src);
   CPLErrorReset();
-  char *keep = siblings_unseen();
+  char *keep = talus_gdal_siblings_hide();
   copy_progress cp = {progress, user, 0};
   GDALDatasetH out = GDALCreateCopy(GDALGetDriverByName(driver), partial, src, FALSE, (char **)co,
                                     copy_progress_cb, &cp);
   int failed = !out;
   if (out) GDALClose(out);
-  siblings_restore(keep);
+  talus_gdal_siblings_restore(keep);
   if (cp.stopped) /* a driver may finish regardless: the file is still not wanted */
     st =
         talus_fail(TALUS_ERR_CANCELLED, "export", "writing '%s' as %s was cancelled", path, driver);
@@ -246,13 +228,13 @@ static talus_status rows_copy(talus_export_rows *r, const char *driver, const ch
 talus_status talus_export_copy_file(const char *src, const char *path, const char *driver,
                                     const char *const *co, talus_progress_fn progress, void *user) {
   talus_gdal_enter();
-  char *keep = siblings_unseen();
+  char *keep = talus_gdal_siblings_hide();
   GDALDatasetH ds = GDALOpenEx(src, GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL, NULL);
   talus_status st =
       ds ? copy_dataset(ds, path, driver, co, progress, user)
          : talus_gdal_fail(TALUS_ERR_IO, "cannot read '%s' to write '%s' as %s", src, path, driver);
   if (ds) GDALClose(ds);
-  siblings_restore(keep);
+  talus_gdal_siblings_restore(keep);
   talus_gdal_leave();
   return st;
 }

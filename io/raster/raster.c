@@ -229,3 +229,17 @@ talus_status talus_cellsize_of(const talus_georef *g, int nx, int ny, talus_cell
                       out->dx, out->dy);
   return TALUS_OK;
 }
+
+/* Hides the files beside what GDAL opens on this thread (raster_private.h). */
+char *talus_gdal_siblings_hide(void) {
+  const char *was = CPLGetThreadLocalConfigOption("GDAL_DISABLE_READDIR_ON_OPEN", NULL);
+  char *keep = was ? CPLStrdup(was) : NULL;
+  CPLSetThreadLocalConfigOption("GDAL_DISABLE_READDIR_ON_OPEN", "EMPTY_DIR");
+  return keep;
+}
+
+/* Puts back the option talus_gdal_siblings_hide found, and frees it. */
+void talus_gdal_siblings_restore(char *keep) {
+  CPLSetThreadLocalConfigOption("GDAL_DISABLE_READDIR_ON_OPEN", keep);
+  CPLFree(keep);
+}

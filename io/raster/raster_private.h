@@ -55,6 +55,12 @@ int talus_resampling_of(const char *name, GDALRIOResampleAlg *alg);
 talus_status talus_band_check_real(const char *path, GDALRasterBandH band, int b);
 /* Caps GDAL's block cache (see "Windowed I/O"); idempotent. */
 void talus_gdal_cache_cap(void);
+/* Makes GDAL see no files beside the ones it opens (this thread), until
+ * talus_gdal_siblings_restore(the returned value): its metadata readers
+ * take a "summary.txt" there for an ALOS scene's, and a copy then writes
+ * that metadata out as "<path>.IMD" (COG, GTiff). */
+char *talus_gdal_siblings_hide(void);
+void talus_gdal_siblings_restore(char *keep);
 /* Validates the caller's DEM options into o, defaults filled in. */
 talus_status talus_dem_options_check(const talus_dem_options *opt, talus_dem_options *o);
 
