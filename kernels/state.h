@@ -370,8 +370,8 @@ typedef enum talus_flow {
   TALUS_FLOW_PT_ROUNDING,      /* outside -> bedrock, signed: float rounding of the totals */
   TALUS_FLOW_PT_SAND_EROSION,  /* sand -> sediment (droplets, layered model) */
   TALUS_FLOW_PT_SAND_DEPOSIT,  /* sediment -> sand (droplets, layered model) */
-  TALUS_FLOW_PT_CLAMP,         /* outside -> sediment, signed: erosion below the floor limit
-                                * minus deposits above the ceiling (layered model) */
+  TALUS_FLOW_PT_CLAMP,         /* outside -> sediment, signed (≤ 0): deposits a ceiling refused
+                                * (layered model; the floor limit refuses nothing: 0 there) */
   TALUS_FLOW_PT_SAND_ROUNDING, /* outside -> sand, signed: float rounding (layered model) */
   TALUS_FLOW_COUNT
 } talus_flow;
