@@ -25,7 +25,8 @@
  *   4, which keeps the radius at L + r + 1) with the cone brush max(0, r − d)
  *   centred on the droplet (not on a node), normalised by the sum of its
  *   discrete weights over live nodes; v = √max(0, v² − γ·Δh/l_c);
- *   w *= 1 − e. At the end its sediment is deposited (deposit_at_death) or
+ *   w = w·(1 − e) + particles.water_gain (a flow line gathering water:
+ *   0 in the peers). At the end its sediment is deposited (deposit_at_death) or
  *   lost (PT_LOST). Off the domain: sediment leaves (PT_OUTFLOW) with
  *   water.outflow_border, else it is deposited where the droplet stands
  *   (a wall); a NoData cell is a border of its policy.
@@ -749,7 +750,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_step(pt_drop *d, const talus_ti
     pt_event_own(&d->ev[n], t, P, next.ix, next.iy, layered ? cols : NULL, own);
   float v2 = d->v * d->v - P->pt_gravity * dh / P->cell_size;
   d->v = sqrtf(v2 > 0.0f ? v2 : 0.0f);
-  d->w *= 1.0f - P->pt_evaporation;
+  d->w = d->w * (1.0f - P->pt_evaporation) + P->pt_water_gain;
   d->ix = next.ix, d->iy = next.iy, d->fx = next.fx, d->fy = next.fy, d->z = h0 + dh;
   for (int k = 0; k < 4; k++)
     d->own[k] = own[k], d->col[k] = cols[k];

@@ -181,6 +181,7 @@ typedef struct talus_kparams {
   float pt_erosion;             /* K_e: share of the missing load taken per move */
   float pt_deposition;          /* K_d: share of the excess load dropped per move */
   float pt_evaporation;         /* e: share of the water lost per move */
+  float pt_water_gain;          /* water gathered per move: w = w·(1 − e) + gain */
   float pt_gravity;             /* γ: speed² gained per unit of drop / cell size */
   float pt_initial_speed;       /* v0 */
   float pt_initial_water;       /* w0 */
