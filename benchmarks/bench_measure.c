@@ -18,11 +18,20 @@ static const char *const hf_only[] = {"thermal.enable=false", NULL};
 
 /* erodr's parameters (../shared/reference/particle-erosion-reference.md
  * §1), over particles.ini's scale keys */
-static const char *const pt_erodr[] = {
-    "particles.max_moves=32",      "particles.brush_radius=2",   "particles.inertia=0.3",
-    "particles.capacity=8",        "particles.min_slope=0.0001", "particles.erosion=0.7",
-    "particles.deposition=0.3",    "particles.evaporation=0.02", "particles.gravity=1",
-    "particles.initial_speed=0.9", "particles.initial_water=1",  NULL};
+static const char *const pt_erodr[] = {"particles.max_moves=32",
+                                       "particles.brush_radius=2",
+                                       "particles.inertia=0.3",
+                                       "particles.capacity=8",
+                                       "particles.min_slope=0.0001",
+                                       "particles.erosion=0.7",
+                                       "particles.deposition=0.3",
+                                       "particles.evaporation=0.02",
+                                       "particles.gravity=1",
+                                       "particles.initial_speed=0.9",
+                                       "particles.initial_water=1",
+                                       "particles.water_gain=0",
+                                       "particles.deposit_at_death=true",
+                                       NULL};
 
 /* Heightfield workloads on the fBm `noise` scene (1 m cells, the terrain
  * heightfield-default.ini is made for); layered ones on the paper's scenes

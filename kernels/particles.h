@@ -25,7 +25,8 @@
  *   4, which keeps the radius at L + r + 1) with the cone brush max(0, r − d)
  *   centred on the droplet (not on a node), normalised by the sum of its
  *   discrete weights over live nodes; v = √max(0, v² − γ·Δh/l_c);
- *   w *= 1 − e. At the end its sediment is deposited (deposit_at_death) or
+ *   w = w·(1 − e) + particles.water_gain (a flow line gathering water:
+ *   0 in the peers). At the end its sediment is deposited (deposit_at_death) or
  *   lost (PT_LOST). Off the domain: sediment leaves (PT_OUTFLOW) with
  *   water.outflow_border, else it is deposited where the droplet stands
  *   (a wall); a NoData cell is a border of its policy.
@@ -82,16 +83,26 @@
  *   particles.bedrock_erodibility of the rate. In water deeper than
  *   particles.water_stop (the layered pipes' water) it deposits all and
  *   stops.
+ * - Floor limit. A brush share from a column with a floor (k > 0) takes
+ *   at most what the column has above the floor + support.min_bedrock at
+ *   the step's start (its sand, pt_avail) plus the droplet's own change of
+ *   it (pt_take): the droplet carries only what it removed. The table and
+ *   the replay give the same shares (the replay recomputes the cap from
+ *   the events in order).
  * - Totals per column: pt_acc holds an erosion and a deposit plane per
- *   layer (pt_plane). pt_apply, per column: deposits fill sand up to the
- *   free room C − B − s − w at the step's start; erosion takes sand first,
- *   then bedrock down to the floor + support.min_bedrock (column 0 has no
- *   floor); what cannot be given or taken is booked (PT_CLAMP, outside →
- *   sediment, signed), all in integer units, so the batch's identity
- *   eroded = deposited + outflow + lost holds exactly, with eroded =
- *   PT_EROSION + PT_SAND_EROSION + the shortfall and deposited =
- *   PT_SAND_DEPOSIT + the overfill. The float rounding of sand and bedrock
- *   is booked (PT_SAND_ROUNDING, PT_ROUNDING).
+ *   layer (pt_plane). pt_apply, per cell top-down: deposits fill sand up
+ *   to the free room C − B − s − w at the step's start; erosion takes sand
+ *   first, then bedrock down to the floor (pt_take keeps each droplet
+ *   above floor + support.min_bedrock; only droplets of one batch eroding
+ *   the same node together reach into that last support.min_bedrock,
+ *   which the support check lets collapse, and what even the floor cannot
+ *   give comes from the column below; column 0 has no floor): erosion is
+ *   never refused, nothing is created. Deposits a ceiling refuses are
+ *   booked (PT_CLAMP, outside → sediment, signed: ≤ 0), all in integer
+ *   units, so the batch's identity eroded = deposited + outflow + lost
+ *   holds exactly, with eroded = PT_EROSION + PT_SAND_EROSION and
+ *   deposited = PT_SAND_DEPOSIT − PT_CLAMP. The float rounding of sand and
+ *   bedrock is booked (PT_SAND_ROUNDING, PT_ROUNDING).
  */
 #ifndef TALUS_KERNELS_PARTICLES_H
 #define TALUS_KERNELS_PARTICLES_H
@@ -215,6 +226,7 @@ typedef struct pt_drop {
   int32_t ix, iy;
   float fx, fy, dx, dy, v, w, z;
   int64_t s;
+  int64_t taken;  /* the units its brush took so far (pt_take: no cap where it fits) */
   int64_t own[4]; /* pt_own4 of the current cell, kept up to date */
   int8_t col[4];  /* pt_cols of the current cell at level z */
   int n;
@@ -321,27 +333,72 @@ TALUS_HD static inline int pt_event_hits(const pt_event *e, const talus_tile *t,
   return col == cols[k];
 }
 
+/* Units of float v [m] ≥ 0 below it: floor(v·2³²) (exact: v·2³² is). */
+TALUS_HD static inline int64_t pt_units(double v) {
+  return v > 0.0 ? (int64_t)(v * PT_UNIT) : 0;
+}
+
+#define PT_NO_FLOOR INT64_MAX /* pt_avail of a column without a floor limit */
+
+/* The units a droplet may take from layered column col of the cell at
+ * buffer index idx at the step's start: its sand and its bedrock above
+ * the floor + support.min_bedrock, in the units pt_apply_column counts
+ * them; PT_NO_FLOOR for column 0 (no floor) and on heightfields (col < 0). */
+TALUS_HD static inline int64_t pt_avail(const talus_tile *t, const talus_kparams *P, size_t idx,
+                                        int col) {
+  if (col <= 0) return PT_NO_FLOOR;
+  size_t ci = talus_col(t, idx, col);
+  return pt_units(t->s[ci]) +
+         pt_units((double)t->B[ci] - (double)t->C[ci - t->plane] - (double)P->min_bedrock);
+}
+
+/* The units a brush share of `share` takes from a node whose droplet has
+ * taken `taken` in all so far, with `avail` (pt_avail) at the step's
+ * start and its own change there `own` (read by *own_of only when the
+ * share might not fit): at most what is left above the floor limit, so
+ * the limit is a no-op at pt_apply (no droplet carries away what it did
+ * not remove). own ≥ −taken, so a share with taken + share ≤ avail fits
+ * whatever own is: the replay, which always knows own, gives the same. */
+TALUS_HD static inline int64_t pt_take(int64_t share, int64_t avail, int64_t taken, int64_t own) {
+  if (avail == PT_NO_FLOOR || taken + share <= avail) return share;
+  int64_t left = avail + own;
+  return left <= 0 ? 0 : share < left ? share : left;
+}
+
+/* Adds event e's change [units] of global node (gx, gy), column col
+ * (cols[k] of pt_event_hits; NULL cols on heightfields), to *own, the
+ * droplet's own change there from the events before e (brush shares
+ * capped by pt_take, as pt_erode took them). */
+TALUS_HD static inline void pt_event_node(const pt_event *e, const talus_tile *t,
+                                          const talus_kparams *P, int gx, int gy,
+                                          const int8_t *cols, int k, int64_t *own) {
+  int r = P->pt_brush_radius, kx = gx - e->ix, ky = gy - e->iy;
+  if (e->kind == 1) {
+    if (kx >= 0 && kx <= 1 && ky >= 0 && ky <= 1 && pt_event_hits(e, t, P, gx, gy, cols, k))
+      *own += e->q * pt_bilinear(kx, ky, e->fx, e->fy);
+  } else if (kx >= -r && kx <= r + 1 && ky >= -r && ky <= r + 1) {
+    int64_t wgt = pt_cone(gx, gy, e->ix, e->iy, e->fx, e->fy, r);
+    if (wgt && pt_event_hits(e, t, P, gx, gy, cols, k)) {
+      size_t idx = talus_idx(t, gx - t->buf.x0, gy - t->buf.y0);
+      int64_t avail = pt_avail(t, P, idx, cols ? cols[k] : -1);
+      *own -= pt_take(e->q * wgt, avail, avail == PT_NO_FLOOR ? 0 : INT64_MAX / 4, *own);
+    }
+  }
+}
+
 /* Adds event e's change [units] of the 4 nodes of cell (ix, iy) to
  * own[k], node k = (ix + (k & 1), iy + (k >> 1)), columns cols (NULL on
- * heightfields). The nodes a droplet reads are live (pt_where), as every
- * node its brush wrote to is, so the brush's rule for dead nodes needs no
- * test here. */
+ * heightfields): pt_event_node per node. The nodes a droplet reads are
+ * live (pt_where), as every node its brush wrote to is, so the brush's
+ * rule for dead nodes needs no test here. */
 TALUS_HD static inline void pt_event_own(const pt_event *e, const talus_tile *t,
                                          const talus_kparams *P, int ix, int iy, const int8_t *cols,
                                          int64_t own[4]) {
   int r = P->pt_brush_radius;
   int ox = ix - e->ix, oy = iy - e->iy, reach = e->kind == 1 ? 1 : r + 1;
   if (ox < -reach || ox > reach || oy < -reach || oy > reach) return;
-  for (int k = 0; k < 4; k++) {
-    int kx = ox + (k & 1), ky = oy + (k >> 1), gx = ix + (k & 1), gy = iy + (k >> 1);
-    if (e->kind == 1) {
-      if (kx >= 0 && kx <= 1 && ky >= 0 && ky <= 1 && pt_event_hits(e, t, P, gx, gy, cols, k))
-        own[k] += e->q * pt_bilinear(kx, ky, e->fx, e->fy);
-    } else if (kx >= -r && kx <= r + 1 && ky >= -r && ky <= r + 1) {
-      int64_t wgt = pt_cone(gx, gy, e->ix, e->iy, e->fx, e->fy, r);
-      if (wgt && pt_event_hits(e, t, P, gx, gy, cols, k)) own[k] -= e->q * wgt;
-    }
-  }
+  for (int k = 0; k < 4; k++)
+    pt_event_node(e, t, P, ix + (k & 1), iy + (k >> 1), cols, k, &own[k]);
 }
 
 /* The droplet's own changes [units] of the 4 nodes of cell (ix, iy),
@@ -362,6 +419,18 @@ TALUS_HD static inline void pt_own4(const pt_drop *d, const talus_tile *t, const
   own[0] = own[1] = own[2] = own[3] = 0;
   for (int i = 0; i < d->n; i++)
     pt_event_own(&d->ev[i], t, &c->P, ix, iy, cols, own);
+}
+
+/* The droplet's own change [units] of column col of global node
+ * (gx, gy): from its table, or its events replayed in order. */
+TALUS_HD static inline int64_t pt_own1(const pt_drop *d, const talus_tile *t,
+                                       const talus_kparams *P, int gx, int gy, int col) {
+  if (d->keys >= 0) return d->keys ? pt_own_get(d, pt_own_key(d, gx, gy, col)) : 0;
+  int8_t c1 = (int8_t)col;
+  int64_t own = 0;
+  for (int i = 0; i < d->n; i++)
+    pt_event_node(&d->ev[i], t, P, gx, gy, &c1, 0, &own);
+  return own;
 }
 
 /* Bilinear height at (ix + fx, iy + fy) of the terrain (B, or B + s of
@@ -503,13 +572,23 @@ pt_erode(pt_drop *d, const talus_tile *t, const talus_kctx *c, int64_t amount, i
   /* index of the box's corner: may lie off the buffer, whose nodes weigh 0 */
   int x0 = d->ix - r + 1, y0 = d->iy - r + 1;
   ptrdiff_t row = (ptrdiff_t)(y0 - t->buf.y0) * t->pitch + (x0 - t->buf.x0);
+  int64_t took = 0;
   for (int j = 0; j < side; j++, row += t->pitch)
     for (int i = 0; i < side; i++, k++)
       if (w[k]) {
-        pt_add(&t->pt_acc[pt_plane(t, 0, col[k]) + (size_t)(row + i)], q * w[k]);
-        pt_own_add(d, pt_own_key(d, x0 + i, y0 + j, col[k]), -q * w[k]);
+        int64_t share = q * w[k];
+        if (layered && col[k] > 0) { /* a floor limit: take at most what is left above it */
+          int64_t avail = pt_avail(t, &c->P, (size_t)(row + i), col[k]);
+          if (d->taken + took + share > avail)
+            share =
+                pt_take(share, avail, INT64_MAX / 4, pt_own1(d, t, &c->P, x0 + i, y0 + j, col[k]));
+        }
+        if (!share) continue;
+        pt_add(&t->pt_acc[pt_plane(t, 0, col[k]) + (size_t)(row + i)], share);
+        pt_own_add(d, pt_own_key(d, x0 + i, y0 + j, col[k]), -share);
+        took += share;
       }
-  d->s += q * W;
+  d->s += took, d->taken += took;
   if (d->n < PT_MOVES_MAX) d->ev[d->n++] = (pt_event){d->ix, d->iy, d->fx, d->fy, q, 0, d->z};
 }
 
@@ -671,7 +750,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_step(pt_drop *d, const talus_ti
     pt_event_own(&d->ev[n], t, P, next.ix, next.iy, layered ? cols : NULL, own);
   float v2 = d->v * d->v - P->pt_gravity * dh / P->cell_size;
   d->v = sqrtf(v2 > 0.0f ? v2 : 0.0f);
-  d->w *= 1.0f - P->pt_evaporation;
+  d->w = d->w * (1.0f - P->pt_evaporation) + P->pt_water_gain;
   d->ix = next.ix, d->iy = next.iy, d->fx = next.fx, d->fy = next.fy, d->z = h0 + dh;
   for (int k = 0; k < 4; k++)
     d->own[k] = own[k], d->col[k] = cols[k];
@@ -702,7 +781,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_run(const talus_tile *t, const 
   d.ix = gx, d.iy = gy;
   d.fx = (float)(o & 0xFFFFu) * (1.0f / 65536.0f), d.fy = (float)(o >> 16) * (1.0f / 65536.0f);
   d.dx = d.dy = 0.0f, d.v = P->pt_initial_speed, d.w = P->pt_initial_water;
-  d.s = 0, d.n = 0, d.z = 0.0f, d.ox = gx, d.oy = gy, d.keys = PT_OWN_TABLE ? 0 : -1;
+  d.s = 0, d.taken = 0, d.n = 0, d.z = 0.0f, d.ox = gx, d.oy = gy, d.keys = PT_OWN_TABLE ? 0 : -1;
   for (int k = 0; k < 4; k++)
     d.own[k] = 0, d.col[k] = 0;
   if (layered) { /* rain falls on the top columns */
@@ -752,18 +831,21 @@ TALUS_HD static inline void k_pt_trace(const talus_tile *t, const talus_kctx *c,
     pt_run(t, c, gx, gy, o, flows, 0);
 }
 
-/* Units of float v [m] ≥ 0 below it: floor(v·2³²) (exact: v·2³² is). */
-TALUS_HD static inline int64_t pt_units(double v) {
-  return v > 0.0 ? (int64_t)(v * PT_UNIT) : 0;
-}
-
-/* pt_apply on layered column k of the cell at idx: deposits fill its sand
- * up to the free room, erosion takes sand, then bedrock down to the floor
- * + support.min_bedrock; the clamps and the rounding are booked. */
-TALUS_HD static inline void pt_apply_column(const talus_tile *t, const talus_kparams *P, size_t idx,
-                                            int k, double *flows) {
-  int64_t E = t->pt_acc[pt_plane(t, 0, k) + idx], D = t->pt_acc[pt_plane(t, 1, k) + idx];
-  if (!E && !D) return;
+/* pt_apply on layered column k of the cell at idx, with `carry` units of
+ * erosion the column above could not give: deposits fill its sand up to
+ * the free room; erosion takes sand, then bedrock down to its floor (the
+ * ceiling of column k − 1). Each droplet took no more than a column had
+ * above its floor + support.min_bedrock (pt_take), so the floor limit
+ * refuses nothing a droplet carried; only where several droplets of the
+ * batch took the same node's last sand and rock does their sum reach
+ * into the roof's last support.min_bedrock (which the support check then
+ * lets collapse), and past the floor into column k − 1 (returned: its
+ * carry; column 0 has no floor). What a ceiling refuses to deposit is
+ * booked (PT_CLAMP, sediment → outside), as is the float rounding. */
+TALUS_HD static inline int64_t pt_apply_column(const talus_tile *t, size_t idx, int k,
+                                               int64_t carry, double *flows) {
+  int64_t E = t->pt_acc[pt_plane(t, 0, k) + idx] + carry, D = t->pt_acc[pt_plane(t, 1, k) + idx];
+  if (!E && !D) return 0;
   size_t ci = talus_col(t, idx, k);
   float s = t->s[ci], B = t->B[ci], C = t->C[ci];
   int64_t dep = D;
@@ -773,20 +855,20 @@ TALUS_HD static inline void pt_apply_column(const talus_tile *t, const talus_kpa
   }
   int64_t sand = pt_units(s) + dep, take_s = E < sand ? E : sand, take_b = E - take_s;
   if (k > 0) {
-    int64_t room = pt_units((double)B - (double)t->C[ci - t->plane] - (double)P->min_bedrock);
+    int64_t room = pt_units((double)B - (double)t->C[ci - t->plane]);
     take_b = take_b < room ? take_b : room;
   }
-  int64_t clamp = (E - take_s - take_b) - (D - dep);
   float sn = (float)((double)s + (double)(dep - take_s) * (1.0 / PT_UNIT));
   float bn = (float)((double)B - (double)take_b * (1.0 / PT_UNIT));
   t->s[ci] = sn, t->B[ci] = bn;
   flows[TALUS_FLOW_PT_SAND_DEPOSIT] += (double)dep * (1.0 / PT_UNIT);
   flows[TALUS_FLOW_PT_SAND_EROSION] += (double)take_s * (1.0 / PT_UNIT);
   flows[TALUS_FLOW_PT_EROSION] += (double)take_b * (1.0 / PT_UNIT);
-  flows[TALUS_FLOW_PT_CLAMP] += (double)clamp * (1.0 / PT_UNIT);
+  flows[TALUS_FLOW_PT_CLAMP] -= (double)(D - dep) * (1.0 / PT_UNIT);
   flows[TALUS_FLOW_PT_SAND_ROUNDING] +=
       ((double)sn - (double)s) - (double)(dep - take_s) * (1.0 / PT_UNIT);
   flows[TALUS_FLOW_PT_ROUNDING] += ((double)bn - (double)B) + (double)take_b * (1.0 / PT_UNIT);
+  return E - take_s - take_b;
 }
 
 /* Stage pt_apply: the cell's totals change its height once (on layered
@@ -796,8 +878,9 @@ TALUS_HD static inline void k_pt_apply(const talus_tile *t, const talus_kctx *c,
                                        double *flows) {
   size_t idx = talus_idx(t, x, y);
   if (c->P.model == TALUS_MODEL_LAYERED) {
-    for (int k = 0; k < t->count[idx]; k++)
-      pt_apply_column(t, &c->P, idx, k, flows);
+    int64_t carry = 0; /* top-down: what a roof could not give comes from the column below */
+    for (int k = t->count[idx] - 1; k >= 0; k--)
+      carry = pt_apply_column(t, idx, k, carry, flows);
     return;
   }
   int64_t ero = t->pt_acc[pt_plane(t, 0, 0) + idx], dep = t->pt_acc[pt_plane(t, 1, 0) + idx];

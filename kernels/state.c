@@ -93,6 +93,7 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->pt_erosion = 0.7f;
   p->pt_deposition = 0.3f;
   p->pt_evaporation = 0.02f;
+  p->pt_water_gain = 0.0f;
   p->pt_gravity = 1.0f;
   p->pt_initial_speed = 0.9f;
   p->pt_initial_water = 1.0f;

@@ -187,6 +187,7 @@ typedef struct talus_kparams {
   float pt_erosion;             /* K_e: share of the missing load taken per move */
   float pt_deposition;          /* K_d: share of the excess load dropped per move */
   float pt_evaporation;         /* e: share of the water lost per move */
+  float pt_water_gain;          /* water gathered per move: w = w·(1 − e) + gain */
   float pt_gravity;             /* γ: speed² gained per unit of drop / cell size */
   float pt_initial_speed;       /* v0 */
   float pt_initial_water;       /* w0 */
@@ -378,8 +379,8 @@ typedef enum talus_flow {
   TALUS_FLOW_PT_ROUNDING,      /* outside -> bedrock, signed: float rounding of the totals */
   TALUS_FLOW_PT_SAND_EROSION,  /* sand -> sediment (droplets, layered model) */
   TALUS_FLOW_PT_SAND_DEPOSIT,  /* sediment -> sand (droplets, layered model) */
-  TALUS_FLOW_PT_CLAMP,         /* outside -> sediment, signed: erosion below the floor limit
-                                * minus deposits above the ceiling (layered model) */
+  TALUS_FLOW_PT_CLAMP,         /* outside -> sediment, signed (≤ 0): deposits a ceiling refused
+                                * (layered model; the floor limit refuses nothing: 0 there) */
   TALUS_FLOW_PT_SAND_ROUNDING, /* outside -> sand, signed: float rounding (layered model) */
   TALUS_FLOW_COUNT
 } talus_flow;

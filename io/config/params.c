@@ -240,6 +240,9 @@ static const param_decl table[] = {
          "K_d: share of the load above capacity dropped per move"),
     REAL("particles.evaporation", pt_evaporation, 0, 1, 0.02, "",
          "share of a droplet's water lost per move"),
+    REAL("particles.water_gain", pt_water_gain, 0, 1e6, 0, "",
+         "water a droplet gathers per move, in units of w (w = w*(1 - e) + gain): a flow line's "
+         "growing discharge, so capacity follows stream power downstream"),
     REAL("particles.gravity", pt_gravity, 0, 1e6, 1, "",
          "gamma: speed^2 gained per unit drop/cell_size (v = sqrt(max(0, v^2 - gamma*dh/l_c)))"),
     REAL("particles.initial_speed", pt_initial_speed, 0, 1e6, 0.9, "", "v0: speed at birth"),
