@@ -25,6 +25,8 @@
  * the dry-out no lake is left, the hollows are filled (the depression
  * volume under the priority-flood fill falls to a fraction) with the hills'
  * sediment while the hills are lowered, and the sediment's ledger closes.
+ * Horizontal erosion pinned to a reference cell (horizontal.reference_cell)
+ * undercuts a lake's cliff alike on a 1 m and a 2 m grid.
  *
  * Through-arches are counted along straight horizontal lines: light passes
  * under rock from open air to open air, and the roof stands on pillars at
@@ -428,6 +430,75 @@ static void test_through_arch_measure(void) {
   }
 }
 
+/* Rock [m² per metre of wall] that splits turn into sand on the face of a
+ * 20 m cliff standing in a still lake 3 m deep, after `seconds` of
+ * simulated time on a grid of `cell` m: a 32 × 4 m world (every row alike),
+ * the cliff filling x >= 16 m, reflecting borders, no rain or evaporation. `ref` is
+ * horizontal.reference_cell, `recovery` horizontal.damage_recovery and
+ * `min_slope` horizontal.min_slope. */
+static double lake_cliff_retreat(float cell, float ref, float recovery, float min_slope,
+                                 double seconds) {
+  int w = (int)(32.0f / cell), h = (int)(4.0f / cell);
+  talus_tile *t = NULL;
+  CHECK(talus_tile_create(&t, (talus_rect){0, 0, w, h}, 8, 0) == TALUS_OK, "cliff tile");
+  if (!t) return -1.0;
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      size_t j = talus_col(t, talus_idx(t, x, y), 0);
+      int cliff = (float)x * cell >= 16.0f;
+      t->B[j] = cliff ? 20.0f : 0.0f;
+      t->w[j] = cliff ? 0.0f : 3.0f;
+    }
+  talus_kctx c;
+  memset(&c, 0, sizeof c);
+  talus_kparams *P = &c.P;
+  talus_kparams_defaults(P);
+  P->cell_size = cell;
+  P->dt = 0.05f;
+  P->rain = P->evaporation = P->petrification = 0.0f;
+  P->horiz_reference_cell = ref;
+  P->damage_recovery = recovery;
+  P->horiz_min_slope = min_slope;
+  talus_kparams_derive(P);
+  c.nx = w;
+  c.ny = h;
+  talus_run_stats stats;
+  memset(&stats, 0, sizeof stats);
+  int steps = (int)(seconds / P->dt);
+  CHECK(talus_tiler_advance(t, &c, (talus_rect){0, 0, w, h}, steps, &stats, NULL, NULL) == TALUS_OK,
+        "cliff run: %s", talus_last_error());
+  talus_tile_free(t);
+  return stats.flows[TALUS_FLOW_SPLIT] * cell * cell / 4.0;
+}
+
+/* horizontal.reference_cell makes a scene's horizontal erosion the same on
+ * any grid: a cliff in a still lake, with the arches preset's constants
+ * (min_slope 0.5, damage_recovery 0.000625 m/s, set for 2 m cells), loses
+ * about as much rock on a 1 m grid as on the 2 m grid when they are pinned
+ * to 2 m; left per cell (the reference's rule), the 1 m grid's notch walls
+ * read steeper and its wear outpaces healing sooner. Splits come in quanta
+ * of split_size × l_c, and the still lake's notches stall once filled with
+ * their own sand, so after 3000 s the counts are small: 3.00 m²/m at 2 m,
+ * 2.25 pinned (three cuts of 0.75 m² at 1 m against two of 1.5), 7.50 per
+ * cell. The bounds keep the pinned grid within 40 % and require the
+ * per-cell rule to miss by more than 2× (the check that the test can
+ * fail). */
+static void test_lake_cliff_any_grid(void) {
+  const double T = 3000.0;
+  double at2 = lake_cliff_retreat(2.0f, 2.0f, 0.000625f, 0.5f, T);
+  double pinned = lake_cliff_retreat(1.0f, 2.0f, 0.000625f, 0.5f, T);
+  double loose = lake_cliff_retreat(1.0f, 0.0f, 0.000625f, 0.5f, T);
+  printf("lake cliff, %.0f s: rock split per metre of wall %.2f m2 at 2 m cells, %.2f at 1 m "
+         "pinned to 2 m, %.2f at 1 m per cell\n",
+         T, at2, pinned, loose);
+  CHECK(at2 > 1.0, "the cliff is undercut at 2 m cells (%.2f m2/m)", at2);
+  CHECK(fabs(pinned / at2 - 1.0) <= 0.4,
+        "pinned to 2 m, 1 m cells split %.2f of the 2 m grid's rock, want 1 +- 40 %%",
+        pinned / at2);
+  CHECK(loose / at2 > 2.0, "per cell, 1 m cells split %.2f of the 2 m grid's rock (> 2 expected)",
+        loose / at2);
+}
+
 /* arches (item 3), its suggested run: 6000 steps of rain flood the plain
  * and the lake, rising and then falling, undercuts the walls along its
  * levels; where the cuts from both faces of a wall meet, a through-arch
@@ -588,6 +659,7 @@ int main(void) {
   test_chasm_rain();
   test_chasm_source();
   test_through_arch_measure();
+  test_lake_cliff_any_grid();
   test_arches();
   test_cave();
   test_rivers_rain_texture();
