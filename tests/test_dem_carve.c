@@ -54,6 +54,24 @@ static float *carve_run(const char *preset, const float *h, const uint8_t *mask,
   return carve_run_with(preset, sets, STEPS, h, mask, nx, ny, cell, NULL);
 }
 
+/* The figures of a carving run, printed and checked: channel cells erode
+ * at least `ratio` times the hillslopes, erosion follows log(accumulation)
+ * (r >= 0.2), p99.9 |dz| stays within `share` of the relief, no NaN, and
+ * with `incise` the channels' net dz is negative. */
+static void check_figures(const char *what, const carve_metrics *m, double ratio, double share,
+                          int incise) {
+  carve_print(stdout, what, m);
+  CHECK(m->channels > 0 && m->hills > 0, "%s: %ld channel, %ld hillslope cells", what, m->channels,
+        m->hills);
+  CHECK(m->channel_erosion >= ratio * m->hill_erosion,
+        "%s: channels erode %.3g m, hillslopes %.3g m", what, m->channel_erosion, m->hill_erosion);
+  CHECK(!incise || m->channel_net < 0.0, "%s: net dz on channels %+.3g m", what, m->channel_net);
+  CHECK(m->correlation >= 0.2, "%s: erosion vs log(accumulation) r = %.3f", what, m->correlation);
+  CHECK(m->p999 <= share * m->relief, "%s: p99.9 |dz| %.3g m of relief %.0f m", what, m->p999,
+        m->relief);
+  CHECK(m->nonfinite == 0, "%s: %ld non-finite heights", what, m->nonfinite);
+}
+
 /* The droplets (configs/particles.ini) for PT_STEPS batches (~4 droplets
  * per cell): channels erode at least PT_RATIO times the hillslopes,
  * erosion correlates with log(accumulation) at r >= 0.2, no load is lost
@@ -74,36 +92,18 @@ static void check_droplets(const char *what, const float *h, const uint8_t *mask
   CHECK(after != NULL, "%s: the run failed", what);
   if (!after) return;
   carve_metrics m = carve_measure(h, after, mask, nx, ny);
-  carve_print(stdout, what, &m);
-  CHECK(m.channels > 0 && m.hills > 0, "%s: %ld channel, %ld hillslope cells", what, m.channels,
-        m.hills);
+  check_figures(what, &m, PT_RATIO, 0.1, incise);
   CHECK(lost == 0.0, "%s: %.6g m of load lost", what, lost);
-  CHECK(!incise || m.channel_net < 0.0, "%s: net dz on channels %+.3g m", what, m.channel_net);
-  CHECK(m.channel_erosion >= PT_RATIO * m.hill_erosion,
-        "%s: channels erode %.3g m, hillslopes %.3g m", what, m.channel_erosion, m.hill_erosion);
-  CHECK(m.correlation >= 0.2, "%s: erosion vs log(accumulation) r = %.3f", what, m.correlation);
-  CHECK(m.p999 <= 0.1 * m.relief, "%s: p99.9 |dz| %.3g m of a %.3g m relief", what, m.p999,
-        m.relief);
-  CHECK(m.nonfinite == 0, "%s: %ld non-finite heights", what, m.nonfinite);
   free(after);
 }
 
-/* The acceptance figures of one run, checked and printed. */
+/* The acceptance figures of one run (dem-carving.md), checked and printed. */
 static void check_carved(const char *what, const float *before, const float *after,
                          const uint8_t *mask, int nx, int ny) {
   CHECK(after != NULL, "%s: the run failed", what);
   if (!after) return;
   carve_metrics m = carve_measure(before, after, mask, nx, ny);
-  carve_print(stdout, what, &m);
-  CHECK(m.channels > 0 && m.hills > 0, "%s: %ld channel, %ld hillslope cells", what, m.channels,
-        m.hills);
-  CHECK(m.channel_erosion >= 5.0 * m.hill_erosion, "%s: channels erode %.3g m, hillslopes %.3g m",
-        what, m.channel_erosion, m.hill_erosion);
-  CHECK(m.channel_net < 0.0, "%s: net dz on channels %+.3g m", what, m.channel_net);
-  CHECK(m.correlation >= 0.2, "%s: erosion vs log(accumulation) r = %.3f", what, m.correlation);
-  CHECK(m.p999 <= 0.05 * m.relief, "%s: p99.9 |dz| %.3g m of relief %.0f m", what, m.p999,
-        m.relief);
-  CHECK(m.nonfinite == 0, "%s: %ld non-finite heights", what, m.nonfinite);
+  check_figures(what, &m, 5.0, 0.05, 1);
 }
 
 /* Hash roughness in [-amp, amp] of cell (x, y). */
