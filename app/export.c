@@ -56,7 +56,8 @@ static void export_usage(void) {
          "  --tiles C[xR]       an engine grid of C x R heightmaps OUTPUT_x<i>_y<j>.ext, each\n"
          "                      with its sidecar, sharing their edge rows and columns (Unreal\n"
          "                      World Partition, Unity terrain groups) and one Z range; the\n"
-         "                      size must be C*(t-1)+1, e.g. --size 4033 --tiles 4 (1009 each)\n"
+         "                      size must be C*(t-1)+1, e.g. --size 4033 --tiles 4 (1009 each);\n"
+         "                      with --mask, the masks' splat maps cut the same way\n"
          "  --no-sidecar        do not write FILE.json (heightmaps and masks)\n"
          "  -co NAME=VALUE      creation option of GTiff or the GDAL driver; repeatable\n"
          "  --config KEY VALUE  GDAL configuration option\n"
@@ -126,7 +127,7 @@ typedef struct export_opts {
   talus_mesh_options mo;
   int mesh_style; /* --mesh-style or --smooth-step given */
   int64_t tile;
-  int tiles_x, tiles_y; /* --tiles CxR: an engine grid of heightmaps */
+  int tiles_x, tiles_y; /* --tiles CxR: an engine grid of heightmaps or masks */
   int masks;            /* --mask was given: texturing masks of a state */
   talus_mask_options mk;
   int section; /* --section was given: a cross-section PNG of a state */
@@ -338,9 +339,9 @@ static talus_status export_settle_masks(export_opts *o) {
   if (o->mk.bits == 32) o->mk.bits = 0;
   o->mk.creation_options = o->co;
   o->mk.width = o->hm.width, o->mk.height = o->hm.height, o->mk.resampling = o->hm.resampling;
-  if (o->hm.z_stated || o->tiles_x || export_mesh_options_given(o))
+  if (o->hm.z_stated || export_mesh_options_given(o))
     return talus_fail(TALUS_ERR_ARGUMENT, "args",
-                      "--mask takes none of --z-range, --tiles and the mesh options");
+                      "--mask takes neither --z-range nor the mesh options");
   return TALUS_OK;
 }
 
@@ -566,20 +567,47 @@ static talus_status export_mesh_extent(const export_opts *o, const talus_mesh_so
   return TALUS_OK;
 }
 
-/* The masks of the state o->input. */
+/* Tile (i, j)'s file name of --tiles (a talus_export_grid's path_of). */
+static void export_grid_path(void *user, int i, int j, char *buf, size_t size) {
+  export_tile_path(buf, size, ((const export_opts *)user)->output, i, j);
+}
+
+/* The sidecar of every file written: the one, or each tile's. */
+static talus_status export_mask_sidecars(const export_opts *o, double cell) {
+  char path[TALUS_PATH_BUF], side[TALUS_PATH_BUF + 8];
+  int n = o->tiles_x ? o->tiles_x * o->tiles_y : 1;
+  talus_status st = TALUS_OK;
+  for (int k = 0; k < n && !st; k++) {
+    if (o->tiles_x)
+      export_tile_path(path, sizeof path, o->output, k % o->tiles_x, k / o->tiles_x);
+    else
+      snprintf(path, sizeof path, "%s", o->output);
+    export_sidecar_path(side, sizeof side, path);
+    const char *slash = strrchr(path, '/');
+    st = talus_mask_sidecar(side, slash ? slash + 1 : path, &o->mk, cell);
+  }
+  return st;
+}
+
+/* The masks of the state o->input: one file, or an engine grid of tiles
+ * sharing their edges (--tiles), each with its sidecar; all or nothing. */
 static talus_status export_mask_file(export_opts *o) {
   app_progress bar;
   app_progress_begin(&bar, "exporting", 100, o->quiet);
   double cell = 0.0;
+  talus_export_grid grid = {o->tiles_x, o->tiles_y, export_grid_path, o};
+  o->mk.grid = o->tiles_x ? &grid : NULL;
   talus_status st = talus_mask_export(o->input, o->output, &o->mk, &cell, app_progress_cb, &bar);
   app_progress_end(&bar);
-  if (!st && !o->no_sidecar) {
-    const char *slash = strrchr(o->output, '/');
-    st = talus_mask_sidecar(o->sidecar, slash ? slash + 1 : o->output, &o->mk, cell);
-    if (st) remove(o->output);
+  if (!st && !o->no_sidecar && (st = export_mask_sidecars(o, cell))) {
+    if (o->tiles_x) /* the files are ours: none stays without its sidecar */
+      export_hm_untile(o, o->tiles_x * o->tiles_y);
+    else
+      remove(o->output), remove(o->sidecar);
   }
   if (!st)
-    talus_info("wrote %s (%d mask%s, %s, %s)", o->output, o->mk.n, o->mk.n > 1 ? "s" : "",
+    talus_info("wrote %s%s (%d mask%s, %s, %s)", o->tiles_x ? "the tiles of " : "", o->output,
+               o->mk.n, o->mk.n > 1 ? "s" : "",
                o->mk.bits ? (o->mk.bits == 8 ? "8-bit 0-1" : "16-bit 0-1") : "float32 physical",
                o->mk.driver);
   return st;

@@ -161,5 +161,37 @@ check "float masks in PNG are refused (PNG writes Byte and UInt16)" \
 check "--bits 12 is refused" 'bad bits "8, 16 or 32" "$W/m_state.tif" --mask flow --bits 12'
 check "a DEM is not a state" 'bad dem "not a talus state" "$W/m.tif" --mask water'
 
+# An engine grid of splat maps (--tiles): each tile is the whole map's
+# window, the tiles share their edge rows and columns, each has its
+# sidecar; a size that does not split leaves no tile at all.
+mkdir -p "$W/grid"
+"$T" export "$W/m_state.tif" --mask flow,wear,deposition --size 97 -o "$W/grid/whole.png" -q
+"$T" export "$W/m_state.tif" --mask flow,wear,deposition --size 97 --tiles 2x3 \
+  -o "$W/grid/g.png" -q
+check "--mask --tiles 2x3: 6 tiles with their sidecars" \
+  '[ $(ls "$W/grid" | grep -c "^g_x[01]_y[0-2].png$") -eq 6 ] &&
+   [ $(ls "$W/grid" | grep -c "^g_x[01]_y[0-2].png.json$") -eq 6 ]'
+check "every mask tile is its window of the whole map, edges shared" \
+  '/usr/bin/python3 - "$W/grid" <<"PY"
+import sys
+import numpy as np
+from osgeo import gdal
+def read(p):
+    d = gdal.Open(p)
+    return np.stack([d.GetRasterBand(b + 1).ReadAsArray() for b in range(d.RasterCount)])
+d = sys.argv[1]
+whole = read(d + "/whole.png")
+for j in range(3):
+    for i in range(2):
+        t = read("%s/g_x%d_y%d.png" % (d, i, j))
+        assert t.shape == (3, 33, 49), t.shape
+        assert np.array_equal(t, whole[:, 32 * j:32 * j + 33, 48 * i:48 * i + 49]), (i, j)
+PY'
+mkdir -p "$W/nogrid"
+"$T" export "$W/m_state.tif" --mask flow --size 100 --tiles 2 -o "$W/nogrid/g.png" -q \
+  2>"$W/nogrid.err"
+check "--mask --tiles on a size that does not split: refused, no tile left" \
+  'grep -q "do not split" "$W/nogrid.err" && [ -z "$(ls "$W/nogrid")" ]'
+
 echo "cli_masks: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -239,6 +239,44 @@ talus_status talus_export_copy_file(const char *src, const char *path, const cha
   return st;
 }
 
+/* Copies the t × u window at (x0, y0) of the rows into driver's file
+ * `path` under a partial name. */
+static talus_status rows_copy_window(talus_export_rows *r, int x0, int y0, int t, int u,
+                                     const char *path, const char *driver, const char *const *co) {
+  GDALDatasetH win = NULL;
+  talus_status st = talus_gdal_window(r->ds, x0, y0, t, u, &win);
+  if (!st) st = copy_dataset(win, path, driver, co, NULL, NULL);
+  if (win) GDALClose(win);
+  return st;
+}
+
+talus_status talus_export_rows_close_grid(talus_export_rows *r, talus_status st, const char *driver,
+                                          const char *const *co, const talus_export_grid *g) {
+  if (!r) return st;
+  talus_gdal_enter();
+  if (!st && r->W) st = rows_resample(r);
+  int W = r->W ? r->W : r->nx, H = r->W ? r->H : r->ny, done = 0;
+  int t = (W - 1) / g->cols + 1, u = (H - 1) / g->rows + 1;
+  if (!st && ((W - 1) % g->cols || (H - 1) % g->rows || t < 2 || u < 2))
+    st = talus_fail(TALUS_ERR_ARGUMENT, "export",
+                    "--tiles %dx%d: %d x %d samples do not split into tiles sharing their edges; "
+                    "use --size C*(t-1)+1, e.g. %d",
+                    g->cols, g->rows, W, H, g->cols * 1008 + 1);
+  char path[4096];
+  for (int j = 0; !st && j < g->rows; j++)
+    for (int i = 0; !st && i < g->cols; i++, done++) {
+      g->path_of(g->user, i, j, path, sizeof path);
+      st = rows_copy_window(r, i * (t - 1), j * (u - 1), t, u, path, driver, co);
+    }
+  for (int k = 0; st && k < done; k++) { /* all tiles or none */
+    g->path_of(g->user, k % g->cols, k / g->cols, path, sizeof path);
+    remove(path);
+  }
+  rows_free(r);
+  talus_gdal_leave();
+  return st;
+}
+
 talus_status talus_export_rows_close(talus_export_rows *r, talus_status st, const char *driver,
                                      const char *const *co) {
   if (!r) return st;

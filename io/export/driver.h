@@ -54,6 +54,21 @@ talus_status talus_export_rows_write(talus_export_rows *r, int b, int y0, int h,
 talus_status talus_export_rows_close(talus_export_rows *r, talus_status st, const char *driver,
                                      const char *const *co);
 
+/* An engine grid of cols × rows tiles sharing their edge rows and
+ * columns; path_of writes tile (i, j)'s file name into buf. */
+typedef struct talus_export_grid {
+  int cols, rows;
+  void (*path_of)(void *user, int i, int j, char *buf, size_t size);
+  void *user;
+} talus_export_grid;
+/* talus_export_rows_close for a grid: when st is TALUS_OK, the output
+ * (resized, if asked) is cut into g's tiles of (W − 1) / cols + 1 ×
+ * (H − 1) / rows + 1 samples, tile (i, j) starting at sample
+ * (i·(t − 1), j·(u − 1)), each copied into its file; all tiles or none
+ * (TALUS_ERR_ARGUMENT when the size does not split so). */
+talus_status talus_export_rows_close_grid(talus_export_rows *r, talus_status st, const char *driver,
+                                          const char *const *co, const talus_export_grid *g);
+
 /* Copies the raster file src into `driver`'s file at path (GDAL
  * CreateCopy with creation options co, may be NULL, and progress, may be
  * NULL) under a partial name renamed into place; on failure or when

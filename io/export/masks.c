@@ -239,7 +239,8 @@ talus_status talus_mask_export(const char *state, const char *output, const talu
     if (!st && progress && !progress((double)(y0 + h) / s.ny, NULL, user))
       st = talus_fail(TALUS_ERR_CANCELLED, "export", "cancelled");
   }
-  st = talus_export_rows_close(out, st, o->driver, o->creation_options);
+  st = o->grid ? talus_export_rows_close_grid(out, st, o->driver, o->creation_options, o->grid)
+               : talus_export_rows_close(out, st, o->driver, o->creation_options);
   if (cell) *cell = s.h.cell;
   src_close(&s);
   talus_gdal_leave();

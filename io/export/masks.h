@@ -32,6 +32,7 @@
 #ifndef TALUS_IO_EXPORT_MASKS_H
 #define TALUS_IO_EXPORT_MASKS_H
 
+#include "io/export/driver.h"
 #include "io/raster/raster.h"
 
 typedef enum talus_mask {
@@ -68,6 +69,7 @@ typedef struct talus_mask_options {
   const char *const *creation_options; /* -co for the driver (NULL-terminated, may be NULL) */
   int width, height;                   /* output samples over the map's extent; 0: its cells */
   const char *resampling;              /* kernel of a resized output (NULL: bilinear) */
+  const talus_export_grid *grid;       /* an engine grid of tiles instead of one file (NULL) */
 } talus_mask_options;
 
 /*

@@ -60,6 +60,10 @@ void talus_gdal_cache_cap(void);
  * take a "summary.txt" there for an ALOS scene's, and a copy then writes
  * that metadata out as "<path>.IMD" (COG, GTiff). */
 char *talus_gdal_siblings_hide(void);
+/* A virtual dataset (VRT in memory) of the w × h window at (x0, y0) of
+ * src, bands, georeferencing and metadata kept; close it with GDALClose
+ * before src. */
+talus_status talus_gdal_window(GDALDatasetH src, int x0, int y0, int w, int h, GDALDatasetH *out);
 void talus_gdal_siblings_restore(char *keep);
 /* Validates the caller's DEM options into o, defaults filled in. */
 talus_status talus_dem_options_check(const talus_dem_options *opt, talus_dem_options *o);

@@ -175,3 +175,16 @@ talus_status talus_raster_read_resampled(const char *path, int nx, int ny, const
   *out = v;
   return TALUS_OK;
 }
+
+talus_status talus_gdal_window(GDALDatasetH src, int x0, int y0, int w, int h, GDALDatasetH *out) {
+  char a[4][24];
+  snprintf(a[0], sizeof a[0], "%d", x0), snprintf(a[1], sizeof a[1], "%d", y0);
+  snprintf(a[2], sizeof a[2], "%d", w), snprintf(a[3], sizeof a[3], "%d", h);
+  char *argv[] = {"-of", "VRT", "-srcwin", a[0], a[1], a[2], a[3], NULL};
+  GDALTranslateOptions *o = GDALTranslateOptionsNew(argv, NULL);
+  *out = o ? GDALTranslate("", src, o, NULL) : NULL;
+  GDALTranslateOptionsFree(o);
+  return *out ? TALUS_OK
+              : talus_gdal_fail(TALUS_ERR_IO, "cannot cut the window (%d, %d, %d, %d)", x0, y0, w,
+                                h);
+}
