@@ -268,6 +268,12 @@ for s in '' _water _sand _sediment _columns _erosion _water_surface; do
      [ "$(sums "$W/of_cog$s.tif")" = "$(sums "$W/of_none$s.tif")" ]'
   check "-of COG$s: tiled == one piece" 'cmp -s "$W/of_cog$s.tif" "$W/of_cogt$s.tif"'
 done
+for s in '' _water _erosion _water_surface; do
+  check "unit type m on the surface and the maps in metres$s (GTiff and COG)" \
+    'gdalinfo "$W/of_none$s.tif" | grep -q "Unit Type: m$" &&
+     gdalinfo "$W/of_cog$s.tif" | grep -q "Unit Type: m$"'
+done
+check "no unit type on the column count" '! gdalinfo "$W/of_none_columns.tif" | grep -q "Unit Type"'
 check "-of COG: the state stays a GeoTIFF, tiled == one piece" \
   '! gdalinfo "$W/of_cog_state.tif" | grep -q "LAYOUT=COG" && cmp -s "$W/of_cog_state.tif" "$W/of_cogt_state.tif"'
 # (GDAL once wrote of_cog.tif.IMD here, reading $W/summary.txt as ALOS metadata)

@@ -135,10 +135,26 @@ static talus_status set_georef(const char *path, GDALDatasetH ds, int nbands,
 }
 
 /* Sets band descriptions and dataset metadata ("KEY=VALUE" items). */
+/* The unit type a band named "what [unit]" declares (GIS tools read it
+ * from the band, not its description): the bracket's text, into buf;
+ * NULL when the name ends in none. */
+static const char *unit_of_name(const char *name, char *buf, size_t size) {
+  size_t n = strlen(name);
+  const char *open = strrchr(name, '[');
+  if (!open || n < 3 || name[n - 1] != ']' || (size_t)(name + n - 1 - open) >= size) return NULL;
+  snprintf(buf, size, "%.*s", (int)(name + n - 2 - open), open + 1);
+  return buf[0] ? buf : NULL;
+}
+
 static talus_status set_names_meta(const char *path, GDALDatasetH ds, int nbands,
                                    const char *const *names, const char *const *metadata) {
-  for (int b = 0; names && b < nbands; b++)
-    if (names[b]) GDALSetDescription(GDALGetRasterBand(ds, b + 1), names[b]);
+  char unit[32];
+  for (int b = 0; names && b < nbands; b++) {
+    if (!names[b]) continue;
+    GDALRasterBandH band = GDALGetRasterBand(ds, b + 1);
+    GDALSetDescription(band, names[b]);
+    if (unit_of_name(names[b], unit, sizeof unit)) GDALSetRasterUnitType(band, unit);
+  }
   for (int i = 0; metadata && metadata[i]; i++) {
     char *key = NULL;
     const char *value = CPLParseNameValue(metadata[i], &key);
