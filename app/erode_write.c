@@ -132,16 +132,22 @@ static talus_status writer_open_state(erode_writer *w, const talus_georef *geo,
   int nb = talus_state_bands(w->L, w->acc);
   char(*buf)[TALUS_STATE_NAME_MAX] = calloc((size_t)nb, sizeof *buf);
   const char **names = calloc((size_t)nb + 1, sizeof *names);
-  talus_status st =
-      (buf && names) ? TALUS_OK : talus_fail(TALUS_ERR_NOMEM, "erode", "no memory for bands");
+  const char **units = calloc((size_t)nb + 1, sizeof *units);
+  talus_status st = (buf && names && units)
+                        ? TALUS_OK
+                        : talus_fail(TALUS_ERR_NOMEM, "erode", "no memory for bands");
   if (!st) {
     talus_state_band_names(w->L, w->acc, buf, names);
+    talus_state_band_units(w->L, w->acc, units);
     talus_state_meta md;
     talus_state_metadata(&md, nz, step, cell);
-    st = writer_add_file(w, w->o->state, nb, names, md.list, geo, wo, 0);
+    talus_write_options o = *wo;
+    o.units = units;
+    st = writer_add_file(w, w->o->state, nb, names, md.list, geo, &o, 0);
   }
   free(buf);
   free(names);
+  free(units);
   return st;
 }
 

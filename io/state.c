@@ -93,6 +93,19 @@ void talus_state_band_names(int L, int acc, char (*buf)[TALUS_STATE_NAME_MAX], c
     names[talus_state_acc_band(L, a)] = talus_state_acc_name(a);
 }
 
+void talus_state_band_units(int L, int acc, const char **units) {
+  static const char *const field_units[TALUS_STATE_FIELDS] = {
+      "m", "m", "m", "m", "m", "m", "kg/m2", "m3/s", "m3/s", "m3/s", "m3/s"};
+  static const char *const acc_units[TALUS_ACC_PLANES] = {"m3", "m", "m"};
+  units[0] = "m";
+  units[1] = NULL;
+  for (int k = 0; k < L; k++)
+    for (int f = 0; f < TALUS_STATE_FIELDS; f++)
+      units[talus_state_band(k, f)] = field_units[f];
+  for (int a = 0; acc && a < TALUS_ACC_PLANES; a++)
+    units[talus_state_acc_band(L, a)] = acc_units[a];
+}
+
 void talus_state_metadata(talus_state_meta *m, int nz, int64_t step, double cell) {
   snprintf(m->text[0], sizeof m->text[0], "TALUS_STATE=1");
   snprintf(m->text[1], sizeof m->text[1], "TALUS_STATE_VERSION=1");
@@ -162,8 +175,9 @@ talus_status talus_state_write(const char *path, const talus_tile *t, int64_t st
   size_t n = (size_t)t->buf.w * t->buf.h;
   float **bands = calloc((size_t)nb, sizeof *bands);
   const char **names = calloc((size_t)nb + 1, sizeof *names);
+  const char **units = calloc((size_t)nb + 1, sizeof *units);
   char(*namebuf)[TALUS_STATE_NAME_MAX] = calloc((size_t)nb, sizeof *namebuf);
-  talus_status st = (bands && names && namebuf)
+  talus_status st = (bands && names && units && namebuf)
                         ? TALUS_OK
                         : talus_fail(TALUS_ERR_NOMEM, "state", "no memory for state bands");
   for (int b = 0; b < nb && !st; b++) {
@@ -172,6 +186,7 @@ talus_status talus_state_write(const char *path, const talus_tile *t, int64_t st
   }
   if (!st) {
     talus_state_band_names(L, t->acc != NULL, namebuf, names);
+    talus_state_band_units(L, t->acc != NULL, units);
     state_surface_band(t, geo, bands[0]);
     state_columns_band(t, bands[1]);
     for (int k = 0; k < L; k++)
@@ -181,13 +196,16 @@ talus_status talus_state_write(const char *path, const talus_tile *t, int64_t st
       state_acc_band(t, a, bands[talus_state_acc_band(L, a)]);
     talus_state_meta md;
     talus_state_metadata(&md, t->nz, step, cell);
+    talus_write_options o = wo ? *wo : (talus_write_options){0};
+    o.units = units;
     st = talus_geotiff_write(path, t->buf.w, t->buf.h, nb, (const float *const *)bands, names,
-                             md.list, geo, wo);
+                             md.list, geo, &o);
   }
   for (int b = 0; bands && b < nb; b++)
     free(bands[b]);
   free(bands);
   free(names);
+  free(units);
   free(namebuf);
   return st;
 }

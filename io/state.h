@@ -74,6 +74,10 @@ int talus_state_layer_bands(const talus_bands_reader *r,
  * names[] (names[i] points into buf[i] or at a constant; buf holds
  * talus_state_bands(L, acc) entries). */
 void talus_state_band_names(int L, int acc, char (*buf)[TALUS_STATE_NAME_MAX], const char **names);
+/* The unit type of each of those bands into units[] (NULL where it has
+ * none: the column count): m for heights and thicknesses, kg/m2 for
+ * stability, m3/s for fluxes, m3 for acc.flow. */
+void talus_state_band_units(int L, int acc, const char **units);
 
 /* The metadata block of a state file: text holds the items, list the
  * NULL-terminated "KEY=VALUE" list talus_geotiff_write takes (pointing

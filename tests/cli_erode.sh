@@ -274,6 +274,10 @@ for s in '' _water _erosion _water_surface; do
      gdalinfo "$W/of_cog$s.tif" | grep -q "Unit Type: m$"'
 done
 check "no unit type on the column count" '! gdalinfo "$W/of_none_columns.tif" | grep -q "Unit Type"'
+check "the state's bands carry their units (m, kg/m2, m3/s)" \
+  'u=$(gdalinfo "$W/of_none_state.tif" | grep "Unit Type");
+   echo "$u" | grep -q "Unit Type: m$" && echo "$u" | grep -q "Unit Type: kg/m2$" &&
+   echo "$u" | grep -q "Unit Type: m3/s$"'
 check "-of COG: the state stays a GeoTIFF, tiled == one piece" \
   '! gdalinfo "$W/of_cog_state.tif" | grep -q "LAYOUT=COG" && cmp -s "$W/of_cog_state.tif" "$W/of_cogt_state.tif"'
 # (GDAL once wrote of_cog.tif.IMD here, reading $W/summary.txt as ALOS metadata)

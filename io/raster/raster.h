@@ -124,6 +124,9 @@ typedef struct talus_write_options {
    * handed in as floats and rounded by GDAL; default PREDICTOR 2);
    * 0: Float32. */
   int byte_bands;
+  /* The unit type of each band (NULL entries: none). NULL: a band named
+   * "what [unit]" gets `unit`, others none. */
+  const char *const *units;
 } talus_write_options;
 
 /*

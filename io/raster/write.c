@@ -147,13 +147,15 @@ static const char *unit_of_name(const char *name, char *buf, size_t size) {
 }
 
 static talus_status set_names_meta(const char *path, GDALDatasetH ds, int nbands,
-                                   const char *const *names, const char *const *metadata) {
-  char unit[32];
+                                   const char *const *names, const char *const *units,
+                                   const char *const *metadata) {
+  char buf[32];
   for (int b = 0; names && b < nbands; b++) {
     if (!names[b]) continue;
     GDALRasterBandH band = GDALGetRasterBand(ds, b + 1);
     GDALSetDescription(band, names[b]);
-    if (unit_of_name(names[b], unit, sizeof unit)) GDALSetRasterUnitType(band, unit);
+    const char *unit = units ? units[b] : unit_of_name(names[b], buf, sizeof buf);
+    if (unit && unit[0]) GDALSetRasterUnitType(band, unit);
   }
   for (int i = 0; metadata && metadata[i]; i++) {
     char *key = NULL;
@@ -193,7 +195,8 @@ talus_status talus_gtiff_create(const char *path, const char *partial, int nx, i
   GDALDataType type = opt && opt->byte_bands ? GDT_Byte : GDT_Float32;
   if (st == TALUS_OK) st = gtiff_new(path, partial, co, nx, ny, nbands, type, &ds);
   if (st == TALUS_OK) st = set_georef(path, ds, nbands, geo);
-  if (st == TALUS_OK) st = set_names_meta(path, ds, nbands, names, metadata);
+  if (st == TALUS_OK)
+    st = set_names_meta(path, ds, nbands, names, opt ? opt->units : NULL, metadata);
   CSLDestroy(co);
   if (st != TALUS_OK && ds) GDALClose(ds);
   if (st == TALUS_OK) *out = ds;
