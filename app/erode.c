@@ -559,7 +559,7 @@ static talus_status erode_run(erode_opts *o, const talus_params *p, erode_output
   if (!st) st = erode_use_tiles(o, p, &tiled);
   if (!st && tiled) return erode_tiled(o, p);
   if (!st) st = erode_load(o, p, d, geo);
-  if (!st) st = erode_check_dt(&(*d)->ctx.P);
+  if (!st) st = erode_check_params(&(*d)->ctx.P);
   if (!st) st = erode_maps(o, *d, geo);
   if (!st) st = erode_device(o, *d);
   if (!st) st = erode_run_and_write(o, *d, geo, p);

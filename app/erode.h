@@ -55,11 +55,13 @@ typedef struct erode_opts {
   int nkeys;
 } erode_opts;
 
-/* Checks the time step of derived parameters P against the cell size (erode_source.c)
- * (talus_kparams_dt_limit): a warning above the limit, TALUS_ERR_RANGE
- * above ERODE_DT_REFUSE times it, where the water is noise. */
+/* Checks derived parameters P against what the physics can take
+ * (erode_source.c): the time step against the cell size
+ * (talus_kparams_dt_limit), a warning above the limit and TALUS_ERR_RANGE
+ * above ERODE_DT_REFUSE times it, where the water is noise; and a warning
+ * for droplets that delete the load they carry when their life ends. */
 #define ERODE_DT_REFUSE 4.0
-talus_status erode_check_dt(const talus_kparams *P);
+talus_status erode_check_params(const talus_kparams *P);
 
 /* Runs o->steps steps on d with the progress bar, then writes every
  * requested output. */

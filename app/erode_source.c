@@ -68,7 +68,18 @@ static talus_status source_open_state(erode_source *s, const char *path, talus_p
   return st ? st : talus_georef_copy(&s->geo, talus_bands_reader_georef(s->bands));
 }
 
-talus_status erode_check_dt(const talus_kparams *P) {
+/* Droplets whose load is deleted at the end of their life (booked as
+ * pt_lost, not laid down): on a DEM that loss also let pits deepen batch
+ * after batch (configs/particles.ini's notes). */
+static void erode_warn_droplet_loss(const talus_kparams *P) {
+  if (P->pt_enable && !P->pt_deposit_at_death)
+    talus_warn("particles.deposit_at_death = false: the load a droplet still carries when its "
+               "life ends is deleted (booked as pt_lost), so matter is not conserved, and with "
+               "nothing laid down pits can deepen without bound");
+}
+
+talus_status erode_check_params(const talus_kparams *P) {
+  erode_warn_droplet_loss(P);
   double limit = talus_kparams_dt_limit(P), dt = P->dt;
   if (P->model == TALUS_MODEL_HEIGHTFIELD && !P->hf_hydraulic) return TALUS_OK; /* no water */
   if (dt > ERODE_DT_REFUSE * limit)

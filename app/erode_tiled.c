@@ -472,7 +472,7 @@ static void tiled_facts(tiled_run *t) {
 
 static talus_status tiled_prepare(tiled_run *t, const talus_params *p) {
   talus_status st = erode_source_open(&t->src, t->o->input, p);
-  if (!st) st = erode_check_dt(&t->src->ctx.P);
+  if (!st) st = erode_check_params(&t->src->ctx.P);
   if (!st && t->o->hardness) st = erode_source_hardness(t->src, t->o->hardness, t->o->quiet);
   if (!st && t->o->rain_map) st = erode_source_rain(t->src, t->o->rain_map, t->o->quiet);
   if (!st) st = talus_backend_choose_reported(t->o->device, &t->src->ctx.backend);

@@ -30,6 +30,15 @@ check "droplets eroded and the identity is exact" \
   'python3 -c "import json; f=json.load(open(\"$W/mono.json\"))[\"ledger\"][\"flows\"]; assert f[\"pt_erosion\"] > 0; assert abs(f[\"pt_erosion\"] - f[\"pt_deposit\"] - f[\"pt_outflow\"] - f[\"pt_lost\"]) <= 1e-9 * f[\"pt_erosion\"]"'
 run two --threads 2
 check "2 threads == 1 thread" 'same_as mono two'
+# Deleting the load left at the end of a life is allowed but said: matter
+# is not conserved (and, on DEMs, pits can run away).
+"$T" erode "$W/in.tif" -o "$W/lost.tif" --no-preview -c "$SRC/configs/particles.ini" \
+  --set particles.max_moves=64 --steps 2 --set particles.deposit_at_death=false 2>"$W/lost.err"
+"$T" erode "$W/in.tif" -o "$W/kept.tif" --no-preview -c "$SRC/configs/particles.ini" \
+  --set particles.max_moves=64 --steps 2 2>"$W/kept.err"
+check "deposit_at_death=false warns that matter is not conserved; the preset does not" \
+  'grep -q "matter is not conserved" "$W/lost.err" && ! grep -q "deposit_at_death" "$W/kept.err"'
+
 for core in 37 64; do
   for K in 1 2; do
     run "t${core}k$K" --tile $core --steps-per-exchange $K
