@@ -1,7 +1,7 @@
 /*
  * test_dem_data.c — every DEM in $TALUS_TEST_DATA reads through
  * talus_dem_read, and its size, NoData count, height range and metric cell
- * size match /work/shared/data/dem/SOURCES.md. Geographic files get the
+ * size match ../shared/data/dem/SOURCES.md. Geographic files get the
  * geometric mean of dx and dy at their centre latitude (see io/raster.h).
  * Skipped (77) when $TALUS_TEST_DATA is unset.
  */
