@@ -11,6 +11,7 @@
 #include "io/state.h"
 #include "tiler/plan.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,18 +172,45 @@ static talus_status source_fill_state(erode_source *s, talus_tile *t, talus_rect
   return st;
 }
 
-/* The --hardness values of window r (r.w × r.h, row-major) into out, as
- * the one-piece run reads them (talus_raster_read_resampled), refusing a
- * value outside [0, 1] by its grid cell as talus_domain_set_field does. */
-static talus_status source_hardness_window(const erode_source *s, talus_rect r, float *out,
-                                           int *warped) {
-  talus_status st = talus_raster_read_resampled_window(s->hardness, s->nx, s->ny, &s->geo, r.x0,
-                                                       r.y0, r.w, r.h, out, warped);
+/* A per-cell input map (--hardness, --rain-map): what its values are and
+ * the range they must lie in, as talus_domain_set_field checks them. */
+typedef struct source_map {
+  const char *what, *range;
+  float lo, hi;
+} source_map;
+static const source_map map_hardness = {"hardness", "[0, 1]", 0.0f, 1.0f};
+static const source_map map_rain = {"rain rate", "[0, inf]", 0.0f, FLT_MAX}; /* finite */
+
+/* The values of map m at `path` over window r (r.w × r.h, row-major) into
+ * out, as the one-piece run reads them (talus_raster_read_resampled),
+ * refusing one outside m's range by its grid cell. */
+static talus_status source_map_window(const erode_source *s, const source_map *m, const char *path,
+                                      talus_rect r, float *out, int *warped) {
+  talus_status st = talus_raster_read_resampled_window(path, s->nx, s->ny, &s->geo, r.x0, r.y0, r.w,
+                                                       r.h, out, warped);
   for (size_t i = 0; !st && i < (size_t)r.w * (size_t)r.h; i++)
-    if (!(out[i] >= 0.0f && out[i] <= 1.0f))
-      st = talus_fail(TALUS_ERR_DATA, "domain", "hardness %g at (%d, %d) outside [0, 1]",
-                      (double)out[i], r.x0 + (int)(i % (size_t)r.w), r.y0 + (int)(i / (size_t)r.w));
-  if (st) talus_fail_context(st, "%s", s->hardness);
+    if (!(out[i] >= m->lo && out[i] <= m->hi))
+      st = talus_fail(TALUS_ERR_DATA, "domain", "%s %g at (%d, %d) outside %s", m->what,
+                      (double)out[i], r.x0 + (int)(i % (size_t)r.w), r.y0 + (int)(i / (size_t)r.w),
+                      m->range);
+  if (st) talus_fail_context(st, "%s", path);
+  return st;
+}
+
+/* Checks the whole of map m at `path` (coverage, values) block row by
+ * block row before the first tile is built, so a bad map is refused with
+ * nothing written; says when it is stretched rather than warped. */
+static talus_status source_map_check(erode_source *s, const source_map *m, const char *path,
+                                     int quiet) {
+  int rows = 256, warped = 0;
+  talus_status st = source_scratch(s, (size_t)rows * (size_t)s->nx);
+  for (int y0 = 0; !st && y0 < s->ny; y0 += rows) {
+    talus_rect r = {0, y0, s->nx, s->ny - y0 < rows ? s->ny - y0 : rows};
+    st = source_map_window(s, m, path, r, s->v, &warped);
+  }
+  if (!st && !warped && !quiet)
+    talus_info("%s: the map or the terrain has no georeferencing; stretched over the terrain",
+               path);
   return st;
 }
 
@@ -192,35 +220,11 @@ talus_status erode_source_hardness(erode_source *s, const char *path, int quiet)
     return talus_fail(TALUS_ERR_ARGUMENT, "domain",
                       "a hardness map needs the heightfield model or thermal.enable");
   s->hardness = path;
-  int rows = 256, warped = 0;
-  talus_status st = source_scratch(s, (size_t)rows * (size_t)s->nx);
-  for (int y0 = 0; !st && y0 < s->ny; y0 += rows) {
-    talus_rect r = {0, y0, s->nx, s->ny - y0 < rows ? s->ny - y0 : rows};
-    st = source_hardness_window(s, r, s->v, &warped);
-  }
-  if (!st && !warped && !quiet)
-    talus_info("%s: the map or the terrain has no georeferencing; stretched over the terrain",
-               path);
-  return st;
+  return source_map_check(s, &map_hardness, path, quiet);
 }
 
-/* The --rain-map rates of window r (r.w × r.h, row-major) into out, as the
- * one-piece run reads them (talus_raster_read_resampled), refusing a rate
- * that is negative or not finite by its grid cell as
- * talus_domain_set_field does. */
-static talus_status source_rain_window(const erode_source *s, talus_rect r, float *out,
-                                       int *warped) {
-  talus_status st = talus_raster_read_resampled_window(s->rain, s->nx, s->ny, &s->geo, r.x0, r.y0,
-                                                       r.w, r.h, out, warped);
-  for (size_t i = 0; !st && i < (size_t)r.w * (size_t)r.h; i++)
-    if (!(out[i] >= 0.0f && isfinite(out[i])))
-      st = talus_fail(TALUS_ERR_DATA, "domain", "rain rate %g at (%d, %d) outside [0, inf]",
-                      (double)out[i], r.x0 + (int)(i % (size_t)r.w), r.y0 + (int)(i / (size_t)r.w));
-  if (st) talus_fail_context(st, "%s", s->rain);
-  return st;
-}
-
-/* Grows the rain window scratch to `cells` cells. */
+/* Grows the rain window scratch to `cells` cells (apart from s->v: the
+ * tiler asks for a tile's rain after its fill). */
 static talus_status source_rain_scratch(erode_source *s, size_t cells) {
   if (cells <= s->rcells) return TALUS_OK;
   talus_free(s->rv);
@@ -234,16 +238,7 @@ talus_status erode_source_rain(erode_source *s, const char *path, int quiet) {
   if (s->ctx.P.model != TALUS_MODEL_HEIGHTFIELD)
     return talus_fail(TALUS_ERR_ARGUMENT, "domain", "a rain map needs the heightfield model");
   s->rain = path;
-  int rows = 256, warped = 0;
-  talus_status st = source_rain_scratch(s, (size_t)rows * (size_t)s->nx);
-  for (int y0 = 0; !st && y0 < s->ny; y0 += rows) {
-    talus_rect r = {0, y0, s->nx, s->ny - y0 < rows ? s->ny - y0 : rows};
-    st = source_rain_window(s, r, s->rv, &warped);
-  }
-  if (!st && !warped && !quiet)
-    talus_info("%s: the map or the terrain has no georeferencing; stretched over the terrain",
-               path);
-  return st;
+  return source_map_check(s, &map_rain, path, quiet);
 }
 
 talus_status erode_source_inputs(void *user, talus_tile *t, talus_rect r) {
@@ -251,7 +246,7 @@ talus_status erode_source_inputs(void *user, talus_tile *t, talus_rect r) {
   if (!s->rain) return TALUS_OK;
   talus_status st = talus_tile_ensure(t, (void **)&t->rain, sizeof(float), "rain map");
   if (!st) st = source_rain_scratch(s, (size_t)r.w * r.h);
-  if (!st) st = source_rain_window(s, r, s->rv, NULL);
+  if (!st) st = source_map_window(s, &map_rain, s->rain, r, s->rv, NULL);
   for (int y = 0; y < r.h && !st; y++)
     for (int x = 0; x < r.w; x++)
       t->rain[source_idx(t, r, x, y)] = s->rv[(size_t)y * r.w + x];
@@ -263,7 +258,9 @@ talus_status erode_source_inputs(void *user, talus_tile *t, talus_rect r) {
  * heightfield model's fold of layer-0 sand into bedrock. */
 static talus_status source_start(const erode_source *s, talus_tile *t, talus_rect r) {
   const talus_kparams *P = &s->ctx.P;
-  talus_status st = t->hard && s->hardness ? source_hardness_window(s, r, s->v, NULL) : TALUS_OK;
+  talus_status st = t->hard && s->hardness
+                        ? source_map_window(s, &map_hardness, s->hardness, r, s->v, NULL)
+                        : TALUS_OK;
   for (int y = 0; y < r.h && !st; y++)
     for (int x = 0; x < r.w; x++) {
       size_t idx = source_idx(t, r, x, y);
