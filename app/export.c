@@ -443,12 +443,6 @@ static void export_tile_path(char *out, size_t size, const char *output, int64_t
            dot ? dot : "");
 }
 
-/* The size of a tile of a grid of n tiles over `side` samples sharing
- * their edges: (side - 1) / n + 1; 0 when side is not n·(t − 1) + 1. */
-static int export_tile_side(int side, int n) {
-  return (side - 1) % n ? 0 : (side - 1) / n + 1;
-}
-
 /* Writes tile (i, j) of t × u samples with one stated range, and its
  * sidecar. */
 static talus_status export_hm_tile(export_opts *o, const talus_heightmap_info *all, int i, int j,
@@ -483,13 +477,9 @@ static talus_status export_hm_tiles(export_opts *o) {
   talus_heightmap_info all;
   char path[TALUS_PATH_BUF];
   talus_status st = talus_heightmap_scan(o->input, &o->hm, &all, NULL, NULL);
-  int t = st ? 0 : export_tile_side(all.width, o->tiles_x);
-  int u = st ? 0 : export_tile_side(all.height, o->tiles_y);
-  if (!st && (!t || !u || t < 2 || u < 2))
-    return talus_fail(TALUS_ERR_ARGUMENT, "args",
-                      "--tiles %dx%d: %d x %d samples do not split into tiles sharing their edges; "
-                      "use --size C*(t-1)+1, e.g. %d",
-                      o->tiles_x, o->tiles_y, all.width, all.height, o->tiles_x * 1008 + 1);
+  talus_export_grid grid = {o->tiles_x, o->tiles_y, NULL, NULL};
+  int t = 0, u = 0;
+  if (!st) st = talus_export_grid_split(&grid, all.width, all.height, &t, &u);
   int done = 0;
   for (int j = 0; !st && j < o->tiles_y; j++)
     for (int i = 0; !st && i < o->tiles_x; i++, done++)

@@ -250,18 +250,23 @@ static talus_status rows_copy_window(talus_export_rows *r, int x0, int y0, int t
   return st;
 }
 
+talus_status talus_export_grid_split(const talus_export_grid *g, int W, int H, int *t, int *u) {
+  *t = (W - 1) % g->cols ? 0 : (W - 1) / g->cols + 1;
+  *u = (H - 1) % g->rows ? 0 : (H - 1) / g->rows + 1;
+  if (*t >= 2 && *u >= 2) return TALUS_OK;
+  return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                    "--tiles %dx%d: %d x %d samples do not split into tiles sharing their edges; "
+                    "use --size C*(t-1)+1, e.g. %d",
+                    g->cols, g->rows, W, H, g->cols * 1008 + 1);
+}
+
 talus_status talus_export_rows_close_grid(talus_export_rows *r, talus_status st, const char *driver,
                                           const char *const *co, const talus_export_grid *g) {
   if (!r) return st;
   talus_gdal_enter();
   if (!st && r->W) st = rows_resample(r);
-  int W = r->W ? r->W : r->nx, H = r->W ? r->H : r->ny, done = 0;
-  int t = (W - 1) / g->cols + 1, u = (H - 1) / g->rows + 1;
-  if (!st && ((W - 1) % g->cols || (H - 1) % g->rows || t < 2 || u < 2))
-    st = talus_fail(TALUS_ERR_ARGUMENT, "export",
-                    "--tiles %dx%d: %d x %d samples do not split into tiles sharing their edges; "
-                    "use --size C*(t-1)+1, e.g. %d",
-                    g->cols, g->rows, W, H, g->cols * 1008 + 1);
+  int t = 0, u = 0, done = 0;
+  if (!st) st = talus_export_grid_split(g, r->W ? r->W : r->nx, r->W ? r->H : r->ny, &t, &u);
   char path[4096];
   for (int j = 0; !st && j < g->rows; j++)
     for (int i = 0; !st && i < g->cols; i++, done++) {

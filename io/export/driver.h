@@ -61,6 +61,11 @@ typedef struct talus_export_grid {
   void (*path_of)(void *user, int i, int j, char *buf, size_t size);
   void *user;
 } talus_export_grid;
+/* The tile size t × u of grid g over W × H samples sharing their edges:
+ * t = (W − 1) / cols + 1, u likewise; TALUS_ERR_ARGUMENT, suggesting a
+ * size, when W or H is not cols·(t − 1) + 1 (rows·(u − 1) + 1) or a tile
+ * would be thinner than 2 samples. */
+talus_status talus_export_grid_split(const talus_export_grid *g, int W, int H, int *t, int *u);
 /* talus_export_rows_close for a grid: when st is TALUS_OK, the output
  * (resized, if asked) is cut into g's tiles of (W − 1) / cols + 1 ×
  * (H − 1) / rows + 1 samples, tile (i, j) starting at sample
