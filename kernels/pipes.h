@@ -133,9 +133,13 @@ pipes_direction(const talus_tile *t, const talus_kctx *c, int x, int y, int k, i
   const talus_kparams *P = &c->P;
   size_t idx = talus_idx(t, x, y), dc = talus_dcol(t, idx, k, d);
   talus_nb nb = one ? TALUS_NB_INSIDE : talus_nb_kind(t, c, x, y, d, 0);
+  /* erosion.law = stream_power reads the water surface's tilt (the energy
+   * slope along the flow): a still pool has none, so it does not scour
+   * itself deeper; the paper's law reads the ground's. */
+  int energy = P->erosion_law == TALUS_LAW_STREAM_POWER;
   *f_out = 0.0f;
   *a_out = 0.0f;
-  *h_out = q.B + q.s;
+  *h_out = energy ? q.B + q.s + q.w : q.B + q.s;
   if (nb == TALUS_NB_INSIDE) {
     size_t nidx = talus_idx(t, x + talus_dir_dx(d), y + talus_dir_dy(d));
     int kn = pipes_pick(t, nidx, q.B, one);
@@ -143,7 +147,7 @@ pipes_direction(const talus_tile *t, const talus_kctx *c, int x, int y, int k, i
     t->pipe[dc] = (int8_t)kn;
     *f_out = pipes_flux(P, t->f[dc], q, n);
     if (P->enable_slippage) *a_out = pipes_slip(P, q, n, P->cell_size, 1.0f, P->creep_axis);
-    *h_out = n.B + n.s;
+    *h_out = energy ? n.B + n.s + n.w : n.B + n.s;
     return;
   }
   if (nb == TALUS_NB_OUTFLOW) {

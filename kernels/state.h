@@ -267,13 +267,14 @@ typedef struct talus_tile {
   float *rain; /* [plane] rain rate map [m/s] (heightfield model, optional), else NULL */
   float *acc;  /* [TALUS_ACC_PLANES*plane] run accumulators (simulation.masks), else NULL */
   /* scratch */
-  int8_t *pipe;           /* [4*nz*plane] neighbour column per dir, -1 none, -2 outflow */
-  float *slip;            /* [4*nz*plane] sand slippage per dir [m] */
-  int8_t *dpipe;          /* [4*nz*plane] slippage pipe per diagonal (talus_dir8 4+j at j) */
-  float *dslip;           /* [4*nz*plane] sand slippage per diagonal [m] */
-  float *kr;              /* [nz*plane] sediment flux scale K_r */
-  float *sina;            /* [nz*plane] tilt sin α */
-  float *vx, *vy;         /* [nz*plane] velocity [m/s] */
+  int8_t *pipe;   /* [4*nz*plane] neighbour column per dir, -1 none, -2 outflow */
+  float *slip;    /* [4*nz*plane] sand slippage per dir [m] */
+  int8_t *dpipe;  /* [4*nz*plane] slippage pipe per diagonal (talus_dir8 4+j at j) */
+  float *dslip;   /* [4*nz*plane] sand slippage per diagonal [m] */
+  float *kr;      /* [nz*plane] sediment flux scale K_r */
+  float *sina;    /* [nz*plane] tilt sin α: of the ground, of the water surface under erosion.law =
+                     stream_power */
+  float *vx, *vy; /* [nz*plane] velocity [m/s] */
   float *sig_lo, *sig_hi; /* [nz*plane] horizontal-erosion overlap σ of max damage */
   /* scratch allocated by the first stage that needs it (talus_stage_scratch) */
   float *thermal;  /* [8*plane] thermal outflow [m], thermal[8*idx + d] (d: talus_dir8) */

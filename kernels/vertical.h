@@ -63,10 +63,11 @@ TALUS_HD static inline vt_factors vt_factors_of(const talus_tile *t, const talus
   f.wet = talus_fminf(1000.0f * w, 1.0f);
   float depth = 1.0f - talus_tanhf(2.0f * w / P->water_max_height);
   f.ws = talus_fminf(talus_fmaxf(depth, 0.0f), 1.0f) * f.wet;
-  /* q = |v|·w, S the column's tilt. The depth keeps ws's fade: a lake's
-   * tilt is no descent (the heightfield model's steepest drop is out of
-   * this radius-0 stage's reach), and without the fade deep pools dug
-   * pits 65 m deep into a DEM (p99.9 of |dz|, Big Tujunga 256²). */
+  /* q = |v|·w, S the tilt of the column's water surface (pipes.h: a still
+   * pool has none). The depth keeps ws's fade: before S was the water's,
+   * the ground's tilt under a lake read as descent, and without the fade
+   * deep pools dug pits 65 m deep into a DEM (p99.9 of |dz|, Big Tujunga
+   * 256²). */
   f.stream = P->erosion_law == TALUS_LAW_STREAM_POWER;
   f.power = talus_stream_power(P, sqrtf(vx * vx + vy * vy) * w, sa, 0.0f);
   f.depth = w * f.ws;

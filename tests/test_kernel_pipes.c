@@ -2,7 +2,7 @@
  * test_kernel_pipes.c — hand-computed cases of the pipes stage: flux from a
  * head difference, K_w / K_e / K_r / K_a limiters, pipe choice among the
  * columns of a neighbour cell, outflow and reflecting borders, slippage and
- * tilt.
+ * tilt (of the ground, or of the water surface under stream power).
  */
 #include "check.h"
 #include "kernels/cpu/cpu.h"
@@ -242,6 +242,25 @@ static void test_tilt(void) {
   talus_tile_free(t);
 }
 
+/* The same slope of ground under a still pool, its surface level at 2 m:
+ * the paper's law reads the ground's tilt, erosion.law = stream_power the
+ * water surface's (the energy slope), which is flat: a pool does not scour
+ * its own floor. */
+static void test_tilt_under_water(void) {
+  talus_tile *t = make_tile(3, 3, 1);
+  talus_kctx c = make_ctx(3, 3);
+  for (int y = 0; y < 3; y++)
+    for (int x = 0; x < 3; x++)
+      set_col(t, x, y, 0, 0.5f * (float)x, 0.0f, 2.0f - 0.5f * (float)x, TALUS_TOP);
+  run_pipes(t, &c);
+  CHECK_CLOSE(t->sina[talus_idx(t, 1, 1)], 0.5 / sqrt(1.25), 1e-6, "paper: the ground's tilt");
+  c.P.erosion_law = TALUS_LAW_STREAM_POWER;
+  run_pipes(t, &c);
+  CHECK(t->sina[talus_idx(t, 1, 1)] == 0.0f, "stream power: a level pool has no tilt (%g)",
+        (double)t->sina[talus_idx(t, 1, 1)]);
+  talus_tile_free(t);
+}
+
 int main(void) {
   test_head_flux();
   test_limiters();
@@ -250,5 +269,6 @@ int main(void) {
   test_outflow_border();
   test_slippage();
   test_tilt();
+  test_tilt_under_water();
   return check_report("test_kernel_pipes");
 }
