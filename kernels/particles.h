@@ -120,9 +120,12 @@ TALUS_HD static inline int pt_radius(const talus_kparams *P) {
   return P->pt_max_moves + P->pt_brush_radius + 1;
 }
 
-/* 1 when global step `step` runs a batch. */
+/* 1 when global step `step` runs a batch: one of every pt_every steps,
+ * after erosion.spinup (droplets erode, so they wait for the water's
+ * spin-up like the other erosion stages). */
 TALUS_HD static inline int pt_runs(const talus_kparams *P, int64_t step) {
-  return P->pt_enable && step % (int64_t)(P->pt_every > 0 ? P->pt_every : 1) == 0;
+  return P->pt_enable && talus_eroding(P, step) &&
+         step % (int64_t)(P->pt_every > 0 ? P->pt_every : 1) == 0;
 }
 
 /* The buffer-local cells whose droplets pt_trace runs for `region`: the

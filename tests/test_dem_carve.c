@@ -1,7 +1,8 @@
 /*
  * test_dem_carve.c — the DEM presets carve (../shared/reference/
- * dem-carving.md): dem-heightfield and dem-default (the layered model),
- * both erosion.law = stream_power after a water spin-up, run on
+ * dem-carving.md): dem-heightfield (pipes and droplets) and dem-default
+ * (the layered model), both erosion.law = stream_power after a water
+ * spin-up, run on
  *   - a 128 x 128 window of Big Tujunga 30 m from $TALUS_TEST_DATA
  *     (skipped, and said so, when the data is absent), and
  *   - a generated valley: a tilted trunk valley fed by side valleys, 30 m

@@ -141,8 +141,8 @@ static const param_decl table[] = {
          "stream_power: sqrt(q) x sine of the slope below which water neither erodes nor "
          "carries sediment (the channel-head threshold; 0 = none)"),
     INT("erosion.spinup", erosion_spinup, 0, 1000000000, 0,
-        "steps (global step count) during which water flows but nothing erodes, so the "
-        "discharge reaches the channels before they cut (both models)"),
+        "steps (global step count) during which water flows but nothing erodes (droplets "
+        "wait too), so the discharge reaches the channels before they cut (both models)"),
 
     BOOL("horizontal.enable", enable_horizontal, 1,
          "horizontal erosion of walls by flowing water, splitting columns (overhangs)"),
