@@ -100,15 +100,19 @@ static inline void cpu_row_book(talus_rect book, int y, int x1, int *b0, int *b1
   }
 
 /* The cells [*xa, *xb) of row y within [x0, x1) whose 8 neighbours are all
- * live cells (inside the domain, no NoData cell within one cell): there a
- * stage's interior fast path needs no classification. Empty when the row
- * or a row next to it holds a NoData cell there. */
+ * live cells (inside the domain, no NoData cell within one cell) and lie
+ * in the tile's buffer: there a stage's interior fast path needs no
+ * classification. Empty when the row or a row next to it holds a NoData
+ * cell there. (A radius-0 stage's region reaches the buffer's edge, whose
+ * neighbours, and mask, lie outside it.) */
 static void cpu_live_run(const talus_tile *t, const talus_kctx *c, int y, int x0, int x1, int *xa,
                          int *xb) {
   int gy = t->buf.y0 + y, lo = 1 - t->buf.x0, hi = c->nx - 1 - t->buf.x0;
+  lo = lo > 1 ? lo : 1;
+  hi = hi < t->buf.w - 1 ? hi : t->buf.w - 1;
   int a = x0 > lo ? x0 : lo, b = x1 < hi ? x1 : hi;
   *xa = *xb = x1;
-  if (gy < 1 || gy >= c->ny - 1 || a >= b) return;
+  if (gy < 1 || gy >= c->ny - 1 || y < 1 || y >= t->buf.h - 1 || a >= b) return;
   if (t->mask) {
     unsigned any = 0;
     for (int dy = -1; dy <= 1; dy++) {
