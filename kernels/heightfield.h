@@ -108,18 +108,37 @@ TALUS_HD static inline hf_nb4 hf_neighbours(const talus_tile *t, const talus_kct
 }
 
 /* Rain on one cell this step [m] (eq. 1): Δt·K_r·r, r from the rain map or
- * water.rain, modulated by the hash noise blend of water.rain_noise. */
-TALUS_HD static inline float hf_rain_amount(const talus_tile *t, const talus_kparams *P, size_t idx,
-                                            int gx, int gy, int64_t step) {
+ * water.rain, modulated by the hash noise blend of water.rain_noise where
+ * `noisy` (rain_noise > 0; a constant 0 drops the hash from the code). The
+ * amount is computed whatever the rate and kept where rain falls, so a
+ * vector loop runs it without branches. */
+TALUS_HD static inline TALUS_FORCE_INLINE float hf_rain_amount(const talus_tile *t,
+                                                               const talus_kparams *P, size_t idx,
+                                                               int gx, int gy, int64_t step,
+                                                               int noisy) {
   float rate = t->rain ? t->rain[idx] : P->rain;
-  if (!(rate > 0.0f) || !rain_falls(P, step)) return 0.0f;
   float factor = 1.0f;
-  if (P->rain_noise > 0.0f) {
+  if (noisy) {
     float u = talus_hash_unit(P->seed, gx, gy, (uint64_t)step, 0u);
     factor = 1.0f - P->rain_noise + P->rain_noise * 2.0f * u;
-    if (factor < 0.0f) factor = 0.0f;
+    factor = factor < 0.0f ? 0.0f : factor;
   }
-  return P->dt * P->hf_rain_scale * rate * factor;
+  float amount = P->dt * P->hf_rain_scale * rate * factor;
+  return rate > 0.0f && rain_falls(P, step) ? amount : 0.0f;
+}
+
+/* Rain on the live cell at idx, global (gx, gy) (noisy: hf_rain_amount):
+ * the water rises by the rain, booked as RAIN (the exact float increase).
+ * No branches: the CPU backend runs rows of such cells without noise as
+ * one vector loop. Returns the new water height. */
+TALUS_HD static inline TALUS_FORCE_INLINE float hf_rain_cell(const talus_tile *t,
+                                                             const talus_kparams *P, size_t idx,
+                                                             int gx, int gy, int64_t step,
+                                                             int noisy, double *flows) {
+  float w = t->w[idx], wn = w + hf_rain_amount(t, P, idx, gx, gy, step, noisy);
+  flows[TALUS_FLOW_RAIN] += (double)wn - (double)w;
+  t->w[idx] = wn;
+  return wn;
 }
 
 /* Stage hf_rain: rain and the water sources (as in the layered model). */
@@ -129,8 +148,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_rain(const talus_tile *t, co
   if (talus_cell_masked(t, idx)) return;
   const talus_kparams *P = &c->P;
   int gx = t->buf.x0 + x, gy = t->buf.y0 + y;
-  float w = t->w[idx], wn = w + hf_rain_amount(t, P, idx, gx, gy, c->step);
-  flows[TALUS_FLOW_RAIN] += (double)wn - (double)w;
+  float wn = hf_rain_cell(t, P, idx, gx, gy, c->step, P->rain_noise > 0.0f, flows);
   for (int i = 0; i < P->num_sources && i < TALUS_MAX_SOURCES; i++) {
     const talus_source *src = &P->sources[i];
     if (!rain_in_source(src, P->cell_size, gx, gy)) continue;
@@ -170,11 +188,14 @@ hf_flux_store(const talus_tile *t, const talus_kparams *P, size_t idx, float d, 
  * are the caller's to store. */
 TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_live(const talus_tile *t,
                                                             const talus_kparams *P, size_t idx) {
-  const float *B = t->B, *w = t->w, *F = t->f;
-  float d = w[idx], h = B[idx] + d, gain = P->dt * P->hf_flux_gain, f[4];
+  /* Pointers at the cell and offsets from it: GCC then sees the
+   * neighbours' loads as contiguous in x (indices as size_t sums it
+   * gathered lane by lane). */
+  const float *B = t->B + idx, *w = t->w + idx, *F = t->f + idx;
+  float d = w[0], h = B[0] + d, gain = P->dt * P->hf_flux_gain, f[4];
   for (int k = 0; k < 4; k++) {
-    size_t n = (size_t)((ptrdiff_t)idx + hf_step(t, k));
-    float fk = F[(size_t)k * t->plane + idx] + gain * (h - (B[n] + w[n]));
+    ptrdiff_t n = hf_step(t, k);
+    float fk = F[(ptrdiff_t)k * (ptrdiff_t)t->plane] + gain * (h - (B[n] + w[n]));
     f[k] = fk > 0.0f ? fk : 0.0f;
   }
   hf_flux_store(t, P, idx, d, f);
@@ -235,15 +256,15 @@ TALUS_HD static inline float hf_stream_capacity(const talus_kparams *P, float dr
   return P->hf_capacity * depth * talus_stream_power(P, q, sine, P->hf_min_tilt);
 }
 
-/* Steepest descent [tangent] from the cell at idx to the lowest of its 4
- * neighbours n[] (the cell's own index where there is none: no drop), 0
- * where every neighbour is higher: the slope of the stream-power law. */
-TALUS_HD static inline float hf_descent(const talus_tile *t, float cell_size, size_t idx,
-                                        const size_t n[4]) {
-  float b = t->B[idx], lo = b;
+/* Steepest descent [tangent] from the cell whose terrain is at B to the
+ * lowest of its 4 neighbours at B + off[k] (0 where there is none: no
+ * drop), 0 where every neighbour is higher: the slope of the stream-power
+ * law. */
+TALUS_HD static inline float hf_descent(const float *B, float cell_size, const ptrdiff_t off[4]) {
+  float b = B[0], lo = b;
   TALUS_UNROLL4
   for (int k = 0; k < 4; k++)
-    lo = t->B[n[k]] < lo ? t->B[n[k]] : lo;
+    lo = B[off[k]] < lo ? B[off[k]] : lo;
   return (b - lo) / cell_size;
 }
 
@@ -267,7 +288,10 @@ TALUS_HD static inline void hf_border_inflow(const talus_tile *t, const talus_kc
   float hy = t->B[q.n[TALUS_DIR_U]] - t->B[q.n[TALUS_DIR_D]];
   g[0] = sx > 0.0f ? hx * (1.0f / sx) : 0.0f;
   g[1] = sy > 0.0f ? hy * (1.0f / sy) : 0.0f;
-  g[2] = hf_descent(t, c->P.cell_size, idx, q.n);
+  ptrdiff_t off[4];
+  for (int k = 0; k < 4; k++)
+    off[k] = (ptrdiff_t)q.n[k] - (ptrdiff_t)idx;
+  g[2] = hf_descent(t->B + idx, c->P.cell_size, off);
 }
 
 /* hf_water from the cell's outflows fo, inflows fi and terrain gradient g
@@ -307,17 +331,17 @@ hf_water_finish(const talus_tile *t, const talus_kparams *P, size_t idx, const f
 TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_live(const talus_tile *t,
                                                                const talus_kparams *P, size_t idx) {
   float fo[4], fi[4], g[3];
-  size_t n[4];
-  ptrdiff_t p = t->pitch;
+  ptrdiff_t n[4], p = t->pitch, plane = (ptrdiff_t)t->plane;
+  const float *B = t->B + idx, *F = t->f + idx; /* as in hf_flux_live */
   for (int k = 0; k < 4; k++) {
-    n[k] = (size_t)((ptrdiff_t)idx + hf_step(t, k));
-    fo[k] = t->f[(size_t)k * t->plane + idx];
-    fi[k] = t->f[(size_t)((k + 2) & 3) * t->plane + n[k]];
+    n[k] = hf_step(t, k);
+    fo[k] = F[k * plane];
+    fi[k] = F[((k + 2) & 3) * plane + n[k]];
   }
   float inv2l = 1.0f / (2.0f * P->cell_size); /* the slow path's 1/sx, bitwise */
-  g[0] = (t->B[idx + 1] - t->B[idx - 1]) * inv2l;
-  g[1] = (t->B[(size_t)((ptrdiff_t)idx + p)] - t->B[(size_t)((ptrdiff_t)idx - p)]) * inv2l;
-  g[2] = hf_descent(t, P->cell_size, idx, n);
+  g[0] = (B[1] - B[-1]) * inv2l;
+  g[1] = (B[p] - B[-p]) * inv2l;
+  g[2] = hf_descent(B, P->cell_size, n);
   return hf_water_finish(t, P, idx, fo, fi, g);
 }
 
@@ -341,64 +365,63 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_water(const talus_tile *t, c
   if (clamp < 0.0) flows[TALUS_FLOW_WATER_OVERFILL] += clamp; /* water added by the clamp */
 }
 
-/* Dissolution (eqs. 9a–c): terrain into sediment at rate (1 − H)·K_s, the
- * water rising by the same height. */
-TALUS_HD static inline void hf_dissolve(const talus_kparams *P, float H, float C, float *b,
-                                        float *s, float *d, double *flows) {
-  float soft = H < 1.0f ? 1.0f - H : 0.0f;
-  float X = P->dt * soft * P->hf_dissolve * (C - *s);
-  X = X < C - *s ? X : C - *s;
-  float bn = *b - X;
-  double moved = (double)*b - (double)bn;
-  float dn = P->hf_water_swell ? (float)((double)*d + moved) : *d;
-  flows[TALUS_FLOW_HF_DISSOLVE] += moved;
-  flows[TALUS_FLOW_HF_SWELL] += (double)dn - (double)*d;
-  *b = bn;
-  *s = (float)((double)*s + moved);
-  *d = dn;
-}
-
-/* Deposition (eqs. 10a–c) at rate K_d, the water sinking by the deposited
- * height (never below 0), and softening (eq. 11) of the cell's hardness. */
-TALUS_HD static inline void hf_deposit(const talus_tile *t, const talus_kparams *P, size_t idx,
-                                       float C, float *b, float *s, float *d, double *flows) {
-  float excess = *s - C, X = P->dt * P->hf_deposit * excess;
-  X = X < excess ? X : excess;
-  float bn = *b + X;
-  double moved = (double)bn - (double)*b;
-  if (moved > (double)*s) return; /* rounding of b would take more than is suspended */
-  double taken = !P->hf_water_swell ? 0.0 : (moved < (double)*d ? moved : (double)*d);
-  flows[TALUS_FLOW_HF_DEPOSIT] += moved;
-  flows[TALUS_FLOW_HF_SHRINK] += taken;
-  *b = bn;
-  *s = (float)((double)*s - moved);
-  *d = (float)((double)*d - taken);
-  if (!t->hard) return;
-  float H = t->hard[idx];
-  if (H <= P->hf_min_hardness) return;
-  float Hn = H - P->dt * P->hf_softening * P->hf_dissolve * excess;
-  t->hard[idx] = Hn > P->hf_min_hardness ? Hn : P->hf_min_hardness;
-}
-
-/* Stage hf_erode: dissolve or deposit against the capacity (from step
- * erosion.spinup on), then evaporation d = d3·(1 − K_e·Δt) (eq. 13). */
-TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_erode(const talus_tile *t, const talus_kctx *c,
-                                                          int x, int y, double *flows) {
-  size_t idx = talus_idx(t, x, y);
-  if (talus_cell_masked(t, idx)) return;
-  const talus_kparams *P = &c->P;
+/* hf_erode of the cell at idx (eroding: the step is past erosion.spinup),
+ * without branches, so the CPU backend runs rows of live cells as one
+ * vector loop: dissolution (eqs. 9a–c; C > s) at rate (1 − H)·K_s, the
+ * water rising by the same height, and deposition (eqs. 10a–c; s > C) at
+ * rate K_d, the water sinking by the deposited height (never below 0),
+ * with softening (eq. 11) of the cell's hardness, are both computed and
+ * the one that happens is kept; deposition does not happen where the
+ * rounding of b would take more than is suspended. Then evaporation
+ * d = d3·(1 − K_e·Δt) (eq. 13). Flows of what did not happen are booked
+ * as 0, which changes no sum. */
+TALUS_HD static inline TALUS_FORCE_INLINE void
+hf_erode_cell(const talus_tile *t, const talus_kparams *P, size_t idx, int eroding, double *flows) {
   float C = t->hf_cap[idx], s = t->r[idx], b = t->B[idx], d = t->w[idx];
-  int eroding = talus_eroding(P, c->step);
-  if (eroding && C > s)
-    hf_dissolve(P, hf_hardness(t, P, idx), C, &b, &s, &d, flows);
-  else if (eroding && s > C)
-    hf_deposit(t, P, idx, C, &b, &s, &d, flows);
+  float H = hf_hardness(t, P, idx);
+  /* dissolution */
+  float soft = H < 1.0f ? 1.0f - H : 0.0f;
+  float Xs = P->dt * soft * P->hf_dissolve * (C - s);
+  Xs = Xs < C - s ? Xs : C - s;
+  float bs = b - Xs;
+  double ms = (double)b - (double)bs;
+  float ds = P->hf_water_swell ? (float)((double)d + ms) : d;
+  float ss = (float)((double)s + ms);
+  /* deposition and softening */
+  float excess = s - C, Xd = P->dt * P->hf_deposit * excess;
+  Xd = Xd < excess ? Xd : excess;
+  float bd = b + Xd;
+  double md = (double)bd - (double)b;
+  double taken = !P->hf_water_swell ? 0.0 : (md < (double)d ? md : (double)d);
+  float sd = (float)((double)s - md), dd = (float)((double)d - taken);
+  float Hn = H - P->dt * P->hf_softening * P->hf_dissolve * excess;
+  Hn = Hn > P->hf_min_hardness ? Hn : P->hf_min_hardness;
+  /* which happens */
+  int dissolves = eroding && C > s;
+  int deposits = eroding && !dissolves && s > C && !(md > (double)s);
+  flows[TALUS_FLOW_HF_DISSOLVE] += dissolves ? ms : 0.0;
+  flows[TALUS_FLOW_HF_SWELL] += dissolves ? (double)ds - (double)d : 0.0;
+  flows[TALUS_FLOW_HF_DEPOSIT] += deposits ? md : 0.0;
+  flows[TALUS_FLOW_HF_SHRINK] += deposits ? taken : 0.0;
+  b = dissolves ? bs : deposits ? bd : b;
+  s = dissolves ? ss : deposits ? sd : s;
+  d = dissolves ? ds : deposits ? dd : d;
+  if (t->hard && deposits && !(H <= P->hf_min_hardness)) t->hard[idx] = Hn;
   float keep = 1.0f - P->hf_evaporation * P->dt;
   float de = d * (keep > 0.0f ? keep : 0.0f);
   flows[TALUS_FLOW_EVAPORATION] += (double)d - (double)de;
   t->B[idx] = b;
   t->r[idx] = s;
   t->w[idx] = de;
+}
+
+/* Stage hf_erode: dissolve or deposit against the capacity (from step
+ * erosion.spinup on), then evaporation (hf_erode_cell). */
+TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_erode(const talus_tile *t, const talus_kctx *c,
+                                                          int x, int y, double *flows) {
+  size_t idx = talus_idx(t, x, y);
+  if (talus_cell_masked(t, idx)) return;
+  hf_erode_cell(t, &c->P, idx, talus_eroding(&c->P, c->step), flows);
 }
 
 /* Sediment [m] a cell holding r with velocity (vx, vy) sends towards
@@ -414,6 +437,36 @@ TALUS_HD static inline TALUS_FORCE_INLINE float hf_sed_out(float r, float vx, fl
   return along > 0.0f ? r * (along * kdl * scale) : 0.0f;
 }
 
+/* The end of hf_advect: the cell's new sediment sn = (r − out) + in,
+ * clamped at 0 (booked as SEDIMENT_CLAMP), rounded once to float (the
+ * rounding booked as HF_ADVECTION) into hf_sed. No branches. */
+TALUS_HD static inline TALUS_FORCE_INLINE void
+hf_advect_finish(const talus_tile *t, size_t idx, float r, double out, double in, double *flows) {
+  double sn = ((double)r - out) + in;
+  flows[TALUS_FLOW_SEDIMENT_CLAMP] += sn < 0.0 ? -sn : 0.0;
+  sn = sn < 0.0 ? 0.0 : sn;
+  float s = (float)sn;
+  t->hf_sed[idx] = s;
+  flows[TALUS_FLOW_HF_ADVECTION] += (double)s - sn;
+}
+
+/* hf_advect of a cell whose 4 neighbours are live cells: every share is
+ * sent and collected, no classification and no branches, so the CPU
+ * backend runs rows of such cells as one vector loop. */
+TALUS_HD static inline TALUS_FORCE_INLINE void hf_advect_live(const talus_tile *t, float kdl,
+                                                              size_t idx, double *flows) {
+  const float *R = t->r + idx, *VX = t->vx + idx, *VY = t->vy + idx;
+  float r = R[0], vx = VX[0], vy = VY[0];
+  double out = 0.0, in = 0.0;
+  TALUS_UNROLL4
+  for (int d = 0; d < 4; d++) {
+    ptrdiff_t n = hf_step(t, d);
+    out += (double)hf_sed_out(r, vx, vy, d, kdl);
+    in += (double)hf_sed_out(R[n], VX[n], VY[n], (d + 2) & 3, kdl);
+  }
+  hf_advect_finish(t, idx, r, out, in, flows);
+}
+
 /* Stage hf_advect (eq. 12, in flux form): the sediment moves with the water
  * from cell to cell, each cell sending its upwind shares (hf_sed_out) and
  * collecting what its neighbours send it, so the transport moves sediment
@@ -427,13 +480,11 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_advect(const talus_tile *t, 
   size_t idx = talus_idx(t, x, y);
   if (talus_cell_masked(t, idx)) return;
   float kdl = c->P.dt / c->P.cell_size, r = t->r[idx], vx = t->vx[idx], vy = t->vy[idx];
-  hf_nb4 q;
   if ((t->nb8[idx] & 15u) == 15u) { /* the 4 neighbours are live */
-    for (int d = 0; d < 4; d++)
-      q.n[d] = (size_t)((ptrdiff_t)idx + hf_step(t, d)), q.in[d] = q.open[d] = 1.0f;
-  } else {
-    q = hf_neighbours(t, c, x, y);
+    hf_advect_live(t, kdl, idx, flows);
+    return;
   }
+  hf_nb4 q = hf_neighbours(t, c, x, y);
   double out = 0.0, in = 0.0, gone = 0.0;
   for (int d = 0; d < 4; d++) {
     double o = q.open[d] > 0.0f ? (double)hf_sed_out(r, vx, vy, d, kdl) : 0.0;
@@ -442,15 +493,13 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_advect(const talus_tile *t, 
     size_t n = q.n[d];
     if (q.in[d] > 0.0f) in += (double)hf_sed_out(t->r[n], t->vx[n], t->vy[n], (d + 2) & 3, kdl);
   }
-  double sn = ((double)r - out) + in;
-  if (sn < 0.0) {
-    flows[TALUS_FLOW_SEDIMENT_CLAMP] -= sn;
-    sn = 0.0;
-  }
-  float s = (float)sn;
-  t->hf_sed[idx] = s;
   flows[TALUS_FLOW_SEDIMENT_OUTFLOW] += gone;
-  flows[TALUS_FLOW_HF_ADVECTION] += (double)s - sn;
+  hf_advect_finish(t, idx, r, out, in, flows);
+}
+
+/* hf_settle of a live cell: the advected sediment becomes its state. */
+TALUS_HD static inline TALUS_FORCE_INLINE void hf_settle_cell(const talus_tile *t, size_t idx) {
+  t->r[idx] = t->hf_sed[idx];
 }
 
 /* Stage hf_settle: the advected sediment becomes the cell's state. */
@@ -459,7 +508,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_settle(const talus_tile *t, 
   (void)c;
   (void)flows;
   size_t idx = talus_idx(t, x, y);
-  if (!talus_cell_masked(t, idx)) t->r[idx] = t->hf_sed[idx];
+  if (!talus_cell_masked(t, idx)) hf_settle_cell(t, idx);
 }
 
 #endif /* TALUS_KERNELS_HEIGHTFIELD_H */

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The CPU's layered fast paths (kernels/cpu/cpu.c: single live columns,
-# rows without stacked columns) give the bytes of the general path: every
-# scene runs once as built and once with TALUS_CPU_GENERAL=1 (general path
-# everywhere), and the full states must be identical. Scenes with stacked
+# The CPU's fast paths (kernels/cpu/cpu.c: layered single live columns,
+# rows without stacked columns, the heightfield's live runs) give the
+# bytes of the general path: every scene runs once as built and once with
+# TALUS_CPU_GENERAL=1 (general path everywhere), and the full states must
+# be identical. Scenes with stacked
 # columns (cave, arches, bridges) mix both paths within a row; a tiled run
 # puts tile edges next to fast cells; a DEM with NoData (when
 # $TALUS_TEST_DATA is set) adds masked neighbours and outflow sinks.
@@ -37,13 +38,19 @@ same arches $G "$W/arches.tif" arches --steps 60
 same bridges $G "$W/bridges.tif" bridges --steps 60
 same chasm-source $G "$W/chasm-source.tif" chasm-source --steps 60
 same rivers-tiled $G "$W/rivers-rain.tif" rivers-rain --steps 40 --tile 32
+# the heightfield's vector loops (rain, erode, advect, settle) against the
+# cell-by-cell bodies; a tiled run and a DEM with NoData put general cells
+# next to the live runs
+"$T" generate noise -o "$W/noise.tif" --size 96 --seed 3 >/dev/null
+same heightfield $G "$W/noise.tif" heightfield-default --steps 150 --set thermal.enable=true
+same heightfield-tiled $G "$W/noise.tif" heightfield-default --steps 60 --tile 32
 dem=${TALUS_TEST_DATA:-}/austria_srtm30s.tif
 if [ -n "${TALUS_TEST_DATA:-}" ] && [ -f "$dem" ]; then
   same dem-outflow $G "$dem" dem-default --steps 30
   same dem-wall $G "$dem" dem-default --steps 30 --nodata wall
+  same dem-heightfield $G "$dem" dem-heightfield --steps 30 --set erosion.spinup=0
 fi
 
-"$T" generate noise -o "$W/noise.tif" --size 96 --seed 3 >/dev/null
 for isa in base v3; do
   I=TALUS_CPU_ISA=$isa
   same rivers-rain-$isa $I "$W/rivers-rain.tif" rivers-rain --steps 60

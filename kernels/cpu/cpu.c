@@ -9,7 +9,10 @@
  * Fast paths (CPU only; the GPU and the cells they do not cover run the
  * k_* bodies unchanged):
  * - heightfield flux and water: each row's live run is one `omp simd`
- *   loop (CPU_STAGE_LOOP_LIVE);
+ *   loop (CPU_STAGE_LOOP_LIVE); rain, erode, advect and settle: the live
+ *   run is one vector loop of the branch-free bodies hf_rain_cell,
+ *   hf_erode_cell, hf_advect_live, hf_settle_cell (the ONE_SIMD loops
+ *   below with cpu_hf_run_end; rain only without noise or sources);
  * - layered pipes, transport, horizontal, vertical: the bodies are called
  *   with `one` = 1 on cells whose own and 8 neighbours' columns are single
  *   and live (vertical, radius 0: whose own column is), which drops the
@@ -24,7 +27,10 @@
  * Every fast path computes the same floating-point operations in the same
  * order as the general path, so results are bit-identical (cli_fastpath
  * compares whole runs against TALUS_CPU_GENERAL=1, which turns the layered
- * fast paths off).
+ * fast paths and those of heightfield rain, erode, advect and settle off).
+ * Ledger flows of a vector loop go through per-lane buffers and are added
+ * to the row's sums in x order, in registers (cpu_lanes_book,
+ * cpu_lane_book_nonzero): the additions are those of the scalar loop.
  *
  * Instruction sets: on x86-64 with GCC >= 12 this file is also compiled
  * for x86-64-v3 (AVX2) and x86-64-v4 (AVX-512) as isa/cpu_v3.c and
@@ -94,15 +100,19 @@ static inline void cpu_row_book(talus_rect book, int y, int x1, int *b0, int *b1
   }
 
 /* The cells [*xa, *xb) of row y within [x0, x1) whose 8 neighbours are all
- * live cells (inside the domain, no NoData cell within one cell): there a
- * stage's interior fast path needs no classification. Empty when the row
- * or a row next to it holds a NoData cell there. */
+ * live cells (inside the domain, no NoData cell within one cell) and lie
+ * in the tile's buffer: there a stage's interior fast path needs no
+ * classification. Empty when the row or a row next to it holds a NoData
+ * cell there. (A radius-0 stage's region reaches the buffer's edge, whose
+ * neighbours, and mask, lie outside it.) */
 static void cpu_live_run(const talus_tile *t, const talus_kctx *c, int y, int x0, int x1, int *xa,
                          int *xb) {
   int gy = t->buf.y0 + y, lo = 1 - t->buf.x0, hi = c->nx - 1 - t->buf.x0;
+  lo = lo > 1 ? lo : 1;
+  hi = hi < t->buf.w - 1 ? hi : t->buf.w - 1;
   int a = x0 > lo ? x0 : lo, b = x1 < hi ? x1 : hi;
   *xa = *xb = x1;
-  if (gy < 1 || gy >= c->ny - 1 || a >= b) return;
+  if (gy < 1 || gy >= c->ny - 1 || y < 1 || y >= t->buf.h - 1 || a >= b) return;
   if (t->mask) {
     unsigned any = 0;
     for (int dy = -1; dy <= 1; dy++) {
@@ -129,6 +139,19 @@ static inline TALUS_FORCE_INLINE double cpu_hf_water_live(const talus_tile *t, c
   return hf_water_live(t, &c->P, talus_idx(t, x, y));
 }
 
+/* Adds the non-zero lanes [k0, k1) of lane to *acc in order. A row whose
+ * lanes are all zero (hf_flux's always, hf_water's but where the clamp
+ * adds water) is found by one vector OR instead of a test per cell. */
+static inline void cpu_lane_book_nonzero(double *acc, const double *lane, int k0, int k1) {
+  int any = 0;
+  _Pragma("omp simd reduction(|:any)") for (int k = k0; k < k1; k++) any |= lane[k] != 0.0;
+  if (!any) return;
+  double a = *acc;
+  for (int k = k0; k < k1; k++)
+    if (lane[k] != 0.0) a += lane[k];
+  *acc = a;
+}
+
 /* CPU_STAGE_LOOP for a stage with a branch-free interior body `live` that
  * returns the one flow it books (`flow`, 0 when none): each row's live run
  * is one `omp simd` loop (cells are independent: a stage writes only its
@@ -150,8 +173,8 @@ static inline TALUS_FORCE_INLINE double cpu_hf_water_live(const talus_tile *t, c
       for (; x < xa; x++)                                                                          \
         body(t, c, x, y, (x >= b0 && x < b1) ? acc : junk);                                        \
       _Pragma("omp simd") for (int xv = xa; xv < xb; xv++) lane[xv - xa] = live(t, c, xv, y);      \
-      for (; x < xb; x++)                                                                          \
-        if (x >= b0 && x < b1 && lane[x - xa] != 0.0) acc[flow] += lane[x - xa];                   \
+      cpu_lane_book_nonzero(&acc[flow], lane, (b0 > xa ? b0 : xa) - xa, (b1 < xb ? b1 : xb) - xa); \
+      x = xb;                                                                                      \
       for (; x < x1; x++)                                                                          \
         body(t, c, x, y, (x >= b0 && x < b1) ? acc : junk);                                        \
       memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);                                \
@@ -287,23 +310,41 @@ static inline int cpu_row_stacked(const talus_tile *t, int y, int x0, int x1) {
 
 /* Radius-1 stages: cells of the live run whose 8 neighbours and own cell
  * hold single columns (cpu_one9). */
-static inline int cpu_one_nb_run_end(const talus_tile *t, int y, int x, int xa, int xb, int x1) {
-  (void)x1;
+static inline int cpu_one_nb_run_end(const talus_tile *t, const talus_kctx *c, int y, int x, int xa,
+                                     int xb, int x1) {
+  (void)c, (void)x1;
   while (x >= xa && x < xb && cpu_one9(t, talus_idx(t, x, y)))
     x++;
   return x;
 }
 
 /* Radius-0 stages: live cells of one column (cpu_one_cell). */
-static inline int cpu_one_cell_run_end(const talus_tile *t, int y, int x, int xa, int xb, int x1) {
-  (void)xa, (void)xb;
+static inline int cpu_one_cell_run_end(const talus_tile *t, const talus_kctx *c, int y, int x,
+                                       int xa, int xb, int x1) {
+  (void)c, (void)xa, (void)xb;
   while (x < x1 && cpu_one_cell(t, x, y))
     x++;
   return x;
 }
 
-/* CPU_STAGE_LOOP for a layered stage that books no flow (pipes,
- * horizontal): each run of fast cells (cpu_one_nb_run_end) is one `omp
+/* Heightfield stages: the whole live run (every cell of it has 4 live
+ * neighbours and is no NoData cell). */
+static inline int cpu_hf_run_end(const talus_tile *t, const talus_kctx *c, int y, int x, int xa,
+                                 int xb, int x1) {
+  (void)t, (void)c, (void)y, (void)x1;
+  return x >= xa && x < xb ? xb : x;
+}
+
+/* hf_rain: the live run when the rain has no noise and no water source
+ * adds to it (else k_hf_rain everywhere, as before the fast path). */
+static inline int cpu_hf_rain_run_end(const talus_tile *t, const talus_kctx *c, int y, int x,
+                                      int xa, int xb, int x1) {
+  int plain = c->P.num_sources == 0 && !(c->P.rain_noise > 0.0f);
+  return plain ? cpu_hf_run_end(t, c, y, x, xa, xb, x1) : x;
+}
+
+/* CPU_STAGE_LOOP for a stage that books no flow (pipes, horizontal,
+ * hf_settle): each run of fast cells (run_end, from cell x) is one `omp
  * simd` loop of the `one` body, the general `body` runs elsewhere. Cells
  * are independent within a stage (each writes only its own cell, reads
  * only fields the stage does not write), and vector lanes compute what the
@@ -313,7 +354,7 @@ static inline int cpu_one_cell_run_end(const talus_tile *t, int y, int x, int xa
  * (int8_t pipes may alias anything, floats may alias the float
  * parameters) then no longer force the compiler to reload every pointer,
  * pitch and parameter after each store. */
-#define CPU_STAGE_LOOP_ONE_SIMD(body, one)                                                         \
+#define CPU_STAGE_LOOP_ONE_SIMD(body, one, run_end)                                                \
   _Pragma("omp parallel") {                                                                        \
     CPU_FTZ_ENTER                                                                                  \
     const talus_tile tl = *t;                                                                      \
@@ -323,7 +364,7 @@ static inline int cpu_one_cell_run_end(const talus_tile *t, int y, int x, int xa
       int y = region.y0 + j, x = region.x0, x1 = region.x0 + region.w, xa = x1, xb = x1;           \
       if (fast) cpu_live_run(t, c, y, x, x1, &xa, &xb);                                            \
       while (x < x1) {                                                                             \
-        int e = cpu_one_nb_run_end(t, y, x, xa, xb, x1);                                           \
+        int e = run_end(t, c, y, x, xa, xb, x1);                                                   \
         _Pragma("omp simd") for (int xv = x; xv < e; xv++) one(&tl, &cl, xv, y, junk);             \
         if (e < x1) body(t, c, e, y, junk);                                                        \
         x = e + 1;                                                                                 \
@@ -332,8 +373,24 @@ static inline int cpu_one_cell_run_end(const talus_tile *t, int y, int x, int xa
     CPU_FTZ_LEAVE                                                                                  \
   }
 
+/* Adds the flows ids[0..nid) (nid <= CPU_MAX_IDS) of lanes [k0, k1) to
+ * acc, lane by lane in order: flow i of lane k is lane[i·w + k]. Each sum
+ * stays in a register over the lanes instead of going through acc in
+ * memory (a store-to-load chain per addition); the additions and their
+ * order are those of adding lane after lane to acc. */
+#define CPU_MAX_IDS 8
+static inline TALUS_FORCE_INLINE void cpu_lanes_book(double *acc, const int *ids, int nid,
+                                                     const double *lane, size_t w, int k0, int k1) {
+  double sum[CPU_MAX_IDS];
+  _Pragma("GCC unroll 8") for (int i = 0; i < nid; i++) sum[i] = acc[ids[i]];
+  for (int k = k0; k < k1; k++)
+    _Pragma("GCC unroll 8") for (int i = 0; i < nid; i++) sum[i] += lane[(size_t)i * w + (size_t)k];
+  _Pragma("GCC unroll 8") for (int i = 0; i < nid; i++) acc[ids[i]] = sum[i];
+}
+
 /* CPU_STAGE_LOOP_ONE_SIMD for a stage whose fast body books flows
- * (transport, vertical): each run of fast cells (run_end, from cell x) is
+ * (transport, vertical, hf_rain, hf_erode, hf_advect): each run of fast
+ * cells (run_end, from cell x) is
  * one vector loop. Each lane books into its own zeroed accumulator, whose flows
  * named in `ids` go to `lane`; then the lanes are added to the row's
  * accumulator cell by cell in x order, between the cells before and after
@@ -351,6 +408,7 @@ static inline int cpu_one_cell_run_end(const talus_tile *t, int y, int x, int xa
     const talus_tile tl = *t;                                                                      \
     const talus_kctx cl = *c;                                                                      \
     enum { nid = sizeof ids / sizeof *ids };                                                       \
+    _Static_assert(nid <= CPU_MAX_IDS, "at most CPU_MAX_IDS flows per fast body");                 \
     size_t w = (size_t)region.w;                                                                   \
     double *lane = malloc(sizeof(double) * nid * w);                                               \
     _Pragma("omp for schedule(static)") for (int j = 0; j < region.h; j++) {                       \
@@ -360,17 +418,14 @@ static inline int cpu_one_cell_run_end(const talus_tile *t, int y, int x, int xa
       cpu_row_book(book, y, x1, &b0, &b1);                                                         \
       if (fast) cpu_live_run(t, c, y, x, x1, &xa, &xb);                                            \
       while (x < x1) {                                                                             \
-        int e = fast && lane ? run_end(t, y, x, xa, xb, x1) : x;                                   \
+        int e = fast && lane ? run_end(t, c, y, x, xa, xb, x1) : x;                                \
         _Pragma("GCC ivdep") for (int xv = x; xv < e; xv++) {                                      \
           double fl[TALUS_FLOW_COUNT] = {0};                                                       \
           one(&tl, &cl, xv, y, fl);                                                                \
           for (int i = 0; i < nid; i++)                                                            \
             lane[(size_t)i * w + (size_t)(xv - x)] = fl[ids[i]];                                   \
         }                                                                                          \
-        for (int xv = x; xv < e; xv++)                                                             \
-          if (xv >= b0 && xv < b1)                                                                 \
-            for (int i = 0; i < nid; i++)                                                          \
-              acc[ids[i]] += lane[(size_t)i * w + (size_t)(xv - x)];                               \
+        cpu_lanes_book(acc, ids, nid, lane, w, (b0 > x ? b0 : x) - x, (b1 < e ? b1 : e) - x);      \
         if (e < x1) body(t, c, e, y, (e >= b0 && e < b1) ? acc : junk);                            \
         x = e + 1;                                                                                 \
       }                                                                                            \
@@ -383,6 +438,33 @@ static inline int cpu_one_cell_run_end(const talus_tile *t, int y, int x, int xa
 /* The flows the fast vertical body books. */
 static const int cpu_vertical_ids[] = {TALUS_FLOW_CEILING_EROSION, TALUS_FLOW_BEDROCK_EROSION,
                                        TALUS_FLOW_DISSOLVE, TALUS_FLOW_DEPOSIT};
+
+/* The heightfield stages on a cell of a live run (cpu_hf_run_end), as the
+ * fast bodies of the loops above. */
+static inline TALUS_FORCE_INLINE void cpu_hf_rain_live(const talus_tile *t, const talus_kctx *c,
+                                                       int x, int y, double *flows) {
+  hf_rain_cell(t, &c->P, talus_idx(t, x, y), t->buf.x0 + x, t->buf.y0 + y, c->step, 0, flows);
+}
+static inline TALUS_FORCE_INLINE void cpu_hf_erode_live(const talus_tile *t, const talus_kctx *c,
+                                                        int x, int y, double *flows) {
+  hf_erode_cell(t, &c->P, talus_idx(t, x, y), talus_eroding(&c->P, c->step), flows);
+}
+static inline TALUS_FORCE_INLINE void cpu_hf_advect_live(const talus_tile *t, const talus_kctx *c,
+                                                         int x, int y, double *flows) {
+  hf_advect_live(t, c->P.dt / c->P.cell_size, talus_idx(t, x, y), flows);
+}
+static inline TALUS_FORCE_INLINE void cpu_hf_settle_live(const talus_tile *t, const talus_kctx *c,
+                                                         int x, int y, double *flows) {
+  (void)c, (void)flows;
+  hf_settle_cell(t, talus_idx(t, x, y));
+}
+
+/* The flows the fast heightfield bodies book. */
+static const int cpu_hf_rain_ids[] = {TALUS_FLOW_RAIN};
+static const int cpu_hf_erode_ids[] = {TALUS_FLOW_HF_DISSOLVE, TALUS_FLOW_HF_SWELL,
+                                       TALUS_FLOW_HF_DEPOSIT, TALUS_FLOW_HF_SHRINK,
+                                       TALUS_FLOW_EVAPORATION};
+static const int cpu_hf_advect_ids[] = {TALUS_FLOW_SEDIMENT_CLAMP, TALUS_FLOW_HF_ADVECTION};
 
 /* The flows the fast transport body books. */
 static const int cpu_transport_ids[] = {TALUS_FLOW_WATER_OVERFILL, TALUS_FLOW_EVAPORATION,
