@@ -217,11 +217,33 @@ typedef struct pt_event {
 #define PT_OWN_TABLE 1 /* 0: every droplet replays its events (the same bytes; for A/B timing) */
 #endif
 
+/* On the CPU a droplet keeps its own changes in a window instead: a
+ * per-thread plane of int64 per column, (2(L + r) + 2)² nodes centred on
+ * the spawn cell (every node a droplet reads or writes lies within L + r
+ * of it, L + r + 1 on the far side: pt_where), indexed directly, zero
+ * between droplets (pt_win_clear zeroes what a droplet wrote, from its
+ * events). The same integer sums as the table, without hashing, probing
+ * or an overflow (pt_win_side; cpu/cpu.c allocates it). The GPU keeps
+ * the table (PT_WIN: no window in device code). */
+#ifdef __CUDA_ARCH__
+#define PT_WIN(d) ((int64_t *)0)
+#else
+#define PT_WIN(d) ((d)->win)
+#endif
+
+/* The side of the window of own changes for L and r, its bias (the
+ * spawn's offset in it) to *bias. */
+TALUS_HD static inline int pt_win_side(const talus_kparams *P, int *bias) {
+  if (bias) *bias = P->pt_max_moves + P->pt_brush_radius;
+  return 2 * (P->pt_max_moves + P->pt_brush_radius) + 2;
+}
+
 /* A droplet: position (global cell + offset in [0,1)), direction, speed,
  * water, load [2⁻³² m], level z and the columns of its cell's nodes
  * (layered model; 0 on heightfields), its own changes of those nodes, its
  * events, its spawn cell and its table of own changes (keys -1: dropped,
- * the events are replayed). */
+ * the events are replayed) or, on the CPU, its window of them (win, at
+ * the spawn cell's node of column 0: keys 1 throughout). */
 typedef struct pt_drop {
   int32_t ix, iy;
   float fx, fy, dx, dy, v, w, z;
@@ -232,6 +254,9 @@ typedef struct pt_drop {
   int n;
   int32_t ox, oy; /* the spawn cell: table keys are offsets from it */
   int keys;       /* keys in the table (0: none, not yet cleared), -1 dropped */
+  int64_t *win;   /* the window of own changes (NULL: the table) */
+  ptrdiff_t wside, wplane; /* its row and column strides */
+  int wcols;               /* columns it wrote to: 0..wcols − 1 */
   pt_event ev[PT_MOVES_MAX];
   uint32_t key[PT_OWN_SLOTS]; /* pt_own_key, 0 for an empty slot */
   int64_t val[PT_OWN_SLOTS];  /* the own change [units] of the slot's key */
@@ -263,7 +288,7 @@ TALUS_HD static inline int64_t pt_own_get(const pt_drop *d, uint32_t key) {
  * drops the table (keys -1: from then on the events are replayed). The
  * table is cleared at its first key: a droplet that never erodes or
  * deposits (flat ground) never pays for it. */
-TALUS_HD static inline void pt_own_add(pt_drop *d, uint32_t key, int64_t v) {
+TALUS_HD static inline void pt_own_add_key(pt_drop *d, uint32_t key, int64_t v) {
   if (d->keys < 0) return;
   if (d->keys == 0)
     for (int i = 0; i < PT_OWN_SLOTS; i++)
@@ -282,6 +307,22 @@ TALUS_HD static inline void pt_own_add(pt_drop *d, uint32_t key, int64_t v) {
       return;
     }
   }
+}
+
+/* The window's entry of column col of global node (gx, gy). */
+TALUS_HD static inline int64_t *pt_win_at(const pt_drop *d, int gx, int gy, int col) {
+  return d->win + (ptrdiff_t)col * d->wplane + (ptrdiff_t)(gy - d->oy) * d->wside + (gx - d->ox);
+}
+
+/* Adds v [units] to the droplet's own change of column col of global
+ * node (gx, gy): in its window, else in its table. */
+TALUS_HD static inline void pt_own_add(pt_drop *d, int gx, int gy, int col, int64_t v) {
+  if (PT_WIN(d)) {
+    *pt_win_at(d, gx, gy, col) += v;
+    d->wcols = col < d->wcols ? d->wcols : col + 1;
+    return;
+  }
+  pt_own_add_key(d, pt_own_key(d, gx, gy, col), v);
 }
 
 /* Cone weight [units] of a node at squared distance d2 from the droplet
@@ -407,6 +448,11 @@ TALUS_HD static inline void pt_event_own(const pt_event *e, const talus_tile *t,
  * way, in any order). */
 TALUS_HD static inline void pt_own4(const pt_drop *d, const talus_tile *t, const talus_kctx *c,
                                     int ix, int iy, const int8_t *cols, int64_t own[4]) {
+  if (PT_WIN(d)) {
+    for (int k = 0; k < 4; k++)
+      own[k] = *pt_win_at(d, ix + (k & 1), iy + (k >> 1), cols ? cols[k] : 0);
+    return;
+  }
   if (d->keys == 0) { /* no event yet (each puts a key in the table) */
     own[0] = own[1] = own[2] = own[3] = 0;
     return;
@@ -425,6 +471,7 @@ TALUS_HD static inline void pt_own4(const pt_drop *d, const talus_tile *t, const
  * (gx, gy): from its table, or its events replayed in order. */
 TALUS_HD static inline int64_t pt_own1(const pt_drop *d, const talus_tile *t,
                                        const talus_kparams *P, int gx, int gy, int col) {
+  if (PT_WIN(d)) return *pt_win_at(d, gx, gy, col);
   if (d->keys >= 0) return d->keys ? pt_own_get(d, pt_own_key(d, gx, gy, col)) : 0;
   int8_t c1 = (int8_t)col;
   int64_t own = 0;
@@ -507,13 +554,12 @@ TALUS_HD static inline void pt_deposit(pt_drop *d, const talus_tile *t, int64_t 
     if (share) pt_add(&t->pt_acc[pt_plane(t, 1, d->col[k]) + n[k]], share);
   }
   d->s -= q * 256 + rem;
-  if (q <= 0 || d->n >= PT_MOVES_MAX) return;
+  if (q <= 0 || d->n >= PT_MOVES_MAX || all) return; /* at death nothing is read again */
   d->ev[d->n++] = (pt_event){d->ix, d->iy, d->fx, d->fy, q, 1, d->z};
-  /* the table gets what the event's replay gives (the remainder only
-   * falls at death, when nothing is read again); d->col is pt_pick at
+  /* the table gets what the event's replay gives; d->col is pt_pick at
    * d->z, the event's column rule */
   for (int k = 0; k < 4; k++)
-    pt_own_add(d, pt_own_key(d, d->ix + (k & 1), d->iy + (k >> 1), d->col[k]),
+    pt_own_add(d, d->ix + (k & 1), d->iy + (k >> 1), d->col[k],
                q * pt_bilinear(k & 1, k >> 1, d->fx, d->fy));
 }
 
@@ -585,7 +631,7 @@ pt_erode(pt_drop *d, const talus_tile *t, const talus_kctx *c, int64_t amount, i
         }
         if (!share) continue;
         pt_add(&t->pt_acc[pt_plane(t, 0, col[k]) + (size_t)(row + i)], share);
-        pt_own_add(d, pt_own_key(d, x0 + i, y0 + j, col[k]), -share);
+        pt_own_add(d, x0 + i, y0 + j, col[k], -share);
         took += share;
       }
   d->s += took, d->taken += took;
@@ -770,18 +816,45 @@ TALUS_HD static inline void k_pt_clear(const talus_tile *t, const talus_kctx *c,
   }
 }
 
+/* Zeroes what droplet d wrote to its window (its events' boxes and
+ * nodes, in the columns it wrote to): the window is zero again for the
+ * next droplet. */
+TALUS_HD static inline void pt_win_clear(pt_drop *d, int r) {
+  for (int i = 0; i < d->n; i++) {
+    const pt_event *e = &d->ev[i];
+    int a = e->kind == 1 ? 0 : 1 - r, b = e->kind == 1 ? 1 : r + 1; /* box [a, b] around the cell */
+    for (int k = 0; k < d->wcols; k++)
+      for (int y = e->iy + a; y <= e->iy + b; y++) {
+        int64_t *row = pt_win_at(d, e->ix + a, y, k);
+        for (int x = 0; x <= b - a; x++)
+          row[x] = 0;
+      }
+  }
+}
+
 /* The droplet spawned at global cell (gx, gy) at offset o of the spawn
- * hash, from birth to its end; its outflow and loss are booked here.
- * Returns the moves it made. */
+ * hash, from birth to its end; its outflow and loss are booked here. win:
+ * the zeroed window of own changes (pt_win_side²·columns int64, CPU only),
+ * or NULL for the table. Returns the moves it made. */
 TALUS_HD static inline TALUS_FORCE_INLINE int pt_run(const talus_tile *t, const talus_kctx *c,
                                                      int gx, int gy, uint32_t o, double *flows,
-                                                     int layered) {
+                                                     int layered, int64_t *win) {
   const talus_kparams *P = &c->P;
   pt_drop d;
   d.ix = gx, d.iy = gy;
   d.fx = (float)(o & 0xFFFFu) * (1.0f / 65536.0f), d.fy = (float)(o >> 16) * (1.0f / 65536.0f);
   d.dx = d.dy = 0.0f, d.v = P->pt_initial_speed, d.w = P->pt_initial_water;
   d.s = 0, d.taken = 0, d.n = 0, d.z = 0.0f, d.ox = gx, d.oy = gy, d.keys = PT_OWN_TABLE ? 0 : -1;
+  d.win = NULL, d.wside = d.wplane = 0, d.wcols = 0;
+#ifndef __CUDA_ARCH__
+  if (win && PT_OWN_TABLE) {
+    int bias, side = pt_win_side(P, &bias);
+    d.wside = side, d.wplane = (ptrdiff_t)side * side;
+    d.win = win + (ptrdiff_t)bias * side + bias, d.keys = 1;
+  }
+#else
+  (void)win;
+#endif
   for (int k = 0; k < 4; k++)
     d.own[k] = 0, d.col[k] = 0;
   if (layered) { /* rain falls on the top columns */
@@ -793,6 +866,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_run(const talus_tile *t, const 
     end = pt_step(&d, t, c, m, o, flows, layered);
   if (d.s > 0 && (end || P->pt_deposit_at_death)) pt_deposit(&d, t, d.s, 1);
   if (d.s > 0) flows[TALUS_FLOW_PT_LOST] += (double)d.s * (1.0 / PT_UNIT);
+  if (PT_WIN(&d)) pt_win_clear(&d, P->pt_brush_radius);
   return end ? m - 1 : m;
 }
 
@@ -826,9 +900,22 @@ TALUS_HD static inline void k_pt_trace(const talus_tile *t, const talus_kctx *c,
   if (!pt_spawn(t, c, x, y, &o)) return;
   int gx = t->buf.x0 + x, gy = t->buf.y0 + y;
   if (c->P.model == TALUS_MODEL_LAYERED)
-    pt_run(t, c, gx, gy, o, flows, 1);
+    pt_run(t, c, gx, gy, o, flows, 1, NULL);
   else
-    pt_run(t, c, gx, gy, o, flows, 0);
+    pt_run(t, c, gx, gy, o, flows, 0, NULL);
+}
+
+/* k_pt_trace with a window of own changes (CPU: one per thread, zeroed,
+ * pt_win_side²·t->nz int64, or NULL for the table). */
+TALUS_HD static inline void k_pt_trace_win(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                           double *flows, int64_t *win) {
+  uint32_t o;
+  if (!pt_spawn(t, c, x, y, &o)) return;
+  int gx = t->buf.x0 + x, gy = t->buf.y0 + y;
+  if (c->P.model == TALUS_MODEL_LAYERED)
+    pt_run(t, c, gx, gy, o, flows, 1, win);
+  else
+    pt_run(t, c, gx, gy, o, flows, 0, win);
 }
 
 /* pt_apply on layered column k of the cell at idx, with `carry` units of
