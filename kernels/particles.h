@@ -602,6 +602,57 @@ TALUS_HD static inline TALUS_FORCE_INLINE int64_t pt_brush_weights(const pt_drop
   return W;
 }
 
+#define PT_ROW8 8 /* lanes of a brush row in pt_erode_row8 (side ≤ 8: r ≤ 3) */
+
+/* pt_erode on a heightfield droplet with a window (CPU) whose box of
+ * side ≤ 8 lies inside the domain, 8 nodes from its first column inside
+ * the buffer's row: each row's cone weights, and its shares into the
+ * erosion plane and the window, as one 8-lane loop (the lanes past the
+ * box weigh 0 and add 0 to nodes of the same rows, which only this
+ * droplet's band writes; the window has PT_ROW8 nodes of slack at its
+ * end). The same integers as pt_erode: the weights are the same floats
+ * (ex² + ey², r − √d2, × 64 truncated; 0 where d2 ≥ r², as pt_cone_d2),
+ * and with no floor limit the load gains q·Σw, the sum of the shares. */
+TALUS_HD static inline TALUS_FORCE_INLINE void pt_erode_row8(pt_drop *d, const talus_tile *t,
+                                                             int r, int64_t amount) {
+  int side = 2 * r + 1, x0 = d->ix - r + 1, y0 = d->iy - r + 1;
+  float ex2[PT_ROW8], r2 = (float)(r * r), rf = (float)r;
+  int32_t w[PT_ROW8 * PT_ROW8];
+  for (int i = 0; i < PT_ROW8; i++) {
+    float ex = (float)(i - r + 1) - d->fx;
+    ex2[i] = i < side ? ex * ex : 1e30f; /* past the box: weight 0 */
+  }
+  for (int j = 0; j < side; j++) {
+    float ey = (float)(j - r + 1) - d->fy, ey2 = ey * ey;
+#pragma omp simd
+    for (int i = 0; i < PT_ROW8; i++) {
+      float d2 = ex2[i] + ey2, cone = rf - sqrtf(d2);
+      w[j * PT_ROW8 + i] = d2 < r2 ? (int32_t)(cone * PT_BRUSH_Q) : 0;
+    }
+  }
+  ptrdiff_t row0 = (ptrdiff_t)(y0 - t->buf.y0) * t->pitch + (x0 - t->buf.x0);
+  if (t->mask)
+    for (int j = 0; j < side; j++)
+      for (int i = 0; i < side; i++)
+        if (t->mask[row0 + (ptrdiff_t)j * t->pitch + i]) w[j * PT_ROW8 + i] = 0;
+  int64_t W = 0;
+  for (int j = 0; j < side; j++)
+#pragma omp simd reduction(+ : W)
+    for (int i = 0; i < PT_ROW8; i++)
+      W += w[j * PT_ROW8 + i];
+  int64_t q = W > 0 ? amount / W : 0;
+  if (q <= 0) return;
+  int64_t *E = t->pt_acc + row0, *O = pt_win_at(d, x0, y0, 0);
+  for (int j = 0; j < side; j++, E += t->pitch, O += d->wside)
+#pragma omp simd
+    for (int i = 0; i < PT_ROW8; i++) {
+      int64_t share = q * (int64_t)w[j * PT_ROW8 + i];
+      E[i] += share, O[i] -= share;
+    }
+  d->s += q * W, d->taken += q * W, d->wcols = d->wcols > 1 ? d->wcols : 1;
+  if (d->n < PT_MOVES_MAX) d->ev[d->n++] = (pt_event){d->ix, d->iy, d->fx, d->fy, q, 0, d->z};
+}
+
 /* Erodes up to `amount` units with the cone brush around the droplet:
  * q = amount / Σweights of the live nodes (on layered stacks, of the
  * nodes pt_brush_col gives a column), each node gives q·weight into the
@@ -610,6 +661,14 @@ TALUS_HD static inline TALUS_FORCE_INLINE int64_t pt_brush_weights(const pt_drop
 TALUS_HD static inline TALUS_FORCE_INLINE void
 pt_erode(pt_drop *d, const talus_tile *t, const talus_kctx *c, int64_t amount, int layered) {
   int r = c->P.pt_brush_radius, side = 2 * r + 1, k = 0;
+  if (!layered && PT_WIN(d) && side <= PT_ROW8) {
+    int x0 = d->ix - r + 1, y0 = d->iy - r + 1;
+    if (x0 >= 0 && y0 >= 0 && x0 + side <= c->nx && y0 + side <= c->ny &&
+        x0 - t->buf.x0 + PT_ROW8 <= t->pitch) {
+      pt_erode_row8(d, t, r, amount);
+      return;
+    }
+  }
   int32_t w[PT_BOX_MAX * PT_BOX_MAX];
   int8_t col[PT_BOX_MAX * PT_BOX_MAX];
   int64_t W = pt_brush_weights(d, t, c, layered, w, col);
