@@ -252,9 +252,9 @@ typedef struct pt_drop {
   int64_t own[4]; /* pt_own4 of the current cell, kept up to date */
   int8_t col[4];  /* pt_cols of the current cell at level z */
   int n;
-  int32_t ox, oy; /* the spawn cell: table keys are offsets from it */
-  int keys;       /* keys in the table (0: none, not yet cleared), -1 dropped */
-  int64_t *win;   /* the window of own changes (NULL: the table) */
+  int32_t ox, oy;          /* the spawn cell: table keys are offsets from it */
+  int keys;                /* keys in the table (0: none, not yet cleared), -1 dropped */
+  int64_t *win;            /* the window of own changes (NULL: the table) */
   ptrdiff_t wside, wplane; /* its row and column strides */
   int wcols;               /* columns it wrote to: 0..wcols − 1 */
   pt_event ev[PT_MOVES_MAX];
@@ -613,8 +613,8 @@ TALUS_HD static inline TALUS_FORCE_INLINE int64_t pt_brush_weights(const pt_drop
  * end). The same integers as pt_erode: the weights are the same floats
  * (ex² + ey², r − √d2, × 64 truncated; 0 where d2 ≥ r², as pt_cone_d2),
  * and with no floor limit the load gains q·Σw, the sum of the shares. */
-TALUS_HD static inline TALUS_FORCE_INLINE void pt_erode_row8(pt_drop *d, const talus_tile *t,
-                                                             int r, int64_t amount) {
+TALUS_HD static inline TALUS_FORCE_INLINE void pt_erode_row8(pt_drop *d, const talus_tile *t, int r,
+                                                             int64_t amount) {
   int side = 2 * r + 1, x0 = d->ix - r + 1, y0 = d->iy - r + 1;
   float ex2[PT_ROW8], r2 = (float)(r * r), rf = (float)r;
   int32_t w[PT_ROW8 * PT_ROW8];

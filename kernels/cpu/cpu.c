@@ -40,6 +40,7 @@
 #include "kernels/bodies.h"
 
 #include <stdlib.h>
+#include <omp.h>
 #include <string.h>
 
 #if defined(__SSE__)
@@ -242,6 +243,15 @@ static inline int cpu_row_stacked(const talus_tile *t, int y, int x0, int x1) {
     CPU_FTZ_LEAVE                                                                                  \
   }
 
+/* The droplet stage's band count for h spawn rows, bands of at least
+ * `least` rows and `threads` threads: as many bands as fit, down to a
+ * multiple of 2·threads when at least that many fit. */
+static inline int cpu_pt_bands(int h, int least, int threads) {
+  int nb = h / least, m = 2 * (threads > 1 ? threads : 1);
+  if (nb >= m) nb -= nb % m;
+  return nb > 0 ? nb : (h > 0);
+}
+
 /* CPU_STAGE_LOOP for the droplet stage (kernels/particles.h, whose body
  * scatters into its radius R): the spawn rows (pt_spawn_region) in bands
  * of 2R + 1 rows, the even bands in parallel, then the odd ones, so the
@@ -252,17 +262,23 @@ static inline int cpu_row_stacked(const talus_tile *t, int y, int x0, int x1) {
  * hashes of a row are tested CPU_PT_CHUNK cells at a time by a vector
  * loop (pt_hashed), and the body runs only on the cells it spawns at
  * (the body tests the rest of pt_spawn; the other cells book nothing).
+ * Bands are at least 2R + 1 rows; their count is a multiple of twice the
+ * threads where there are enough rows (cpu_pt_bands), so each colour
+ * splits evenly over the threads. Neither the bands nor the threads
+ * change a result: rows book in x order, totals are integer sums.
  * Each thread gives its droplets one zeroed window of own changes
- * (pt_win_side, a plane per layer; the table if it cannot have one). */
+ * (pt_win_side, a plane per layer, PT_ROW8 slack; the table if it cannot
+ * have one). */
 #define CPU_PT_CHUNK 256 /* cells whose spawn hashes one vector loop tests */
 #define CPU_STAGE_LOOP_PARTICLES(body)                                                             \
   {                                                                                                \
     talus_rect sp = pt_spawn_region(t, &c->P, region);                                             \
-    int band = 2 * pt_radius(&c->P) + 1, nb = (sp.h + band - 1) / band;                            \
+    int nb = cpu_pt_bands(sp.h, 2 * pt_radius(&c->P) + 1, omp_get_max_threads());                  \
+    int band = nb > 0 ? (sp.h + nb - 1) / nb : 1;                                                  \
     size_t wside = (size_t)pt_win_side(&c->P, NULL);                                               \
     size_t wlen = wside * wside * (size_t)(c->P.model == TALUS_MODEL_LAYERED ? t->nz : 1);         \
     _Pragma("omp parallel") {                                                                      \
-      int64_t *win = calloc(wlen, sizeof *win);                                                    \
+      int64_t *win = calloc(wlen + PT_ROW8, sizeof *win);                                          \
       for (int colour = 0; colour < 2; colour++) {                                                 \
         _Pragma("omp for schedule(static)") for (int b = colour; b < nb; b += 2) {                 \
           CPU_FTZ_ENTER                                                                            \
