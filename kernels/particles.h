@@ -446,8 +446,9 @@ TALUS_HD static inline void pt_event_own(const pt_event *e, const talus_tile *t,
  * columns cols (NULL on heightfields): from its table, or its events
  * replayed when the table was dropped (integer sums: the same either
  * way, in any order). */
-TALUS_HD static inline void pt_own4(const pt_drop *d, const talus_tile *t, const talus_kctx *c,
-                                    int ix, int iy, const int8_t *cols, int64_t own[4]) {
+TALUS_HD static inline TALUS_FORCE_INLINE void pt_own4(const pt_drop *d, const talus_tile *t,
+                                                       const talus_kctx *c, int ix, int iy,
+                                                       const int8_t *cols, int64_t own[4]) {
   if (PT_WIN(d)) {
     for (int k = 0; k < 4; k++)
       own[k] = *pt_win_at(d, ix + (k & 1), iy + (k >> 1), cols ? cols[k] : 0);
@@ -495,8 +496,10 @@ TALUS_HD static inline float pt_sample(const talus_tile *t, int ix, int iy, floa
   } else {
     h[0] = t->B[i], h[1] = t->B[i + 1], h[2] = t->B[i + p], h[3] = t->B[i + p + 1];
   }
-  for (int k = 0; k < 4; k++)
-    if (own[k]) h[k] = (float)((double)h[k] + (double)own[k] * (1.0 / PT_UNIT));
+  for (int k = 0; k < 4; k++) { /* a select, not a branch: h unchanged where own is 0 */
+    float hk = (float)((double)h[k] + (double)own[k] * (1.0 / PT_UNIT));
+    h[k] = own[k] ? hk : h[k];
+  }
   if (g) {
     g[0] = (h[1] - h[0]) * (1.0f - fy) + (h[3] - h[2]) * fy;
     g[1] = (h[2] - h[0]) * (1.0f - fx) + (h[3] - h[1]) * fx;
@@ -535,6 +538,10 @@ TALUS_HD static inline int pt_where(const talus_tile *t, const talus_kctx *c, in
   int x1 = ix + r + 1 < c->nx - 1 ? ix + r + 1 : c->nx - 1;
   int y1 = iy + r + 1 < c->ny - 1 ? iy + r + 1 : c->ny - 1;
   if (x0 <= x1 && y0 <= y1 && !(pt_in_buf(t, x0, y0) && pt_in_buf(t, x1, y1))) return 2;
+  if (ix >= 0 && iy >= 0 && ix + 1 < c->nx && iy + 1 < c->ny) { /* nodes in the domain: the mask */
+    size_t i = talus_idx(t, ix - t->buf.x0, iy - t->buf.y0), p = (size_t)t->pitch;
+    return t->mask && (t->mask[i] | t->mask[i + 1] | t->mask[i + p] | t->mask[i + p + 1]) ? 1 : 0;
+  }
   for (int k = 0; k < 4; k++)
     if (!pt_live(t, c, ix + (k & 1), iy + (k >> 1))) return 1;
   return 0;
@@ -716,7 +723,7 @@ typedef struct pt_pos {
  * whole cells. */
 TALUS_HD static inline pt_pos pt_moved(const pt_drop *d) {
   float fx = d->fx + d->dx, fy = d->fy + d->dy;
-  int cx = fx >= 1.0f ? 1 : (fx < 0.0f ? -1 : 0), cy = fy >= 1.0f ? 1 : (fy < 0.0f ? -1 : 0);
+  int cx = (fx >= 1.0f) - (fx < 0.0f), cy = (fy >= 1.0f) - (fy < 0.0f); /* −1, 0 or 1 */
   pt_pos p = {d->ix + cx, d->iy + cy, fx - (float)cx, fy - (float)cy};
   p.fx = p.fx < 1.0f ? p.fx : 0.99999994f; /* fx + 1 may round up to 1 */
   p.fy = p.fy < 1.0f ? p.fy : 0.99999994f;
