@@ -292,9 +292,16 @@ static inline int cpu_pt_bands(int h, int least, int threads) {
               uint8_t hit[CPU_PT_CHUNK];                                                           \
               _Pragma("omp simd") for (int i = 0; i < n; i++) hit[i] =                             \
                   (uint8_t)pt_hashed(&c->P, t->buf.x0 + xb + i, t->buf.y0 + y, c->step);           \
-              for (int i = 0; i < n; i++)                                                          \
-                if (hit[i])                                                                        \
+              for (int i = n; i < CPU_PT_CHUNK && (i & 7); i++)                                    \
+                hit[i] = 0;                                                                        \
+              for (int i8 = 0; i8 < n; i8 += 8) { /* 8 cells a word, hits in x order */            \
+                uint64_t word;                                                                     \
+                memcpy(&word, hit + i8, sizeof word);                                              \
+                for (; word; word &= word - 1) {                                                   \
+                  int i = i8 + __builtin_ctzll(word) / 8;                                          \
                   body(t, c, xb + i, y, (xb + i >= b0 && xb + i < b1) ? acc : junk, win);          \
+                }                                                                                  \
+              }                                                                                    \
             }                                                                                      \
             if (j >= 0 && j < region.h)                                                            \
               memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);                        \
