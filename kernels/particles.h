@@ -13,7 +13,8 @@
  *   move number (a table of 16 unit vectors, no sin/cos).
  * - Batch with self-visibility. Every droplet of a step reads the terrain
  *   B as at the start of the particle stages plus its own earlier changes
- *   (its ≤ L events, summed per node and column in a droplet-local table;
+ *   (its ≤ L events, summed per node and column in a droplet-local table,
+ *   on the CPU in a per-thread window indexed by node (pt_win_side);
  *   replayed once per move when the table would overflow), moves at most L =
  *   max_moves cells and ends within the step. Nothing persists.
  * - Droplet (the Beyer family, with the reference's fixes): bilinear height
