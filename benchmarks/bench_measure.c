@@ -143,7 +143,7 @@ void bench_droplets(talus_domain *d, int64_t first, int64_t steps, double *dropl
       uint32_t o;
       if (!pt_spawn(t, &c, x, y, &o)) continue;
       int layered = c.P.model == TALUS_MODEL_LAYERED;
-      m += pt_run(t, &c, t->buf.x0 + x, t->buf.y0 + y, o, flows, layered), at_end += 1.0;
+      m += pt_run(t, &c, t->buf.x0 + x, t->buf.y0 + y, o, flows, layered, NULL), at_end += 1.0;
     }
   *droplets = n;
   *moves = at_end > 0.0 ? n * m / at_end : 0.0;

@@ -13,7 +13,8 @@
  *   move number (a table of 16 unit vectors, no sin/cos).
  * - Batch with self-visibility. Every droplet of a step reads the terrain
  *   B as at the start of the particle stages plus its own earlier changes
- *   (its ≤ L events, summed per node and column in a droplet-local table;
+ *   (its ≤ L events, summed per node and column in a droplet-local table,
+ *   on the CPU in a per-thread window indexed by node (pt_win_side);
  *   replayed once per move when the table would overflow), moves at most L =
  *   max_moves cells and ends within the step. Nothing persists.
  * - Droplet (the Beyer family, with the reference's fixes): bilinear height
@@ -220,11 +221,33 @@ typedef struct pt_event {
 #define PT_OWN_TABLE 1 /* 0: every droplet replays its events (the same bytes; for A/B timing) */
 #endif
 
+/* On the CPU a droplet keeps its own changes in a window instead: a
+ * per-thread plane of int64 per column, (2(L + r) + 2)² nodes centred on
+ * the spawn cell (every node a droplet reads or writes lies within L + r
+ * of it, L + r + 1 on the far side: pt_where), indexed directly, zero
+ * between droplets (pt_win_clear zeroes what a droplet wrote, from its
+ * events). The same integer sums as the table, without hashing, probing
+ * or an overflow (pt_win_side; cpu/cpu.c allocates it). The GPU keeps
+ * the table (PT_WIN: no window in device code). */
+#ifdef __CUDA_ARCH__
+#define PT_WIN(d) ((int64_t *)0)
+#else
+#define PT_WIN(d) ((d)->win)
+#endif
+
+/* The side of the window of own changes for L and r, its bias (the
+ * spawn's offset in it) to *bias. */
+TALUS_HD static inline int pt_win_side(const talus_kparams *P, int *bias) {
+  if (bias) *bias = P->pt_max_moves + P->pt_brush_radius;
+  return 2 * (P->pt_max_moves + P->pt_brush_radius) + 2;
+}
+
 /* A droplet: position (global cell + offset in [0,1)), direction, speed,
  * water, load [2⁻³² m], level z and the columns of its cell's nodes
  * (layered model; 0 on heightfields), its own changes of those nodes, its
  * events, its spawn cell and its table of own changes (keys -1: dropped,
- * the events are replayed). */
+ * the events are replayed) or, on the CPU, its window of them (win, at
+ * the spawn cell's node of column 0: keys 1 throughout). */
 typedef struct pt_drop {
   int32_t ix, iy;
   float fx, fy, dx, dy, v, w, z;
@@ -233,8 +256,11 @@ typedef struct pt_drop {
   int64_t own[4]; /* pt_own4 of the current cell, kept up to date */
   int8_t col[4];  /* pt_cols of the current cell at level z */
   int n;
-  int32_t ox, oy; /* the spawn cell: table keys are offsets from it */
-  int keys;       /* keys in the table (0: none, not yet cleared), -1 dropped */
+  int32_t ox, oy;          /* the spawn cell: table keys are offsets from it */
+  int keys;                /* keys in the table (0: none, not yet cleared), -1 dropped */
+  int64_t *win;            /* the window of own changes (NULL: the table) */
+  ptrdiff_t wside, wplane; /* its row and column strides */
+  int wcols;               /* columns it wrote to: 0..wcols − 1 */
   pt_event ev[PT_MOVES_MAX];
   uint32_t key[PT_OWN_SLOTS]; /* pt_own_key, 0 for an empty slot */
   int64_t val[PT_OWN_SLOTS];  /* the own change [units] of the slot's key */
@@ -266,7 +292,7 @@ TALUS_HD static inline int64_t pt_own_get(const pt_drop *d, uint32_t key) {
  * drops the table (keys -1: from then on the events are replayed). The
  * table is cleared at its first key: a droplet that never erodes or
  * deposits (flat ground) never pays for it. */
-TALUS_HD static inline void pt_own_add(pt_drop *d, uint32_t key, int64_t v) {
+TALUS_HD static inline void pt_own_add_key(pt_drop *d, uint32_t key, int64_t v) {
   if (d->keys < 0) return;
   if (d->keys == 0)
     for (int i = 0; i < PT_OWN_SLOTS; i++)
@@ -285,6 +311,22 @@ TALUS_HD static inline void pt_own_add(pt_drop *d, uint32_t key, int64_t v) {
       return;
     }
   }
+}
+
+/* The window's entry of column col of global node (gx, gy). */
+TALUS_HD static inline int64_t *pt_win_at(const pt_drop *d, int gx, int gy, int col) {
+  return d->win + (ptrdiff_t)col * d->wplane + (ptrdiff_t)(gy - d->oy) * d->wside + (gx - d->ox);
+}
+
+/* Adds v [units] to the droplet's own change of column col of global
+ * node (gx, gy): in its window, else in its table. */
+TALUS_HD static inline void pt_own_add(pt_drop *d, int gx, int gy, int col, int64_t v) {
+  if (PT_WIN(d)) {
+    *pt_win_at(d, gx, gy, col) += v;
+    d->wcols = col < d->wcols ? d->wcols : col + 1;
+    return;
+  }
+  pt_own_add_key(d, pt_own_key(d, gx, gy, col), v);
 }
 
 /* Cone weight [units] of a node at squared distance d2 from the droplet
@@ -408,8 +450,14 @@ TALUS_HD static inline void pt_event_own(const pt_event *e, const talus_tile *t,
  * columns cols (NULL on heightfields): from its table, or its events
  * replayed when the table was dropped (integer sums: the same either
  * way, in any order). */
-TALUS_HD static inline void pt_own4(const pt_drop *d, const talus_tile *t, const talus_kctx *c,
-                                    int ix, int iy, const int8_t *cols, int64_t own[4]) {
+TALUS_HD static inline TALUS_FORCE_INLINE void pt_own4(const pt_drop *d, const talus_tile *t,
+                                                       const talus_kctx *c, int ix, int iy,
+                                                       const int8_t *cols, int64_t own[4]) {
+  if (PT_WIN(d)) {
+    for (int k = 0; k < 4; k++)
+      own[k] = *pt_win_at(d, ix + (k & 1), iy + (k >> 1), cols ? cols[k] : 0);
+    return;
+  }
   if (d->keys == 0) { /* no event yet (each puts a key in the table) */
     own[0] = own[1] = own[2] = own[3] = 0;
     return;
@@ -428,6 +476,7 @@ TALUS_HD static inline void pt_own4(const pt_drop *d, const talus_tile *t, const
  * (gx, gy): from its table, or its events replayed in order. */
 TALUS_HD static inline int64_t pt_own1(const pt_drop *d, const talus_tile *t,
                                        const talus_kparams *P, int gx, int gy, int col) {
+  if (PT_WIN(d)) return *pt_win_at(d, gx, gy, col);
   if (d->keys >= 0) return d->keys ? pt_own_get(d, pt_own_key(d, gx, gy, col)) : 0;
   int8_t c1 = (int8_t)col;
   int64_t own = 0;
@@ -451,8 +500,10 @@ TALUS_HD static inline float pt_sample(const talus_tile *t, int ix, int iy, floa
   } else {
     h[0] = t->B[i], h[1] = t->B[i + 1], h[2] = t->B[i + p], h[3] = t->B[i + p + 1];
   }
-  for (int k = 0; k < 4; k++)
-    if (own[k]) h[k] = (float)((double)h[k] + (double)own[k] * (1.0 / PT_UNIT));
+  for (int k = 0; k < 4; k++) { /* a select, not a branch: h unchanged where own is 0 */
+    float hk = (float)((double)h[k] + (double)own[k] * (1.0 / PT_UNIT));
+    h[k] = own[k] ? hk : h[k];
+  }
   if (g) {
     g[0] = (h[1] - h[0]) * (1.0f - fy) + (h[3] - h[2]) * fy;
     g[1] = (h[2] - h[0]) * (1.0f - fx) + (h[3] - h[1]) * fx;
@@ -491,6 +542,10 @@ TALUS_HD static inline int pt_where(const talus_tile *t, const talus_kctx *c, in
   int x1 = ix + r + 1 < c->nx - 1 ? ix + r + 1 : c->nx - 1;
   int y1 = iy + r + 1 < c->ny - 1 ? iy + r + 1 : c->ny - 1;
   if (x0 <= x1 && y0 <= y1 && !(pt_in_buf(t, x0, y0) && pt_in_buf(t, x1, y1))) return 2;
+  if (ix >= 0 && iy >= 0 && ix + 1 < c->nx && iy + 1 < c->ny) { /* nodes in the domain: the mask */
+    size_t i = talus_idx(t, ix - t->buf.x0, iy - t->buf.y0), p = (size_t)t->pitch;
+    return t->mask && (t->mask[i] | t->mask[i + 1] | t->mask[i + p] | t->mask[i + p + 1]) ? 1 : 0;
+  }
   for (int k = 0; k < 4; k++)
     if (!pt_live(t, c, ix + (k & 1), iy + (k >> 1))) return 1;
   return 0;
@@ -510,13 +565,12 @@ TALUS_HD static inline void pt_deposit(pt_drop *d, const talus_tile *t, int64_t 
     if (share) pt_add(&t->pt_acc[pt_plane(t, 1, d->col[k]) + n[k]], share);
   }
   d->s -= q * 256 + rem;
-  if (q <= 0 || d->n >= PT_MOVES_MAX) return;
+  if (q <= 0 || d->n >= PT_MOVES_MAX || all) return; /* at death nothing is read again */
   d->ev[d->n++] = (pt_event){d->ix, d->iy, d->fx, d->fy, q, 1, d->z};
-  /* the table gets what the event's replay gives (the remainder only
-   * falls at death, when nothing is read again); d->col is pt_pick at
+  /* the table gets what the event's replay gives; d->col is pt_pick at
    * d->z, the event's column rule */
   for (int k = 0; k < 4; k++)
-    pt_own_add(d, pt_own_key(d, d->ix + (k & 1), d->iy + (k >> 1), d->col[k]),
+    pt_own_add(d, d->ix + (k & 1), d->iy + (k >> 1), d->col[k],
                q * pt_bilinear(k & 1, k >> 1, d->fx, d->fy));
 }
 
@@ -559,6 +613,57 @@ TALUS_HD static inline TALUS_FORCE_INLINE int64_t pt_brush_weights(const pt_drop
   return W;
 }
 
+#define PT_ROW8 8 /* lanes of a brush row in pt_erode_row8 (side ≤ 8: r ≤ 3) */
+
+/* pt_erode on a heightfield droplet with a window (CPU) whose box of
+ * side ≤ 8 lies inside the domain, 8 nodes from its first column inside
+ * the buffer's row: each row's cone weights, and its shares into the
+ * erosion plane and the window, as one 8-lane loop (the lanes past the
+ * box weigh 0 and add 0 to nodes of the same rows, which only this
+ * droplet's band writes; the window has PT_ROW8 nodes of slack at its
+ * end). The same integers as pt_erode: the weights are the same floats
+ * (ex² + ey², r − √d2, × 64 truncated; 0 where d2 ≥ r², as pt_cone_d2),
+ * and with no floor limit the load gains q·Σw, the sum of the shares. */
+TALUS_HD static inline TALUS_FORCE_INLINE void pt_erode_row8(pt_drop *d, const talus_tile *t, int r,
+                                                             int64_t amount) {
+  int side = 2 * r + 1, x0 = d->ix - r + 1, y0 = d->iy - r + 1;
+  float ex2[PT_ROW8], r2 = (float)(r * r), rf = (float)r;
+  int32_t w[PT_ROW8 * PT_ROW8];
+  for (int i = 0; i < PT_ROW8; i++) {
+    float ex = (float)(i - r + 1) - d->fx;
+    ex2[i] = i < side ? ex * ex : 1e30f; /* past the box: weight 0 */
+  }
+  for (int j = 0; j < side; j++) {
+    float ey = (float)(j - r + 1) - d->fy, ey2 = ey * ey;
+#pragma omp simd
+    for (int i = 0; i < PT_ROW8; i++) {
+      float d2 = ex2[i] + ey2, cone = rf - sqrtf(d2);
+      w[j * PT_ROW8 + i] = d2 < r2 ? (int32_t)(cone * PT_BRUSH_Q) : 0;
+    }
+  }
+  ptrdiff_t row0 = (ptrdiff_t)(y0 - t->buf.y0) * t->pitch + (x0 - t->buf.x0);
+  if (t->mask)
+    for (int j = 0; j < side; j++)
+      for (int i = 0; i < side; i++)
+        if (t->mask[row0 + (ptrdiff_t)j * t->pitch + i]) w[j * PT_ROW8 + i] = 0;
+  int64_t W = 0;
+  for (int j = 0; j < side; j++)
+#pragma omp simd reduction(+ : W)
+    for (int i = 0; i < PT_ROW8; i++)
+      W += w[j * PT_ROW8 + i];
+  int64_t q = W > 0 ? amount / W : 0;
+  if (q <= 0) return;
+  int64_t *E = t->pt_acc + row0, *O = pt_win_at(d, x0, y0, 0);
+  for (int j = 0; j < side; j++, E += t->pitch, O += d->wside)
+#pragma omp simd
+    for (int i = 0; i < PT_ROW8; i++) {
+      int64_t share = q * (int64_t)w[j * PT_ROW8 + i];
+      E[i] += share, O[i] -= share;
+    }
+  d->s += q * W, d->taken += q * W, d->wcols = d->wcols > 1 ? d->wcols : 1;
+  if (d->n < PT_MOVES_MAX) d->ev[d->n++] = (pt_event){d->ix, d->iy, d->fx, d->fy, q, 0, d->z};
+}
+
 /* Erodes up to `amount` units with the cone brush around the droplet:
  * q = amount / Σweights of the live nodes (on layered stacks, of the
  * nodes pt_brush_col gives a column), each node gives q·weight into the
@@ -567,6 +672,14 @@ TALUS_HD static inline TALUS_FORCE_INLINE int64_t pt_brush_weights(const pt_drop
 TALUS_HD static inline TALUS_FORCE_INLINE void
 pt_erode(pt_drop *d, const talus_tile *t, const talus_kctx *c, int64_t amount, int layered) {
   int r = c->P.pt_brush_radius, side = 2 * r + 1, k = 0;
+  if (!layered && PT_WIN(d) && side <= PT_ROW8) {
+    int x0 = d->ix - r + 1, y0 = d->iy - r + 1;
+    if (x0 >= 0 && y0 >= 0 && x0 + side <= c->nx && y0 + side <= c->ny &&
+        x0 - t->buf.x0 + PT_ROW8 <= t->pitch) {
+      pt_erode_row8(d, t, r, amount);
+      return;
+    }
+  }
   int32_t w[PT_BOX_MAX * PT_BOX_MAX];
   int8_t col[PT_BOX_MAX * PT_BOX_MAX];
   int64_t W = pt_brush_weights(d, t, c, layered, w, col);
@@ -588,7 +701,7 @@ pt_erode(pt_drop *d, const talus_tile *t, const talus_kctx *c, int64_t amount, i
         }
         if (!share) continue;
         pt_add(&t->pt_acc[pt_plane(t, 0, col[k]) + (size_t)(row + i)], share);
-        pt_own_add(d, pt_own_key(d, x0 + i, y0 + j, col[k]), -share);
+        pt_own_add(d, x0 + i, y0 + j, col[k], -share);
         took += share;
       }
   d->s += took, d->taken += took;
@@ -614,7 +727,7 @@ typedef struct pt_pos {
  * whole cells. */
 TALUS_HD static inline pt_pos pt_moved(const pt_drop *d) {
   float fx = d->fx + d->dx, fy = d->fy + d->dy;
-  int cx = fx >= 1.0f ? 1 : (fx < 0.0f ? -1 : 0), cy = fy >= 1.0f ? 1 : (fy < 0.0f ? -1 : 0);
+  int cx = (fx >= 1.0f) - (fx < 0.0f), cy = (fy >= 1.0f) - (fy < 0.0f); /* −1, 0 or 1 */
   pt_pos p = {d->ix + cx, d->iy + cy, fx - (float)cx, fy - (float)cy};
   p.fx = p.fx < 1.0f ? p.fx : 0.99999994f; /* fx + 1 may round up to 1 */
   p.fy = p.fy < 1.0f ? p.fy : 0.99999994f;
@@ -773,18 +886,45 @@ TALUS_HD static inline void k_pt_clear(const talus_tile *t, const talus_kctx *c,
   }
 }
 
+/* Zeroes what droplet d wrote to its window (its events' boxes and
+ * nodes, in the columns it wrote to): the window is zero again for the
+ * next droplet. */
+TALUS_HD static inline void pt_win_clear(pt_drop *d, int r) {
+  for (int i = 0; i < d->n; i++) {
+    const pt_event *e = &d->ev[i];
+    int a = e->kind == 1 ? 0 : 1 - r, b = e->kind == 1 ? 1 : r + 1; /* box [a, b] around the cell */
+    for (int k = 0; k < d->wcols; k++)
+      for (int y = e->iy + a; y <= e->iy + b; y++) {
+        int64_t *row = pt_win_at(d, e->ix + a, y, k);
+        for (int x = 0; x <= b - a; x++)
+          row[x] = 0;
+      }
+  }
+}
+
 /* The droplet spawned at global cell (gx, gy) at offset o of the spawn
- * hash, from birth to its end; its outflow and loss are booked here.
- * Returns the moves it made. */
+ * hash, from birth to its end; its outflow and loss are booked here. win:
+ * the zeroed window of own changes (pt_win_side²·columns int64, CPU only),
+ * or NULL for the table. Returns the moves it made. */
 TALUS_HD static inline TALUS_FORCE_INLINE int pt_run(const talus_tile *t, const talus_kctx *c,
                                                      int gx, int gy, uint32_t o, double *flows,
-                                                     int layered) {
+                                                     int layered, int64_t *win) {
   const talus_kparams *P = &c->P;
   pt_drop d;
   d.ix = gx, d.iy = gy;
   d.fx = (float)(o & 0xFFFFu) * (1.0f / 65536.0f), d.fy = (float)(o >> 16) * (1.0f / 65536.0f);
   d.dx = d.dy = 0.0f, d.v = P->pt_initial_speed, d.w = P->pt_initial_water;
   d.s = 0, d.taken = 0, d.n = 0, d.z = 0.0f, d.ox = gx, d.oy = gy, d.keys = PT_OWN_TABLE ? 0 : -1;
+  d.win = NULL, d.wside = d.wplane = 0, d.wcols = 0;
+#ifndef __CUDA_ARCH__
+  if (win && PT_OWN_TABLE) {
+    int bias, side = pt_win_side(P, &bias);
+    d.wside = side, d.wplane = (ptrdiff_t)side * side;
+    d.win = win + (ptrdiff_t)bias * side + bias, d.keys = 1;
+  }
+#else
+  (void)win;
+#endif
   for (int k = 0; k < 4; k++)
     d.own[k] = 0, d.col[k] = 0;
   if (layered) { /* rain falls on the top columns */
@@ -796,6 +936,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_run(const talus_tile *t, const 
     end = pt_step(&d, t, c, m, o, flows, layered);
   if (d.s > 0 && (end || P->pt_deposit_at_death)) pt_deposit(&d, t, d.s, 1);
   if (d.s > 0) flows[TALUS_FLOW_PT_LOST] += (double)d.s * (1.0 / PT_UNIT);
+  if (PT_WIN(&d)) pt_win_clear(&d, P->pt_brush_radius);
   return end ? m - 1 : m;
 }
 
@@ -829,9 +970,22 @@ TALUS_HD static inline void k_pt_trace(const talus_tile *t, const talus_kctx *c,
   if (!pt_spawn(t, c, x, y, &o)) return;
   int gx = t->buf.x0 + x, gy = t->buf.y0 + y;
   if (c->P.model == TALUS_MODEL_LAYERED)
-    pt_run(t, c, gx, gy, o, flows, 1);
+    pt_run(t, c, gx, gy, o, flows, 1, NULL);
   else
-    pt_run(t, c, gx, gy, o, flows, 0);
+    pt_run(t, c, gx, gy, o, flows, 0, NULL);
+}
+
+/* k_pt_trace with a window of own changes (CPU: one per thread, zeroed,
+ * pt_win_side²·t->nz int64, or NULL for the table). */
+TALUS_HD static inline void k_pt_trace_win(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                           double *flows, int64_t *win) {
+  uint32_t o;
+  if (!pt_spawn(t, c, x, y, &o)) return;
+  int gx = t->buf.x0 + x, gy = t->buf.y0 + y;
+  if (c->P.model == TALUS_MODEL_LAYERED)
+    pt_run(t, c, gx, gy, o, flows, 1, win);
+  else
+    pt_run(t, c, gx, gy, o, flows, 0, win);
 }
 
 /* pt_apply on layered column k of the cell at idx, with `carry` units of

@@ -911,6 +911,70 @@ static void test_floor_limit(void) {
   talus_domain_free(d);
 }
 
+/* The CPU stage's droplets (each thread's window of own changes;
+ * pt_erode_row8 for heightfield brushes of side <= 8) against the table
+ * every droplet keeps on the GPU (k_pt_trace, cell by cell, rows booked
+ * as the stage books them): the same totals bit for bit, the same
+ * outflow and loss (brush 3 without the death deposit: losses; brush 6:
+ * the window's general brush). */
+static void window_vs_table(talus_domain *d, const char *label) {
+  talus_tile *t = d->tile;
+  talus_kctx c = d->ctx;
+  c.step = 0;
+  while (!pt_runs(&c.P, c.step))
+    c.step++;
+  talus_stage_scratch(t, TALUS_STAGE_PT_TRACE);
+  size_t n = 2 * (size_t)t->nz * t->plane;
+  int64_t *table = malloc(n * sizeof *table);
+  double ft[TALUS_FLOW_COUNT] = {0}, fw[TALUS_FLOW_COUNT] = {0};
+  memset(t->pt_acc, 0, n * sizeof(int64_t));
+  for (int y = 0; y < t->buf.h; y++) {
+    double row[TALUS_FLOW_COUNT] = {0};
+    for (int x = 0; x < t->buf.w; x++)
+      k_pt_trace(t, &c, x, y, row);
+    for (int f = 0; f < TALUS_FLOW_COUNT; f++)
+      ft[f] += row[f];
+  }
+  if (table) memcpy(table, t->pt_acc, n * sizeof *table);
+  memset(t->pt_acc, 0, n * sizeof(int64_t));
+  talus_cpu_stage(t, &c, TALUS_STAGE_PT_TRACE, (talus_rect){0, 0, t->buf.w, t->buf.h}, fw);
+  size_t diff = 0, nonzero = 0;
+  for (size_t i = 0; table && i < n; i++)
+    diff += table[i] != t->pt_acc[i], nonzero += table[i] != 0;
+  int same = memcmp(ft, fw, sizeof ft) == 0;
+  printf("%s: window vs table: %zu of %zu totals differ (%zu nonzero), flows %s (outflow %.6g, "
+         "lost %.6g m3)\n",
+         label, diff, n, nonzero, same ? "equal" : "differ", fw[TALUS_FLOW_PT_OUTFLOW],
+         fw[TALUS_FLOW_PT_LOST]);
+  CHECK(table && diff == 0 && nonzero > 0, "%s: window vs table: %zu totals differ", label, diff);
+  CHECK(same, "%s: window vs table: the flows differ", label);
+  free(table);
+}
+
+static void test_window(void) {
+  const int n = 128;
+  float *h = fbm_heights(n, n, 41);
+  for (int i = 0; i < n * n; i++)
+    h[i] *= 20.0f;
+  static const char *const r2[] = {"particles.density_log2=4", "water.outflow_border=true", NULL};
+  static const char *const r3[] = {"particles.density_log2=4", "particles.brush_radius=3",
+                                   "particles.max_moves=40", "particles.deposit_at_death=false",
+                                   NULL};
+  static const char *const r6[] = {"particles.density_log2=5", "particles.brush_radius=6",
+                                   "particles.max_moves=100", NULL};
+  const char *const *sets[] = {r2, r3, r6};
+  const char *names[] = {"window r 2", "window r 3", "window r 6"};
+  for (int i = 0; i < 3; i++) {
+    talus_domain *d = make_domain(n, n, h, sets[i]);
+    CHECK(d != NULL, "%s domain", names[i]);
+    if (d) window_vs_table(d, names[i]), talus_domain_free(d);
+  }
+  talus_domain *d = overhang_domain(n, n, r2);
+  CHECK(d != NULL, "layered window domain");
+  if (d) window_vs_table(d, "window layered"), talus_domain_free(d);
+  free(h);
+}
+
 /* Droplets with the layered pipes (rain, transport, vertical and
  * horizontal erosion) on the overhang scene: tiles {37, 64} × K {1, 2},
  * 1 and 2 threads, a disk store and a run resumed from it give the
@@ -1133,6 +1197,7 @@ int main(void) {
   test_floor_limit();
   test_layered_halo();
   test_layered_tiled();
+  test_window();
   test_statistics();
   return check_report("test_particles");
 }

@@ -46,6 +46,7 @@
 #include "kernels/bodies.h"
 
 #include <stdlib.h>
+#include <omp.h>
 #include <string.h>
 
 #if defined(__SSE__)
@@ -265,6 +266,15 @@ static inline int cpu_row_stacked(const talus_tile *t, int y, int x0, int x1) {
     CPU_FTZ_LEAVE                                                                                  \
   }
 
+/* The droplet stage's band count for h spawn rows, bands of at least
+ * `least` rows and `threads` threads: as many bands as fit, down to a
+ * multiple of 2·threads when at least that many fit. */
+static inline int cpu_pt_bands(int h, int least, int threads) {
+  int nb = h / least, m = 2 * (threads > 1 ? threads : 1);
+  if (nb >= m) nb -= nb % m;
+  return nb > 0 ? nb : (h > 0);
+}
+
 /* CPU_STAGE_LOOP for the droplet stage (kernels/particles.h, whose body
  * scatters into its radius R): the spawn rows (pt_spawn_region) in bands
  * of 2R + 1 rows, the even bands in parallel, then the odd ones, so the
@@ -274,33 +284,55 @@ static inline int cpu_row_stacked(const talus_tile *t, int y, int x0, int x1) {
  * as in CPU_STAGE_LOOP, so neither depends on the thread count. The spawn
  * hashes of a row are tested CPU_PT_CHUNK cells at a time by a vector
  * loop (pt_hashed), and the body runs only on the cells it spawns at
- * (the body tests the rest of pt_spawn; the other cells book nothing). */
+ * (the body tests the rest of pt_spawn; the other cells book nothing).
+ * Bands are at least 2R + 1 rows; their count is a multiple of twice the
+ * threads where there are enough rows (cpu_pt_bands), so each colour
+ * splits evenly over the threads. Neither the bands nor the threads
+ * change a result: rows book in x order, totals are integer sums.
+ * Each thread gives its droplets one zeroed window of own changes
+ * (pt_win_side, a plane per layer, PT_ROW8 slack; the table if it cannot
+ * have one). */
 #define CPU_PT_CHUNK 256 /* cells whose spawn hashes one vector loop tests */
 #define CPU_STAGE_LOOP_PARTICLES(body)                                                             \
   {                                                                                                \
     talus_rect sp = pt_spawn_region(t, &c->P, region);                                             \
-    int band = 2 * pt_radius(&c->P) + 1, nb = (sp.h + band - 1) / band;                            \
-    for (int colour = 0; colour < 2; colour++) {                                                   \
-      _Pragma("omp parallel for schedule(static)") for (int b = colour; b < nb; b += 2) {          \
-        CPU_FTZ_ENTER                                                                              \
-        int y1 = sp.y0 + (b + 1) * band < sp.y0 + sp.h ? sp.y0 + (b + 1) * band : sp.y0 + sp.h;    \
-        for (int y = sp.y0 + b * band; y < y1; y++) {                                              \
-          double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                              \
-          int b0, b1, j = y - region.y0;                                                           \
-          cpu_row_book(book, y, sp.x0 + sp.w, &b0, &b1);                                           \
-          for (int xb = sp.x0; xb < sp.x0 + sp.w; xb += CPU_PT_CHUNK) {                            \
-            int n = sp.x0 + sp.w - xb < CPU_PT_CHUNK ? sp.x0 + sp.w - xb : CPU_PT_CHUNK;           \
-            uint8_t hit[CPU_PT_CHUNK];                                                             \
-            _Pragma("omp simd") for (int i = 0; i < n; i++) hit[i] =                               \
-                (uint8_t)pt_hashed(&c->P, t->buf.x0 + xb + i, t->buf.y0 + y, c->step);             \
-            for (int i = 0; i < n; i++)                                                            \
-              if (hit[i]) body(t, c, xb + i, y, (xb + i >= b0 && xb + i < b1) ? acc : junk);       \
+    int nb = cpu_pt_bands(sp.h, 2 * pt_radius(&c->P) + 1, omp_get_max_threads());                  \
+    int band = nb > 0 ? (sp.h + nb - 1) / nb : 1;                                                  \
+    size_t wside = (size_t)pt_win_side(&c->P, NULL);                                               \
+    size_t wlen = wside * wside * (size_t)(c->P.model == TALUS_MODEL_LAYERED ? t->nz : 1);         \
+    _Pragma("omp parallel") {                                                                      \
+      int64_t *win = calloc(wlen + PT_ROW8, sizeof *win);                                          \
+      for (int colour = 0; colour < 2; colour++) {                                                 \
+        _Pragma("omp for schedule(static)") for (int b = colour; b < nb; b += 2) {                 \
+          CPU_FTZ_ENTER                                                                            \
+          int y1 = sp.y0 + (b + 1) * band < sp.y0 + sp.h ? sp.y0 + (b + 1) * band : sp.y0 + sp.h;  \
+          for (int y = sp.y0 + b * band; y < y1; y++) {                                            \
+            double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                            \
+            int b0, b1, j = y - region.y0;                                                         \
+            cpu_row_book(book, y, sp.x0 + sp.w, &b0, &b1);                                         \
+            for (int xb = sp.x0; xb < sp.x0 + sp.w; xb += CPU_PT_CHUNK) {                          \
+              int n = sp.x0 + sp.w - xb < CPU_PT_CHUNK ? sp.x0 + sp.w - xb : CPU_PT_CHUNK;         \
+              uint8_t hit[CPU_PT_CHUNK];                                                           \
+              _Pragma("omp simd") for (int i = 0; i < n; i++) hit[i] =                             \
+                  (uint8_t)pt_hashed(&c->P, t->buf.x0 + xb + i, t->buf.y0 + y, c->step);           \
+              for (int i = n; i < CPU_PT_CHUNK && (i & 7); i++)                                    \
+                hit[i] = 0;                                                                        \
+              for (int i8 = 0; i8 < n; i8 += 8) { /* 8 cells a word, hits in x order */            \
+                uint64_t word;                                                                     \
+                memcpy(&word, hit + i8, sizeof word);                                              \
+                for (; word; word &= word - 1) {                                                   \
+                  int i = i8 + __builtin_ctzll(word) / 8;                                          \
+                  body(t, c, xb + i, y, (xb + i >= b0 && xb + i < b1) ? acc : junk, win);          \
+                }                                                                                  \
+              }                                                                                    \
+            }                                                                                      \
+            if (j >= 0 && j < region.h)                                                            \
+              memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);                        \
           }                                                                                        \
-          if (j >= 0 && j < region.h)                                                              \
-            memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);                          \
+          CPU_FTZ_LEAVE                                                                            \
         }                                                                                          \
-        CPU_FTZ_LEAVE                                                                              \
       }                                                                                            \
+      free(win);                                                                                   \
     }                                                                                              \
   }
 
