@@ -184,8 +184,8 @@ static void erode_dry_run_disk(const talus_plan_in *in, const talus_plan *plan) 
   if (L < in->nz)
     printf("          %s before zstd while the cells keep the DEM's one column\n",
            plan_size(start, a, sizeof a));
-  printf("          typically %s to %s after zstd (%.1fx to %.1fx on real terrain; smooth maps "
-         "compress more)\n",
+  printf("          typically %s to %s after zstd (%.1fx to %.1fx as measured once water has "
+         "spread; more in the first steps and on smooth maps)\n",
          plan_size((int64_t)(start / TALUS_PLAN_ZSTD_HIGH), b, sizeof b),
          plan_size((int64_t)(start / TALUS_PLAN_ZSTD_LOW), c, sizeof c), TALUS_PLAN_ZSTD_HIGH,
          TALUS_PLAN_ZSTD_LOW);

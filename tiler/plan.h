@@ -58,9 +58,11 @@
  * hardness, 12 with the run accumulators). The bound counts every layer;
  * a DEM's cells start as one column (the layered model splits columns only
  * where it makes overhangs), so its store starts at one layer's blobs. zstd
- * (level 1, shuffled floats) then took them 3.5x (fBm noise) to 5.5x (a
- * real 8192² DEM after 20 steps) on real terrain, more on smooth maps (a
- * 2048² DEM stretched to 8192²: 7.6x, to 32768²: more; RESULTS.md).
+ * (level 1, shuffled floats) took them 3.5x (fBm noise, 20 steps) to 4.9x
+ * and 5.5x (a DEM stretched to 16384² and 8192², 10 and 20 steps), more in
+ * a run's first steps while the water planes are mostly zero and on
+ * smoother maps (stretched 4x to 32x, 1 to 4 steps: 7.6x to 23x;
+ * RESULTS.md).
  */
 #ifndef TALUS_TILER_PLAN_H
 #define TALUS_TILER_PLAN_H
@@ -76,9 +78,9 @@
 /* The widest halo a user's --steps-per-exchange may ask for, in cores: a
  * halo of 4 cores makes each tile recompute 81 cores' area per step. */
 #define TALUS_PLAN_MAX_HALO_CORES 4
-/* The disk store's zstd ratio on real terrain, low and high (plan.h's
- * disk model): the typical store is its bytes at one column a cell over
- * these. */
+/* The disk store's zstd ratio once water has spread (10-20 steps), low
+ * and high (plan.h's disk model): the typical store is its bytes at one
+ * column a cell over these. */
 #define TALUS_PLAN_ZSTD_LOW  3.5
 #define TALUS_PLAN_ZSTD_HIGH 5.5
 
