@@ -74,6 +74,7 @@ static talus_plan_in tiled_plan_in(const erode_opts *o, int nx, int ny, const ta
     in.extra_scratch += TALUS_ACC_PLANES * (int)sizeof(float) + (int)sizeof(double);
   if (o->rain_map) in.extra_scratch += (int)sizeof(float); /* the rain plane (t->rain) */
   if (P->model == TALUS_MODEL_HEIGHTFIELD) in.heightfield = P->enable_thermal ? 2 : 1;
+  in.optional = talus_tile_optional(P);
   in.state_in = state, in.map_bands = o->maps ? erode_map_count() : 0,
   in.state_out = o->state != NULL;
   in.mem_limit = o->mem_limit;
@@ -169,6 +170,27 @@ static const char *plan_size(int64_t bytes, char *buf, size_t n) {
   return buf;
 }
 
+/* The dry run's disk lines: the store's bound before zstd (every layer in
+ * use), then where the cells start with fewer layers (a DEM's one column)
+ * those bytes, and the typical store after zstd (tiler/plan.h). */
+static void erode_dry_run_disk(const talus_plan_in *in, const talus_plan *plan) {
+  char a[32], b[32], c[32];
+  int L = talus_plan_start_layers(in);
+  int64_t most = talus_plan_disk_bytes(in, plan->core, plan->halo, in->nz);
+  int64_t start = talus_plan_disk_bytes(in, plan->core, plan->halo, L);
+  printf("disk:     at most %s in the store before zstd (two generations of cores and strips, "
+         "%d layer%s a cell)\n",
+         plan_size(most, a, sizeof a), in->nz, in->nz == 1 ? "" : "s");
+  if (L < in->nz)
+    printf("          %s before zstd while the cells keep the DEM's one column\n",
+           plan_size(start, a, sizeof a));
+  printf("          typically %s to %s after zstd (%.1fx to %.1fx as measured once water has "
+         "spread; more in the first steps and on smooth maps)\n",
+         plan_size((int64_t)(start / TALUS_PLAN_ZSTD_HIGH), b, sizeof b),
+         plan_size((int64_t)(start / TALUS_PLAN_ZSTD_LOW), c, sizeof c), TALUS_PLAN_ZSTD_HIGH,
+         TALUS_PLAN_ZSTD_LOW);
+}
+
 talus_status erode_dry_run(erode_opts *o, const talus_params *p) {
   talus_plan_in in;
   talus_status st = erode_plan_input(o, p, &in);
@@ -197,9 +219,7 @@ talus_status erode_dry_run(erode_opts *o, const talus_params *p) {
   printf("memory:   about %s (working set %s, kept tiles %s)\n", plan_size(mem, a, sizeof a),
          plan_size(plan.tile_bytes, b, sizeof b),
          plan_size(plan.store == TALUS_STORE_DISK ? 0 : plan.kept_bytes, c, sizeof c));
-  if (plan.store == TALUS_STORE_DISK)
-    printf("disk:     at most %s in the store (before zstd, which typically halves it)\n",
-           plan_size(talus_plan_kept_bytes(&in, plan.core, plan.halo), a, sizeof a));
+  if (plan.store == TALUS_STORE_DISK) erode_dry_run_disk(&in, &plan);
   if (plan.halo_refused || plan.refused)
     return talus_fail(TALUS_ERR_ARGUMENT, "erode", "this plan would be refused: %s",
                       plan.halo_refused ? "the halo is wider than 4 tiles" : "over --mem-limit");

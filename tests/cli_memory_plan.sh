@@ -4,7 +4,8 @@
 # predicts (the report's predicted_peak_bytes, tiler/plan.h's model) is
 # within 1.5x of the peak RSS the run measured (getrusage, the report's
 # peak_rss_bytes; a layered DEM in one piece: the bound, see below). A --mem-limit the plan accepts is kept, and --dry-run
-# prints the plan and writes nothing.
+# prints the plan and writes nothing; its disk figure is the raw bytes a
+# disk store's run of one generation writes.
 source "$(dirname "$0")/lib_cli.sh"
 
 # dem N: an N x N Float32 DEM of 30 m cells (the noise scene's surface).
@@ -57,6 +58,35 @@ while read -r name rest; do
   check "$name: predicted within [$lo, $hi] x the measured peak ($r)" \
     'python3 -c "import sys; r=float(sys.argv[1]); sys.exit(not ($lo <= r <= $hi))" $r'
 done <"$W/sweep.txt"
+
+# The disk figure of --dry-run (tiler/plan.h's disk model): a run of one
+# generation (2 steps, K >= 2) writes the store's peak once, the cores and
+# strips at its start and at its end; its raw bytes (the report's) are the
+# plan's figure for the layers in use (a DEM: one column a cell; the
+# ledgers besides) and at most the bound (every layer).
+disk_figure() {
+  local n=$1 in=$2
+  shift 2
+  "$T" erode "$W/$in.tif" -o "$W/dry.tif" --steps 2 --dry-run "$@" >"$W/$n.dry" 2>&1
+  python3 - "$W/$n.dry" "$W/$n.json" <<'PY'
+import json, re, sys
+text = open(sys.argv[1]).read()
+unit = {"MiB": 2**20, "GiB": 2**30}
+size = lambda m: float(m.group(1)) * unit[m.group(2)]
+K = int(re.search(r"(\d+) steps per exchange", text).group(1))
+most = size(re.search(r"at most ([\d.]+) (MiB|GiB) in the store before zstd", text))
+one = re.search(r"([\d.]+) (MiB|GiB) before zstd while the cells keep", text)
+start = size(one) if one else most
+raw = json.load(open(sys.argv[2]))["tiling"]["raw_bytes_written"]
+print("K %d, at most %.0f MiB, start %.0f MiB, written %.0f MiB" % (K, most / 2**20, start / 2**20, raw / 2**20))
+sys.exit(not (K >= 2 and 0.99 * start <= raw <= 1.01 * start + 2**20 and raw <= most * 1.01))
+PY
+}
+check "hf2048_t512d: the store's raw bytes are the disk figure" 'disk_figure hf2048_t512d d2048 --tile 512 --store "$W/st"'
+check "lay1024_t256d: the store's raw bytes are the DEM's figure (one layer of 4), under the bound" \
+  'disk_figure lay1024_t256d d1024 -c dem-default --tile 256 --store "$W/st"'
+check "--dry-run of a layered DEM: the bound, the DEM's start, the typical store" \
+  'grep -q "^disk: *at most .* before zstd (two generations of cores and strips, 4 layers a cell)" "$W/lay1024_t256d.dry" && grep -q "before zstd while the cells keep the DEM.s one column" "$W/lay1024_t256d.dry" && grep -q "typically .* to .* after zstd" "$W/lay1024_t256d.dry"'
 
 # The limit a user gives is kept (the issue's case: 2048² at 200M).
 "$T" erode "$W/d2048.tif" -o "$W/lim.tif" --steps 2 -q --no-preview --mem-limit 200M \

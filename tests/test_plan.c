@@ -6,11 +6,13 @@
  * 1..32); --tile, --steps-per-exchange and --store are respected; the disk
  * store is taken when the tiles do not fit in memory; a --mem-limit even
  * the smallest tile exceeds is refused; the predicted bytes grow with the
- * map. Expected numbers are worked out here from the memory model that
+ * map; the disk store's peak is two generations of blobs as deep as the
+ * layers in use. Expected numbers are worked out here from the memory model that
  * plan.h states, not copied from the planner's output.
  */
 #include "check.h"
 #include "io/state.h"
+#include "kernels/state.h"
 #include "tiler/plan.h"
 
 #include <string.h>
@@ -354,8 +356,81 @@ static void test_heightfield(void) {
         (long long)talus_plan_tile_bytes(&in, 256, 8), (long long)tile);
 }
 
+/* halo/block.h's blob, written out again: a 32-byte header, the count and
+ * mask bytes padded to 4, then 11 float planes a layer, 1 for hardness
+ * and 3 for the run accumulators. */
+static int64_t model_blob(int64_t w, int64_t h, int layers, int optional) {
+  int64_t cells = w * h, planes = 11 * layers;
+  planes += (optional & TALUS_TILE_HARD ? 1 : 0) + (optional & TALUS_TILE_ACC ? 3 : 0);
+  return 32 + ((2 * cells + 3) & ~(int64_t)3) + 4 * cells * planes;
+}
+/* plan.h's disk model, tile by tile: two generations of each core and
+ * (with neighbours) its 8 strips, H wide and clipped to the core. */
+static int64_t model_disk(const talus_plan_in *in, int c, int H, int layers) {
+  int tx = (in->nx + c - 1) / c, ty = (in->ny + c - 1) / c;
+  int64_t all = 0;
+  for (int y = 0; y < ty; y++)
+    for (int x = 0; x < tx; x++) {
+      int64_t w = min64(c, in->nx - (int64_t)x * c), h = min64(c, in->ny - (int64_t)y * c);
+      int64_t hw = min64(H, w), hh = min64(H, h);
+      all += model_blob(w, h, layers, in->optional);
+      if (tx * ty > 1)
+        all += 2 * model_blob(hw, h, layers, in->optional) +
+               2 * model_blob(w, hh, layers, in->optional) +
+               4 * model_blob(hw, hh, layers, in->optional);
+    }
+  return 2 * all;
+}
+
+/* The disk store's peak before zstd: two generations of cores and strips
+ * as deep as the layers in use; a DEM starts at one layer, a state at its
+ * own. */
+static void test_disk(void) {
+  /* 2048² in cores of 512, halo 16, one layer (a DEM's start): 16 tiles of
+   * a 512² core, 4 sides of 16 × 512 and 4 corners of 16², 46 bytes a
+   * cell and 32 a blob, twice */
+  talus_plan_in in = base(2048, 2048);
+  int64_t cells = 512 * 512 + 4 * 16 * 512 + 4 * 16 * 16;
+  CHECK(talus_plan_disk_bytes(&in, 512, 16, 1) == 2 * 16 * (cells * 46 + 9 * 32),
+        "disk store of 2048² at core 512, halo 16, one layer: %lld bytes",
+        (long long)talus_plan_disk_bytes(&in, 512, 16, 1));
+  /* four layers with hardness and the accumulators: 2 + 4·44 + 4 + 12 */
+  in.optional = TALUS_TILE_HARD | TALUS_TILE_ACC;
+  CHECK(talus_plan_disk_bytes(&in, 512, 16, 4) == 2 * 16 * (cells * 194 + 9 * 32),
+        "four layers, hardness, accumulators: %lld bytes",
+        (long long)talus_plan_disk_bytes(&in, 512, 16, 4));
+  in.ranks = 4; /* a rank keeps a quarter of the tiles */
+  CHECK(talus_plan_disk_bytes(&in, 512, 16, 4) == 2 * 4 * (cells * 194 + 9 * 32),
+        "a rank of 4: %lld bytes", (long long)talus_plan_disk_bytes(&in, 512, 16, 4));
+  in = base(512, 512); /* one tile: its core alone */
+  CHECK(talus_plan_disk_bytes(&in, 512, 16, 1) == 2 * (512 * 512 * 46 + 32), "one tile: %lld bytes",
+        (long long)talus_plan_disk_bytes(&in, 512, 16, 1));
+  /* cores clipped by the map's edges, strips clipped to the cores (a last
+   * row 88 cells high under a halo of 100), and rounding of odd cores */
+  int sizes[][2] = {{1000, 600}, {600, 1000}, {513, 1537}, {1024, 1024}, {300, 77}};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+    for (int H = 1; H <= 129; H += 32)
+      for (int L = 1; L <= 4; L += 3)
+        for (int opt = 0; opt < 4; opt++) {
+          in = base(sizes[i][0], sizes[i][1]);
+          in.optional = opt;
+          CHECK(talus_plan_disk_bytes(&in, 512, H, L) == model_disk(&in, 512, H, L),
+                "%d x %d, halo %d, %d layers, planes %d: %lld vs %lld", sizes[i][0], sizes[i][1], H,
+                L, opt, (long long)talus_plan_disk_bytes(&in, 512, H, L),
+                (long long)model_disk(&in, 512, H, L));
+        }
+  /* a layered DEM's start (one layer) is under a third of the bound (4) */
+  in = base(8192, 8192);
+  CHECK(talus_plan_disk_bytes(&in, 2048, 28, 1) * 3 < talus_plan_disk_bytes(&in, 2048, 28, 4),
+        "one layer is under a third of four");
+  CHECK(talus_plan_start_layers(&in) == 1, "a DEM starts at one layer");
+  in.state_in = 1;
+  CHECK(talus_plan_start_layers(&in) == 4, "a state starts at its own layers");
+}
+
 int main(void) {
   test_model();
+  test_disk();
   test_heightfield();
   test_K();
   test_pieces();

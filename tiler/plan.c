@@ -5,6 +5,9 @@
  */
 #include "tiler/plan.h"
 
+#include "halo/block.h"
+#include "kernels/state.h"
+
 #include <string.h>
 
 /* Bytes a cell costs in a tile with scratch (talus_tile_create, plus
@@ -80,6 +83,42 @@ int64_t talus_plan_kept_bytes(const talus_plan_in *in, int c, int H) {
   int64_t bw = plan_span(c, H, nx), bh = plan_span(c, H, ny);
   int64_t strips = ntiles > 1 ? 2 * (4 * (int64_t)H * c + 4 * (int64_t)H * H) : 0;
   return kept * (bw * bh + strips) * cell_bytes_kept(in);
+}
+
+/* Bytes of the blobs one tile of core cw x ch publishes per generation:
+ * its core and, when it has neighbours, its 8 strips H wide clipped to the
+ * core (halo_strip_rect), `layers` deep with the planes of `flags`. */
+static int64_t plan_tile_blobs(int64_t ntiles, int cw, int ch, int H, int layers, int flags) {
+  int64_t b = (int64_t)halo_block_bytes(cw, ch, layers, flags);
+  if (ntiles == 1) return b;
+  int hw = H < cw ? H : cw, hh = H < ch ? H : ch;
+  return b +
+         2 * ((int64_t)halo_block_bytes(hw, ch, layers, flags) +
+              (int64_t)halo_block_bytes(cw, hh, layers, flags)) +
+         4 * (int64_t)halo_block_bytes(hw, hh, layers, flags);
+}
+
+int64_t talus_plan_disk_bytes(const talus_plan_in *in, int c, int H, int layers) {
+  int flags = (in->optional & TALUS_TILE_HARD ? HALO_FLAG_HARD : 0) |
+              (in->optional & TALUS_TILE_ACC ? HALO_FLAG_ACC : 0);
+  /* the map's tile columns and rows: full cores, then a last narrower one */
+  int w[2] = {c, in->nx % c}, h[2] = {c, in->ny % c};
+  int64_t nw[2] = {in->nx / c, w[1] > 0}, nh[2] = {in->ny / c, h[1] > 0};
+  int64_t ntiles = (nw[0] + nw[1]) * (nh[0] + nh[1]), all = 0;
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 2; j++)
+      if (nw[i] * nh[j] > 0)
+        all += nw[i] * nh[j] * plan_tile_blobs(ntiles, w[i], h[j], H, layers, flags);
+  /* under MPI a rank keeps its share (the largest, as kept_bytes), of
+   * whole tiles at most */
+  int64_t kept = (ntiles + in->ranks - 1) / in->ranks;
+  if (kept < ntiles)
+    all = kept * plan_tile_blobs(ntiles, w[nw[0] == 0], h[nh[0] == 0], H, layers, flags);
+  return 2 * all;
+}
+
+int talus_plan_start_layers(const talus_plan_in *in) {
+  return in->state_in ? in->nz : 1;
 }
 
 int64_t talus_plan_overlap_bytes(const talus_plan_in *in, int c, int H) {

@@ -49,6 +49,20 @@
  * fit the limit (overlap), else the store stays synchronous.
  * Measured against getrusage's peak over sizes, tiles, models and stores
  * (tests/cli_memory_plan.sh): predicted / measured 0.99 to 1.4.
+ *
+ * Disk model (bytes, before zstd): at its peak a disk store holds two
+ * generations of every tile's blobs (a generation's new core and strips
+ * beside the last committed ones until every tile has committed, then the
+ * old ones go: io/store/store.h), each blob only as deep as the layers its
+ * cells use (halo/block.h: 2 + 44 bytes a cell a layer, 4 more with
+ * hardness, 12 with the run accumulators). The bound counts every layer;
+ * a DEM's cells start as one column (the layered model splits columns only
+ * where it makes overhangs), so its store starts at one layer's blobs. zstd
+ * (level 1, shuffled floats) took them 3.5x (fBm noise, 20 steps) to 4.9x
+ * and 5.5x (a DEM stretched to 16384² and 8192², 10 and 20 steps), more in
+ * a run's first steps while the water planes are mostly zero and on
+ * smoother maps (stretched 4x to 32x, 1 to 4 steps: 7.6x to 23x;
+ * RESULTS.md).
  */
 #ifndef TALUS_TILER_PLAN_H
 #define TALUS_TILER_PLAN_H
@@ -64,6 +78,11 @@
 /* The widest halo a user's --steps-per-exchange may ask for, in cores: a
  * halo of 4 cores makes each tile recompute 81 cores' area per step. */
 #define TALUS_PLAN_MAX_HALO_CORES 4
+/* The disk store's zstd ratio once water has spread (10-20 steps), low
+ * and high (plan.h's disk model): the typical store is its bytes at one
+ * column a cell over these. */
+#define TALUS_PLAN_ZSTD_LOW  3.5
+#define TALUS_PLAN_ZSTD_HIGH 5.5
 
 /* What the plan is made from. */
 typedef struct talus_plan_in {
@@ -74,6 +93,8 @@ typedef struct talus_plan_in {
                              its highest column count); 0: state_bands for a state, else 1 */
   int R;                  /* step radius (talus_step_radius); talus_plan_tiles only */
   int extra_scratch;      /* bytes per cell of scratch beyond the model's (droplets' totals) */
+  int optional;           /* the tiles' optional planes (talus_tile_optional: hardness, the
+                             run accumulators), which travel in the store's blobs */
   int heightfield;        /* 1: the heightfield model, 2: with thermal erosion; 0: layered */
   int state_in;           /* the input is a talus state (read whole: every band) */
   int map_bands;          /* --maps: the map files written (0 without --maps) */
@@ -126,6 +147,14 @@ int64_t talus_plan_tile_bytes(const talus_plan_in *in, int c, int H);
  * core grown by H, and its 8 strips at two steps while a generation is
  * open. */
 int64_t talus_plan_kept_bytes(const talus_plan_in *in, int c, int H);
+/* A disk store's peak bytes before zstd at core c, halo H, its blobs
+ * `layers` layers deep: two generations of the cores and strips of the
+ * tiles this process keeps (the disk model above; blob headers counted,
+ * file headers and ledgers not). */
+int64_t talus_plan_disk_bytes(const talus_plan_in *in, int c, int H, int layers);
+/* The layers a run's cells use at its start: a state's own (nz), one for
+ * a DEM (a column a cell). */
+int talus_plan_start_layers(const talus_plan_in *in);
 /* Steps per exchange for cores of c cells over `store`: the user's, else
  * the rule's (memory: c / (32 R) in 1..8; disk: c / (8 R) in 1..32). */
 int talus_plan_K(const talus_plan_in *in, int c, talus_store_kind store);
