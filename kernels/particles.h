@@ -962,21 +962,10 @@ TALUS_HD static inline int pt_spawn(const talus_tile *t, const talus_kctx *c, in
   return 1;
 }
 
-/* Stage pt_trace: the droplet spawned at cell (x, y) this step, if any
- * (pt_spawn; pt_run, the layered or the heightfield droplet). */
-TALUS_HD static inline void k_pt_trace(const talus_tile *t, const talus_kctx *c, int x, int y,
-                                       double *flows) {
-  uint32_t o;
-  if (!pt_spawn(t, c, x, y, &o)) return;
-  int gx = t->buf.x0 + x, gy = t->buf.y0 + y;
-  if (c->P.model == TALUS_MODEL_LAYERED)
-    pt_run(t, c, gx, gy, o, flows, 1, NULL);
-  else
-    pt_run(t, c, gx, gy, o, flows, 0, NULL);
-}
-
-/* k_pt_trace with a window of own changes (CPU: one per thread, zeroed,
- * pt_win_side²·t->nz int64, or NULL for the table). */
+/* The droplet spawned at cell (x, y) this step, if any (pt_spawn; pt_run,
+ * the layered or the heightfield droplet, each with a constant model flag),
+ * keeping its own changes in `win` (CPU: one per thread, zeroed,
+ * pt_win_side²·t->nz int64) or, with NULL, in the table. */
 TALUS_HD static inline void k_pt_trace_win(const talus_tile *t, const talus_kctx *c, int x, int y,
                                            double *flows, int64_t *win) {
   uint32_t o;
@@ -986,6 +975,12 @@ TALUS_HD static inline void k_pt_trace_win(const talus_tile *t, const talus_kctx
     pt_run(t, c, gx, gy, o, flows, 1, win);
   else
     pt_run(t, c, gx, gy, o, flows, 0, win);
+}
+
+/* Stage pt_trace: k_pt_trace_win with the table (the GPU's path). */
+TALUS_HD static inline void k_pt_trace(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                       double *flows) {
+  k_pt_trace_win(t, c, x, y, flows, NULL);
 }
 
 /* pt_apply on layered column k of the cell at idx, with `carry` units of
