@@ -409,7 +409,7 @@ static inline int cpu_hf_rain_run_end(const talus_tile *t, const talus_kctx *c, 
  * in the body (diagonal slippage on or off, erosion after the spin-up)
  * kept GCC from vectorising the pipes, transport and vertical loops (cachegrind, x86-64-v3,
  * rivers-rain 256²: 613 and 441 instructions per cell-step with the branch, 167 and 230 without;
- * vertical 216 and 84; benchmarks/RESULTS.md). */
+ * vertical 216 and 59; benchmarks/RESULTS.md). */
 #define CPU_STAGE_LOOP_ONE_SIMD(body, one, run_end, vary)                                          \
   _Pragma("omp parallel") {                                                                        \
     CPU_FTZ_ENTER                                                                                  \
