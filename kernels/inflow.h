@@ -56,30 +56,45 @@ TALUS_HD static inline float inflow_ratio(double room, double in) {
   return (double)qf > q ? talus_nextf(qf, 0) : qf;
 }
 
-/* Adds what the nn columns of neighbour cell nidx send column k through
- * their axis pipe `opp` (the one facing k's cell) to the running sums: water
- * flux fi [m³/s], sand ai [m] and sediment flux ri = Σ K_r·f [m³/s], column
- * by column. The one loop behind transport's inflows and this stage's. */
+/* Adds what column kn of neighbour cell nidx sends column k through its
+ * axis pipe `opp` (the one facing k's cell) to the running sums: water
+ * flux fi [m³/s], sand ai [m] and sediment flux ri = K_r·f [m³/s]; nothing
+ * when that pipe leads to another column. */
+TALUS_HD static inline TALUS_FORCE_INLINE void inflow_axis_col(const talus_tile *t, size_t nidx,
+                                                               int kn, int opp, int k, double *fi,
+                                                               double *ai, double *ri) {
+  size_t nd = talus_dcol(t, nidx, kn, opp);
+  if (t->pipe[nd] != k) return;
+  *fi += t->f[nd];
+  *ai += t->slip[nd];
+  *ri += (double)t->kr[talus_col(t, nidx, kn)] * (double)t->f[nd];
+}
+
+/* inflow_axis_col over the nn columns of neighbour cell nidx, column by
+ * column. The one loop behind transport's inflows and this stage's; a
+ * caller that knows nn = 1 calls inflow_axis_col itself, which leaves no
+ * loop of one pass in a CPU vector loop (GCC does not remove it before
+ * vectorising, and a loop with an inner loop is not vectorised). */
 TALUS_HD static inline TALUS_FORCE_INLINE void inflow_axis_from(const talus_tile *t, size_t nidx,
                                                                 int nn, int opp, int k, double *fi,
                                                                 double *ai, double *ri) {
-  for (int kn = 0; kn < nn; kn++) {
-    size_t nd = talus_dcol(t, nidx, kn, opp);
-    if (t->pipe[nd] != k) continue;
-    *fi += t->f[nd];
-    *ai += t->slip[nd];
-    *ri += (double)t->kr[talus_col(t, nidx, kn)] * (double)t->f[nd];
-  }
+  for (int kn = 0; kn < nn; kn++)
+    inflow_axis_col(t, nidx, kn, opp, k, fi, ai, ri);
 }
 
-/* Adds the sand [m] the nn columns of diagonal neighbour nidx send column
- * k through their diagonal pipe `opp` (0..3) to *ai. */
+/* Adds the sand [m] column kn of diagonal neighbour nidx sends column k
+ * through its diagonal pipe `opp` (0..3) to *ai. */
+TALUS_HD static inline TALUS_FORCE_INLINE void
+inflow_diagonal_col(const talus_tile *t, size_t nidx, int kn, int opp, int k, double *ai) {
+  size_t nd = talus_dcol(t, nidx, kn, opp);
+  if (t->dpipe[nd] == k) *ai += t->dslip[nd];
+}
+
+/* inflow_diagonal_col over the nn columns of diagonal neighbour nidx. */
 TALUS_HD static inline TALUS_FORCE_INLINE void
 inflow_diagonal_from(const talus_tile *t, size_t nidx, int nn, int opp, int k, double *ai) {
-  for (int kn = 0; kn < nn; kn++) {
-    size_t nd = talus_dcol(t, nidx, kn, opp);
-    if (t->dpipe[nd] == k) *ai += t->dslip[nd];
-  }
+  for (int kn = 0; kn < nn; kn++)
+    inflow_diagonal_col(t, nidx, kn, opp, k, ai);
 }
 
 /* Water [m³/s] and sand [m] aimed at column k of cell (x, y) through the

@@ -21,13 +21,14 @@
  * its flux is set to 0 — the reference keeps the stale flux there, which
  * drains water through a wall. Slippage borders follow outflow_slippage.
  *
- * Fast path. Every helper takes `one`: 1 promises that the cell and its 8
- * neighbours are live (inside the domain, not NoData) and hold one column
- * each, which the CPU backend checks per cell (kernels/cpu/cpu.c). Then no
- * neighbour is classified and no column picked, and with the helpers
- * force-inlined the constant removes those branches; the floating-point
- * operations and their order are exactly the general path's. k_pipes (the
- * CPU's other cells and the GPU) passes 0.
+ * Fast path. Every helper takes `one`: nonzero (TALUS_ONE, state.h)
+ * promises that the cell and its 8 neighbours are live (inside the domain,
+ * not NoData) and hold one column each, which the CPU backend checks per
+ * cell (kernels/cpu/cpu.c); TALUS_ONE_DIAG in it says whether sand slips
+ * diagonally. Then no neighbour is classified and no column picked, and
+ * with the helpers force-inlined the constant removes those branches; the
+ * floating-point operations and their order are exactly the general
+ * path's. k_pipes (the CPU's other cells and the GPU) passes 0.
  */
 #ifndef TALUS_KERNELS_PIPES_H
 #define TALUS_KERNELS_PIPES_H
@@ -146,7 +147,8 @@ pipes_direction(const talus_tile *t, const talus_kctx *c, int x, int y, int k, i
     pipes_col n = pipes_load(t, talus_col(t, nidx, kn));
     t->pipe[dc] = (int8_t)kn;
     *f_out = pipes_flux(P, t->f[dc], q, n);
-    if (P->enable_slippage) *a_out = pipes_slip(P, q, n, P->cell_size, 1.0f, P->creep_axis);
+    if ((one & TALUS_ONE_DIAG) || P->enable_slippage)
+      *a_out = pipes_slip(P, q, n, P->cell_size, 1.0f, P->creep_axis);
     *h_out = energy ? n.B + n.s + n.w : n.B + n.s;
     return;
   }
@@ -200,7 +202,7 @@ pipes_column(const talus_tile *t, const talus_kctx *c, int x, int y, int k, int 
     sf += f[d];
     sa += a[d];
   }
-  int diag = talus_slips_diagonally(P);
+  int diag = talus_one_diag(P, one);
   TALUS_UNROLL4 for (int j = 0; j < 4; j++) {
     a[4 + j] = diag ? pipes_diagonal(t, c, x, y, k, j, q, one) : 0.0f;
     sa += a[4 + j];

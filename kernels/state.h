@@ -494,6 +494,22 @@ TALUS_HD static inline int talus_slips_diagonally(const talus_kparams *P) {
   return P->enable_slippage && P->slip_diagonal;
 }
 
+/* The fast-path promise `one` of the layered bodies (pipes.h, transport.h,
+ * vertical.h): 0 on the general path; else TALUS_ONE, plus TALUS_ONE_DIAG
+ * exactly when talus_slips_diagonally holds (pipes, transport) and
+ * TALUS_ONE_ERODE exactly when vertical erosion runs this step (vertical:
+ * vt_eroding). The CPU compiles its fast loops once per value, so the test
+ * is a constant there: a branch on a parameter left in the loop keeps GCC
+ * from vectorising it (it does not unswitch bodies this large). */
+#define TALUS_ONE       1
+#define TALUS_ONE_DIAG  2
+#define TALUS_ONE_ERODE 4
+
+/* talus_slips_diagonally, as a constant where `one` carries it. */
+TALUS_HD static inline int talus_one_diag(const talus_kparams *P, int one) {
+  return one ? (one & TALUS_ONE_DIAG) != 0 : talus_slips_diagonally(P);
+}
+
 /* True when the buffer-local cell is a NoData cell that no kernel updates. */
 TALUS_HD static inline int talus_cell_masked(const talus_tile *t, size_t idx) {
   return t->mask && t->mask[idx];

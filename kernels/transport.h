@@ -29,10 +29,11 @@
  * (sand.neighbours = 8), by the same rule: a column pays its own dslip and
  * collects what each diagonal neighbour column aimed at it.
  *
- * Fast path: `one` = 1 promises a live cell whose 8 neighbours are live and
- * every one of them holds one column (as in pipes.h); no neighbour is
- * classified, no border booked (there is none), the same operations in the
- * same order otherwise. k_transport passes 0.
+ * Fast path: `one` nonzero promises a live cell whose 8 neighbours are live
+ * and every one of them holds one column (as in pipes.h, with
+ * TALUS_ONE_DIAG); no neighbour is classified, no border booked (there is
+ * none), no loop over one neighbour column left (inflow_axis_col), the same
+ * operations in the same order otherwise. k_transport passes 0.
  */
 #ifndef TALUS_KERNELS_TRANSPORT_H
 #define TALUS_KERNELS_TRANSPORT_H
@@ -73,14 +74,17 @@ TALUS_HD static inline TALUS_FORCE_INLINE transport_net transport_gather(const t
     talus_nb nb = one ? TALUS_NB_INSIDE : talus_nb_kind(t, c, x, y, d, 0);
     if (nb == TALUS_NB_INSIDE) {
       size_t nidx = talus_idx(t, x + talus_dir_dx(d), y + talus_dir_dy(d));
-      int opp = (d + 2) & 3, nn = one ? 1 : t->count[nidx];
+      int opp = (d + 2) & 3;
       if (!one && t->pipe[dc] >= 0) { /* the receiver takes its share, and only that leaves */
         double rw = inflow_share(t, nidx, t->pipe[dc], 0);
         fo *= rw;
         ro *= rw;
         ao *= inflow_share(t, nidx, t->pipe[dc], 1);
       }
-      inflow_axis_from(t, nidx, nn, opp, k, &fi, &ai, &ri);
+      if (one) /* no loop of one pass (inflow_axis_from) */
+        inflow_axis_col(t, nidx, 0, opp, k, &fi, &ai, &ri);
+      else
+        inflow_axis_from(t, nidx, t->count[nidx], opp, k, &fi, &ai, &ri);
       fi *= qw;
       ai *= qs;
       ri *= qw;
@@ -117,9 +121,11 @@ TALUS_HD static inline TALUS_FORCE_INLINE double transport_diagonals(const talus
     talus_nb nb = one ? TALUS_NB_INSIDE : talus_nb8_kind(t, c, x, y, d, 0);
     if (nb == TALUS_NB_INSIDE) {
       size_t nidx = talus_idx(t, x + talus_dir8_dx(d), y + talus_dir8_dy(d));
-      int nn = one ? 1 : t->count[nidx];
       if (!one && t->dpipe[dc] >= 0) out *= inflow_share(t, nidx, t->dpipe[dc], 1);
-      inflow_diagonal_from(t, nidx, nn, opp, k, &in);
+      if (one)
+        inflow_diagonal_col(t, nidx, 0, opp, k, &in);
+      else
+        inflow_diagonal_from(t, nidx, t->count[nidx], opp, k, &in);
       in *= qs;
     } else if (talus_nb8_kind(t, c, x, y, d, 1) == TALUS_NB_OUTFLOW) {
       flows[TALUS_FLOW_SAND_OUTFLOW] += out;
@@ -218,8 +224,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void transport_column(const talus_tile
   size_t ci = talus_col(t, talus_idx(t, x, y), k);
   transport_net n = transport_gather(t, c, x, y, k, flows, one);
   double anet = n.anet;
-  if (P->enable_slippage && P->slip_diagonal)
-    anet += transport_diagonals(t, c, x, y, k, flows, one);
+  if (talus_one_diag(P, one)) anet += transport_diagonals(t, c, x, y, k, flows, one);
   float w = transport_water(t, P, ci, n.fnet, flows);
   t->w[ci] = w;
   double l2 = (double)P->cell_size * (double)P->cell_size;

@@ -23,8 +23,9 @@
  * would keep the CPU's cells out of vector loops, and CUDA's tanhf rounds
  * differently from glibc's.
  *
- * Fast path: vt_cell with `one` = 1 promises a live cell of one column (the
- * CPU backend checks it); the constant count removes the ceiling and the
+ * Fast path: vt_cell with `one` nonzero (TALUS_ONE, state.h) promises a
+ * live cell of one column (the CPU backend checks it), and whether erosion
+ * runs (TALUS_ONE_ERODE); the constant count removes the ceiling and the
  * column loop, the operations are the general path's. k_vertical passes 0.
  */
 #ifndef TALUS_KERNELS_VERTICAL_H
@@ -149,6 +150,12 @@ TALUS_HD static inline TALUS_FORCE_INLINE void vt_recover(const talus_tile *t,
   if (d > 0.0f) t->D[j] -= d;
 }
 
+/* 1 when vertical erosion runs in step `step` (it is on and the spin-up
+ * is over); a constant where `one` carries it (TALUS_ONE_ERODE). */
+TALUS_HD static inline int vt_eroding(const talus_kparams *P, int64_t step, int one) {
+  return one ? (one & TALUS_ONE_ERODE) != 0 : P->enable_vertical && talus_eroding(P, step);
+}
+
 /* Vertical erosion and damage recovery of every column of live cell
  * (x, y), bottom-up; `one` as in the notes at the top. */
 TALUS_HD static inline TALUS_FORCE_INLINE void vt_cell(const talus_tile *t, const talus_kctx *c,
@@ -157,7 +164,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void vt_cell(const talus_tile *t, cons
   size_t i = talus_idx(t, x, y);
   int n = one ? 1 : t->count[i];
   for (int k = 0; k < n; k++) {
-    if (P->enable_vertical && talus_eroding(P, c->step)) vt_erode(t, P, i, k, n, flows);
+    if (vt_eroding(P, c->step, one)) vt_erode(t, P, i, k, n, flows);
     if (P->enable_horizontal) vt_recover(t, P, i, k);
   }
 }

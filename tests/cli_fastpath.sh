@@ -38,6 +38,13 @@ same arches $G "$W/arches.tif" arches --steps 60
 same bridges $G "$W/bridges.tif" bridges --steps 60
 same chasm-source $G "$W/chasm-source.tif" chasm-source --steps 60
 same rivers-tiled $G "$W/rivers-rain.tif" rivers-rain --steps 40 --tile 32
+# the pipes and transport vector loops are compiled once with diagonal
+# slippage and once without (cpu_vary_diag): the paper's 4 neighbours, no
+# slippage at all, and the stream-power law's energy slope take the other
+# loop or other selects
+same rivers-4nb $G "$W/rivers-rain.tif" rivers-rain --steps 60 --set sand.neighbours=4
+same rivers-noslip $G "$W/rivers-rain.tif" rivers-rain --steps 60 --set sand.slippage=false
+same rivers-stream $G "$W/rivers-rain.tif" rivers-rain --steps 60 --set erosion.law=stream_power
 # the heightfield's vector loops (rain, erode, advect, settle) against the
 # cell-by-cell bodies; a tiled run and a DEM with NoData put general cells
 # next to the live runs

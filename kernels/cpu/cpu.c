@@ -14,12 +14,15 @@
  *   hf_erode_cell, hf_advect_live, hf_settle_cell (the ONE_SIMD loops
  *   below with cpu_hf_run_end; rain only without noise or sources);
  * - layered pipes, transport, horizontal, vertical: the bodies are called
- *   with `one` = 1 on cells whose own and 8 neighbours' columns are single
+ *   with `one` = TALUS_ONE on cells whose own and 8 neighbours' columns are single
  *   and live (vertical, radius 0: whose own column is), which drops the
  *   neighbour classification and the column loops, and runs of such cells
  *   are vector loops: CPU_STAGE_LOOP_ONE_SIMD for pipes and horizontal (no
  *   ledger flows), CPU_STAGE_LOOP_ONE_SIMD_BOOKED for transport and
- *   vertical (flows added in x order after the vector loop);
+ *   vertical (flows added in x order after the vector loop); pipes and
+ *   transport are compiled with diagonal slippage on and off as constants,
+ *   vertical with erosion on and off (their `vary`: TALUS_ONE_DIAG,
+ *   TALUS_ONE_ERODE), so no branch on a parameter stays in the loop;
  * - split skips single-column cells below the split size
  *   (CPU_STAGE_LOOP_FAST, cpu_split_fast); support propagation and
  *   collapse skip rows without stacked columns (CPU_STAGE_LOOP_STACKED):
@@ -216,24 +219,38 @@ static inline TALUS_FORCE_INLINE void cpu_split_fast(const talus_tile *t, const 
     CPU_STAGE_LOOP(body);                                                                          \
   }
 
-/* The layered stage bodies with `one` = 1 (see the notes at the top). */
+/* The layered stage bodies with `one` = TALUS_ONE (see the notes at the
+ * top); v, a constant of the loop's copy (its `vary`: 1 or 0), adds
+ * TALUS_ONE_DIAG to pipes' and transport's `one`, TALUS_ONE_ERODE to
+ * vertical's. */
 static inline TALUS_FORCE_INLINE void cpu_pipes_one(const talus_tile *t, const talus_kctx *c, int x,
-                                                    int y, double *flows) {
+                                                    int y, double *flows, int v) {
   (void)flows;
-  pipes_cell(t, c, x, y, 1);
+  pipes_cell(t, c, x, y, TALUS_ONE | (v ? TALUS_ONE_DIAG : 0));
 }
 static inline TALUS_FORCE_INLINE void cpu_transport_one(const talus_tile *t, const talus_kctx *c,
-                                                        int x, int y, double *flows) {
-  transport_cell(t, c, x, y, flows, 1);
+                                                        int x, int y, double *flows, int v) {
+  transport_cell(t, c, x, y, flows, TALUS_ONE | (v ? TALUS_ONE_DIAG : 0));
 }
 static inline TALUS_FORCE_INLINE void cpu_horizontal_one(const talus_tile *t, const talus_kctx *c,
-                                                         int x, int y, double *flows) {
-  (void)flows;
+                                                         int x, int y, double *flows, int v) {
+  (void)flows, (void)v;
   if (c->P.enable_horizontal) hz_cell(t, c, x, y, 1);
 }
 static inline TALUS_FORCE_INLINE void cpu_vertical_one(const talus_tile *t, const talus_kctx *c,
-                                                       int x, int y, double *flows) {
-  vt_cell(t, c, x, y, flows, 1);
+                                                       int x, int y, double *flows, int v) {
+  vt_cell(t, c, x, y, flows, TALUS_ONE | (v ? TALUS_ONE_ERODE : 0));
+}
+
+/* `vary` of the pipes and transport loops: 1 when sand slips diagonally
+ * (the fast loop is compiled for each value). */
+static inline int cpu_vary_diag(const talus_kctx *c) {
+  return talus_slips_diagonally(&c->P);
+}
+
+/* `vary` of the vertical loop: 1 when vertical erosion runs this step. */
+static inline int cpu_vary_erode(const talus_kctx *c) {
+  return vt_eroding(&c->P, c->step, 0);
 }
 
 /* 1 when a cell of row y in [x0, x1) holds more than one column. */
@@ -385,19 +402,31 @@ static inline int cpu_hf_rain_run_end(const talus_tile *t, const talus_kctx *c, 
  * the context (kernels never change either): the field stores of a cell
  * (int8_t pipes may alias anything, floats may alias the float
  * parameters) then no longer force the compiler to reload every pointer,
- * pitch and parameter after each store. */
-#define CPU_STAGE_LOOP_ONE_SIMD(body, one, run_end)                                                \
+ * pitch and parameter after each store. `vary`, an expression of the
+ * context evaluated once per call (1 or 0: cpu_vary_diag, cpu_vary_erode,
+ * or the constant 0), picks one of two copies of the vector loop, each
+ * passing its value to `one` as a constant: a branch on a parameter left
+ * in the body (diagonal slippage on or off, erosion after the spin-up)
+ * kept GCC from vectorising the pipes, transport and vertical loops (cachegrind, x86-64-v3,
+ * rivers-rain 256²: 613 and 441 instructions per cell-step with the branch, 167 and 230 without;
+ * vertical 216 and 59; benchmarks/RESULTS.md). */
+#define CPU_STAGE_LOOP_ONE_SIMD(body, one, run_end, vary)                                          \
   _Pragma("omp parallel") {                                                                        \
     CPU_FTZ_ENTER                                                                                  \
     const talus_tile tl = *t;                                                                      \
     const talus_kctx cl = *c;                                                                      \
+    const int v = (vary);                                                                          \
     _Pragma("omp for schedule(static)") for (int j = 0; j < region.h; j++) {                       \
       double junk[TALUS_FLOW_COUNT];                                                               \
       int y = region.y0 + j, x = region.x0, x1 = region.x0 + region.w, xa = x1, xb = x1;           \
       if (fast) cpu_live_run(t, c, y, x, x1, &xa, &xb);                                            \
       while (x < x1) {                                                                             \
         int e = run_end(t, c, y, x, xa, xb, x1);                                                   \
-        _Pragma("omp simd") for (int xv = x; xv < e; xv++) one(&tl, &cl, xv, y, junk);             \
+        if (v) {                                                                                   \
+          _Pragma("omp simd") for (int xv = x; xv < e; xv++) one(&tl, &cl, xv, y, junk, 1);        \
+        } else {                                                                                   \
+          _Pragma("omp simd") for (int xv = x; xv < e; xv++) one(&tl, &cl, xv, y, junk, 0);        \
+        }                                                                                          \
         if (e < x1) body(t, c, e, y, junk);                                                        \
         x = e + 1;                                                                                 \
       }                                                                                            \
@@ -420,7 +449,7 @@ static inline TALUS_FORCE_INLINE void cpu_lanes_book(double *acc, const int *ids
   _Pragma("GCC unroll 8") for (int i = 0; i < nid; i++) acc[ids[i]] = sum[i];
 }
 
-/* CPU_STAGE_LOOP_ONE_SIMD for a stage whose fast body books flows
+/* CPU_STAGE_LOOP_ONE_SIMD (with its `vary`) for a stage whose fast body books flows
  * (transport, vertical, hf_rain, hf_erode, hf_advect): each run of fast
  * cells (run_end, from cell x) is
  * one vector loop. Each lane books into its own zeroed accumulator, whose flows
@@ -434,11 +463,12 @@ static inline TALUS_FORCE_INLINE void cpu_lanes_book(double *acc, const int *ids
  * the compiler: `omp simd` would give the lane accumulator an array per
  * lane that GCC then does not vectorise, while under ivdep it becomes
  * registers. */
-#define CPU_STAGE_LOOP_ONE_SIMD_BOOKED(body, one, run_end, ids)                                    \
+#define CPU_STAGE_LOOP_ONE_SIMD_BOOKED(body, one, run_end, ids, vary)                              \
   _Pragma("omp parallel") {                                                                        \
     CPU_FTZ_ENTER                                                                                  \
     const talus_tile tl = *t;                                                                      \
     const talus_kctx cl = *c;                                                                      \
+    const int v = (vary);                                                                          \
     enum { nid = sizeof ids / sizeof *ids };                                                       \
     _Static_assert(nid <= CPU_MAX_IDS, "at most CPU_MAX_IDS flows per fast body");                 \
     size_t w = (size_t)region.w;                                                                   \
@@ -451,11 +481,20 @@ static inline TALUS_FORCE_INLINE void cpu_lanes_book(double *acc, const int *ids
       if (fast) cpu_live_run(t, c, y, x, x1, &xa, &xb);                                            \
       while (x < x1) {                                                                             \
         int e = fast && lane ? run_end(t, c, y, x, xa, xb, x1) : x;                                \
-        _Pragma("GCC ivdep") for (int xv = x; xv < e; xv++) {                                      \
-          double fl[TALUS_FLOW_COUNT] = {0};                                                       \
-          one(&tl, &cl, xv, y, fl);                                                                \
-          for (int i = 0; i < nid; i++)                                                            \
-            lane[(size_t)i * w + (size_t)(xv - x)] = fl[ids[i]];                                   \
+        if (v) {                                                                                   \
+          _Pragma("GCC ivdep") for (int xv = x; xv < e; xv++) {                                    \
+            double fl[TALUS_FLOW_COUNT] = {0};                                                     \
+            one(&tl, &cl, xv, y, fl, 1);                                                           \
+            for (int i = 0; i < nid; i++)                                                          \
+              lane[(size_t)i * w + (size_t)(xv - x)] = fl[ids[i]];                                 \
+          }                                                                                        \
+        } else {                                                                                   \
+          _Pragma("GCC ivdep") for (int xv = x; xv < e; xv++) {                                    \
+            double fl[TALUS_FLOW_COUNT] = {0};                                                     \
+            one(&tl, &cl, xv, y, fl, 0);                                                           \
+            for (int i = 0; i < nid; i++)                                                          \
+              lane[(size_t)i * w + (size_t)(xv - x)] = fl[ids[i]];                                 \
+          }                                                                                        \
         }                                                                                          \
         cpu_lanes_book(acc, ids, nid, lane, w, (b0 > x ? b0 : x) - x, (b1 < e ? b1 : e) - x);      \
         if (e < x1) body(t, c, e, y, (e >= b0 && e < b1) ? acc : junk);                            \
@@ -474,19 +513,23 @@ static const int cpu_vertical_ids[] = {TALUS_FLOW_CEILING_EROSION, TALUS_FLOW_BE
 /* The heightfield stages on a cell of a live run (cpu_hf_run_end), as the
  * fast bodies of the loops above. */
 static inline TALUS_FORCE_INLINE void cpu_hf_rain_live(const talus_tile *t, const talus_kctx *c,
-                                                       int x, int y, double *flows) {
+                                                       int x, int y, double *flows, int v) {
+  (void)v;
   hf_rain_cell(t, &c->P, talus_idx(t, x, y), t->buf.x0 + x, t->buf.y0 + y, c->step, 0, flows);
 }
 static inline TALUS_FORCE_INLINE void cpu_hf_erode_live(const talus_tile *t, const talus_kctx *c,
-                                                        int x, int y, double *flows) {
+                                                        int x, int y, double *flows, int v) {
+  (void)v;
   hf_erode_cell(t, &c->P, talus_idx(t, x, y), talus_eroding(&c->P, c->step), flows);
 }
 static inline TALUS_FORCE_INLINE void cpu_hf_advect_live(const talus_tile *t, const talus_kctx *c,
-                                                         int x, int y, double *flows) {
+                                                         int x, int y, double *flows, int v) {
+  (void)v;
   hf_advect_live(t, c->P.dt / c->P.cell_size, talus_idx(t, x, y), flows);
 }
 static inline TALUS_FORCE_INLINE void cpu_hf_settle_live(const talus_tile *t, const talus_kctx *c,
-                                                         int x, int y, double *flows) {
+                                                         int x, int y, double *flows, int v) {
+  (void)v;
   (void)c, (void)flows;
   hf_settle_cell(t, talus_idx(t, x, y));
 }
