@@ -28,7 +28,16 @@
  *   discrete weights over live nodes; v = √max(0, v² − γ·Δh/l_c);
  *   w = w·(1 − e) + particles.water_gain (a flow line gathering water:
  *   0 in the peers). At the end its sediment is deposited (deposit_at_death) or
- *   lost (PT_LOST). Off the domain: sediment leaves (PT_OUTFLOW) with
+ *   lost (PT_LOST).
+ * - River. A droplet whose position has pipe water at least
+ *   particles.river_depth deep, or a unit discharge (the nodes' outflow
+ *   Σf / l_c, bilinear) of at least particles.river_discharge (each 0:
+ *   off), ends there (pt_in_river, checked before each move and after the
+ *   last) and hands its whole load to the river: into a third plane of
+ *   totals at its deepest-watered node (pt_hand), which pt_apply adds to
+ *   the suspended sediment r, for the pipes to carry or settle by their
+ *   capacity. It reads only the water and fluxes of the 4 nodes whose
+ *   heights it reads: the radius stays R. Off the domain: sediment leaves (PT_OUTFLOW) with
  *   water.outflow_border, else it is deposited where the droplet stands
  *   (a wall); a NoData cell is a border of its policy.
  * - Exact sums. Amounts are int64 in units of 2⁻³² m. Shares are integer
@@ -39,7 +48,7 @@
  *   per-cell totals are integer sums: order-free. pt_apply adds them to B
  *   once, h = (float)((double)h + Δ·2⁻³²), and books the float rounding
  *   (PT_ROUNDING). The batch's identity eroded = deposited + outflow +
- *   lost holds exactly in integers.
+ *   lost + river holds exactly in integers.
  * - Radius. Reads reach one node beyond the position, writes the brush r
  *   beyond it, positions L cells from the spawn: R = L + r + 1
  *   (pt_radius). A droplet first reading a stale cell does so within two
@@ -57,7 +66,10 @@
  *   grown by R + 1 (pt_spawn_region); pt_apply (radius 0) applies.
  * - Ledger: PT_EROSION bedrock → sediment and PT_DEPOSIT sediment →
  *   bedrock, booked by the cell changed; PT_OUTFLOW and PT_LOST sediment →
- *   outside, booked by the droplet's spawn cell.
+ *   outside, booked by the droplet's spawn cell; PT_RIVER sediment →
+ *   sediment (the load handed on, exact) and PT_RIVER_ROUND its float
+ *   rounding into r, booked by the cell that receives it. The identity
+ *   is eroded = deposited + outflow + lost + river.
  *
  * Layered model (the reference's §3)
  * ----------------------------------
@@ -101,7 +113,7 @@
  *   never refused, nothing is created. Deposits a ceiling refuses are
  *   booked (PT_CLAMP, outside → sediment, signed: ≤ 0), all in integer
  *   units, so the batch's identity eroded = deposited + outflow + lost
- *   holds exactly, with eroded = PT_EROSION + PT_SAND_EROSION and
+ *   + river holds exactly, with eroded = PT_EROSION + PT_SAND_EROSION and
  *   deposited = PT_SAND_DEPOSIT − PT_CLAMP. The float rounding of sand and
  *   bedrock is booked (PT_SAND_ROUNDING, PT_ROUNDING).
  */
