@@ -68,8 +68,11 @@ static talus_plan_in tiled_plan_in(const erode_opts *o, int nx, int ny, const ta
                                    int state) {
   talus_plan_in in = {0};
   in.nx = nx, in.ny = ny, in.nz = P->nz, in.state_bands = talus_state_bands(P->nz, P->accumulate);
-  /* the droplets' t->pt_acc: an erosion and a deposit total per column */
-  in.extra_scratch = P->pt_enable ? 2 * (int)sizeof(int64_t) * P->nz : 0;
+  /* the droplets' t->pt_acc: an erosion, a deposit and a river total per
+   * column, allocated by the first batch, which runs after erosion.spinup
+   * (a state may resume past it) */
+  int batches = P->pt_enable && (state || o->steps > (int64_t)P->erosion_spinup);
+  in.extra_scratch = batches ? TALUS_PT_PLANES * (int)sizeof(int64_t) * P->nz : 0;
   if (P->accumulate) /* the accumulators (persistent) and the start-of-step solid (scratch) */
     in.extra_scratch += TALUS_ACC_PLANES * (int)sizeof(float) + (int)sizeof(double);
   if (o->rain_map) in.extra_scratch += (int)sizeof(float); /* the rain plane (t->rain) */

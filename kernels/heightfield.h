@@ -428,13 +428,20 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_erode(const talus_tile *t, c
  * direction d this step (donor cell, upwind): the share of its sediment the
  * velocity component along d carries over one cell, (v·e_d)⁺·Δt/l_c, with
  * the shares of the 4 directions scaled down together when they would
- * exceed the whole. kdl = Δt/l_c. Sender and receiver both call this with
- * the same floats, so what one pays is bit for bit what the other gets. */
-TALUS_HD static inline TALUS_FORCE_INLINE float hf_sed_out(float r, float vx, float vy, int d,
-                                                           float kdl) {
+ * exceed the whole; nothing where the cell's water does not flow out
+ * through that face (fd, its outflow flux towards d, is 0). The velocity
+ * is the cell's through-flow: a cell of a river turning a corner (in from
+ * the left, out at the top) has both components positive, and without the
+ * face's own flow it sent half its load into the dry bank on its right,
+ * where no water moves it again and all of it settles (single-cell towers
+ * of hundreds of metres along diagonal rivers fed by the droplets'
+ * load). kdl = Δt/l_c. Sender and receiver both call this with the same
+ * floats, so what one pays is bit for bit what the other gets. */
+TALUS_HD static inline TALUS_FORCE_INLINE float hf_sed_out(float r, float vx, float vy, float fd,
+                                                           int d, float kdl) {
   float a = (fabsf(vx) + fabsf(vy)) * kdl, scale = a > 1.0f ? 1.0f / a : 1.0f;
   float along = vx * (float)talus_dir_dx(d) + vy * (float)talus_dir_dy(d);
-  return along > 0.0f ? r * (along * kdl * scale) : 0.0f;
+  return along > 0.0f && fd > 0.0f ? r * (along * kdl * scale) : 0.0f;
 }
 
 /* The end of hf_advect: the cell's new sediment sn = (r − out) + in,
@@ -455,14 +462,15 @@ hf_advect_finish(const talus_tile *t, size_t idx, float r, double out, double in
  * backend runs rows of such cells as one vector loop. */
 TALUS_HD static inline TALUS_FORCE_INLINE void hf_advect_live(const talus_tile *t, float kdl,
                                                               size_t idx, double *flows) {
-  const float *R = t->r + idx, *VX = t->vx + idx, *VY = t->vy + idx;
+  const float *R = t->r + idx, *VX = t->vx + idx, *VY = t->vy + idx, *F = t->f + idx;
   float r = R[0], vx = VX[0], vy = VY[0];
+  ptrdiff_t plane = (ptrdiff_t)t->plane;
   double out = 0.0, in = 0.0;
   TALUS_UNROLL4
   for (int d = 0; d < 4; d++) {
-    ptrdiff_t n = hf_step(t, d);
-    out += (double)hf_sed_out(r, vx, vy, d, kdl);
-    in += (double)hf_sed_out(R[n], VX[n], VY[n], (d + 2) & 3, kdl);
+    ptrdiff_t n = hf_step(t, d), o = (ptrdiff_t)((d + 2) & 3);
+    out += (double)hf_sed_out(r, vx, vy, F[d * plane], d, kdl);
+    in += (double)hf_sed_out(R[n], VX[n], VY[n], F[o * plane + n], (int)o, kdl);
   }
   hf_advect_finish(t, idx, r, out, in, flows);
 }
@@ -487,11 +495,14 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_advect(const talus_tile *t, 
   hf_nb4 q = hf_neighbours(t, c, x, y);
   double out = 0.0, in = 0.0, gone = 0.0;
   for (int d = 0; d < 4; d++) {
-    double o = q.open[d] > 0.0f ? (double)hf_sed_out(r, vx, vy, d, kdl) : 0.0;
-    out += o;
-    gone += q.in[d] > 0.0f ? 0.0 : o;
+    float fd = t->f[(size_t)d * t->plane + idx];
+    double sent = q.open[d] > 0.0f ? (double)hf_sed_out(r, vx, vy, fd, d, kdl) : 0.0;
+    out += sent;
+    gone += q.in[d] > 0.0f ? 0.0 : sent;
     size_t n = q.n[d];
-    if (q.in[d] > 0.0f) in += (double)hf_sed_out(t->r[n], t->vx[n], t->vy[n], (d + 2) & 3, kdl);
+    int o = (d + 2) & 3;
+    if (q.in[d] > 0.0f)
+      in += (double)hf_sed_out(t->r[n], t->vx[n], t->vy[n], t->f[(size_t)o * t->plane + n], o, kdl);
   }
   flows[TALUS_FLOW_SEDIMENT_OUTFLOW] += gone;
   hf_advect_finish(t, idx, r, out, in, flows);

@@ -28,7 +28,16 @@
  *   discrete weights over live nodes; v = √max(0, v² − γ·Δh/l_c);
  *   w = w·(1 − e) + particles.water_gain (a flow line gathering water:
  *   0 in the peers). At the end its sediment is deposited (deposit_at_death) or
- *   lost (PT_LOST). Off the domain: sediment leaves (PT_OUTFLOW) with
+ *   lost (PT_LOST).
+ * - River. A droplet whose position has pipe water at least
+ *   particles.river_depth deep, or a unit discharge (the nodes' outflow
+ *   Σf / l_c, bilinear) of at least particles.river_discharge (each 0:
+ *   off), ends there (pt_in_river, checked before each move and after the
+ *   last) and hands its whole load to the river: into a third plane of
+ *   totals at its deepest-watered node (pt_hand), which pt_apply adds to
+ *   the suspended sediment r, for the pipes to carry or settle by their
+ *   capacity. It reads only the water and fluxes of the 4 nodes whose
+ *   heights it reads: the radius stays R. Off the domain: sediment leaves (PT_OUTFLOW) with
  *   water.outflow_border, else it is deposited where the droplet stands
  *   (a wall); a NoData cell is a border of its policy.
  * - Exact sums. Amounts are int64 in units of 2⁻³² m. Shares are integer
@@ -39,7 +48,7 @@
  *   per-cell totals are integer sums: order-free. pt_apply adds them to B
  *   once, h = (float)((double)h + Δ·2⁻³²), and books the float rounding
  *   (PT_ROUNDING). The batch's identity eroded = deposited + outflow +
- *   lost holds exactly in integers.
+ *   lost + river holds exactly in integers.
  * - Radius. Reads reach one node beyond the position, writes the brush r
  *   beyond it, positions L cells from the spawn: R = L + r + 1
  *   (pt_radius). A droplet first reading a stale cell does so within two
@@ -57,7 +66,10 @@
  *   grown by R + 1 (pt_spawn_region); pt_apply (radius 0) applies.
  * - Ledger: PT_EROSION bedrock → sediment and PT_DEPOSIT sediment →
  *   bedrock, booked by the cell changed; PT_OUTFLOW and PT_LOST sediment →
- *   outside, booked by the droplet's spawn cell.
+ *   outside, booked by the droplet's spawn cell; PT_RIVER sediment →
+ *   sediment (the load handed on, exact) and PT_RIVER_ROUND its float
+ *   rounding into r, booked by the cell that receives it. The identity
+ *   is eroded = deposited + outflow + lost + river.
  *
  * Layered model (the reference's §3)
  * ----------------------------------
@@ -101,7 +113,7 @@
  *   never refused, nothing is created. Deposits a ceiling refuses are
  *   booked (PT_CLAMP, outside → sediment, signed: ≤ 0), all in integer
  *   units, so the batch's identity eroded = deposited + outflow + lost
- *   holds exactly, with eroded = PT_EROSION + PT_SAND_EROSION and
+ *   + river holds exactly, with eroded = PT_EROSION + PT_SAND_EROSION and
  *   deposited = PT_SAND_DEPOSIT − PT_CLAMP. The float rounding of sand and
  *   bedrock is booked (PT_SAND_ROUNDING, PT_ROUNDING).
  */
@@ -153,8 +165,9 @@ TALUS_HD static inline void pt_add(int64_t *p, int64_t v) {
 }
 
 /* Offset in t->pt_acc of the plane of totals of kind `kind` (0 erosion,
- * 1 deposit) of column k: the erosion planes of the layers, then their
- * deposit planes. */
+ * 1 deposit on the bed, 2 load handed to the river: the suspended
+ * sediment) of column k: the erosion planes of the layers, then their
+ * deposit planes, then their river planes (TALUS_PT_PLANES kinds). */
 TALUS_HD static inline size_t pt_plane(const talus_tile *t, int kind, int k) {
   return ((size_t)kind * (size_t)t->nz + (size_t)k) * t->plane;
 }
@@ -781,6 +794,46 @@ TALUS_HD static inline int pt_relevel(pt_drop *d, const talus_tile *t, const tal
   return c->P.pt_water_stop > 0.0f && pt_field(t, t->w, d) >= c->P.pt_water_stop;
 }
 
+/* 1 when the droplet stands in the pipes' river (particles.river_depth,
+ * particles.river_discharge, each 0 off): the bilinear water depth of its
+ * columns at its position reaches river_depth, or the bilinear unit
+ * discharge (a node's outflow Σf over the cell size [m²/s]) reaches
+ * river_discharge. It reads the water and the fluxes of the 4 nodes whose
+ * heights it reads (both are final before the droplets run, from the
+ * step's pipes), so the stage's radius holds. */
+TALUS_HD static inline int pt_in_river(const pt_drop *d, const talus_tile *t,
+                                       const talus_kparams *P) {
+  if (P->pt_river_depth > 0.0f && pt_field(t, t->w, d) >= P->pt_river_depth) return 1;
+  if (!(P->pt_river_discharge > 0.0f)) return 0;
+  size_t i = talus_idx(t, d->ix - t->buf.x0, d->iy - t->buf.y0), p = (size_t)t->pitch;
+  size_t n[4] = {i, i + 1, i + p, i + p + 1};
+  float q[4];
+  for (int k = 0; k < 4; k++) {
+    const float *f = t->f + talus_dcol(t, n[k], d->col[k], 0);
+    q[k] = (f[0] + f[t->plane]) + (f[2 * t->plane] + f[3 * t->plane]);
+  }
+  float Q = (q[0] * (1.0f - d->fx) + q[1] * d->fx) * (1.0f - d->fy) +
+            (q[2] * (1.0f - d->fx) + q[3] * d->fx) * d->fy;
+  return Q >= P->pt_river_discharge * P->cell_size;
+}
+
+/* Hands the droplet's whole load to the river: into the river plane of
+ * the column of the deepest-watered of its 4 nodes (the first of equals),
+ * where the pipes' water will carry it. A bilinear share on a dry node
+ * would lie in a cell whose sediment no water moves, all of it settling
+ * there batch after batch: single-cell towers of hundreds of metres
+ * beside the rivers (Big Tujunga 360²). */
+TALUS_HD static inline void pt_hand(pt_drop *d, const talus_tile *t) {
+  if (d->s <= 0) return;
+  size_t i = talus_idx(t, d->ix - t->buf.x0, d->iy - t->buf.y0), p = (size_t)t->pitch;
+  size_t n[4] = {i, i + 1, i + p, i + p + 1};
+  int best = 0;
+  for (int k = 1; k < 4; k++)
+    if (t->w[talus_col(t, n[k], d->col[k])] > t->w[talus_col(t, n[best], d->col[best])]) best = k;
+  pt_add(&t->pt_acc[pt_plane(t, 2, d->col[best]) + n[best]], d->s);
+  d->s = 0;
+}
+
 /* Asks the cache for one address (CPU only: a hint, no effect on
  * results; the GPU has no use for it). */
 TALUS_HD static inline void pt_prefetch1(const void *p) {
@@ -828,12 +881,16 @@ TALUS_HD static inline void pt_prefetch(const talus_tile *t, const talus_kctx *c
  * replayed); the current cell's were kept from the move before (on layered
  * stacks read again where its level changed the columns). Returns 0
  * to go on, else how it ended: 1 a border (handled), 2 stopped at the
- * buffer, 3 stopped in deep water. */
+ * buffer, 3 stopped in deep water (layered: particles.water_stop), 4
+ * reached the river (pt_in_river: its load goes to the suspended
+ * sediment). */
 TALUS_HD static inline TALUS_FORCE_INLINE int pt_step(pt_drop *d, const talus_tile *t,
                                                       const talus_kctx *c, int m, uint32_t h,
                                                       double *flows, int layered) {
   const talus_kparams *P = &c->P;
-  if (layered && pt_relevel(d, t, c)) return 3;
+  int deep = layered ? pt_relevel(d, t, c) : 0; /* layered: the columns at its level first */
+  if (pt_in_river(d, t, P)) return 4;
+  if (deep) return 3;
   float g[2], h0 = pt_sample(t, d->ix, d->iy, d->fx, d->fy, layered ? d->col : NULL, d->own, g);
   float dx = P->pt_inertia * d->dx - (1.0f - P->pt_inertia) * g[0];
   float dy = P->pt_inertia * d->dy - (1.0f - P->pt_inertia) * g[1];
@@ -873,17 +930,16 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_step(pt_drop *d, const talus_ti
   return 0;
 }
 
-/* Stage pt_clear: zeroes the cell's erosion and deposit totals (of its
- * columns). */
+/* Stage pt_clear: zeroes the cell's erosion, deposit and river totals
+ * (of its columns). */
 TALUS_HD static inline void k_pt_clear(const talus_tile *t, const talus_kctx *c, int x, int y,
                                        double *flows) {
   (void)flows;
   size_t idx = talus_idx(t, x, y);
   int n = c->P.model == TALUS_MODEL_LAYERED ? t->count[idx] : 1;
-  for (int k = 0; k < n; k++) {
-    t->pt_acc[pt_plane(t, 0, k) + idx] = 0;
-    t->pt_acc[pt_plane(t, 1, k) + idx] = 0;
-  }
+  for (int k = 0; k < n; k++)
+    for (int kind = 0; kind < TALUS_PT_PLANES; kind++)
+      t->pt_acc[pt_plane(t, kind, k) + idx] = 0;
 }
 
 /* Zeroes what droplet d wrote to its window (its events' boxes and
@@ -934,10 +990,13 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_run(const talus_tile *t, const 
   int end = 0, m = 0;
   for (; m < P->pt_max_moves && !end; m++)
     end = pt_step(&d, t, c, m, o, flows, layered);
+  int moves = end ? m - 1 : m;
+  if (!end && pt_in_river(&d, t, P)) end = 4; /* its last move ended in the river */
+  if (end == 4) pt_hand(&d, t);               /* the load to the river's suspended sediment */
   if (d.s > 0 && (end || P->pt_deposit_at_death)) pt_deposit(&d, t, d.s, 1);
   if (d.s > 0) flows[TALUS_FLOW_PT_LOST] += (double)d.s * (1.0 / PT_UNIT);
   if (PT_WIN(&d)) pt_win_clear(&d, P->pt_brush_radius);
-  return end ? m - 1 : m;
+  return moves;
 }
 
 /* 1 when the hash rule spawns a droplet at global cell (gx, gy) on
@@ -983,6 +1042,20 @@ TALUS_HD static inline void k_pt_trace(const talus_tile *t, const talus_kctx *c,
   k_pt_trace_win(t, c, x, y, flows, NULL);
 }
 
+/* pt_apply's river total: adds `R` units of droplet load to the suspended
+ * sediment t->r of column ci (the pipes carry it on, or settle it, by
+ * their capacity), booked as PT_RIVER (sediment → sediment: nothing is
+ * created or lost) and its float rounding (PT_RIVER_ROUNDING). */
+TALUS_HD static inline void pt_apply_river(const talus_tile *t, size_t ci, int64_t R,
+                                           double *flows) {
+  if (!R) return;
+  double exact = (double)R * (1.0 / PT_UNIT);
+  float r = t->r[ci], rn = (float)((double)r + exact);
+  t->r[ci] = rn;
+  flows[TALUS_FLOW_PT_RIVER] += exact;
+  flows[TALUS_FLOW_PT_RIVER_ROUND] += ((double)rn - (double)r) - exact;
+}
+
 /* pt_apply on layered column k of the cell at idx, with `carry` units of
  * erosion the column above could not give: deposits fill its sand up to
  * the free room; erosion takes sand, then bedrock down to its floor (the
@@ -997,8 +1070,9 @@ TALUS_HD static inline void k_pt_trace(const talus_tile *t, const talus_kctx *c,
 TALUS_HD static inline int64_t pt_apply_column(const talus_tile *t, size_t idx, int k,
                                                int64_t carry, double *flows) {
   int64_t E = t->pt_acc[pt_plane(t, 0, k) + idx] + carry, D = t->pt_acc[pt_plane(t, 1, k) + idx];
-  if (!E && !D) return 0;
   size_t ci = talus_col(t, idx, k);
+  pt_apply_river(t, ci, t->pt_acc[pt_plane(t, 2, k) + idx], flows);
+  if (!E && !D) return 0;
   float s = t->s[ci], B = t->B[ci], C = t->C[ci];
   int64_t dep = D;
   if (C < TALUS_TOP) {
@@ -1024,8 +1098,9 @@ TALUS_HD static inline int64_t pt_apply_column(const talus_tile *t, size_t idx, 
 }
 
 /* Stage pt_apply: the cell's totals change its height once (on layered
- * stacks, each column's sand and bedrock: pt_apply_column); the float
- * rounding against the exact change is booked. */
+ * stacks, each column's sand and bedrock: pt_apply_column) and its river
+ * total its suspended sediment (pt_apply_river); the float rounding
+ * against the exact change is booked. */
 TALUS_HD static inline void k_pt_apply(const talus_tile *t, const talus_kctx *c, int x, int y,
                                        double *flows) {
   size_t idx = talus_idx(t, x, y);
@@ -1035,6 +1110,7 @@ TALUS_HD static inline void k_pt_apply(const talus_tile *t, const talus_kctx *c,
       carry = pt_apply_column(t, idx, k, carry, flows);
     return;
   }
+  pt_apply_river(t, idx, t->pt_acc[pt_plane(t, 2, 0) + idx], flows);
   int64_t ero = t->pt_acc[pt_plane(t, 0, 0) + idx], dep = t->pt_acc[pt_plane(t, 1, 0) + idx];
   if (!ero && !dep) return;
   double exact = (double)(dep - ero) * (1.0 / PT_UNIT);

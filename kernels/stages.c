@@ -129,8 +129,8 @@ int talus_stage_scratch_needs(talus_stage_id id, talus_scratch_need out[2]) {
   case TALUS_STAGE_PT_CLEAR:
   case TALUS_STAGE_PT_TRACE:
   case TALUS_STAGE_PT_APPLY:
-    out[n++] = (talus_scratch_need){offsetof(talus_tile, pt_acc), 2 * sizeof(int64_t),
-                                    "particle erosion and deposit totals", 1};
+    out[n++] = (talus_scratch_need){offsetof(talus_tile, pt_acc), TALUS_PT_PLANES * sizeof(int64_t),
+                                    "particle erosion, deposit and river totals", 1};
     break;
   default:
     break;

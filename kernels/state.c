@@ -100,6 +100,8 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->pt_deposit_at_death = 1;
   p->pt_bedrock_erodibility = 1.0f;
   p->pt_water_stop = 0.05f;
+  p->pt_river_depth = 0.0f;
+  p->pt_river_discharge = 0.0f;
 }
 
 /* Horizontal erosion at a reference cell size L (horizontal.reference_cell).
@@ -201,6 +203,8 @@ static const struct {
     [TALUS_FLOW_PT_SAND_DEPOSIT] = {"pt_sand_deposit", TALUS_MAT_SEDIMENT, TALUS_MAT_SAND},
     [TALUS_FLOW_PT_CLAMP] = {"pt_clamp", TALUS_MAT_OUTSIDE, TALUS_MAT_SEDIMENT},
     [TALUS_FLOW_PT_SAND_ROUNDING] = {"pt_sand_rounding", TALUS_MAT_OUTSIDE, TALUS_MAT_SAND},
+    [TALUS_FLOW_PT_RIVER] = {"pt_river", TALUS_MAT_SEDIMENT, TALUS_MAT_SEDIMENT},
+    [TALUS_FLOW_PT_RIVER_ROUND] = {"pt_river_rounding", TALUS_MAT_OUTSIDE, TALUS_MAT_SEDIMENT},
 };
 
 const char *talus_flow_info(int flow, int *from, int *to) {
@@ -385,8 +389,8 @@ size_t talus_tile_bytes(const talus_tile *t) {
   size_t extra = (t->hard ? 4 : 0) + (t->rain ? 4 : 0) + (t->thermal ? 32 : 0) +
                  (t->hf_cap ? 4 : 0) + (t->hf_sed ? 4 : 0) + (t->nb8 ? 2 : 0) +
                  (t->acc ? 4 * TALUS_ACC_PLANES : 0) + (t->acc_s0 ? 8 : 0);
-  per_layer += t->pt_acc ? 16 : 0; /* an erosion and a deposit total per column */
-  per_layer += t->qin ? 8 : 0;     /* a water and a sand share per column */
+  per_layer += t->pt_acc ? 8 * TALUS_PT_PLANES : 0; /* erosion, deposit, river totals */
+  per_layer += t->qin ? 8 : 0;                      /* a water and a sand share per column */
   return t->plane * ((t->count ? 2 : 0) + extra) + t->plane * (size_t)t->nz * per_layer;
 }
 

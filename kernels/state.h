@@ -63,6 +63,11 @@
  * the first touch of the pages it will use. */
 #define TALUS_TILE_PARALLEL_CELLS 65536
 
+/* The droplets' int64 total planes per column in t->pt_acc
+ * (kernels/particles.h, pt_plane): erosion, deposit on the bed, and load
+ * handed to the pipes' suspended sediment (the river). */
+#define TALUS_PT_PLANES 3
+
 /* The accumulator planes of t->acc (kernels/accum.h): flow [m³], wear [m],
  * deposition [m]. */
 enum { TALUS_ACC_FLOW = 0, TALUS_ACC_WEAR = 1, TALUS_ACC_DEPOSITION = 2, TALUS_ACC_PLANES = 3 };
@@ -194,6 +199,9 @@ typedef struct talus_kparams {
   int pt_deposit_at_death;      /* 1: the load is deposited at the end of life, 0: lost */
   float pt_bedrock_erodibility; /* layered: bedrock's rate against sand's */
   float pt_water_stop;          /* layered: water depth where a droplet stops [m] */
+  float pt_river_depth;         /* pipe water depth where a droplet hands its load to the
+                                 * suspended sediment and ends [m]; 0 off */
+  float pt_river_discharge;     /* the same at this unit discharge [m²/s]; 0 off */
   /* derived (talus_kparams_derive) */
   float tan_dry, tan_wet;
   int support_cycle;            /* steps per support cycle */
@@ -280,7 +288,7 @@ typedef struct talus_tile {
   float *thermal;  /* [8*plane] thermal outflow [m], thermal[8*idx + d] (d: talus_dir8) */
   float *hf_cap;   /* [plane] heightfield transport capacity C [m] */
   float *hf_sed;   /* [plane] heightfield advected sediment [m] */
-  int64_t *pt_acc; /* [2*plane] particle erosion and deposit totals [2^-32 m] */
+  int64_t *pt_acc; /* [3*nz*plane] particle erosion, deposit and river totals [2^-32 m] */
   double *acc_s0;  /* [plane] solid at the step's start (kernels/accum.h) */
   float *qin;      /* [2*nz*plane] shares of water and sand inflow a column under a
                     * ceiling takes (kernels/inflow.h); the top columns' are unused */
@@ -383,6 +391,9 @@ typedef enum talus_flow {
   TALUS_FLOW_PT_CLAMP,         /* outside -> sediment, signed (≤ 0): deposits a ceiling refused
                                 * (layered model; the floor limit refuses nothing: 0 there) */
   TALUS_FLOW_PT_SAND_ROUNDING, /* outside -> sand, signed: float rounding (layered model) */
+  TALUS_FLOW_PT_RIVER,         /* sediment -> sediment: droplet load handed to the pipes'
+                                * suspended sediment (particles.river_depth, _discharge) */
+  TALUS_FLOW_PT_RIVER_ROUND,   /* outside -> sediment, signed: float rounding of that */
   TALUS_FLOW_COUNT
 } talus_flow;
 

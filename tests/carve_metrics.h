@@ -12,7 +12,10 @@
  *   - the Pearson correlation of erosion max(-dz, 0) with log(accumulation)
  *     over all valid cells (erosion concentrated where the flow gathers);
  *   - the 99.9th percentile of |dz| against the relief of the input, and the
- *     count of non-finite outputs where the input was valid.
+ *     count of non-finite outputs where the input was valid;
+ *   - trunk cells: accumulation >= CARVE_TRUNK_CELLS: their mean dz and the
+ *     share of them raised by more than CARVE_BURIED_M (a trunk river buried
+ *     under the load its tributaries brought, issue 17).
  * A fixture of the tests (static functions, no state); it owns nothing it
  * returns beyond the struct.
  */
@@ -27,6 +30,8 @@
 
 #define CARVE_CHANNEL_CELLS 200
 #define CARVE_HILL_CELLS    5
+#define CARVE_TRUNK_CELLS   2000
+#define CARVE_BURIED_M      5.0
 
 typedef struct carve_metrics {
   long channels, hills;   /* cells in each class */
@@ -39,6 +44,9 @@ typedef struct carve_metrics {
   double p999;            /* 99.9th percentile of |dz| over valid cells [m] */
   double relief;          /* max - min of the valid input [m] */
   long nonfinite;         /* valid input cells whose output is NaN or infinite */
+  long trunks;            /* cells with accumulation >= CARVE_TRUNK_CELLS */
+  double trunk_net;       /* mean dz on trunk cells [m] */
+  double trunk_buried;    /* share of trunk cells raised by more than CARVE_BURIED_M */
 } carve_metrics;
 
 /* A binary min-heap of cells keyed by height: the priority-flood queue. */
@@ -171,6 +179,8 @@ static inline carve_metrics carve_measure(const float *before, const float *afte
     sx += la, sy += ero, sxx += la * la, syy += ero * ero, sxy += la * ero;
     if (acc[i] >= CARVE_CHANNEL_CELLS) m.channels++, m.channel_erosion += ero, m.channel_net += dz;
     if (acc[i] <= CARVE_HILL_CELLS) m.hills++, m.hill_erosion += ero, m.hill_net += dz;
+    if (acc[i] >= CARVE_TRUNK_CELLS)
+      m.trunks++, m.trunk_net += dz, m.trunk_buried += dz > CARVE_BURIED_M;
   }
   m.relief = hi - lo;
   double inv = nv > 0 ? 1.0 / (double)nv : 0.0;
@@ -178,6 +188,7 @@ static inline carve_metrics carve_measure(const float *before, const float *afte
   m.correlation = nv > 1 && vx > 0.0 && vy > 0.0 ? cov / sqrt(vx * vy) : 0.0;
   if (m.channels) m.channel_erosion /= m.channels, m.channel_net /= m.channels;
   if (m.hills) m.hill_erosion /= m.hills, m.hill_net /= m.hills;
+  if (m.trunks) m.trunk_net /= m.trunks, m.trunk_buried /= m.trunks;
   m.ratio = m.hill_erosion > 0.0 ? m.channel_erosion / m.hill_erosion : INFINITY;
   qsort(adz, (size_t)nv, sizeof(double), carve_cmp);
   m.p999 = nv ? adz[(long)floor(0.999 * (double)(nv - 1))] : 0.0;
@@ -190,10 +201,10 @@ static inline void carve_print(FILE *to, const char *what, const carve_metrics *
   fprintf(to,
           "%s: channels %ld erosion %.4g m net %+.4g m | hillslopes %ld erosion %.4g m net "
           "%+.4g m | ratio %.3g | r(erosion, log acc) %.3f | p99.9 |dz| %.4g m = %.2f%% of relief "
-          "%.0f m | non-finite %ld\n",
+          "%.0f m | non-finite %ld | trunks %ld net %+.4g m, %.1f%% raised > %.0f m\n",
           what, m->channels, m->channel_erosion, m->channel_net, m->hills, m->hill_erosion,
           m->hill_net, m->ratio, m->correlation, m->p999, 100.0 * m->p999 / m->relief, m->relief,
-          m->nonfinite);
+          m->nonfinite, m->trunks, m->trunk_net, 100.0 * m->trunk_buried, CARVE_BURIED_M);
 }
 
 #endif /* TALUS_TEST_CARVE_METRICS_H */

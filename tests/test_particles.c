@@ -110,23 +110,26 @@ static double sum_heights(const talus_domain *d) {
 /* ------------------------------------------------------------------ */
 /* Conservation                                                        */
 
-/* The identity eroded = deposited + outflow + lost, exactly, and the
- * float ledger: the heights' change is deposited − eroded + rounding. */
+/* The identity eroded = deposited + outflow + lost + handed to the river,
+ * exactly, and the float ledger: the heights' change is deposited −
+ * eroded + rounding. */
 static void check_identity(talus_domain *d, const char *label, double before) {
   double ero = talus_domain_flow(d, TALUS_FLOW_PT_EROSION);
   double dep = talus_domain_flow(d, TALUS_FLOW_PT_DEPOSIT);
   double out = talus_domain_flow(d, TALUS_FLOW_PT_OUTFLOW);
   double lost = talus_domain_flow(d, TALUS_FLOW_PT_LOST);
+  double river = talus_domain_flow(d, TALUS_FLOW_PT_RIVER);
   double rnd = talus_domain_flow(d, TALUS_FLOW_PT_ROUNDING);
   double change = sum_heights(d) - before;
   talus_ledger_summary L;
   talus_domain_ledger(d, &L);
-  printf("%s: eroded %.10g = deposited %.10g + outflow %.6g + lost %.6g (diff %.3g); "
-         "height change %.6g vs booked %.6g (residual %.3g m3, ledger %.3g)\n",
-         label, ero, dep, out, lost, ero - (dep + out + lost), change, dep - ero + rnd,
-         change - (dep - ero + rnd), L.total_residual);
+  printf("%s: eroded %.10g = deposited %.10g + outflow %.6g + lost %.6g + river %.6g (diff "
+         "%.3g); height change %.6g vs booked %.6g (residual %.3g m3, ledger %.3g)\n",
+         label, ero, dep, out, lost, river, ero - (dep + out + lost + river), change,
+         dep - ero + rnd, change - (dep - ero + rnd), L.total_residual);
   CHECK(ero > 0.0, "%s: droplets eroded", label);
-  CHECK(ero == dep + out + lost, "%s: integer identity off by %.3g", label, ero - dep - out - lost);
+  CHECK(ero == dep + out + lost + river, "%s: integer identity off by %.3g", label,
+        ero - dep - out - lost - river);
   CHECK(fabs(change - (dep - ero + rnd)) <= 1e-9 * fabs(before) + 1e-6, "%s: residual %.3g", label,
         change - (dep - ero + rnd));
   CHECK(fabs(L.total_residual) <= 1e-9 * fabs(before) + 1e-6, "%s: ledger residual %.3g", label,
@@ -221,6 +224,24 @@ static const char *const tiled_sets[] = {"particles.density_log2=5",  "particles
                                          "water.outflow_border=true", "thermal.enable=true",
                                          "thermal.rate=0.5",          NULL};
 
+/* Pools on t (heights in metres, the water stages off so they stay):
+ * water up to `level` times the highest node over every lower node, and,
+ * with `fluxes`, hash outflows of 0..1 m³/s per face on every cell (a
+ * node's sum reaches particles.river_discharge = 3 on some). */
+static void set_pools(talus_tile *t, float level, int fluxes) {
+  float top = -INFINITY;
+  for (int y = 0; y < t->buf.h; y++)
+    for (int x = 0; x < t->buf.w; x++)
+      top = fmaxf(top, t->B[talus_idx(t, x, y)]);
+  for (int y = 0; y < t->buf.h; y++)
+    for (int x = 0; x < t->buf.w; x++) {
+      size_t i = talus_idx(t, x, y);
+      t->w[i] = fmaxf(0.0f, level * top - t->B[i]);
+      for (int k = 0; fluxes && k < 4; k++)
+        t->f[(size_t)k * t->plane + i] = talus_hash_unit(13u, x, y, 0, (uint32_t)k);
+    }
+}
+
 /* After 2 steps of d, `steps` more on 1 thread (d keeps the result) against
  * the same from the state after the 2 steps tiled on 2 threads: cores
  * {37, 64} × K {1, 2} in memory, a disk store, and a run in two parts over
@@ -272,6 +293,19 @@ static void test_tiled(void) {
       t->hard[talus_idx(t, x, y)] = 0.5f * talus_hash_unit(9u, x, y, 0, 3u);
   check_invariance(d, steps, "heightfield");
   CHECK(talus_domain_flow(d, TALUS_FLOW_PT_EROSION) > 0.0, "droplets eroded");
+  talus_domain_free(d);
+  /* The river path: pools (set_pools) and hash fluxes, both criteria on. */
+  static const char *const river[] = {"particles.density_log2=5",    "particles.max_moves=12",
+                                      "water.outflow_border=true",   "particles.river_depth=0.5",
+                                      "particles.river_discharge=3", NULL};
+  d = make_domain(nx, ny, h, river);
+  CHECK(d != NULL, "tiled river domain");
+  if (!d) return free(h);
+  set_pools(d->tile, 0.45f, 1);
+  check_invariance(d, steps, "heightfield, rivers");
+  double handed = talus_domain_flow(d, TALUS_FLOW_PT_RIVER);
+  printf("tiled, rivers: %.6g m3 handed to the suspended sediment\n", handed);
+  CHECK(handed > 0.0, "droplets reached the rivers");
   talus_domain_free(d);
   free(h);
 }
@@ -380,16 +414,22 @@ static int64_t plane_box(const talus_tile *t, int p, int box[4]) {
   return sum;
 }
 
+/* Heights of a ground plane falling 0.05 m per cell along +x. */
+static float *ramp_heights(int nx, int ny) {
+  float *h = malloc((size_t)nx * ny * sizeof *h);
+  for (int y = 0; y < ny; y++)
+    for (int x = 0; x < nx; x++)
+      h[(size_t)y * nx + x] = 0.05f * (float)(nx - x);
+  return h;
+}
+
 /* One droplet on a plane falling along +x: it runs down the plane (its
  * own brush, centred off the row's axis, may turn it by at most a cell
  * over its life), ends L cells down and deposits its load there; near the
  * outflow edge it leaves with its load. */
 static void test_plane(void) {
   const int nx = 96, ny = 64;
-  float *h = malloc((size_t)nx * ny * sizeof *h);
-  for (int y = 0; y < ny; y++)
-    for (int x = 0; x < nx; x++)
-      h[(size_t)y * nx + x] = 0.05f * (float)(nx - x);
+  float *h = ramp_heights(nx, ny);
   static const char *const sets[] = {"water.outflow_border=true", "particles.density_log2=4", NULL};
   talus_domain *d = make_domain(nx, ny, h, sets);
   CHECK(d != NULL, "plane domain");
@@ -405,7 +445,7 @@ static void test_plane(void) {
       continue;
     }
     double flows[TALUS_FLOW_COUNT] = {0};
-    memset(t->pt_acc, 0, 2 * (size_t)t->nz * t->plane * sizeof(int64_t));
+    memset(t->pt_acc, 0, TALUS_PT_PLANES * (size_t)t->nz * t->plane * sizeof(int64_t));
     k_pt_trace(t, c, sx, sy, flows);
     int be[4], bd[4];
     int64_t ero = plane_box(t, 0, be), dep = plane_box(t, 1, bd);
@@ -428,6 +468,137 @@ static void test_plane(void) {
             (long long)dep);
     }
   }
+  talus_domain_free(d);
+  free(h);
+}
+
+/* The cell of t holding all of plane p's nonzero totals (-1 when they
+ * lie in more than one, or none). */
+static long plane_single(const talus_tile *t, int p) {
+  long at = -1;
+  for (size_t i = 0; i < t->plane; i++)
+    if (t->pt_acc[pt_plane(t, p, 0) + i]) {
+      if (at >= 0) return -1;
+      at = (long)i;
+    }
+  return at;
+}
+
+/* One droplet on the plane of test_plane running into a river: columns
+ * x >= xr hold 1 m of water (criterion "depth", particles.river_depth
+ * 0.5) or 0.01 m flowing out at 2 m³/s per cell of 1 m (criterion
+ * "discharge", particles.river_discharge 1.5 m²/s). It erodes on its way
+ * down, ends where it reaches the river, and hands its whole load, in
+ * exact units, to one wet cell's suspended sediment: nothing is
+ * deposited on the bed, nothing lost or sent out, no erosion past the
+ * river's edge; pt_apply adds it to the suspended sediment, booked
+ * exactly (PT_RIVER) with its float rounding. The control: the same
+ * droplet with both criteria off runs on through the water and lays its
+ * load on the bed past the river's edge. */
+static void test_river(void) {
+  const int nx = 96, ny = 64;
+  float *h = ramp_heights(nx, ny);
+  static const char *const cases[3][3] = {
+      {"particles.river_depth=0.5", "particles.density_log2=4", NULL},
+      {"particles.river_discharge=1.5", "particles.density_log2=4", NULL},
+      {"particles.density_log2=4", NULL, NULL}};
+  const char *labels[3] = {"depth", "discharge", "control (off)"};
+  for (int i = 0; i < 3; i++) {
+    talus_domain *d = make_domain(nx, ny, h, cases[i]);
+    CHECK(d != NULL, "river domain");
+    if (!d) continue;
+    talus_tile *t = d->tile;
+    talus_stage_scratch(t, TALUS_STAGE_PT_TRACE);
+    const talus_kctx *c = &d->ctx;
+    int r = c->P.pt_brush_radius, sx, sy;
+    if (!find_spawn(c, 4, 10, 4, ny - 4, &sx, &sy)) {
+      CHECK(0, "no spawn cell found");
+      talus_domain_free(d);
+      continue;
+    }
+    int xr = sx + 10; /* the river's edge: 10 moves down */
+    for (int y = 0; y < ny; y++)
+      for (int x = xr; x < nx; x++) {
+        t->w[talus_idx(t, x, y)] = i == 1 ? 0.01f : 1.0f;
+        t->f[talus_idx(t, x, y)] = i == 1 ? 2.0f : 0.0f; /* outflow to the right */
+      }
+    double flows[TALUS_FLOW_COUNT] = {0};
+    memset(t->pt_acc, 0, TALUS_PT_PLANES * (size_t)t->nz * t->plane * sizeof(int64_t));
+    k_pt_trace(t, c, sx, sy, flows);
+    int be[4], bd[4], br[4];
+    int64_t ero = plane_box(t, 0, be), dep = plane_box(t, 1, bd), riv = plane_box(t, 2, br);
+    long at = plane_single(t, 2);
+    double out = flows[TALUS_FLOW_PT_OUTFLOW], lost = flows[TALUS_FLOW_PT_LOST];
+    printf("river, %s: spawn (%d, %d), edge x %d: eroded %lld units over x %d..%d, deposited "
+           "%lld, handed %lld at x %d..%d y %d..%d, out %g, lost %g\n",
+           labels[i], sx, sy, xr, (long long)ero, be[0], be[2], (long long)dep, (long long)riv,
+           br[0], br[2], br[1], br[3], out, lost);
+    CHECK(ero > 0, "%s: the droplet eroded", labels[i]);
+    CHECK(out == 0.0 && lost == 0.0, "%s: nothing leaves or is lost", labels[i]);
+    if (i == 2) {
+      CHECK(riv == 0 && dep == ero, "control: no river, the bed gets the load (%lld of %lld)",
+            (long long)dep, (long long)ero);
+      CHECK(bd[2] > xr, "control: the load lies past the river's edge (x %d, edge %d)", bd[2], xr);
+      talus_domain_free(d);
+      continue;
+    }
+    CHECK(dep == 0 && riv == ero,
+          "%s: the whole load to the river, exactly (%lld of %lld, bed %lld)", labels[i],
+          (long long)riv, (long long)ero, (long long)dep);
+    CHECK(at >= 0 && t->w[at] > 0.0f && (int)(at % t->pitch) >= xr,
+          "%s: the load in one wet river cell", labels[i]);
+    CHECK(be[2] <= xr + r, "%s: no erosion past the river's edge + brush (x %d, edge %d)",
+          labels[i], be[2], xr);
+    /* pt_apply: the suspended sediment gets it, booked exactly */
+    double af[TALUS_FLOW_COUNT] = {0}, before = 0.0, after = 0.0;
+    for (size_t k = 0; k < t->plane; k++)
+      before += t->r[k];
+    talus_rect all = {0, 0, t->buf.w, t->buf.h};
+    talus_cpu_stage(t, c, TALUS_STAGE_PT_APPLY, all, af);
+    for (size_t k = 0; k < t->plane; k++)
+      after += t->r[k];
+    double exact = (double)riv / PT_UNIT;
+    printf("river, %s: suspended sediment %+.10g m (handed %.10g m, rounding %.3g)\n", labels[i],
+           after - before, exact, af[TALUS_FLOW_PT_RIVER_ROUND]);
+    CHECK(af[TALUS_FLOW_PT_RIVER] == exact, "%s: PT_RIVER %.10g, handed %.10g", labels[i],
+          af[TALUS_FLOW_PT_RIVER], exact);
+    CHECK(fabs(after - before - exact - af[TALUS_FLOW_PT_RIVER_ROUND]) <= 1e-12,
+          "%s: the suspended sediment gained the handed load and its booked rounding", labels[i]);
+    CHECK(af[TALUS_FLOW_PT_DEPOSIT] == 0.0 && af[TALUS_FLOW_PT_EROSION] == exact,
+          "%s: the bed lost what the river got", labels[i]);
+    talus_domain_free(d);
+  }
+  free(h);
+}
+
+/* Droplets over pools (set_pools) for 40 batches: the identity eroded =
+ * deposited + outflow + lost + river holds exactly, nothing is lost, the
+ * ledger closes, and the suspended sediment holds what was handed (the
+ * water stages are off: nothing moves it). */
+static void test_river_ledger(void) {
+  const int n = 96;
+  float *h = fbm_heights(n, n, 3);
+  for (size_t i = 0; i < (size_t)n * n; i++)
+    h[i] *= 20.0f;
+  static const char *const sets[] = {"particles.density_log2=6", "particles.river_depth=0.5", NULL};
+  talus_domain *d = make_domain(n, n, h, sets);
+  CHECK(d != NULL, "river ledger domain");
+  if (!d) return free(h);
+  set_pools(d->tile, 0.45f, 0);
+  double before = sum_heights(d);
+  talus_domain_run(d, 40, NULL, NULL);
+  check_identity(d, "rivers", before);
+  double river = talus_domain_flow(d, TALUS_FLOW_PT_RIVER);
+  double rnd = talus_domain_flow(d, TALUS_FLOW_PT_RIVER_ROUND), held = 0.0;
+  for (int y = 0; y < n; y++)
+    for (int x = 0; x < n; x++)
+      held += d->tile->r[talus_idx(d->tile, x, y)];
+  printf("rivers: %.10g m3 handed, suspended sediment %.10g m3 (rounding %.3g)\n", river, held,
+         rnd);
+  CHECK(river > 0.0, "droplets reached the pools");
+  CHECK(talus_domain_flow(d, TALUS_FLOW_PT_LOST) == 0.0, "nothing lost");
+  CHECK(fabs(held - river - rnd) <= 1e-9 * river, "the pools hold what was handed (%.10g, %.10g)",
+        held, river + rnd);
   talus_domain_free(d);
   free(h);
 }
@@ -602,15 +773,6 @@ static void add_tunnel_hill(talus_tile *t, int x0, int x1, int y0, int y1) {
     }
 }
 
-/* Heights of a ground plane falling 0.05 m per cell along +x. */
-static float *ramp_heights(int nx, int ny) {
-  float *h = malloc((size_t)nx * ny * sizeof *h);
-  for (int y = 0; y < ny; y++)
-    for (int x = 0; x < nx; x++)
-      h[(size_t)y * nx + x] = 0.05f * (float)(nx - x);
-  return h;
-}
-
 /* Runs on its own the droplet of the first spawn cell in [x0, x1) ×
  * [y0, y1) on the first step from c->step (advanced to it) that has one,
  * into t->pt_acc cleared before. Returns 0 if none up to 256 steps on;
@@ -621,7 +783,7 @@ static int lone_droplet(talus_tile *t, talus_kctx *c, int x0, int x1, int y0, in
   for (int i = 0; i < 256; i++, c->step++) {
     if (!find_spawn(c, x0, x1, y0, y1, &sx, &sy)) continue;
     double flows[TALUS_FLOW_COUNT] = {0};
-    memset(t->pt_acc, 0, 2 * (size_t)t->nz * t->plane * sizeof(int64_t));
+    memset(t->pt_acc, 0, TALUS_PT_PLANES * (size_t)t->nz * t->plane * sizeof(int64_t));
     k_pt_trace(t, c, sx - t->buf.x0, sy - t->buf.y0, flows);
     *out = flows[TALUS_FLOW_PT_OUTFLOW] * PT_UNIT;
     printf("  droplet from (%d, %d) at step %lld\n", sx, sy, (long long)c->step);
@@ -764,12 +926,45 @@ static double layered_identity(const talus_domain *d, const char *label) {
   double dep = talus_domain_flow(d, TALUS_FLOW_PT_SAND_DEPOSIT);
   double out = talus_domain_flow(d, TALUS_FLOW_PT_OUTFLOW);
   double lost = talus_domain_flow(d, TALUS_FLOW_PT_LOST);
-  double off = bed + sand + clamp - dep - out - lost;
+  double river = talus_domain_flow(d, TALUS_FLOW_PT_RIVER);
+  double off = bed + sand + clamp - dep - out - lost - river;
   printf("%s: eroded bedrock %.6g + sand %.6g + clamp %.3g = deposited %.6g + outflow %.4g + "
-         "lost %.3g (off by %.3g)\n",
-         label, bed, sand, clamp, dep, out, lost, off);
+         "lost %.3g + river %.4g (off by %.3g)\n",
+         label, bed, sand, clamp, dep, out, lost, river, off);
   CHECK(off == 0.0, "%s: integer identity off by %.3g", label, off);
   return bed + sand;
+}
+
+/* Droplets on the overhang scene with rain (the layered pipes' water)
+ * for 40 steps, particles.river_depth 0.02 m: droplets reaching that
+ * water hand their load to its suspended sediment (before the water
+ * stop, 0.05 m, would deposit it); the identity, with the river, holds
+ * exactly, nothing is lost and the ledger closes. */
+static void test_layered_river(void) {
+  const int n = 96;
+  static const char *const sets[] = {"particles.density_log2=5",
+                                     "water.outflow_border=true",
+                                     "horizontal.enable=false",
+                                     "sand.slippage=false",
+                                     "water.rain=0.05",
+                                     "particles.river_depth=0.02",
+                                     NULL};
+  talus_domain *d = overhang_domain(n, n, sets);
+  CHECK(d != NULL, "layered river domain");
+  if (!d) return;
+  talus_domain_run(d, 40, NULL, NULL);
+  layered_identity(d, "layered, rivers");
+  talus_ledger_summary L;
+  talus_domain_ledger(d, &L);
+  double river = talus_domain_flow(d, TALUS_FLOW_PT_RIVER);
+  double material = L.initial[TALUS_MAT_BEDROCK] + L.initial[TALUS_MAT_SAND];
+  printf("layered, rivers: %.6g m3 handed to the suspended sediment; ledger residual %.3g m3\n",
+         river, L.total_residual);
+  CHECK(river > 0.0, "layered droplets reached the water");
+  CHECK(talus_domain_flow(d, TALUS_FLOW_PT_LOST) == 0.0, "nothing lost");
+  CHECK(fabs(L.total_residual) <= 1e-9 * fabs(material) + 1e-3, "ledger residual %.3g",
+        L.total_residual);
+  talus_domain_free(d);
 }
 
 /* Droplets on the overhang scene for 40 batches: the identity holds
@@ -924,7 +1119,7 @@ static void window_vs_table(talus_domain *d, const char *label) {
   while (!pt_runs(&c.P, c.step))
     c.step++;
   talus_stage_scratch(t, TALUS_STAGE_PT_TRACE);
-  size_t n = 2 * (size_t)t->nz * t->plane;
+  size_t n = TALUS_PT_PLANES * (size_t)t->nz * t->plane;
   int64_t *table = malloc(n * sizeof *table);
   double ft[TALUS_FLOW_COUNT] = {0}, fw[TALUS_FLOW_COUNT] = {0};
   memset(t->pt_acc, 0, n * sizeof(int64_t));
@@ -1188,12 +1383,15 @@ int main(void) {
   test_halo_control();
   test_seeds();
   test_plane();
+  test_river();
+  test_river_ledger();
   test_valley();
   test_basin();
   test_hardness();
   test_roof();
   test_cave();
   test_layered_conservation();
+  test_layered_river();
   test_floor_limit();
   test_layered_halo();
   test_layered_tiled();

@@ -253,6 +253,12 @@ static const param_decl table[] = {
          "layered model: rate of bedrock erosion against sand's once a droplet's sand is gone"),
     REAL("particles.water_stop", pt_water_stop, 0, 1e6, 0.05, "m",
          "layered model: a droplet reaching water this deep deposits its load and stops"),
+    REAL("particles.river_depth", pt_river_depth, 0, 1e6, 0, "m",
+         "a droplet reaching pipe water this deep ends there and hands its load to the water's "
+         "suspended sediment, which the pipes carry or settle by their capacity (0: off)"),
+    REAL("particles.river_discharge", pt_river_discharge, 0, 1e9, 0, "m^2/s",
+         "the same where the pipes' unit discharge (a cell's outflow / cell size) reaches this "
+         "(0: off)"),
 
     ENUM("input.nodata", nodata_policy, "outflow|wall|fill", 3, 0,
          "NoData cells: outflow (sinks), wall (reflecting) or fill (holes filled at load)"),
