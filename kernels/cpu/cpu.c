@@ -463,6 +463,17 @@ static inline TALUS_FORCE_INLINE void cpu_lanes_book(double *acc, const int *ids
  * the compiler: `omp simd` would give the lane accumulator an array per
  * lane that GCC then does not vectorise, while under ivdep it becomes
  * registers. */
+/* One run [x, e) of CPU_STAGE_LOOP_ONE_SIMD_BOOKED's fast cells with `one`
+ * given the constant k (its `vary` copy): each lane's flows named in ids
+ * go to `lane`. Written once so the two copies cannot drift apart. */
+#define CPU_BOOKED_RUN(one, ids, k)                                                                \
+  _Pragma("GCC ivdep") for (int xv = x; xv < e; xv++) {                                            \
+    double fl[TALUS_FLOW_COUNT] = {0};                                                             \
+    one(&tl, &cl, xv, y, fl, k);                                                                   \
+    for (int i = 0; i < nid; i++)                                                                  \
+      lane[(size_t)i * w + (size_t)(xv - x)] = fl[ids[i]];                                         \
+  }
+
 #define CPU_STAGE_LOOP_ONE_SIMD_BOOKED(body, one, run_end, ids, vary)                              \
   _Pragma("omp parallel") {                                                                        \
     CPU_FTZ_ENTER                                                                                  \
@@ -482,19 +493,9 @@ static inline TALUS_FORCE_INLINE void cpu_lanes_book(double *acc, const int *ids
       while (x < x1) {                                                                             \
         int e = fast && lane ? run_end(t, c, y, x, xa, xb, x1) : x;                                \
         if (v) {                                                                                   \
-          _Pragma("GCC ivdep") for (int xv = x; xv < e; xv++) {                                    \
-            double fl[TALUS_FLOW_COUNT] = {0};                                                     \
-            one(&tl, &cl, xv, y, fl, 1);                                                           \
-            for (int i = 0; i < nid; i++)                                                          \
-              lane[(size_t)i * w + (size_t)(xv - x)] = fl[ids[i]];                                 \
-          }                                                                                        \
+          CPU_BOOKED_RUN(one, ids, 1);                                                             \
         } else {                                                                                   \
-          _Pragma("GCC ivdep") for (int xv = x; xv < e; xv++) {                                    \
-            double fl[TALUS_FLOW_COUNT] = {0};                                                     \
-            one(&tl, &cl, xv, y, fl, 0);                                                           \
-            for (int i = 0; i < nid; i++)                                                          \
-              lane[(size_t)i * w + (size_t)(xv - x)] = fl[ids[i]];                                 \
-          }                                                                                        \
+          CPU_BOOKED_RUN(one, ids, 0);                                                             \
         }                                                                                          \
         cpu_lanes_book(acc, ids, nid, lane, w, (b0 > x ? b0 : x) - x, (b1 < e ? b1 : e) - x);      \
         if (e < x1) body(t, c, e, y, (e >= b0 && e < b1) ? acc : junk);                            \
