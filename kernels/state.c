@@ -68,6 +68,7 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->enable_thermal = 0;
   p->thermal_talus_deg = 30.0f;
   p->thermal_rate = 0.1f;
+  p->thermal_creep = 0.0f;
   p->hardness = 0.5f;
   p->hf_hydraulic = 1;
   p->hf_water_swell = 1;
@@ -119,6 +120,34 @@ static void hz_scale_derive(talus_kparams *p) {
       p->horiz_reference_cell > 0.0f ? p->damage_recovery * (L / p->cell_size) : p->damage_recovery;
 }
 
+/* The heightfield's thermal creep shares per pipe (the 9-point weights of
+ * sand creep; 0 with thermal.enable off), and its checks: the
+ * layered model's loose material creeps by sand.creep instead (its
+ * thermal pays from sand, then bedrock above a floor: a creep share
+ * outside that budget would create material). */
+static talus_status thermal_creep_derive(talus_kparams *p) {
+  /* Creep runs in the thermal stages: off with them. */
+  float creep = p->enable_thermal ? p->thermal_creep * p->dt / (p->cell_size * p->cell_size) : 0.0f;
+  p->tcreep_axis = creep * (2.0f / 3.0f);
+  p->tcreep_diag = creep * (1.0f / 6.0f);
+  if (!(creep > 0.0f)) return TALUS_OK;
+  if (p->model != TALUS_MODEL_HEIGHTFIELD)
+    return talus_fail(TALUS_ERR_RANGE, "params",
+                      "thermal.creep = %g is for the heightfield model; the layered model's sand "
+                      "creeps by sand.creep",
+                      (double)p->thermal_creep);
+  /* A peak sends creep·(10/3)·ΔS plus at most 1/9 of its excess by the
+   * talus rule: with creep ≤ 0.1 that stays under half the drop, so no
+   * peak turns into a pit. */
+  if (!(creep <= 0.1f))
+    return talus_fail(TALUS_ERR_RANGE, "params",
+                      "thermal.creep = %g m2/s is unstable at dt = %g s and cell size %g m: "
+                      "creep*dt/cell_size^2 must be <= 0.1 (thermal.creep <= %g)",
+                      (double)p->thermal_creep, (double)p->dt, (double)p->cell_size,
+                      0.1 * (double)p->cell_size * (double)p->cell_size / (double)p->dt);
+  return TALUS_OK;
+}
+
 talus_status talus_kparams_derive(talus_kparams *p) {
   if (p->nz < 1 || p->nz > TALUS_NZ_MAX)
     return talus_fail(TALUS_ERR_RANGE, "params", "layers = %d outside [1, %d]", p->nz,
@@ -146,6 +175,8 @@ talus_status talus_kparams_derive(talus_kparams *p) {
                       "creep*dt/cell_size^2 must be <= 0.125 (sand.creep <= %g)",
                       (double)p->sand_creep, (double)p->dt, (double)p->cell_size,
                       0.125 * (double)p->cell_size * (double)p->cell_size / (double)p->dt);
+  talus_status st = thermal_creep_derive(p);
+  if (st != TALUS_OK) return st;
   /* Pipe area and length 0 mean the cell: A = l_c², l = l_c (the layered
    * model's pipes), so the flux gain is g·l_c. */
   float area = p->hf_pipe_area > 0.0f ? p->hf_pipe_area : p->cell_size * p->cell_size;
@@ -205,6 +236,7 @@ static const struct {
     [TALUS_FLOW_PT_SAND_ROUNDING] = {"pt_sand_rounding", TALUS_MAT_OUTSIDE, TALUS_MAT_SAND},
     [TALUS_FLOW_PT_RIVER] = {"pt_river", TALUS_MAT_SEDIMENT, TALUS_MAT_SEDIMENT},
     [TALUS_FLOW_PT_RIVER_ROUND] = {"pt_river_rounding", TALUS_MAT_OUTSIDE, TALUS_MAT_SEDIMENT},
+    [TALUS_FLOW_THERMAL_ROUNDING] = {"thermal_rounding", TALUS_MAT_OUTSIDE, TALUS_MAT_BEDROCK},
 };
 
 const char *talus_flow_info(int flow, int *from, int *to) {

@@ -165,6 +165,7 @@ typedef struct talus_kparams {
   int enable_thermal;
   float thermal_talus_deg; /* talus angle α [deg]: steeper material moves */
   float thermal_rate;      /* K_t [1/s] */
+  float thermal_creep;     /* heightfield: linear creep (hillslope diffusion) [m²/s] */
   float hardness;          /* default hardness H in [0,1] of cells without a raster */
   /* heightfield model (kernels/heightfield.h; Mei et al. with Jákó's extensions) */
   int hf_hydraulic;      /* 0: no water stages (thermal only) */
@@ -204,14 +205,15 @@ typedef struct talus_kparams {
   float pt_river_discharge;     /* the same at this unit discharge [m²/s]; 0 off */
   /* derived (talus_kparams_derive) */
   float tan_dry, tan_wet;
-  int support_cycle;            /* steps per support cycle */
-  float thermal_tan;            /* tan α of the thermal talus angle */
-  float slip_room;              /* share of a receiver's free space one slippage pipe may fill */
-  float creep_axis, creep_diag; /* creep share per pipe and step: sand_creep·dt/l_c²·weight */
-  float hf_flux_gain;           /* A·g/l [m³/s² per m of head] */
-  float hf_inv_depth;           /* 1 / hf_max_depth [1/m] */
-  float hz_run;                 /* run over which a wall's rise gives sin β [m] */
-  float hz_recovery;            /* damage healed per second [m/s] */
+  int support_cycle;              /* steps per support cycle */
+  float thermal_tan;              /* tan α of the thermal talus angle */
+  float tcreep_axis, tcreep_diag; /* thermal creep share per pipe and step (heightfield) */
+  float slip_room;                /* share of a receiver's free space one slippage pipe may fill */
+  float creep_axis, creep_diag;   /* creep share per pipe and step: sand_creep·dt/l_c²·weight */
+  float hf_flux_gain;             /* A·g/l [m³/s² per m of head] */
+  float hf_inv_depth;             /* 1 / hf_max_depth [1/m] */
+  float hz_run;                   /* run over which a wall's rise gives sin β [m] */
+  float hz_recovery;              /* damage healed per second [m/s] */
 } talus_kparams;
 
 /* Fills the defaults of the reference implementation (see io/config/params.c for
@@ -394,6 +396,8 @@ typedef enum talus_flow {
   TALUS_FLOW_PT_RIVER,         /* sediment -> sediment: droplet load handed to the pipes'
                                 * suspended sediment (particles.river_depth, _discharge) */
   TALUS_FLOW_PT_RIVER_ROUND,   /* outside -> sediment, signed: float rounding of that */
+  TALUS_FLOW_THERMAL_ROUNDING, /* outside -> bedrock, signed: float rounding of the
+                                * heightfield's thermal exchange (creep moves every cell) */
   TALUS_FLOW_COUNT
 } talus_flow;
 

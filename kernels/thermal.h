@@ -39,9 +39,20 @@
  *   rise to, but never past, its rim's talus slope (no pit-to-peak flip).
  * Borders and NoData cells are walls for thermal erosion: no pipe leads
  * off the domain or into a NoData cell, so no ledger flow is needed for
- * borders and the heightfield's terrain is conserved to float rounding.
+ * borders and the heightfield's terrain is conserved to float rounding,
+ * which is booked (THERMAL_ROUNDING): creep changes every cell by amounts
+ * near B's last bit, and unbooked that rounding drifts (2.6e-6 of the
+ * material in 2000 steps at 256²).
  *
  * Heightfield model: the surface is the terrain B; B pays and collects.
+ * thermal.creep adds linear creep (hillslope diffusion, Culling's law)
+ * through the same pipes: each sends D·Δt/l_c²·w_i·(1 − H)·max(S − S_i, 0),
+ * w = 2/3 straight and 1/6 diagonal (the isotropic 9-point Laplacian).
+ * The talus rule only moves slopes steeper than α, so without it water
+ * erosion leaves one-cell crests and flow-parallel streaks standing at
+ * any gentler slope; creep rounds them, fastest at the grid's scale
+ * (a wave of λ cells decays at D·(2π/λl_c)²). The layered model's loose
+ * material creeps by sand.creep (pipes.h).
  *
  * Layered model: the surface is the top S = B + s of each cell's topmost
  * column, and only topmost columns send or receive. Their ceiling is
@@ -118,21 +129,22 @@ TALUS_HD static inline double thermal_sum8(const double v[8]) {
 }
 
 /* Excess over the talus slope of each of the 8 pipes of cell (x, y) with
- * live flags `live` (0 for walls and pipes that carry nothing); returns the
- * largest, the sum in *esum. */
+ * live flags `live` (0 for walls and pipes that carry nothing), and the
+ * drop S − S_i of each (0 where not positive or not live); returns the
+ * largest excess, their sum in *esum. */
 TALUS_HD static inline float thermal_excess(const talus_tile *t, const talus_kctx *c, int x, int y,
-                                            unsigned live, float e[8], float *esum) {
+                                            unsigned live, float e[8], float drop[8], float *esum) {
   const talus_kparams *P = &c->P;
   size_t idx = talus_idx(t, x, y);
   float S = thermal_surface(t, P, idx);
   float rise[2] = {P->thermal_tan * P->cell_size, P->thermal_tan * P->cell_size * 1.41421356f};
   float emax = 0.0f;
   for (int d = 0; d < 8; d++) {
-    e[d] = 0.0f;
+    e[d] = drop[d] = 0.0f;
     if (!(live >> d & 1u)) continue;
-    float ex =
-        S - thermal_surface(t, P, (size_t)((ptrdiff_t)idx + thermal_step(t, d))) - rise[d >> 2];
-    e[d] = talus_pos(ex); /* branch-free: the sign of an excess is random */
+    float dS = S - thermal_surface(t, P, (size_t)((ptrdiff_t)idx + thermal_step(t, d)));
+    drop[d] = talus_pos(dS);
+    e[d] = talus_pos(dS - rise[d >> 2]); /* branch-free: the sign of an excess is random */
     emax = talus_gtf(e[d], emax);
   }
   *esum = thermal_sum8f(e);
@@ -158,18 +170,22 @@ TALUS_HD static inline float thermal_amount(const talus_tile *t, const talus_kpa
 }
 
 /* Stage thermal_out for cell (x, y): stores the 8 pipe outflows [m] (and
- * the live flags thermal_in reads). */
+ * the live flags thermal_in reads): the talus rule's share of eq. 14 by
+ * excess, plus, on the heightfield, linear creep of each pipe's drop at
+ * the cell's softness (0 when thermal.creep is 0: + 0 keeps the bits). */
 TALUS_HD static inline TALUS_FORCE_INLINE void
 k_thermal_out(const talus_tile *t, const talus_kctx *c, int x, int y, double *flows) {
   (void)flows;
   size_t idx = talus_idx(t, x, y);
   if (talus_cell_masked(t, idx)) return;
-  float e[8], esum = 0.0f;
-  float emax = thermal_excess(t, c, x, y, thermal_live(t, c, x, y), e, &esum);
+  float e[8], drop[8], esum = 0.0f;
+  float emax = thermal_excess(t, c, x, y, thermal_live(t, c, x, y), e, drop, &esum);
   float total = emax > 0.0f ? thermal_amount(t, &c->P, idx, emax) : 0.0f;
   float scale = total > 0.0f ? total / esum : 0.0f;
+  float soft = 1.0f - thermal_hardness(t, &c->P, idx);
+  float creep[2] = {c->P.tcreep_axis * soft, c->P.tcreep_diag * soft};
   for (int d = 0; d < 8; d++)
-    t->thermal[8 * idx + (size_t)d] = e[d] * scale;
+    t->thermal[8 * idx + (size_t)d] = e[d] * scale + creep[d >> 2] * drop[d];
 }
 
 /* What cell (x, y) sends (out) and receives (in) this step [m]. */
@@ -212,9 +228,12 @@ k_thermal_in(const talus_tile *t, const talus_kctx *c, int x, int y, double *flo
   double out, in;
   thermal_gather(t, c, x, y, &out, &in);
   if (out == 0.0 && in == 0.0) return;
-  if (c->P.model == TALUS_MODEL_HEIGHTFIELD)
-    t->B[idx] = (float)((double)t->B[idx] - out + in);
-  else
+  if (c->P.model == TALUS_MODEL_HEIGHTFIELD) {
+    double exact = (double)t->B[idx] - out + in;
+    float Bn = (float)exact;
+    flows[TALUS_FLOW_THERMAL_ROUNDING] += (double)Bn - exact;
+    t->B[idx] = Bn;
+  } else
     thermal_in_layered(t, idx, out, in, flows);
 }
 

@@ -76,6 +76,8 @@ expect_fail "unknown option" "unknown option" -- erode "$W/good.tif" -o "$W/out.
 expect_fail "bad -co" "creation option|FOO" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q -co FOO=BAR
 expect_fail "unknown scene" "unknown scene|bridges" -- generate nowhere -o "$W/out.tif"
 expect_fail "unknown command" "unknown command" -- frobnicate
+expect_fail "thermal.creep on the layered model" "thermal.creep.*heightfield model.*sand.creep" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q --set simulation.model=layered --set thermal.enable=true --set thermal.creep=0.01
+expect_fail "thermal.creep unstable" "thermal.creep.*unstable.*<= 0.1" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q --set simulation.model=heightfield --set thermal.enable=true --set thermal.creep=1e5
 expect_fail "bad strength" "strength.*light, medium or heavy" -- erode "$W/good.tif" -o "$W/out.tif" --strength brutal -q
 # dt against the cell size (30 m cells: sqrt(30 / (2 g)) = 1.24 s): refused
 # at 4x the limit, in the tiled run as in the one-piece run, and warned of

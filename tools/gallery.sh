@@ -63,6 +63,10 @@ for s in $(scenes); do
 done
 [ "$n" -gt 0 ] || { echo "gallery: no scene found (is $T built?)" >&2; exit 1; }
 
+# The heightfield model on generated 1 m hills (no overhangs, no layers).
+"$T" generate noise -o "$W/noise.tif" --size "$SIZE" --seed 7
+render heightfield-noise "$W/noise.tif" heightfield-default 2000
+
 # A real DEM: a 360² window (11 km) of the San Gabriel Mountains around Big
 # Tujunga canyon, SRTM 30 m (360², not 512², keeps the PNG under 400 KB:
 # hillshaded relief compresses poorly).

@@ -185,6 +185,11 @@ static const param_decl table[] = {
     REAL("thermal.rate", thermal_rate, 0, 1e3, 0.1, "1/s",
          "K_t: share of half the excess over the talus slope moved per second (the step "
          "fraction is capped at 2/9 so nothing oscillates)"),
+    REAL("thermal.creep", thermal_creep, 0, 1e6, 0, "m2/s",
+         "heightfield model, with thermal.enable: linear creep (hillslope diffusion) below the "
+         "talus angle, "
+         "D*dt/l_c^2 of the height difference per step over 8 pipes; it rounds the one-cell "
+         "crests and streaks that water erosion leaves (0: off)"),
     REAL("thermal.hardness", hardness, 0, 1, 0.5, "",
          "hardness H of cells without a --hardness raster (1 = unerodible); thermal and "
          "heightfield dissolution run at 1 - H of their rate"),
