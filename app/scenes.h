@@ -94,7 +94,8 @@ talus_status talus_scene_geotransform(const char *name, int n, double gt[6]);
  * Fractional Brownian motion of value noise at (x, y): `octaves` octaves,
  * the first at `frequency` (lattice spacing 1/frequency), each next one at
  * twice the frequency and half the amplitude, normalised by the sum of the
- * amplitudes so the result lies in [−1, 1]. Lattice values come from
+ * amplitudes so the result lies in [−1, 1]. Each octave's lattice is
+ * turned by its own angle (no two share axes: no grid creases). Lattice values come from
  * talus_hash(seed, i, j, 0, octave), so the field is deterministic and the
  * same wherever it is evaluated from. Non-finite input or octaves < 1 give 0.
  */

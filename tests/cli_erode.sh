@@ -186,13 +186,21 @@ for name, gt, v in (("wrain", (-32, 1, 0, 0, 0, -1), rain), ("wrain_nogeo", None
 PY
 for r in wrain wrain_nogeo; do
   "$T" erode "$W/wdem.tif" -o "$W/o_$r.tif" --set simulation.model=heightfield --steps 1 --maps \
-    --rain-map "$W/$r.tif" --no-preview -q
+    --rain-map "$W/$r.tif" --no-preview -q --report "$W/o_$r.json"
 done
+# The same rate (0.001 m/s) on every cell without a map: the warped map's
+# rain total must equal it (a cell's water can drain away within the step,
+# so wet cells after it undercount what rained).
+"$T" erode "$W/wdem.tif" -o "$W/o_uniform.tif" --set simulation.model=heightfield --steps 1 \
+  --set water.rain=0.001 --no-preview -q --report "$W/o_uniform.json"
+rained() { python3 -c "import json; print(repr(json.load(open('$1'))['ledger']['flows']['rain']))"; }
 wet() { /usr/bin/python3 -c "
 from osgeo import gdal
 print(int((gdal.Open('$1').ReadAsArray() > 0).sum()))"; }
 nw=$(wet "$W/o_wrain_water.tif") ns=$(wet "$W/o_wrain_nogeo_water.tif")
-check "--rain-map warped by georeference: all 1024 cells rained on ($nw)" '[ "$nw" = 1024 ]'
+ru=$(rained "$W/o_uniform.json") rw=$(rained "$W/o_wrain.json")
+check "--rain-map warped by georeference: all 1024 cells rained on (rain $rw m3, uniform $ru; $nw wet)" \
+  '[ "$rw" = "$ru" ] && [ "$nw" -ge 1000 ]'
 check "--rain-map without georeferencing: stretched, the west half dry ($ns cells wet)" \
   '[ "$ns" -gt 400 ] && [ "$ns" -lt 700 ]'
 err=$("$T" erode "$W/wdem.tif" -o "$W/o_far.tif" --set simulation.model=heightfield --steps 1 -q \

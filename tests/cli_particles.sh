@@ -51,6 +51,9 @@ check "disk store == one piece" 'same_as mono disk'
 # Layered stacks (configs/particles-game.ini) on the gully-arch scene with
 # rain, so the layered pipes run with the droplets: the same bytes in one
 # piece, on 2 threads, tiled and on a disk store; the arch still spans.
+# The identity holds in integer units of 2^-32 m; the report's m³ are
+# those times the cell area (2.67² m² here), so their sum is checked to
+# double rounding.
 "$T" generate gully-arch -o "$W/arch.tif" --size 96 -q
 lay() {
   local name=$1
@@ -61,7 +64,7 @@ lay() {
 }
 lay lmono --threads 1 --report "$W/lmono.json"
 check "layered: droplets eroded and the identity is exact" \
-  'python3 -c "import json; f=json.load(open(\"$W/lmono.json\"))[\"ledger\"][\"flows\"]; e=f[\"pt_erosion\"]+f[\"pt_sand_erosion\"]; assert e > 0 and f[\"rain\"] > 0; assert e + f[\"pt_clamp\"] - f[\"pt_sand_deposit\"] - f[\"pt_outflow\"] - f[\"pt_lost\"] == 0"'
+  'python3 -c "import json; f=json.load(open(\"$W/lmono.json\"))[\"ledger\"][\"flows\"]; e=f[\"pt_erosion\"]+f[\"pt_sand_erosion\"]; assert e > 0 and f[\"rain\"] > 0; assert abs(e + f[\"pt_clamp\"] - f[\"pt_sand_deposit\"] - f[\"pt_outflow\"] - f[\"pt_lost\"]) <= 1e-12 * e"'
 lay ltwo --threads 2
 check "layered: 2 threads == 1 thread" 'same_as lmono ltwo'
 lay lt37 --tile 37 --steps-per-exchange 2
