@@ -15,7 +15,10 @@
  *     count of non-finite outputs where the input was valid;
  *   - trunk cells: accumulation >= CARVE_TRUNK_CELLS: their mean dz and the
  *     share of them raised by more than CARVE_BURIED_M (a trunk river buried
- *     under the load its tributaries brought, issue 17).
+ *     under the load its tributaries brought, issue 17);
+ *   - the tallest one-cell tower before and after: the most a valid cell
+ *     stands above both its valid neighbours along a row or a column (a
+ *     pile no slope could hold: a grid artefact, not a landform).
  * A fixture of the tests (static functions, no state); it owns nothing it
  * returns beyond the struct.
  */
@@ -47,6 +50,8 @@ typedef struct carve_metrics {
   long trunks;            /* cells with accumulation >= CARVE_TRUNK_CELLS */
   double trunk_net;       /* mean dz on trunk cells [m] */
   double trunk_buried;    /* share of trunk cells raised by more than CARVE_BURIED_M */
+  double tower_before;    /* tallest one-cell tower of the input [m] */
+  double tower_after;     /* ... and of the output [m] */
 } carve_metrics;
 
 /* A binary min-heap of cells keyed by height: the priority-flood queue. */
@@ -151,6 +156,24 @@ static inline void carve_accumulation(const float *z, const uint8_t *mask, int n
   free(zf), free(order);
 }
 
+/* The most a valid cell of z (nx*ny) stands above both its valid
+ * neighbours along x or along y [m]; 0 when none does. */
+static inline double carve_tower(const float *z, const uint8_t *mask, int nx, int ny) {
+  double top = 0.0;
+  for (int y = 1; y < ny - 1; y++)
+    for (int x = 1; x < nx - 1; x++) {
+      long i = (long)y * nx + x;
+      long n[4] = {i - 1, i + 1, i - nx, i + nx};
+      int ok = !(mask && (mask[i] || mask[n[0]] || mask[n[1]] || mask[n[2]] || mask[n[3]]));
+      if (!ok || !isfinite(z[i])) continue;
+      double rx = fmin((double)z[i] - z[n[0]], (double)z[i] - z[n[1]]);
+      double ry = fmin((double)z[i] - z[n[2]], (double)z[i] - z[n[3]]);
+      double r = fmax(rx, ry);
+      top = r > top ? r : top;
+    }
+  return top;
+}
+
 /* Ascending comparison of doubles for qsort. */
 static inline int carve_cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -192,6 +215,8 @@ static inline carve_metrics carve_measure(const float *before, const float *afte
   m.ratio = m.hill_erosion > 0.0 ? m.channel_erosion / m.hill_erosion : INFINITY;
   qsort(adz, (size_t)nv, sizeof(double), carve_cmp);
   m.p999 = nv ? adz[(long)floor(0.999 * (double)(nv - 1))] : 0.0;
+  m.tower_before = carve_tower(before, mask, nx, ny);
+  m.tower_after = carve_tower(after, mask, nx, ny);
   free(acc), free(adz);
   return m;
 }
@@ -201,10 +226,12 @@ static inline void carve_print(FILE *to, const char *what, const carve_metrics *
   fprintf(to,
           "%s: channels %ld erosion %.4g m net %+.4g m | hillslopes %ld erosion %.4g m net "
           "%+.4g m | ratio %.3g | r(erosion, log acc) %.3f | p99.9 |dz| %.4g m = %.2f%% of relief "
-          "%.0f m | non-finite %ld | trunks %ld net %+.4g m, %.1f%% raised > %.0f m\n",
+          "%.0f m | non-finite %ld | trunks %ld net %+.4g m, %.1f%% raised > %.0f m | tallest "
+          "one-cell tower %.3g m (input %.3g m)\n",
           what, m->channels, m->channel_erosion, m->channel_net, m->hills, m->hill_erosion,
           m->hill_net, m->ratio, m->correlation, m->p999, 100.0 * m->p999 / m->relief, m->relief,
-          m->nonfinite, m->trunks, m->trunk_net, 100.0 * m->trunk_buried, CARVE_BURIED_M);
+          m->nonfinite, m->trunks, m->trunk_net, 100.0 * m->trunk_buried, CARVE_BURIED_M,
+          m->tower_after, m->tower_before);
 }
 
 #endif /* TALUS_TEST_CARVE_METRICS_H */

@@ -100,11 +100,15 @@ check "--dry-run prints tiles, K, halo, store, memory and disk" \
   'grep -q "^plan: .*tiles of .* steps per exchange, halo .* disk store" "$W/dry.txt" && grep -q "^memory: .*about" "$W/dry.txt" && grep -q "^disk: " "$W/dry.txt"'
 check "--dry-run writes nothing" '[ ! -e "$W/dry.tif" ] && [ ! -e "$W/dry.store" ] && [ ! -e "$W/dry_preview.png" ]'
 "$T" erode "$W/d512.tif" -o "$W/dry.tif" --dry-run --tile 64 --steps-per-exchange 1000 >"$W/dry2.txt" 2>&1
-check "--dry-run of an absurd halo: the plan, then refused" \
-  '[ $? -ne 0 ] && grep -q "halo 3000 cells" "$W/dry2.txt" && grep -q "refused" "$W/dry2.txt"'
+rc=$?
+# The step radius R comes from the preset's stages (dem-heightfield: 5):
+# the halo is 1000 R, and the largest K keeps it within 4 tiles of 64.
+R=$(sed -n 's/^steps: .*step radius \([0-9]*\) cells.*/\1/p' "$W/dry2.txt")
+check "--dry-run of an absurd halo: the plan, then refused (step radius $R)" \
+  '[ $rc -ne 0 ] && [ -n "$R" ] && grep -q "halo $((1000 * R)) cells" "$W/dry2.txt" && grep -q "refused" "$W/dry2.txt"'
 "$T" erode "$W/d512.tif" -o "$W/x.tif" --tile 64 --steps-per-exchange 1000 -q 2>"$W/halo.err"
 check "an absurd halo is refused, naming the option and the largest K" \
-  '[ $? -ne 0 ] && grep -q "steps-per-exchange 1000 makes a halo of 3000 cells around tiles of 64.*at most 85 steps" "$W/halo.err" && [ ! -e "$W/x.tif" ]'
+  '[ $? -ne 0 ] && grep -q "steps-per-exchange 1000 makes a halo of $((1000 * R)) cells around tiles of 64.*at most $((4 * 64 / R)) steps" "$W/halo.err" && [ ! -e "$W/x.tif" ]'
 
 echo "cli_memory_plan: $pass passed, $fail failed"
 [ $fail -eq 0 ]

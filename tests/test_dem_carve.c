@@ -59,8 +59,10 @@ static float *carve_run(const char *preset, const float *h, const uint8_t *mask,
 
 /* The figures of a carving run, printed and checked: channel cells erode
  * at least `ratio` times the hillslopes, erosion follows log(accumulation)
- * (r >= 0.2), p99.9 |dz| stays within `share` of the relief, no NaN, and
- * with `incise` the channels' net dz is negative. */
+ * (r >= 0.2), p99.9 |dz| stays within `share` of the relief, no NaN, no
+ * one-cell tower more than CARVE_TOWER_M taller than the input's tallest,
+ * and with `incise` the channels' net dz is negative. */
+#define CARVE_TOWER_M 30.0
 static void check_figures(const char *what, const carve_metrics *m, double ratio, double share,
                           int incise) {
   carve_print(stdout, what, m);
@@ -73,6 +75,9 @@ static void check_figures(const char *what, const carve_metrics *m, double ratio
   CHECK(m->p999 <= share * m->relief, "%s: p99.9 |dz| %.3g m of relief %.0f m", what, m->p999,
         m->relief);
   CHECK(m->nonfinite == 0, "%s: %ld non-finite heights", what, m->nonfinite);
+  CHECK(m->tower_after <= m->tower_before + CARVE_TOWER_M,
+        "%s: a one-cell tower %.3g m tall (the input's tallest %.3g m)", what, m->tower_after,
+        m->tower_before);
 }
 
 /* The droplets (configs/particles.ini) for PT_STEPS batches (~4 droplets
