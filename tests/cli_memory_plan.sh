@@ -101,7 +101,7 @@ check "--dry-run prints tiles, K, halo, store, memory and disk" \
 check "--dry-run writes nothing" '[ ! -e "$W/dry.tif" ] && [ ! -e "$W/dry.store" ] && [ ! -e "$W/dry_preview.png" ]'
 "$T" erode "$W/d512.tif" -o "$W/dry.tif" --dry-run --tile 64 --steps-per-exchange 1000 >"$W/dry2.txt" 2>&1
 rc=$?
-# The step radius R comes from the preset's stages (dem-heightfield: 5):
+# The step radius R comes from the preset's stages (dem-heightfield: 3):
 # the halo is 1000 R, and the largest K keeps it within 4 tiles of 64.
 R=$(sed -n 's/^steps: .*step radius \([0-9]*\) cells.*/\1/p' "$W/dry2.txt")
 check "--dry-run of an absurd halo: the plan, then refused (step radius $R)" \
