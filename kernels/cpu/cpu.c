@@ -13,8 +13,9 @@
  *   run is one vector loop of the branch-free bodies hf_rain_cell,
  *   hf_erode_cell, hf_advect_live, hf_settle_cell (the ONE_SIMD loops
  *   below with cpu_hf_run_end; rain only without noise or sources);
- * - layered rain without noise or sources: live cells of one column are a
- *   vector loop (cpu_rain_one; CPU_STAGE_LOOP_ONE_SIMD_BOOKED);
+ * - layered rain without sources: live cells of one column are a vector
+ *   loop (cpu_rain_one; CPU_STAGE_LOOP_ONE_SIMD_BOOKED), its noise's hash
+ *   vectorised with it (the copy for rain_noise > 0);
  * - layered pipes, transport, horizontal, vertical: the bodies are called
  *   with `one` = TALUS_ONE on cells whose own and 8 neighbours' columns are single
  *   and live (vertical, radius 0: whose own column is), which drops the
@@ -244,21 +245,24 @@ static inline TALUS_FORCE_INLINE void cpu_vertical_one(const talus_tile *t, cons
   vt_cell(t, c, x, y, flows, TALUS_ONE | (v ? TALUS_ONE_ERODE : 0));
 }
 
-/* Layered rain on a live cell of one column (its top) when the rain is
- * plain (cpu_rain_run_end) and v says it falls this step: k_rain's
- * addition and booking, the amount without the noise's hash. */
+/* Layered rain on a live cell of one column while rain falls and no
+ * source adds to it (cpu_rain_run_end): k_rain's addition and booking; v
+ * (the loop copy's constant, cpu_vary_rain) says whether the rain is
+ * noisy, else its amount needs no hash. */
 static inline TALUS_FORCE_INLINE void cpu_rain_one(const talus_tile *t, const talus_kctx *c, int x,
                                                    int y, double *flows, int v) {
-  if (!v) return;
   size_t i = talus_idx(t, x, y);
-  float w = t->w[i], wn = w + rain_amount_plain(&c->P);
+  float a =
+      v ? rain_amount(&c->P, t->buf.x0 + x, t->buf.y0 + y, c->step) : rain_amount_plain(&c->P);
+  float w = t->w[i], wn = w + a;
   flows[TALUS_FLOW_RAIN] += (double)wn - (double)w;
   t->w[i] = wn;
 }
 
-/* `vary` of the rain loop: 1 when rain falls this step (k_rain's test). */
+/* `vary` of the rain loop: 1 when the rain is noisy (rain_noise > 0: the
+ * hash of each cell), 0 when every cell gets rain·dt. */
 static inline int cpu_vary_rain(const talus_kctx *c) {
-  return c->P.rain > 0.0f && rain_falls(&c->P, c->step);
+  return c->P.rain_noise > 0.0f;
 }
 
 /* `vary` of the pipes and transport loops: 1 when sand slips diagonally
@@ -401,12 +405,13 @@ static inline int cpu_one_cell_run_end(const talus_tile *t, const talus_kctx *c,
   return x;
 }
 
-/* Layered rain: live cells of one column when the rain has no noise and
- * no water source adds to it (else k_rain everywhere). */
+/* Layered rain: live cells of one column when rain falls this step (k_rain's
+ * test) and no water source adds to it (else k_rain everywhere: during a
+ * dry-out it adds nothing). */
 static inline int cpu_rain_run_end(const talus_tile *t, const talus_kctx *c, int y, int x, int xa,
                                    int xb, int x1) {
-  int plain = c->P.num_sources == 0 && !(c->P.rain_noise > 0.0f);
-  return plain ? cpu_one_cell_run_end(t, c, y, x, xa, xb, x1) : x;
+  int fast = c->P.num_sources == 0 && c->P.rain > 0.0f && rain_falls(&c->P, c->step);
+  return fast ? cpu_one_cell_run_end(t, c, y, x, xa, xb, x1) : x;
 }
 
 /* Heightfield stages: the whole live run (every cell of it has 4 live
@@ -440,7 +445,7 @@ static inline int cpu_hf_rain_run_end(const talus_tile *t, const talus_kctx *c, 
  * or the constant 0), picks one of two copies of the vector loop, each
  * passing its value to `one` as a constant: a branch on a parameter left
  * in the body (diagonal slippage on or off, erosion after the spin-up,
- * horizontal erosion on or off, rain falling or not) kept GCC from
+ * horizontal erosion on or off, noisy rain or not) kept GCC from
  * vectorising the pipes, transport, vertical and horizontal loops (cachegrind, x86-64-v3,
  * rivers-rain 256²: 613 and 441 instructions per cell-step with the branch, 167 and 230 without;
  * vertical 216 and 59; benchmarks/RESULTS.md). */
