@@ -68,6 +68,9 @@ static talus_plan_in tiled_plan_in(const erode_opts *o, int nx, int ny, const ta
                                    int state) {
   talus_plan_in in = {0};
   in.nx = nx, in.ny = ny, in.nz = P->nz, in.state_bands = talus_state_bands(P->nz, P->accumulate);
+  if (P->model != TALUS_MODEL_HEIGHTFIELD)
+    in.reach_layers =
+        talus_plan_reach_layers(P->nz, state, P->enable_horizontal, P->erosion_spinup, o->steps);
   /* the droplets' t->pt_acc: an erosion, a deposit and a river total per
    * column, allocated by the first batch, which runs after erosion.spinup
    * (a state may resume past it) */

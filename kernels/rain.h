@@ -30,6 +30,12 @@ TALUS_HD static inline float rain_amount(const talus_kparams *P, int gx, int gy,
   return factor > 0.0f ? P->rain * P->dt * factor : 0.0f;
 }
 
+/* rain_amount without noise (rain_noise 0, whose factor is exactly 1): no
+ * hash to draw, the same float. */
+TALUS_HD static inline float rain_amount_plain(const talus_kparams *P) {
+  return P->rain * P->dt * 1.0f;
+}
+
 /* True when the centre of global cell (gx, gy) lies within the source's
  * radius (boundary included). */
 TALUS_HD static inline int rain_in_source(const talus_source *src, float lc, int gx, int gy) {

@@ -3,7 +3,7 @@
 # both stores and a state input with every output, the peak the plan
 # predicts (the report's predicted_peak_bytes, tiler/plan.h's model) is
 # within 1.5x of the peak RSS the run measured (getrusage, the report's
-# peak_rss_bytes; a layered DEM in one piece: the bound, see below). A --mem-limit the plan accepts is kept, and --dry-run
+# peak_rss_bytes; a layered DEM in one piece that may split its columns: the bound, see below). A --mem-limit the plan accepts is kept, and --dry-run
 # prints the plan and writes nothing; its disk figure is the raw bytes a
 # disk store's run of one generation writes.
 source "$(dirname "$0")/lib_cli.sh"
@@ -41,20 +41,24 @@ sweep hf2048 d2048
 sweep hf2048_t256 d2048 --tile 256
 sweep hf2048_t512d d2048 --tile 512 --store "$W/st"
 sweep lay512 d512 -c dem-default
+sweep lay512_grow d512 -c dem-default --set erosion.spinup=0
 sweep lay1024_t256 d1024 -c dem-default --tile 256
 sweep lay1024_t256d d1024 -c dem-default --tile 256 --store "$W/st"
 sweep state512_all r512 -c rivers-rain --maps --state "$W/o_state512_all_state.tif"
 sweep state512_t128 r512 -c rivers-rain --tile 128
 n=$(wc -l <"$W/sweep.txt")
-check "the sweep ran every case ($n of 10)" '[ $n -eq 10 ]'
+check "the sweep ran every case ($n of 11)" '[ $n -eq 11 ]'
 # A layered run in one piece touches the layers its columns use (a tile's
-# planes are zero pages until written): a DEM's run of 2 steps, one column
-# a cell, uses layer 0 of 4, and the plan is the bound for every layer in
-# use. That case must stay at or above the measured peak, within 2.5x.
+# planes are zero pages until written), and the plan counts the layers its
+# cells can reach (tiler/plan.h): a DEM's run of 2 steps within the
+# spin-up cannot split a column, so lay512 counts one layer and is held to
+# 1.5x like the rest (it counted 4 before: 2.1x). With the spin-up at 0 the
+# same run may split every column twice (4 layers): the plan is the bound
+# for every layer, above the measured peak, which touches one, within 2.5x.
 while read -r name rest; do
   r=${rest##*ratio }
   lo=0.6667 hi=1.5
-  [ "$name" = lay512 ] && lo=1 hi=2.5
+  [ "$name" = lay512_grow ] && lo=1 hi=2.5
   check "$name: predicted within [$lo, $hi] x the measured peak ($r)" \
     'python3 -c "import sys; r=float(sys.argv[1]); sys.exit(not ($lo <= r <= $hi))" $r'
 done <"$W/sweep.txt"

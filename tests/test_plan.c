@@ -428,7 +428,38 @@ static void test_disk(void) {
   CHECK(talus_plan_start_layers(&in) == 4, "a state starts at its own layers");
 }
 
+/* The layers a layered run's cells can reach: a DEM keeps its one column
+ * while no step can split one (horizontal erosion off, or every step
+ * before the spin-up ends, when damage is 0 and a split needs damage >=
+ * split_size > 0); from then on a cell's count at most doubles a step up
+ * to nz. A state may split at once. A run in one piece counts those
+ * layers, and so does a working tile: a DEM that cannot split costs one
+ * layer's 56 + 88 bytes a cell, not 4 layers'. */
+static void test_reach(void) {
+  CHECK(talus_plan_reach_layers(4, 0, 1, 1500, 1500) == 1, "1500 steps, spin-up 1500: 1 layer");
+  CHECK(talus_plan_reach_layers(4, 0, 0, 0, 100000) == 1, "no horizontal erosion: 1 layer");
+  CHECK(talus_plan_reach_layers(4, 0, 1, 1500, 1501) == 2, "one eroding step: at most 2 columns");
+  CHECK(talus_plan_reach_layers(4, 0, 1, 1500, 1502) == 4, "two eroding steps: 4");
+  CHECK(talus_plan_reach_layers(3, 0, 1, 0, 1000000) == 3, "never more than nz");
+  CHECK(talus_plan_reach_layers(4, 1, 0, 1500, 2) == 4, "a state: its own nz");
+  talus_plan_in in = base(512, 512);
+  int64_t all = talus_plan_one_bytes(&in), tile = talus_plan_tile_bytes(&in, 256, 8);
+  in.reach_layers = 1;
+  int64_t cells = 512 * 512, one = talus_plan_one_bytes(&in);
+  CHECK(all - one == cells * 88 * 3, "one piece of 512², 1 of 4 layers: %lld fewer bytes, not %lld",
+        (long long)(all - one), (long long)(cells * 88 * 3));
+  /* a working tile of 256 + 2·8 = 272² cells: 3 layers' 88 bytes a cell
+   * fewer at most (its kept output cores still count every slot) */
+  int64_t tile1 = talus_plan_tile_bytes(&in, 256, 8), buf = 272 * 272;
+  CHECK(tile1 < tile && tile - tile1 <= buf * 88 * 3,
+        "a tile of one layer: %lld bytes, of four %lld (at most %lld fewer)", (long long)tile1,
+        (long long)tile, (long long)(buf * 88 * 3));
+  in.reach_layers = 9; /* more than the slots: the slots */
+  CHECK(talus_plan_one_bytes(&in) == all, "reach above nz counts nz");
+}
+
 int main(void) {
+  test_reach();
   test_model();
   test_disk();
   test_heightfield();

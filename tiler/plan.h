@@ -35,7 +35,9 @@
  * - Refusal: tiles whose working set exceeds a limit the user gave
  *   (--mem-limit) are refused; without one the plan goes ahead.
  *
- * Memory model (bytes): a cell costs 56 + 88·nz in a tile with scratch and
+ * Memory model (bytes): a cell costs 56 + 88·L in a tile with scratch (a
+ * run in one piece, the working tile), L the layers its cells can reach
+ * in the run (reach_layers: the planes are zero pages until written), and
  * 6 + 44·nz in a tile of persistent fields only or a store blob; a row
  * buffer of the outputs holds 1 band (surface), one per map with --maps and a
  * state file's bands with --state; GDAL's block cache (as far as the
@@ -88,6 +90,8 @@
 typedef struct talus_plan_in {
   int nx, ny;             /* the map [cells] */
   int nz;                 /* column slots per cell (a state's own layers) */
+  int reach_layers;       /* the most columns a cell can hold during the run
+                             (talus_plan_reach_layers), <= nz; 0: nz */
   int state_bands;        /* bands of a state file of nz layers (talus_state_band_count) */
   int input_bands;        /* bands of the input file (a state stores only the layers up to
                              its highest column count); 0: state_bands for a state, else 1 */
@@ -155,6 +159,14 @@ int64_t talus_plan_disk_bytes(const talus_plan_in *in, int c, int H, int layers)
 /* The layers a run's cells use at its start: a state's own (nz), one for
  * a DEM (a column a cell). */
 int talus_plan_start_layers(const talus_plan_in *in);
+/* The most columns a cell of a layered run can hold before its last step,
+ * the plan's reach_layers: only a split adds a column (kernels/split.h),
+ * which needs horizontal erosion and damage, and damage grows only from
+ * the step erosion.spinup on (kernels/horizontal.h); a split cuts each
+ * column at most once a step, so a cell's count at most doubles per
+ * eroding step. A state's nz (its damage may already split it); a DEM's
+ * one column while no step can split, else min(nz, 2^(eroding steps)). */
+int talus_plan_reach_layers(int nz, int state_in, int horizontal, int64_t spinup, int64_t steps);
 /* Steps per exchange for cores of c cells over `store`: the user's, else
  * the rule's (memory: c / (32 R) in 1..8; disk: c / (8 R) in 1..32). */
 int talus_plan_K(const talus_plan_in *in, int c, talus_store_kind store);

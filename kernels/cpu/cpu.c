@@ -13,6 +13,9 @@
  *   run is one vector loop of the branch-free bodies hf_rain_cell,
  *   hf_erode_cell, hf_advect_live, hf_settle_cell (the ONE_SIMD loops
  *   below with cpu_hf_run_end; rain only without noise or sources);
+ * - layered rain without sources: live cells of one column are a vector
+ *   loop (cpu_rain_one; CPU_STAGE_LOOP_ONE_SIMD_BOOKED), its noise's hash
+ *   vectorised with it (the copy for rain_noise > 0);
  * - layered pipes, transport, horizontal, vertical: the bodies are called
  *   with `one` = TALUS_ONE on cells whose own and 8 neighbours' columns are single
  *   and live (vertical, radius 0: whose own column is), which drops the
@@ -222,7 +225,7 @@ static inline TALUS_FORCE_INLINE void cpu_split_fast(const talus_tile *t, const 
 /* The layered stage bodies with `one` = TALUS_ONE (see the notes at the
  * top); v, a constant of the loop's copy (its `vary`: 1 or 0), adds
  * TALUS_ONE_DIAG to pipes' and transport's `one`, TALUS_ONE_ERODE to
- * vertical's. */
+ * vertical's, and says whether horizontal erosion runs at all. */
 static inline TALUS_FORCE_INLINE void cpu_pipes_one(const talus_tile *t, const talus_kctx *c, int x,
                                                     int y, double *flows, int v) {
   (void)flows;
@@ -234,18 +237,44 @@ static inline TALUS_FORCE_INLINE void cpu_transport_one(const talus_tile *t, con
 }
 static inline TALUS_FORCE_INLINE void cpu_horizontal_one(const talus_tile *t, const talus_kctx *c,
                                                          int x, int y, double *flows, int v) {
-  (void)flows, (void)v;
-  if (c->P.enable_horizontal) hz_cell(t, c, x, y, 1);
+  (void)flows;
+  if (v) hz_cell(t, c, x, y, 1);
 }
 static inline TALUS_FORCE_INLINE void cpu_vertical_one(const talus_tile *t, const talus_kctx *c,
                                                        int x, int y, double *flows, int v) {
   vt_cell(t, c, x, y, flows, TALUS_ONE | (v ? TALUS_ONE_ERODE : 0));
 }
 
+/* Layered rain on a live cell of one column while rain falls and no
+ * source adds to it (cpu_rain_run_end): k_rain's addition and booking; v
+ * (the loop copy's constant, cpu_vary_rain) says whether the rain is
+ * noisy, else its amount needs no hash. */
+static inline TALUS_FORCE_INLINE void cpu_rain_one(const talus_tile *t, const talus_kctx *c, int x,
+                                                   int y, double *flows, int v) {
+  size_t i = talus_idx(t, x, y);
+  float a =
+      v ? rain_amount(&c->P, t->buf.x0 + x, t->buf.y0 + y, c->step) : rain_amount_plain(&c->P);
+  float w = t->w[i], wn = w + a;
+  flows[TALUS_FLOW_RAIN] += (double)wn - (double)w;
+  t->w[i] = wn;
+}
+
+/* `vary` of the rain loop: 1 when the rain is noisy (rain_noise > 0: the
+ * hash of each cell), 0 when every cell gets rain·dt. */
+static inline int cpu_vary_rain(const talus_kctx *c) {
+  return c->P.rain_noise > 0.0f;
+}
+
 /* `vary` of the pipes and transport loops: 1 when sand slips diagonally
  * (the fast loop is compiled for each value). */
 static inline int cpu_vary_diag(const talus_kctx *c) {
   return talus_slips_diagonally(&c->P);
+}
+
+/* `vary` of the horizontal loop: 1 when horizontal erosion is on (the
+ * copy for 0 does nothing, as k_horizontal). */
+static inline int cpu_vary_horizontal(const talus_kctx *c) {
+  return c->P.enable_horizontal != 0;
 }
 
 /* `vary` of the vertical loop: 1 when vertical erosion runs this step. */
@@ -376,6 +405,15 @@ static inline int cpu_one_cell_run_end(const talus_tile *t, const talus_kctx *c,
   return x;
 }
 
+/* Layered rain: live cells of one column when rain falls this step (k_rain's
+ * test) and no water source adds to it (else k_rain everywhere: during a
+ * dry-out it adds nothing). */
+static inline int cpu_rain_run_end(const talus_tile *t, const talus_kctx *c, int y, int x, int xa,
+                                   int xb, int x1) {
+  int fast = c->P.num_sources == 0 && c->P.rain > 0.0f && rain_falls(&c->P, c->step);
+  return fast ? cpu_one_cell_run_end(t, c, y, x, xa, xb, x1) : x;
+}
+
 /* Heightfield stages: the whole live run (every cell of it has 4 live
  * neighbours and is no NoData cell). */
 static inline int cpu_hf_run_end(const talus_tile *t, const talus_kctx *c, int y, int x, int xa,
@@ -406,8 +444,9 @@ static inline int cpu_hf_rain_run_end(const talus_tile *t, const talus_kctx *c, 
  * context evaluated once per call (1 or 0: cpu_vary_diag, cpu_vary_erode,
  * or the constant 0), picks one of two copies of the vector loop, each
  * passing its value to `one` as a constant: a branch on a parameter left
- * in the body (diagonal slippage on or off, erosion after the spin-up)
- * kept GCC from vectorising the pipes, transport and vertical loops (cachegrind, x86-64-v3,
+ * in the body (diagonal slippage on or off, erosion after the spin-up,
+ * horizontal erosion on or off, noisy rain or not) kept GCC from
+ * vectorising the pipes, transport, vertical and horizontal loops (cachegrind, x86-64-v3,
  * rivers-rain 256²: 613 and 441 instructions per cell-step with the branch, 167 and 230 without;
  * vertical 216 and 59; benchmarks/RESULTS.md). */
 #define CPU_STAGE_LOOP_ONE_SIMD(body, one, run_end, vary)                                          \
@@ -506,6 +545,9 @@ static inline TALUS_FORCE_INLINE void cpu_lanes_book(double *acc, const int *ids
     free(lane);                                                                                    \
     CPU_FTZ_LEAVE                                                                                  \
   }
+
+/* The flow the fast rain body books. */
+static const int cpu_rain_ids[] = {TALUS_FLOW_RAIN};
 
 /* The flows the fast vertical body books. */
 static const int cpu_vertical_ids[] = {TALUS_FLOW_CEILING_EROSION, TALUS_FLOW_BEDROCK_EROSION,
