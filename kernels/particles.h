@@ -767,14 +767,15 @@ TALUS_HD static inline TALUS_FORCE_INLINE void
 pt_exchange(pt_drop *d, const talus_tile *t, const talus_kctx *c, float dh, int layered) {
   const talus_kparams *P = &c->P;
   float load = (float)((double)d->s * (1.0 / PT_UNIT));
-  float cap = (-dh > P->pt_min_slope ? -dh : P->pt_min_slope) * d->v * d->w * P->pt_capacity;
+  float S = -dh / P->cell_size; /* the slope: capacity per metre of path, not per cell */
+  float cap = (S > P->pt_min_slope ? S : P->pt_min_slope) * d->v * d->w * P->pt_capacity;
   if (dh > 0.0f || load > cap) {
-    float amt = dh > 0.0f ? (dh < load ? dh : load) : P->pt_deposition * (load - cap);
+    float amt = dh > 0.0f ? (dh < load ? dh : load) : P->pt_deposit_move * (load - cap);
     int64_t u = (int64_t)((double)amt * PT_UNIT);
     pt_deposit(d, t, u < d->s ? u : d->s, 0);
     return;
   }
-  float amt = P->pt_erosion * (cap - load);
+  float amt = P->pt_erode_move * (cap - load);
   amt = pt_erodible(d, t, P, amt < -dh ? amt : -dh, layered);
   if (amt > 0.0f) pt_erode(d, t, c, (int64_t)((double)amt * PT_UNIT), layered);
 }
@@ -923,7 +924,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_step(pt_drop *d, const talus_ti
     pt_event_own(&d->ev[n], t, P, next.ix, next.iy, layered ? cols : NULL, own);
   float v2 = d->v * d->v - P->pt_gravity * dh / P->cell_size;
   d->v = sqrtf(v2 > 0.0f ? v2 : 0.0f);
-  d->w = d->w * (1.0f - P->pt_evaporation) + P->pt_water_gain;
+  d->w = d->w * (1.0f - P->pt_evap_move) + P->pt_gain_move;
   d->ix = next.ix, d->iy = next.iy, d->fx = next.fx, d->fy = next.fy, d->z = h0 + dh;
   for (int k = 0; k < 4; k++)
     d->own[k] = own[k], d->col[k] = cols[k];
