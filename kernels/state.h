@@ -204,7 +204,7 @@ typedef struct talus_kparams {
   float pt_deposit_move;        /* K_d = 1 − (1 − k_d)^l_c, derived */
   float pt_evap_move;           /* 1 − (1 − e)^l_c, derived */
   float pt_gain_move;           /* water gathered over one move, derived */
-  float pt_gravity;             /* γ: speed² gained per unit of drop / cell size */
+  float pt_gravity;             /* γ: speed² gained per metre of drop [1/m] */
   float pt_initial_speed;       /* v0 */
   float pt_initial_water;       /* w0 */
   int pt_deposit_at_death;      /* 1: the load is deposited at the end of life, 0: lost */

@@ -1263,7 +1263,7 @@ static void serial_droplet(serial_map *m, const talus_kparams *P, float px, floa
       float amt = fminf(P->pt_erode_move * (cap - s), -dh);
       serial_erode(m, px, py, amt, P->pt_brush_radius), s += amt;
     }
-    v = sqrtf(fmaxf(0.0f, v * v - P->pt_gravity * dh / P->cell_size));
+    v = sqrtf(fmaxf(0.0f, v * v - P->pt_gravity * dh));
     w = w * (1 - P->pt_evap_move) + P->pt_gain_move;
     px = nx, py = ny;
   }

@@ -254,8 +254,8 @@ static const param_decl table[] = {
     REAL("particles.water_gain", pt_water_gain, 0, 1e6, 0, "1/m",
          "water a droplet gathers per metre of path, in units of w (w = w*(1 - e) + gain per "
          "metre): a flow line's growing discharge, so capacity follows stream power downstream"),
-    REAL("particles.gravity", pt_gravity, 0, 1e6, 1, "",
-         "gamma: speed^2 gained per move per unit slope (v = sqrt(max(0, v^2 - gamma*dh/l_c)))"),
+    REAL("particles.gravity", pt_gravity, 0, 1e6, 1, "1/m",
+         "gamma: speed^2 gained per metre of drop (v = sqrt(max(0, v^2 - gamma*dh)))"),
     REAL("particles.initial_speed", pt_initial_speed, 0, 1e6, 0.9, "", "v0: speed at birth"),
     REAL("particles.initial_water", pt_initial_water, 1e-6, 1e6, 1, "", "w0: water at birth"),
     BOOL("particles.deposit_at_death", pt_deposit_at_death, 1,
