@@ -89,23 +89,13 @@ static grid_figures run_grid(double cell, const char *const *sets) {
   double *acc = malloc(sizeof(double) * n), *adz = malloc(sizeof(double) * n);
   carve_accumulation(h, NULL, nx, ny, acc);
   int w = (int)(RELIEF_M / cell + 0.5);
-  f.runaway = 0.0;
   for (long i = 0; i < n; i++) {
     double dz = (double)a[i] - (double)h[i];
     adz[i] = fabs(dz);
     f.eroded += dz < 0.0 ? -dz : 0.0;
     if (acc[i] * cell * cell >= CHANNEL_AREA) f.chan_dz += dz, chan++;
-    int x = (int)(i % nx), y = (int)(i / nx);
-    double lo = INFINITY, hi = -INFINITY;
-    for (int v = y - w; v <= y + w; v++)
-      for (int u = x - w; u <= x + w; u++)
-        if (u >= 0 && v >= 0 && u < nx && v < ny) {
-          double z = h[(size_t)v * nx + u];
-          lo = z < lo ? z : lo, hi = z > hi ? z : hi;
-        }
-    double share = fabs(dz) / (hi - lo);
-    f.runaway = share > f.runaway ? share : f.runaway;
   }
+  f.runaway = carve_runaway(h, a, NULL, nx, ny, w);
   f.eroded /= (double)n;
   f.chan_dz = chan ? f.chan_dz / chan : 0.0;
   qsort(adz, (size_t)n, sizeof(double), carve_cmp);
