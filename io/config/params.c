@@ -231,11 +231,13 @@ static const param_decl table[] = {
     INT("particles.every", pt_every, 1, 1000000, 1, "a batch on the steps divisible by this"),
     REAL("particles.path_length", pt_path_length, 1e-3, 1e7, 32, "m",
          "length of a droplet's life along its path; it moves one cell a move, so "
-         "L = path_length / cell_size moves (rounded, at least 1, at most 256); the stage "
+         "L = path_length / cell_size moves (rounded, at least 1, at most 256: beyond, capped and "
+         "erode warns); the stage "
          "radius is L + brush cells + 1"),
     REAL("particles.brush_radius", pt_brush_length, 1e-3, 1e6, 2, "m",
          "radius of the erosion brush max(0, r - d), centred on the droplet; r = "
-         "brush_radius / cell_size cells (rounded, at least 1, at most 8)"),
+         "brush_radius / cell_size cells (rounded, at least 1, at most 8: beyond, capped and "
+         "erode warns)"),
     REAL("particles.inertia", pt_inertia, 0, 1, 0.3, "",
          "share of the old direction kept against the downhill gradient (per move)"),
     REAL("particles.capacity", pt_capacity, 0, 1e6, 8, "m",
