@@ -81,6 +81,12 @@ static void erode_warn_droplet_loss(const talus_kparams *P) {
 
 talus_status erode_check_params(const talus_kparams *P) {
   erode_warn_droplet_loss(P);
+  if (P->pt_enable && pt_units_capped(P))
+    talus_warn("particles.path_length = %g m and brush_radius = %g m are capped at %d moves and a "
+               "%d-cell brush on %g m cells (the stage radius' bounds): droplets are shorter and "
+               "narrower than set; lower them for this grid",
+               (double)P->pt_path_length, (double)P->pt_brush_length, P->pt_max_moves,
+               P->pt_brush_radius, (double)P->cell_size);
   double limit = talus_kparams_dt_limit(P), dt = P->dt;
   if (P->model == TALUS_MODEL_HEIGHTFIELD && !P->hf_hydraulic) return TALUS_OK; /* no water */
   if (dt > ERODE_DT_REFUSE * limit)

@@ -18,7 +18,7 @@ static const char *const hf_only[] = {"thermal.enable=false", NULL};
 
 /* erodr's parameters (../shared/reference/particle-erosion-reference.md
  * §1), over particles.ini's scale keys */
-static const char *const pt_erodr[] = {"particles.max_moves=32",
+static const char *const pt_erodr[] = {"particles.path_length=32",
                                        "particles.brush_radius=2",
                                        "particles.inertia=0.3",
                                        "particles.capacity=8",

@@ -20,15 +20,24 @@
  * - Droplet (the Beyer family, with the reference's fixes): bilinear height
  *   and gradient at the position; d = I·d − (1 − I)·∇h, normalised (random
  *   if zero); one cell along d; Δh = h(p') − h(p); capacity
- *   c = max(−Δh, min_slope)·v·w·K_c; uphill: deposit min(Δh, s); over
+ *   c = max(−Δh/l_c, min_slope)·v·w·K_c; uphill: deposit min(Δh, s); over
  *   capacity: deposit K_d(s − c); else erode min(K_e(c − s), −Δh)·(1 − H)
  *   (H the bilinear hardness at p: the droplet reads no node beyond its
  *   4, which keeps the radius at L + r + 1) with the cone brush max(0, r − d)
  *   centred on the droplet (not on a node), normalised by the sum of its
- *   discrete weights over live nodes; v = √max(0, v² − γ·Δh/l_c);
+ *   discrete weights over live nodes; v = √max(0, v² − γ·Δh);
  *   w = w·(1 − e) + particles.water_gain (a flow line gathering water:
- *   0 in the peers). At the end its sediment is deposited (deposit_at_death) or
- *   lost (PT_LOST).
+ *   0 in the peers).
+ * - Units. The law is in metres so that a preset erodes the same physical
+ *   terrain alike at any cell size: the capacity reads the slope
+ *   S = −Δh/l_c (min_slope a slope, K_c in metres), the speed gains γ per
+ *   metre of drop (energy, not per cell), and the path length, brush
+ *   radius, erosion, deposition, evaporation and water gain are keys per
+ *   metre of path that talus_kparams_derive turns into L, r and per-move
+ *   shares once per run (state.c, pt_units_derive; at 1 m cells they are
+ *   the keys' own values, bit for bit). What stays per move: the inertia
+ *   (direction smoothing) and the rounding of L and r to whole cells. At the end its sediment is
+ * deposited (deposit_at_death) or lost (PT_LOST).
  * - River. A droplet whose position has pipe water at least
  *   particles.river_depth deep, or a unit discharge (the nodes' outflow
  *   Σf / l_c, bilinear) of at least particles.river_discharge (each 0:
@@ -767,14 +776,15 @@ TALUS_HD static inline TALUS_FORCE_INLINE void
 pt_exchange(pt_drop *d, const talus_tile *t, const talus_kctx *c, float dh, int layered) {
   const talus_kparams *P = &c->P;
   float load = (float)((double)d->s * (1.0 / PT_UNIT));
-  float cap = (-dh > P->pt_min_slope ? -dh : P->pt_min_slope) * d->v * d->w * P->pt_capacity;
+  float S = -dh / P->cell_size; /* the slope: capacity per metre of path, not per cell */
+  float cap = (S > P->pt_min_slope ? S : P->pt_min_slope) * d->v * d->w * P->pt_capacity;
   if (dh > 0.0f || load > cap) {
-    float amt = dh > 0.0f ? (dh < load ? dh : load) : P->pt_deposition * (load - cap);
+    float amt = dh > 0.0f ? (dh < load ? dh : load) : P->pt_deposit_move * (load - cap);
     int64_t u = (int64_t)((double)amt * PT_UNIT);
     pt_deposit(d, t, u < d->s ? u : d->s, 0);
     return;
   }
-  float amt = P->pt_erosion * (cap - load);
+  float amt = P->pt_erode_move * (cap - load);
   amt = pt_erodible(d, t, P, amt < -dh ? amt : -dh, layered);
   if (amt > 0.0f) pt_erode(d, t, c, (int64_t)((double)amt * PT_UNIT), layered);
 }
@@ -921,9 +931,9 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_step(pt_drop *d, const talus_ti
     pt_own4(d, t, c, next.ix, next.iy, layered ? cols : NULL, own);
   else if (d->n > n) /* replayed before, or the table dropped just now: add it */
     pt_event_own(&d->ev[n], t, P, next.ix, next.iy, layered ? cols : NULL, own);
-  float v2 = d->v * d->v - P->pt_gravity * dh / P->cell_size;
+  float v2 = d->v * d->v - P->pt_gravity * dh; /* per metre of drop, not per cell of slope */
   d->v = sqrtf(v2 > 0.0f ? v2 : 0.0f);
-  d->w = d->w * (1.0f - P->pt_evaporation) + P->pt_water_gain;
+  d->w = d->w * (1.0f - P->pt_evap_move) + P->pt_gain_move;
   d->ix = next.ix, d->iy = next.iy, d->fx = next.fx, d->fy = next.fy, d->z = h0 + dh;
   for (int k = 0; k < 4; k++)
     d->own[k] = own[k], d->col[k] = cols[k];

@@ -86,8 +86,8 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->pt_enable = 0;
   p->pt_density_log2 = 8;
   p->pt_every = 1;
-  p->pt_max_moves = 32;
-  p->pt_brush_radius = 2;
+  p->pt_path_length = 32.0f;
+  p->pt_brush_length = 2.0f;
   p->pt_inertia = 0.3f;
   p->pt_capacity = 8.0f;
   p->pt_min_slope = 0.01f;
@@ -95,6 +95,13 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->pt_deposition = 0.3f;
   p->pt_evaporation = 0.02f;
   p->pt_water_gain = 0.0f;
+  /* The same in cells and per move at the default 1 m cell (pt_units_derive). */
+  p->pt_max_moves = 32;
+  p->pt_brush_radius = 2;
+  p->pt_erode_move = 0.7f;
+  p->pt_deposit_move = 0.3f;
+  p->pt_evap_move = 0.02f;
+  p->pt_gain_move = 0.0f;
   p->pt_gravity = 1.0f;
   p->pt_initial_speed = 0.9f;
   p->pt_initial_water = 1.0f;
@@ -118,6 +125,41 @@ static void hz_scale_derive(talus_kparams *p) {
   p->hz_run = L;
   p->hz_recovery =
       p->horiz_reference_cell > 0.0f ? p->damage_recovery * (L / p->cell_size) : p->damage_recovery;
+}
+
+/* A share k per metre of path as the share per move of l_c metres:
+ * 1 − (1 − k)^l_c, in double so that at l_c = 1 m it is k to the bit. */
+static float pt_per_move(float k, double lc) {
+  return (float)(1.0 - pow(1.0 - (double)k, lc));
+}
+
+/* The droplets' keys in metres as the cells and per-move rates the kernel
+ * reads (state.h): L = path / l_c and r = brush / l_c rounded, each at
+ * least 1 (a droplet moves and brushes at least one cell) and at most
+ * PT_MOVES_MAX = 256 and PT_BRUSH_MAX = 8 (they bound the stage radius
+ * L + r + 1; the params are derived before the raster's cell size is
+ * known, so this caps rather than fails, and erode warns: pt_units_capped);
+ * the shares per move from the shares per metre, and the water gathered
+ * over a move of l_c metres of the per-metre recurrence w ← w·(1 − e) + g,
+ * which is w·a + g·(1 − a)/e with a = (1 − e)^l_c (g·l_c when e = 0). At
+ * l_c = 1 m every value is the key's own, so 1 m runs keep their bytes. */
+static void pt_units_derive(talus_kparams *p) {
+  double lc = p->cell_size;
+  double L = floor((double)p->pt_path_length / lc + 0.5);
+  double r = floor((double)p->pt_brush_length / lc + 0.5);
+  p->pt_max_moves = L < 1.0 ? 1 : (L > 256.0 ? 256 : (int)L);
+  p->pt_brush_radius = r < 1.0 ? 1 : (r > 8.0 ? 8 : (int)r);
+  p->pt_erode_move = pt_per_move(p->pt_erosion, lc);
+  p->pt_deposit_move = pt_per_move(p->pt_deposition, lc);
+  double e = p->pt_evaporation, a = pow(1.0 - e, lc);
+  p->pt_evap_move = (float)(1.0 - a);
+  p->pt_gain_move =
+      (float)(e > 0.0 ? (double)p->pt_water_gain * ((1.0 - a) / e) : (double)p->pt_water_gain * lc);
+}
+
+int pt_units_capped(const talus_kparams *p) {
+  return floor((double)p->pt_path_length / p->cell_size + 0.5) > p->pt_max_moves ||
+         floor((double)p->pt_brush_length / p->cell_size + 0.5) > p->pt_brush_radius;
 }
 
 /* The heightfield's thermal creep shares per pipe (the 9-point weights of
@@ -184,6 +226,7 @@ talus_status talus_kparams_derive(talus_kparams *p) {
   p->hf_flux_gain = area * p->gravity / length;
   p->hf_inv_depth = p->hf_max_depth > 0.0f ? 1.0f / p->hf_max_depth : 0.0f;
   hz_scale_derive(p);
+  pt_units_derive(p);
   int P = p->prop_iterations > 0 ? p->prop_iterations : 1;
   double cycle = ceil((double)p->max_prop_distance / (2.0 * (double)p->cell_size * P));
   p->support_cycle = cycle < 1.0 ? 1 : (cycle > 1e6 ? 1000000 : (int)cycle);

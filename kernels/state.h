@@ -182,19 +182,29 @@ typedef struct talus_kparams {
   float hf_softening;    /* K_h [1/m] */
   float hf_evaporation;  /* K_e [1/s] */
   /* particle (droplet) erosion, both models (kernels/particles.h) */
-  int pt_enable;                /* 1: a batch of droplets on the steps of pt_every */
-  int pt_density_log2;          /* n: 2^-n droplets per cell and batch */
-  int pt_every;                 /* a batch on global steps with step % every == 0 */
-  int pt_max_moves;             /* L: moves of a droplet's life */
-  int pt_brush_radius;          /* r: erosion brush radius [cells] */
+  int pt_enable;       /* 1: a batch of droplets on the steps of pt_every */
+  int pt_density_log2; /* n: 2^-n droplets per cell and batch */
+  int pt_every;        /* a batch on global steps with step % every == 0 */
+  /* The keys are set in metres of path (particles.path_length, brush_radius,
+   * the rates per metre) so a preset erodes the same physical terrain alike
+   * on any grid; talus_kparams_derive converts them once per run to the
+   * cells and per-move shares below, which the kernels read. */
+  float pt_path_length;         /* droplet life [m of path] (key) */
+  float pt_brush_length;        /* brush radius [m] (key) */
+  int pt_max_moves;             /* L: moves of a droplet's life, derived [cells] */
+  int pt_brush_radius;          /* r: erosion brush radius, derived [cells] */
   float pt_inertia;             /* I: share of the old direction kept */
-  float pt_capacity;            /* K_c: load per m of drop, m/s of speed and unit water */
-  float pt_min_slope;           /* floor of the drop in the capacity [m] */
-  float pt_erosion;             /* K_e: share of the missing load taken per move */
-  float pt_deposition;          /* K_d: share of the excess load dropped per move */
-  float pt_evaporation;         /* e: share of the water lost per move */
-  float pt_water_gain;          /* water gathered per move: w = w·(1 − e) + gain */
-  float pt_gravity;             /* γ: speed² gained per unit of drop / cell size */
+  float pt_capacity;            /* K_c [m]: load per unit slope, m/s of speed and unit water */
+  float pt_min_slope;           /* floor of the slope −Δh/l_c in the capacity [m/m] */
+  float pt_erosion;             /* k_e: share of the missing load taken per m of path (key) */
+  float pt_deposition;          /* k_d: share of the excess load dropped per m of path (key) */
+  float pt_evaporation;         /* e: share of the water lost per m of path (key) */
+  float pt_water_gain;          /* water gathered per m of path (key) */
+  float pt_erode_move;          /* K_e = 1 − (1 − k_e)^l_c: share per move, derived */
+  float pt_deposit_move;        /* K_d = 1 − (1 − k_d)^l_c, derived */
+  float pt_evap_move;           /* 1 − (1 − e)^l_c, derived */
+  float pt_gain_move;           /* water gathered over one move, derived */
+  float pt_gravity;             /* γ: speed² gained per metre of drop [1/m] */
   float pt_initial_speed;       /* v0 */
   float pt_initial_water;       /* w0 */
   int pt_deposit_at_death;      /* 1: the load is deposited at the end of life, 0: lost */
@@ -220,6 +230,9 @@ typedef struct talus_kparams {
  * the declared table, which is the authority for keys and ranges). */
 void talus_kparams_defaults(talus_kparams *p);
 /* Computes the derived fields. Returns TALUS_ERR_RANGE on inconsistent values. */
+/* 1 when particles.path_length or brush_radius exceed 256 moves or an
+ * 8-cell brush at the cell size and were capped there (erode warns). */
+int pt_units_capped(const talus_kparams *p);
 talus_status talus_kparams_derive(talus_kparams *p);
 /* The largest stable time step [s] of the water pipes of derived p: the
  * pipes carry gravity waves at √(g·A/l) (A, l the pipe's area and length:

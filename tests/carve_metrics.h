@@ -221,6 +221,28 @@ static inline carve_metrics carve_measure(const float *before, const float *afte
   return m;
 }
 
+/* The largest |dz| over the local relief of the input (max − min within
+ * w cells of the cell, itself included; mask NULL or 1 = NoData): a run
+ * away pit or tower reads as a share near or beyond 1. */
+static inline double carve_runaway(const float *before, const float *after, const uint8_t *mask,
+                                   int nx, int ny, int w) {
+  double worst = 0.0;
+  for (long i = 0; i < (long)nx * ny; i++) {
+    if (mask && mask[i]) continue;
+    int x = (int)(i % nx), y = (int)(i / nx);
+    double lo = INFINITY, hi = -INFINITY;
+    for (int v = y - w; v <= y + w; v++)
+      for (int u = x - w; u <= x + w; u++) {
+        long j = (long)v * nx + u;
+        if (u < 0 || v < 0 || u >= nx || v >= ny || (mask && mask[j])) continue;
+        lo = before[j] < lo ? before[j] : lo, hi = before[j] > hi ? before[j] : hi;
+      }
+    double dz = fabs((double)after[i] - (double)before[i]), share = dz / (hi - lo);
+    if (!(share <= worst)) worst = share; /* NaN too */
+  }
+  return worst;
+}
+
 /* One line of the figures, for logs and reports. */
 static inline void carve_print(FILE *to, const char *what, const carve_metrics *m) {
   fprintf(to,

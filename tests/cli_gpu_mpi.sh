@@ -18,7 +18,7 @@ LAY=(-c "$SRC/configs/chasm-source.ini" --set simulation.dt=0.15 --set water.rai
      --set source1.x=120 --set source1.y=80 --set source1.radius=8 --set horizontal.strength=3
      --set horizontal.split_size=0.25 --set support.iterations=2 --set simulation.masks=true
      --steps 16 -q --no-preview --maps --device cuda)
-HF=(-c "$SRC/configs/particles.ini" --set particles.max_moves=64 --steps 16 -q --no-preview --maps --device cuda)
+HF=(-c "$SRC/configs/particles.ini" --set particles.path_length=64 --set particles.brush_radius=2 --steps 16 -q --no-preview --maps --device cuda)
 
 # same_outputs REF RUN: RUN wrote every file REF wrote, byte for byte.
 same_outputs() {

@@ -3,9 +3,10 @@
 # particles.h): on a 200 x 150 window of a DEM (or the fBm noise scene
 # when $TALUS_TEST_DATA is unset), `talus erode` writes the same bytes in
 # one piece, on 1 and 2 threads, tiled (cores 37 and 64, K 1 and 2, their
-# halo K x (L + r + 1) = K x 67 with max_moves 64: the preset's 128 makes
-# K 2's halo of 262 cells more than 4 tiles of 37 or 64 wide, which erode
-# refuses) and on a disk store; the report books the droplets' flows with
+# halo K x (L + r + 1) = K x 67 with a path of 64 cells: the preset's 128
+# makes K 2's halo of 262 cells more than 4 tiles of 37 or 64 wide, which
+# erode refuses; the preset is in metres, so the path and brush are set
+# in cells of the input's size, $PT) and on a disk store; the report books the droplets' flows with
 # eroded = deposited + outflow + lost. Then the same
 # on layered stacks with the layered pipes (particles-game.ini, gully-arch).
 source "$(dirname "$0")/lib_cli.sh"
@@ -13,13 +14,15 @@ run() {
   local name=$1
   shift
   "$T" erode "$W/in.tif" -o "$W/$name.tif" --maps --state "$W/${name}_state.tif" --no-preview -q \
-    -c "$SRC/configs/particles.ini" --set particles.max_moves=64 --steps 12 "$@"
+    -c "$SRC/configs/particles.ini" "${PT[@]}" --steps 12 "$@"
 }
 
 DEM=${TALUS_TEST_DATA:-$SRC/../shared/data/dem}/bigtujunga_srtm30m_utm11.tif
 if [ -f "$DEM" ]; then
   gdal_translate -q -srcwin 400 100 200 150 "$DEM" "$W/in.tif"
+  PT=(--set particles.path_length=1920 --set particles.brush_radius=60) # 64 and 2 cells of 30 m
 else
+  PT=(--set particles.path_length=64 --set particles.brush_radius=2) # 1 m cells
   "$T" generate noise -o "$W/noise.tif" --size 160 -q
   # a DEM, not a state: without the state's TALUS_* metadata
   gdal_translate -q -b 1 -co PROFILE=GeoTIFF --config GDAL_PAM_ENABLED NO "$W/noise.tif" "$W/in.tif"
@@ -33,9 +36,9 @@ check "2 threads == 1 thread" 'same_as mono two'
 # Deleting the load left at the end of a life is allowed but said: matter
 # is not conserved (and, on DEMs, pits can run away).
 "$T" erode "$W/in.tif" -o "$W/lost.tif" --no-preview -c "$SRC/configs/particles.ini" \
-  --set particles.max_moves=64 --steps 2 --set particles.deposit_at_death=false 2>"$W/lost.err"
+  "${PT[@]}" --steps 2 --set particles.deposit_at_death=false 2>"$W/lost.err"
 "$T" erode "$W/in.tif" -o "$W/kept.tif" --no-preview -c "$SRC/configs/particles.ini" \
-  --set particles.max_moves=64 --steps 2 2>"$W/kept.err"
+  "${PT[@]}" --steps 2 2>"$W/kept.err"
 check "deposit_at_death=false warns that matter is not conserved; the preset does not" \
   'grep -q "matter is not conserved" "$W/lost.err" && ! grep -q "deposit_at_death" "$W/kept.err"'
 

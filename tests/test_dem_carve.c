@@ -80,6 +80,22 @@ static void check_figures(const char *what, const carve_metrics *m, double ratio
         m->tower_before);
 }
 
+/* No droplet run runs away: no cell is raised or lowered by more than
+ * RUNAWAY_SHARE of the input's local relief (max − min within RUNAWAY_M
+ * metres; carve_runaway). Measured (ptmetres, 2026-11-26): generated
+ * valley 0.30 (dem-heightfield) and 0.45 (particles, its trunk filled),
+ * Big Tujunga 128² 0.14 and 0.19; a runaway pit or tower (deleted loads
+ * deepened pits to 30-37 % of the whole relief at p99.9, rivers-rain
+ * candidate J at 2 m cells to 189 %) reads far beyond. */
+#define RUNAWAY_M     200.0
+#define RUNAWAY_SHARE 0.6
+static void check_runaway(const char *what, const float *h, const float *after, const uint8_t *mask,
+                          int nx, int ny, double cell) {
+  double share = carve_runaway(h, after, mask, nx, ny, (int)(RUNAWAY_M / cell + 0.5));
+  printf("%s: max |dz| = %.3f of the local relief (%.0f m)\n", what, share, RUNAWAY_M);
+  CHECK(share <= RUNAWAY_SHARE, "%s: a cell moved %.3f of its local relief", what, share);
+}
+
 /* The droplets (configs/particles.ini) for PT_STEPS batches (~4 droplets
  * per cell): channels erode at least PT_RATIO times the hillslopes,
  * erosion correlates with log(accumulation) at r >= 0.2, no load is lost
@@ -102,6 +118,7 @@ static void check_droplets(const char *what, const float *h, const uint8_t *mask
   carve_metrics m = carve_measure(h, after, mask, nx, ny);
   check_figures(what, &m, PT_RATIO, 0.1, incise);
   CHECK(lost == 0.0, "%s: %.6g m of load lost", what, lost);
+  check_runaway(what, h, after, mask, nx, ny, cell);
   free(after);
 }
 
@@ -114,7 +131,11 @@ static void check_droplets(const char *what, const float *h, const uint8_t *mask
  * 100 %, +29 m). Now a droplet reaching 0.2 m of water hands its load to
  * the pipes, which carry it out: Big Tujunga 2 %, +0.1 m; the generated
  * valley, whose narrow V trunk carries the load of 35 % flanks on a 4 %
- * slope, still 73 %, +12 m (near its outlet and at its shallow head). */
+ * slope, still 73 %, +12 m (near its outlet and at its shallow head).
+ * That share is chaotic at the level of float rounding: the same law with
+ * its constants in metres (branch ptmetres, which rounds differently at
+ * 30 m) gave 79 %, 81 % and 84 % for three roundings of the same values,
+ * so the valley's bound is 90 % (the old preset's 100 % still fails). */
 static void check_trunks(const char *what, const carve_metrics *m, double share) {
   CHECK(m->trunks > 0, "%s: no trunk cells", what);
   CHECK(m->trunk_buried <= share, "%s: %.1f%% of the trunk cells raised > %.0f m (net %+.3g m)",
@@ -122,14 +143,16 @@ static void check_trunks(const char *what, const carve_metrics *m, double share)
 }
 
 /* The acceptance figures of one run (dem-carving.md), checked and printed;
- * `trunks` > 0: check_trunks with that share. */
+ * `trunks` > 0: check_trunks with that share; `cell` > 0 (the presets with
+ * droplets): check_runaway at that cell size. */
 static void check_carved(const char *what, const float *before, const float *after,
-                         const uint8_t *mask, int nx, int ny, double trunks) {
+                         const uint8_t *mask, int nx, int ny, double trunks, double cell) {
   CHECK(after != NULL, "%s: the run failed", what);
   if (!after) return;
   carve_metrics m = carve_measure(before, after, mask, nx, ny);
   check_figures(what, &m, 5.0, 0.05, 1);
   if (trunks > 0.0) check_trunks(what, &m, trunks);
+  if (cell > 0.0) check_runaway(what, before, after, mask, nx, ny, cell);
 }
 
 /* Hash roughness in [-amp, amp] of cell (x, y). */
@@ -160,7 +183,7 @@ static void test_valley(void) {
     char what[96];
     snprintf(what, sizeof what, "generated valley, %s", presets[i]);
     float *after = carve_run(presets[i], h, NULL, nx, ny, 30.0);
-    check_carved(what, h, after, NULL, nx, ny, i == 0 ? 0.8 : 0.0);
+    check_carved(what, h, after, NULL, nx, ny, i == 0 ? 0.9 : 0.0, i == 0 ? 30.0 : 0.0);
     free(after);
   }
   check_droplets("generated valley, particles", h, NULL, nx, ny, 30.0, 1);
@@ -183,7 +206,7 @@ static int test_bigtujunga(void) {
     char what[96];
     snprintf(what, sizeof what, "bigtujunga 128x128, %s", presets[i]);
     float *after = carve_run(presets[i], h, NULL, n, n, dem.cell_size);
-    check_carved(what, h, after, NULL, n, n, i == 0 ? 0.25 : 0.0);
+    check_carved(what, h, after, NULL, n, n, i == 0 ? 0.25 : 0.0, i == 0 ? dem.cell_size : 0.0);
     free(after);
   }
   check_droplets("bigtujunga 128x128, particles", h, NULL, n, n, dem.cell_size, 0);

@@ -220,7 +220,7 @@ static void test_spinup(void) {
 /* ------------------------------------------------------------------ */
 /* Invariance                                                          */
 
-static const char *const tiled_sets[] = {"particles.density_log2=5",  "particles.max_moves=12",
+static const char *const tiled_sets[] = {"particles.density_log2=5",  "particles.path_length=12",
                                          "water.outflow_border=true", "thermal.enable=true",
                                          "thermal.rate=0.5",          NULL};
 
@@ -295,7 +295,7 @@ static void test_tiled(void) {
   CHECK(talus_domain_flow(d, TALUS_FLOW_PT_EROSION) > 0.0, "droplets eroded");
   talus_domain_free(d);
   /* The river path: pools (set_pools) and hash fluxes, both criteria on. */
-  static const char *const river[] = {"particles.density_log2=5",    "particles.max_moves=12",
+  static const char *const river[] = {"particles.density_log2=5",    "particles.path_length=12",
                                       "water.outflow_border=true",   "particles.river_depth=0.5",
                                       "particles.river_discharge=3", NULL};
   d = make_domain(nx, ny, h, river);
@@ -1153,10 +1153,10 @@ static void test_window(void) {
     h[i] *= 20.0f;
   static const char *const r2[] = {"particles.density_log2=4", "water.outflow_border=true", NULL};
   static const char *const r3[] = {"particles.density_log2=4", "particles.brush_radius=3",
-                                   "particles.max_moves=40", "particles.deposit_at_death=false",
+                                   "particles.path_length=40", "particles.deposit_at_death=false",
                                    NULL};
   static const char *const r6[] = {"particles.density_log2=5", "particles.brush_radius=6",
-                                   "particles.max_moves=100", NULL};
+                                   "particles.path_length=100", NULL};
   const char *const *sets[] = {r2, r3, r6};
   const char *names[] = {"window r 2", "window r 3", "window r 6"};
   for (int i = 0; i < 3; i++) {
@@ -1176,7 +1176,7 @@ static void test_window(void) {
  * monolithic bytes, and the identity holds exactly. */
 static void test_layered_tiled(void) {
   const int nx = 140, ny = 100, steps = 6;
-  static const char *const sets[] = {"particles.density_log2=5",  "particles.max_moves=12",
+  static const char *const sets[] = {"particles.density_log2=5",  "particles.path_length=12",
                                      "water.outflow_border=true", "water.rain=0.5",
                                      "water.evaporation=0.01",    NULL};
   talus_domain *d = overhang_domain(nx, ny, sets);
@@ -1254,16 +1254,17 @@ static void serial_droplet(serial_map *m, const talus_kparams *P, float px, floa
     float nx = px + dx, ny = py + dy;
     if (nx < 0 || ny < 0 || nx >= m->n - 1 || ny >= m->n - 1) break; /* a wall */
     float dh = serial_sample(m, nx, ny, NULL) - h0;
-    float cap = fmaxf(-dh, P->pt_min_slope) * v * w * P->pt_capacity;
+    /* the law of kernels/particles.h in metres: slope −Δh/l_c, shares per move */
+    float cap = fmaxf(-dh / P->cell_size, P->pt_min_slope) * v * w * P->pt_capacity;
     if (dh > 0 || s > cap) {
-      float amt = dh > 0 ? fminf(dh, s) : P->pt_deposition * (s - cap);
+      float amt = dh > 0 ? fminf(dh, s) : P->pt_deposit_move * (s - cap);
       serial_deposit(m, px, py, amt), s -= amt;
     } else {
-      float amt = fminf(P->pt_erosion * (cap - s), -dh);
+      float amt = fminf(P->pt_erode_move * (cap - s), -dh);
       serial_erode(m, px, py, amt, P->pt_brush_radius), s += amt;
     }
     v = sqrtf(fmaxf(0.0f, v * v - P->pt_gravity * dh));
-    w *= 1 - P->pt_evaporation;
+    w = w * (1 - P->pt_evap_move) + P->pt_gain_move;
     px = nx, py = ny;
   }
   serial_deposit(m, px, py, s);

@@ -229,27 +229,35 @@ static const param_decl table[] = {
     INT("particles.density_log2", pt_density_log2, 1, 24, 8,
         "n: 2^-n droplets per cell and batch (8 stays near serial droplets; 4 does not)"),
     INT("particles.every", pt_every, 1, 1000000, 1, "a batch on the steps divisible by this"),
-    INT("particles.max_moves", pt_max_moves, 1, 256, 32,
-        "L: moves of a droplet's life (one cell each); the stage radius is L + brush + 1"),
-    INT("particles.brush_radius", pt_brush_radius, 1, 8, 2,
-        "r: radius of the erosion brush max(0, r - d), centred on the droplet [cells]"),
+    REAL("particles.path_length", pt_path_length, 1e-3, 1e7, 32, "m",
+         "length of a droplet's life along its path; it moves one cell a move, so "
+         "L = path_length / cell_size moves (rounded, at least 1, at most 256: beyond, capped and "
+         "erode warns); the stage "
+         "radius is L + brush cells + 1"),
+    REAL("particles.brush_radius", pt_brush_length, 1e-3, 1e6, 2, "m",
+         "radius of the erosion brush max(0, r - d), centred on the droplet; r = "
+         "brush_radius / cell_size cells (rounded, at least 1, at most 8: beyond, capped and "
+         "erode warns)"),
     REAL("particles.inertia", pt_inertia, 0, 1, 0.3, "",
-         "share of the old direction kept against the downhill gradient"),
-    REAL("particles.capacity", pt_capacity, 0, 1e6, 8, "",
-         "K_c: load carried per m of drop, unit speed and unit water"),
-    REAL("particles.min_slope", pt_min_slope, 0, 1e3, 0.01, "m",
-         "floor of the drop per move in the capacity, so flat runs still carry"),
-    REAL("particles.erosion", pt_erosion, 0, 1, 0.7, "",
-         "K_e: share of the missing load taken per move (times 1 - hardness, at most the drop)"),
-    REAL("particles.deposition", pt_deposition, 0, 1, 0.3, "",
-         "K_d: share of the load above capacity dropped per move"),
-    REAL("particles.evaporation", pt_evaporation, 0, 1, 0.02, "",
-         "share of a droplet's water lost per move"),
-    REAL("particles.water_gain", pt_water_gain, 0, 1e6, 0, "",
-         "water a droplet gathers per move, in units of w (w = w*(1 - e) + gain): a flow line's "
-         "growing discharge, so capacity follows stream power downstream"),
-    REAL("particles.gravity", pt_gravity, 0, 1e6, 1, "",
-         "gamma: speed^2 gained per unit drop/cell_size (v = sqrt(max(0, v^2 - gamma*dh/l_c)))"),
+         "share of the old direction kept against the downhill gradient (per move)"),
+    REAL("particles.capacity", pt_capacity, 0, 1e6, 8, "m",
+         "K_c: load carried per unit slope (-dh/cell_size), unit speed and unit water "
+         "(the load is a height in m spread by the brush)"),
+    REAL("particles.min_slope", pt_min_slope, 0, 1e3, 0.01, "m/m",
+         "floor of the slope in the capacity, so flat runs still carry"),
+    REAL("particles.erosion", pt_erosion, 0, 1, 0.7, "1/m",
+         "k_e: share of the missing load taken per metre of path (per move: 1 - (1 - k_e)^"
+         "cell_size; times 1 - hardness, at most the drop)"),
+    REAL("particles.deposition", pt_deposition, 0, 1, 0.3, "1/m",
+         "k_d: share of the load above capacity dropped per metre of path (per move: 1 - (1 - "
+         "k_d)^cell_size)"),
+    REAL("particles.evaporation", pt_evaporation, 0, 1, 0.02, "1/m",
+         "e: share of a droplet's water lost per metre of path"),
+    REAL("particles.water_gain", pt_water_gain, 0, 1e6, 0, "1/m",
+         "water a droplet gathers per metre of path, in units of w (w = w*(1 - e) + gain per "
+         "metre): a flow line's growing discharge, so capacity follows stream power downstream"),
+    REAL("particles.gravity", pt_gravity, 0, 1e6, 1, "1/m",
+         "gamma: speed^2 gained per metre of drop (v = sqrt(max(0, v^2 - gamma*dh)))"),
     REAL("particles.initial_speed", pt_initial_speed, 0, 1e6, 0.9, "", "v0: speed at birth"),
     REAL("particles.initial_water", pt_initial_water, 1e-6, 1e6, 1, "", "w0: water at birth"),
     BOOL("particles.deposit_at_death", pt_deposit_at_death, 1,
