@@ -135,8 +135,8 @@ TALUS_HD static inline TALUS_FORCE_INLINE float hf_rain_cell(const talus_tile *t
                                                              const talus_kparams *P, size_t idx,
                                                              int gx, int gy, int64_t step,
                                                              int noisy, double *flows) {
-  float w = t->w[idx], wn = w + hf_rain_amount(t, P, idx, gx, gy, step, noisy);
-  flows[TALUS_FLOW_RAIN] += (double)wn - (double)w;
+  float wn =
+      rain_add(t->w[idx], hf_rain_amount(t, P, idx, gx, gy, step, noisy), &flows[TALUS_FLOW_RAIN]);
   t->w[idx] = wn;
   return wn;
 }
@@ -153,9 +153,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_rain(const talus_tile *t, co
     const talus_source *src = &P->sources[i];
     if (!rain_in_source(src, P->cell_size, gx, gy)) continue;
     float u = talus_hash_unit(P->seed, gx, gy, (uint64_t)c->step, 1u + (uint32_t)i);
-    float ws = wn + 2.0f * u * src->strength * P->dt;
-    flows[TALUS_FLOW_SOURCE] += (double)ws - (double)wn;
-    wn = ws;
+    wn = rain_add(wn, 2.0f * u * src->strength * P->dt, &flows[TALUS_FLOW_SOURCE]);
     for (int d = 0; d < 4; d++)
       t->f[(size_t)d * t->plane + idx] += src->flux[d] * P->dt;
   }

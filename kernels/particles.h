@@ -15,8 +15,9 @@
  *   B as at the start of the particle stages plus its own earlier changes
  *   (its ≤ L events, summed per node and column in a droplet-local table,
  *   on the CPU in a per-thread window indexed by node (pt_win_side);
- *   replayed once per move when the table would overflow), moves at most L =
- *   max_moves cells and ends within the step. Nothing persists.
+ *   replayed once per move when the table would overflow), moves at most L
+ *   cells (particles.path_length over the cell size) and ends within the
+ *   step. Nothing persists.
  * - Droplet (the Beyer family, with the reference's fixes): bilinear height
  *   and gradient at the position; d = I·d − (1 − I)·∇h, normalised (random
  *   if zero); one cell along d; Δh = h(p') − h(p); capacity
@@ -27,7 +28,8 @@
  *   centred on the droplet (not on a node), normalised by the sum of its
  *   discrete weights over live nodes; v = √max(0, v² − γ·Δh);
  *   w = w·(1 − e) + particles.water_gain (a flow line gathering water:
- *   0 in the peers).
+ *   0 in the peers). At the end its sediment is deposited
+ *   (deposit_at_death) or lost (PT_LOST).
  * - Units. The law is in metres so that a preset erodes the same physical
  *   terrain alike at any cell size: the capacity reads the slope
  *   S = −Δh/l_c (min_slope a slope, K_c in metres), the speed gains γ per
@@ -36,8 +38,7 @@
  *   metre of path that talus_kparams_derive turns into L, r and per-move
  *   shares once per run (state.c, pt_units_derive; at 1 m cells they are
  *   the keys' own values, bit for bit). What stays per move: the inertia
- *   (direction smoothing) and the rounding of L and r to whole cells. At the end its sediment is
- * deposited (deposit_at_death) or lost (PT_LOST).
+ *   (direction smoothing) and the rounding of L and r to whole cells.
  * - River. A droplet whose position has pipe water at least
  *   particles.river_depth deep, or a unit discharge (the nodes' outflow
  *   Σf / l_c, bilinear) of at least particles.river_discharge (each 0:
@@ -131,11 +132,9 @@
 #include "heightfield.h"
 #include "state.h"
 
-#define PT_STREAM    0x70A10u     /* hash stream of spawns; + 1: offsets and directions */
-#define PT_UNIT      4294967296.0 /* 2^32 units per metre */
-#define PT_BRUSH_Q   64.0f        /* brush weight units per cell of cone height */
-#define PT_MOVES_MAX 256          /* the range of particles.max_moves */
-#define PT_BRUSH_MAX 8            /* the range of particles.brush_radius */
+#define PT_STREAM  0x70A10u     /* hash stream of spawns; + 1: offsets and directions */
+#define PT_UNIT    4294967296.0 /* 2^32 units per metre */
+#define PT_BRUSH_Q 64.0f        /* brush weight units per cell of cone height */
 
 /* The stage radius of pt_trace: L + r + 1 (see the notes). */
 TALUS_HD static inline int pt_radius(const talus_kparams *P) {

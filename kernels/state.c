@@ -9,6 +9,8 @@
 #include <string.h>
 #include <stdlib.h>
 
+static void pt_units_derive(talus_kparams *p);
+
 void talus_kparams_defaults(talus_kparams *p) {
   memset(p, 0, sizeof *p);
   p->model = TALUS_MODEL_LAYERED;
@@ -95,13 +97,6 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->pt_deposition = 0.3f;
   p->pt_evaporation = 0.02f;
   p->pt_water_gain = 0.0f;
-  /* The same in cells and per move at the default 1 m cell (pt_units_derive). */
-  p->pt_max_moves = 32;
-  p->pt_brush_radius = 2;
-  p->pt_erode_move = 0.7f;
-  p->pt_deposit_move = 0.3f;
-  p->pt_evap_move = 0.02f;
-  p->pt_gain_move = 0.0f;
   p->pt_gravity = 1.0f;
   p->pt_initial_speed = 0.9f;
   p->pt_initial_water = 1.0f;
@@ -110,6 +105,7 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->pt_water_stop = 0.05f;
   p->pt_river_depth = 0.0f;
   p->pt_river_discharge = 0.0f;
+  pt_units_derive(p); /* the droplets' cells and per-move shares at the 1 m cell */
 }
 
 /* Horizontal erosion at a reference cell size L (horizontal.reference_cell).
@@ -136,19 +132,23 @@ static float pt_per_move(float k, double lc) {
 /* The droplets' keys in metres as the cells and per-move rates the kernel
  * reads (state.h): L = path / l_c and r = brush / l_c rounded, each at
  * least 1 (a droplet moves and brushes at least one cell) and at most
- * PT_MOVES_MAX = 256 and PT_BRUSH_MAX = 8 (they bound the stage radius
+ * PT_MOVES_MAX and PT_BRUSH_MAX (state.h; they bound the stage radius
  * L + r + 1; the params are derived before the raster's cell size is
  * known, so this caps rather than fails, and erode warns: pt_units_capped);
  * the shares per move from the shares per metre, and the water gathered
  * over a move of l_c metres of the per-metre recurrence w ← w·(1 − e) + g,
  * which is w·a + g·(1 − a)/e with a = (1 − e)^l_c (g·l_c when e = 0). At
  * l_c = 1 m every value is the key's own, so 1 m runs keep their bytes. */
+/* A length [m] in whole cells of lc metres, rounded (not yet bounded). */
+static double pt_cells(float length, double lc) {
+  return floor((double)length / lc + 0.5);
+}
+
 static void pt_units_derive(talus_kparams *p) {
   double lc = p->cell_size;
-  double L = floor((double)p->pt_path_length / lc + 0.5);
-  double r = floor((double)p->pt_brush_length / lc + 0.5);
-  p->pt_max_moves = L < 1.0 ? 1 : (L > 256.0 ? 256 : (int)L);
-  p->pt_brush_radius = r < 1.0 ? 1 : (r > 8.0 ? 8 : (int)r);
+  double L = pt_cells(p->pt_path_length, lc), r = pt_cells(p->pt_brush_length, lc);
+  p->pt_max_moves = L < 1.0 ? 1 : (L > PT_MOVES_MAX ? PT_MOVES_MAX : (int)L);
+  p->pt_brush_radius = r < 1.0 ? 1 : (r > PT_BRUSH_MAX ? PT_BRUSH_MAX : (int)r);
   p->pt_erode_move = pt_per_move(p->pt_erosion, lc);
   p->pt_deposit_move = pt_per_move(p->pt_deposition, lc);
   double e = p->pt_evaporation, a = pow(1.0 - e, lc);
@@ -158,36 +158,44 @@ static void pt_units_derive(talus_kparams *p) {
 }
 
 int pt_units_capped(const talus_kparams *p) {
-  return floor((double)p->pt_path_length / p->cell_size + 0.5) > p->pt_max_moves ||
-         floor((double)p->pt_brush_length / p->cell_size + 0.5) > p->pt_brush_radius;
+  return pt_cells(p->pt_path_length, p->cell_size) > p->pt_max_moves ||
+         pt_cells(p->pt_brush_length, p->cell_size) > p->pt_brush_radius;
+}
+
+/* The creep share of one step, D·dt/l_c², of key `key` = D [m²/s] in
+ * *share, or an error when it exceeds `bound`: past it a peak sends more
+ * than half its drop and overshoots into a pit. */
+static talus_status creep_share(const talus_kparams *p, const char *key, float D, float bound,
+                                float *share) {
+  *share = D * p->dt / (p->cell_size * p->cell_size);
+  if (*share <= bound) return TALUS_OK;
+  return talus_fail(TALUS_ERR_RANGE, "params",
+                    "%s = %g m2/s is unstable at dt = %g s and cell size %g m: "
+                    "creep*dt/cell_size^2 must be <= %g (%s <= %g)",
+                    key, (double)D, (double)p->dt, (double)p->cell_size, (double)bound, key,
+                    (double)bound * (double)p->cell_size * (double)p->cell_size / (double)p->dt);
 }
 
 /* The heightfield's thermal creep shares per pipe (the 9-point weights of
  * sand creep; 0 with thermal.enable off), and its checks: the
  * layered model's loose material creeps by sand.creep instead (its
  * thermal pays from sand, then bedrock above a floor: a creep share
- * outside that budget would create material). */
+ * outside that budget would create material). A peak sends creep·(10/3)·ΔS
+ * plus at most 1/9 of its excess by the talus rule: with creep ≤ 0.1 that
+ * stays under half the drop. */
 static talus_status thermal_creep_derive(talus_kparams *p) {
-  /* Creep runs in the thermal stages: off with them. */
-  float creep = p->enable_thermal ? p->thermal_creep * p->dt / (p->cell_size * p->cell_size) : 0.0f;
-  p->tcreep_axis = creep * (2.0f / 3.0f);
-  p->tcreep_diag = creep * (1.0f / 6.0f);
-  if (!(creep > 0.0f)) return TALUS_OK;
+  p->tcreep_axis = p->tcreep_diag = 0.0f;
+  if (!p->enable_thermal || !(p->thermal_creep > 0.0f)) return TALUS_OK; /* runs in thermal */
   if (p->model != TALUS_MODEL_HEIGHTFIELD)
     return talus_fail(TALUS_ERR_RANGE, "params",
                       "thermal.creep = %g is for the heightfield model; the layered model's sand "
                       "creeps by sand.creep",
                       (double)p->thermal_creep);
-  /* A peak sends creep·(10/3)·ΔS plus at most 1/9 of its excess by the
-   * talus rule: with creep ≤ 0.1 that stays under half the drop, so no
-   * peak turns into a pit. */
-  if (!(creep <= 0.1f))
-    return talus_fail(TALUS_ERR_RANGE, "params",
-                      "thermal.creep = %g m2/s is unstable at dt = %g s and cell size %g m: "
-                      "creep*dt/cell_size^2 must be <= 0.1 (thermal.creep <= %g)",
-                      (double)p->thermal_creep, (double)p->dt, (double)p->cell_size,
-                      0.1 * (double)p->cell_size * (double)p->cell_size / (double)p->dt);
-  return TALUS_OK;
+  float creep = 0.0f;
+  talus_status st = creep_share(p, "thermal.creep", p->thermal_creep, 0.1f, &creep);
+  p->tcreep_axis = creep * (2.0f / 3.0f);
+  p->tcreep_diag = creep * (1.0f / 6.0f);
+  return st;
 }
 
 talus_status talus_kparams_derive(talus_kparams *p) {
@@ -207,17 +215,12 @@ talus_status talus_kparams_derive(talus_kparams *p) {
   p->slip_room = p->slip_diagonal ? 0.125f : 0.25f;
   /* Creep weights of the isotropic 9-point Laplacian, (4·axis + diagonals)
    * / 6 l_c²: an axis pipe carries 2/3, a diagonal 1/6 of D·dt/l_c²·ΔS. */
-  float creep = p->sand_creep * p->dt / (p->cell_size * p->cell_size);
+  float creep = 0.0f;
+  talus_status st = creep_share(p, "sand.creep", p->sand_creep, 0.125f, &creep);
+  if (st != TALUS_OK) return st;
   p->creep_axis = p->slip_diagonal ? creep * (2.0f / 3.0f) : creep;
   p->creep_diag = p->slip_diagonal ? creep * (1.0f / 6.0f) : 0.0f;
-  /* A peak sends creep·(Σ weights)·ΔS; more than half of it overshoots. */
-  if (!(creep <= 0.125f))
-    return talus_fail(TALUS_ERR_RANGE, "params",
-                      "sand.creep = %g m2/s is unstable at dt = %g s and cell size %g m: "
-                      "creep*dt/cell_size^2 must be <= 0.125 (sand.creep <= %g)",
-                      (double)p->sand_creep, (double)p->dt, (double)p->cell_size,
-                      0.125 * (double)p->cell_size * (double)p->cell_size / (double)p->dt);
-  talus_status st = thermal_creep_derive(p);
+  st = thermal_creep_derive(p);
   if (st != TALUS_OK) return st;
   /* Pipe area and length 0 mean the cell: A = l_c², l = l_c (the layered
    * model's pipes), so the flux gain is g·l_c. */

@@ -102,6 +102,11 @@ typedef struct talus_source {
   float flux[4];  /* flux acceleration R,U,L,D [m³/s²] */
 } talus_source;
 
+/* The droplets' bounds in cells (kernels/particles.h): they bound the
+ * stage radius L + r + 1; talus_kparams_derive caps L and r at them. */
+#define PT_MOVES_MAX 256 /* the most moves L of a droplet's life (bounds the stage radius) */
+#define PT_BRUSH_MAX 8   /* the widest brush r [cells] */
+
 /*
  * Physics parameters, plain data copied by value into every kernel launch.
  * Filled from the declared parameter table (io/config/params.c); the fields marked

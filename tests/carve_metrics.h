@@ -156,6 +156,13 @@ static inline void carve_accumulation(const float *z, const uint8_t *mask, int n
   free(zf), free(order);
 }
 
+/* How far a cell of height c stands above both its neighbours along x
+ * (l, r) or along y (u, d), the larger of the two: its one-cell tower,
+ * negative where it stands above neither pair. */
+static inline double carve_rise(double c, double l, double r, double u, double d) {
+  return fmax(fmin(c - l, c - r), fmin(c - u, c - d));
+}
+
 /* The most a valid cell of z (nx*ny) stands above both its valid
  * neighbours along x or along y [m]; 0 when none does. */
 static inline double carve_tower(const float *z, const uint8_t *mask, int nx, int ny) {
@@ -166,9 +173,7 @@ static inline double carve_tower(const float *z, const uint8_t *mask, int nx, in
       long n[4] = {i - 1, i + 1, i - nx, i + nx};
       int ok = !(mask && (mask[i] || mask[n[0]] || mask[n[1]] || mask[n[2]] || mask[n[3]]));
       if (!ok || !isfinite(z[i])) continue;
-      double rx = fmin((double)z[i] - z[n[0]], (double)z[i] - z[n[1]]);
-      double ry = fmin((double)z[i] - z[n[2]], (double)z[i] - z[n[3]]);
-      double r = fmax(rx, ry);
+      double r = carve_rise(z[i], z[n[0]], z[n[1]], z[n[2]], z[n[3]]);
       top = r > top ? r : top;
     }
   return top;

@@ -667,8 +667,7 @@ static int one_cell_crests(const double *z, int n, double rise, double *lap) {
   for (int y = 1; y < n - 1; y++)
     for (int x = 1; x < n - 1; x++) {
       const double *c = z + (size_t)y * n + x;
-      double sx = fmin(c[0] - c[-1], c[0] - c[1]), sy = fmin(c[0] - c[-n], c[0] - c[n]);
-      crests += fmax(sx, sy) > rise;
+      crests += carve_rise(c[0], c[-1], c[1], c[-n], c[n]) > rise;
       double nb = (c[-1] + c[1] + c[-n] + c[n] + c[-n - 1] + c[-n + 1] + c[n - 1] + c[n + 1]) / 8;
       if (a) a[m++] = fabs(c[0] - nb);
     }

@@ -21,11 +21,14 @@ static int plan_layers(const talus_plan_in *in) {
   return in->reach_layers > 0 && in->reach_layers < in->nz ? in->reach_layers : in->nz;
 }
 
+/* The layers cells use at the run's start: a state's own, one for a DEM. */
+static int plan_start(int nz, int state_in) {
+  return state_in ? nz : 1;
+}
+
 int talus_plan_reach_layers(int nz, int state_in, int horizontal, int64_t spinup, int64_t steps) {
-  if (state_in) return nz;
-  if (!horizontal || steps <= spinup) return 1 < nz ? 1 : nz;
-  int L = 1;
-  for (int64_t s = spinup; s < steps && L < nz; s++)
+  int L = plan_start(nz, state_in);
+  for (int64_t s = spinup; horizontal && s < steps && L < nz; s++) /* a split a step at most */
     L *= 2;
   return L < nz ? L : nz;
 }
@@ -139,7 +142,7 @@ int64_t talus_plan_disk_bytes(const talus_plan_in *in, int c, int H, int layers)
 }
 
 int talus_plan_start_layers(const talus_plan_in *in) {
-  return in->state_in ? in->nz : 1;
+  return plan_start(in->nz, in->state_in);
 }
 
 int64_t talus_plan_overlap_bytes(const talus_plan_in *in, int c, int H) {

@@ -252,11 +252,8 @@ static inline TALUS_FORCE_INLINE void cpu_vertical_one(const talus_tile *t, cons
 static inline TALUS_FORCE_INLINE void cpu_rain_one(const talus_tile *t, const talus_kctx *c, int x,
                                                    int y, double *flows, int v) {
   size_t i = talus_idx(t, x, y);
-  float a =
-      v ? rain_amount(&c->P, t->buf.x0 + x, t->buf.y0 + y, c->step) : rain_amount_plain(&c->P);
-  float w = t->w[i], wn = w + a;
-  flows[TALUS_FLOW_RAIN] += (double)wn - (double)w;
-  t->w[i] = wn;
+  float a = rain_amount(&c->P, t->buf.x0 + x, t->buf.y0 + y, c->step, v);
+  t->w[i] = rain_add(t->w[i], a, &flows[TALUS_FLOW_RAIN]);
 }
 
 /* `vary` of the rain loop: 1 when the rain is noisy (rain_noise > 0: the
