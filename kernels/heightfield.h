@@ -48,7 +48,9 @@
  * - Borders: reflecting walls carry no flux; an outflow border is a
  *   virtual neighbour at the cell's terrain height with no water
  *   (WATER_OUTFLOW); sediment is not sent into a wall and leaves across an
- *   outflow border (SEDIMENT_OUTFLOW). NoData cells follow the policy.
+ *   outflow border (SEDIMENT_OUTFLOW). NoData cells follow the policy. The
+ *   stream-power descent across an outflow face is the slope arriving
+ *   from the opposite side (hf_outflow_descent): the terrain runs on.
  */
 #ifndef TALUS_KERNELS_HEIGHTFIELD_H
 #define TALUS_KERNELS_HEIGHTFIELD_H
@@ -266,6 +268,25 @@ TALUS_HD static inline float hf_descent(const float *B, float cell_size, const p
   return (b - lo) / cell_size;
 }
 
+/* The steepest descent `lo` of a cell at an outflow border or NoData
+ * sink, where the terrain runs on beyond the map: across an open face
+ * with no live cell the slope continues as it arrives from the opposite
+ * neighbour (a free outfall, not a flat). Read as no drop, every valley
+ * that leaves the map had a flat last cell, where the stream-power
+ * capacity fell to its floor and the load the droplets handed to the
+ * river settled into a dam across the outlet (Big Tujunga 360², 4000
+ * steps: the border row of a valley raised up to 20 m, a one-cell ridge
+ * 10 m tall up its axis). */
+TALUS_HD static inline float hf_outflow_descent(const talus_tile *t, const hf_nb4 *q, size_t idx,
+                                                float cell_size, float lo) {
+  for (int k = 0; k < 4; k++) {
+    int o = (k + 2) & 3;
+    float rise = (t->B[q->n[o]] - t->B[idx]) / cell_size;
+    if (q->open[k] > q->in[k] && q->in[o] > 0.0f && rise > lo) lo = rise;
+  }
+  return lo;
+}
+
 /* Inflows fi[R,U,L,D] of a cell [m³/s] and its terrain gradient g[0..1]:
  * central differences, one-sided where a neighbour is no live cell; g[2]
  * the steepest descent (hf_descent). The slow path of hf_water; books
@@ -290,6 +311,7 @@ TALUS_HD static inline void hf_border_inflow(const talus_tile *t, const talus_kc
   for (int k = 0; k < 4; k++)
     off[k] = (ptrdiff_t)q.n[k] - (ptrdiff_t)idx;
   g[2] = hf_descent(t->B + idx, c->P.cell_size, off);
+  g[2] = hf_outflow_descent(t, &q, idx, c->P.cell_size, g[2]);
 }
 
 /* hf_water from the cell's outflows fo, inflows fi and terrain gradient g
@@ -368,6 +390,9 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_water(const talus_tile *t, c
  * vector loop: dissolution (eqs. 9a–c; C > s) at rate (1 − H)·K_s, the
  * water rising by the same height, and deposition (eqs. 10a–c; s > C) at
  * rate K_d, the water sinking by the deposited height (never below 0),
+ * at most the water depth a step (the load settles out of the water
+ * column above the bed: unbounded, a bank cell under 5.5 m of water took
+ * 11 m a step from 446 m of suspended load and rose into a one-cell tower),
  * with softening (eq. 11) of the cell's hardness, are both computed and
  * the one that happens is kept; deposition does not happen where the
  * rounding of b would take more than is suspended. Then evaporation
@@ -388,6 +413,7 @@ hf_erode_cell(const talus_tile *t, const talus_kparams *P, size_t idx, int erodi
   /* deposition and softening */
   float excess = s - C, Xd = P->dt * P->hf_deposit * excess;
   Xd = Xd < excess ? Xd : excess;
+  Xd = Xd < d ? Xd : d;
   float bd = b + Xd;
   double md = (double)bd - (double)b;
   double taken = !P->hf_water_swell ? 0.0 : (md < (double)d ? md : (double)d);

@@ -18,7 +18,9 @@
  *     under the load its tributaries brought, issue 17);
  *   - the tallest one-cell tower before and after: the most a valid cell
  *     stands above both its valid neighbours along a row or a column (a
- *     pile no slope could hold: a grid artefact, not a landform).
+ *     pile no slope could hold: a grid artefact, not a landform), and the
+ *     tallest one the run built: the least of a cell's tower and its rise
+ *     (a cell left standing while the river cut beside it was not built).
  * A fixture of the tests (static functions, no state); it owns nothing it
  * returns beyond the struct.
  */
@@ -52,6 +54,7 @@ typedef struct carve_metrics {
   double trunk_buried;    /* share of trunk cells raised by more than CARVE_BURIED_M */
   double tower_before;    /* tallest one-cell tower of the input [m] */
   double tower_after;     /* ... and of the output [m] */
+  double tower_built;     /* the most a raised cell stands as a tower: min(tower, dz) [m] */
 } carve_metrics;
 
 /* A binary min-heap of cells keyed by height: the priority-flood queue. */
@@ -164,8 +167,11 @@ static inline double carve_rise(double c, double l, double r, double u, double d
 }
 
 /* The most a valid cell of z (nx*ny) stands above both its valid
- * neighbours along x or along y [m]; 0 when none does. */
-static inline double carve_tower(const float *z, const uint8_t *mask, int nx, int ny) {
+ * neighbours along x or along y [m], 0 when none does; with `base` (the
+ * input) only what the run built: the least of that and the cell's rise
+ * above base (a cell left standing while a river cut beside it counts 0). */
+static inline double carve_tower(const float *z, const float *base, const uint8_t *mask, int nx,
+                                 int ny) {
   double top = 0.0;
   for (int y = 1; y < ny - 1; y++)
     for (int x = 1; x < nx - 1; x++) {
@@ -174,6 +180,7 @@ static inline double carve_tower(const float *z, const uint8_t *mask, int nx, in
       int ok = !(mask && (mask[i] || mask[n[0]] || mask[n[1]] || mask[n[2]] || mask[n[3]]));
       if (!ok || !isfinite(z[i])) continue;
       double r = carve_rise(z[i], z[n[0]], z[n[1]], z[n[2]], z[n[3]]);
+      if (base) r = fmin(r, (double)z[i] - (double)base[i]);
       top = r > top ? r : top;
     }
   return top;
@@ -220,8 +227,9 @@ static inline carve_metrics carve_measure(const float *before, const float *afte
   m.ratio = m.hill_erosion > 0.0 ? m.channel_erosion / m.hill_erosion : INFINITY;
   qsort(adz, (size_t)nv, sizeof(double), carve_cmp);
   m.p999 = nv ? adz[(long)floor(0.999 * (double)(nv - 1))] : 0.0;
-  m.tower_before = carve_tower(before, mask, nx, ny);
-  m.tower_after = carve_tower(after, mask, nx, ny);
+  m.tower_before = carve_tower(before, NULL, mask, nx, ny);
+  m.tower_after = carve_tower(after, NULL, mask, nx, ny);
+  m.tower_built = carve_tower(after, before, mask, nx, ny);
   free(acc), free(adz);
   return m;
 }
@@ -254,11 +262,11 @@ static inline void carve_print(FILE *to, const char *what, const carve_metrics *
           "%s: channels %ld erosion %.4g m net %+.4g m | hillslopes %ld erosion %.4g m net "
           "%+.4g m | ratio %.3g | r(erosion, log acc) %.3f | p99.9 |dz| %.4g m = %.2f%% of relief "
           "%.0f m | non-finite %ld | trunks %ld net %+.4g m, %.1f%% raised > %.0f m | tallest "
-          "one-cell tower %.3g m (input %.3g m)\n",
+          "one-cell tower %.3g m (input %.3g m), built %.3g m\n",
           what, m->channels, m->channel_erosion, m->channel_net, m->hills, m->hill_erosion,
           m->hill_net, m->ratio, m->correlation, m->p999, 100.0 * m->p999 / m->relief, m->relief,
           m->nonfinite, m->trunks, m->trunk_net, 100.0 * m->trunk_buried, CARVE_BURIED_M,
-          m->tower_after, m->tower_before);
+          m->tower_after, m->tower_before, m->tower_built);
 }
 
 #endif /* TALUS_TEST_CARVE_METRICS_H */

@@ -4,8 +4,10 @@
  * a tilted plane cuts channels (roughness across the slope grows); harder
  * material erodes less under the same rain; the ledger closes with thermal
  * erosion on; 1 and 2 threads give identical bytes; a tiled run gives
- * the bytes of a monolithic one (the declared radii are exact); and a
- * river cell turning a corner sends no sediment into the dry bank.
+ * the bytes of a monolithic one (the declared radii are exact); a
+ * river cell turning a corner sends no sediment into the dry bank; a
+ * deposit fills at most the water column; and an outflow border keeps the
+ * arriving slope.
  */
 #include "check.h"
 #include "scene_fixture.h"
@@ -403,8 +405,63 @@ static void test_corner_advection(void) {
   CHECK(right_open == up, "with water leaving to the right it takes its share (%g)", right_open);
 }
 
+/* A deposit fills at most the water column it settles from: a bank cell
+ * under 5.5 m of water holding 446 m of suspended load (what Big
+ * Tujunga's bare run had when one such cell rose 52 m in 50 steps into a
+ * one-cell tower) rises by 5.5 m, the load losing exactly that; with the
+ * swell on the water it displaces is taken, never below 0. Where the rate
+ * asks less than the depth the rate decides. */
+static void test_deposit_bound(void) {
+  for (int swell = 0; swell < 2; swell++)
+    for (int deep = 0; deep < 2; deep++) {
+      float B = 700.0f, r = deep ? 1.0f : 446.0f, w = deep ? 20.0f : 5.5f, cap = 0.0f;
+      talus_tile t;
+      talus_kparams P;
+      memset(&t, 0, sizeof t), memset(&P, 0, sizeof P);
+      t.B = &B, t.r = &r, t.w = &w, t.hf_cap = &cap;
+      P.dt = 0.5f, P.hf_deposit = 0.05f, P.hf_dissolve = 0.0001f, P.hf_water_swell = swell;
+      double flows[TALUS_FLOW_COUNT] = {0}, before = (double)B + (double)r, d0 = w, r0 = r;
+      hf_erode_cell(&t, &P, 0, 1, flows);
+      double rise = (double)B - 700.0, want = deep ? 0.5 * 0.05 * r0 : d0;
+      printf("deposit (swell %d, %s): bed +%.4g m, load %.4g -> %.4g m, water %.4g -> %.4g m\n",
+             swell, deep ? "rate-bound" : "depth-bound", rise, r0, (double)r, d0, (double)w);
+      CHECK(fabs(rise - want) <= 1e-4, "bed rose %.6g m, want %.6g (a float step of 700 m: 6e-5)",
+            rise, want);
+      CHECK((double)B + (double)r == before || fabs((double)B + (double)r - before) <= 1e-4,
+            "material kept: %.9g vs %.9g", (double)B + (double)r, before);
+      CHECK(w >= 0.0f && (swell || w == (float)d0), "water %.6g m", (double)w);
+      CHECK(flows[TALUS_FLOW_HF_DEPOSIT] == rise, "booked %.9g vs %.9g",
+            flows[TALUS_FLOW_HF_DEPOSIT], rise);
+    }
+}
+
+/* At an outflow border the terrain runs on: the descent across the open
+ * face is the slope arriving from the opposite neighbour (a valley leaving
+ * the map keeps its fall), not the flat that let a dam grow across every
+ * outlet; a reflecting wall adds none. */
+static void test_outflow_descent(void) {
+  float B[2] = {710.0f, 700.0f}; /* upstream neighbour, the border cell */
+  talus_tile t;
+  memset(&t, 0, sizeof t);
+  t.B = B;
+  hf_nb4 q;
+  memset(&q, 0, sizeof q);
+  for (int k = 0; k < 4; k++)
+    q.n[k] = 1, q.in[k] = 0.0f, q.open[k] = 0.0f;
+  q.n[TALUS_DIR_L] = 0, q.in[TALUS_DIR_L] = 1.0f, q.open[TALUS_DIR_L] = 1.0f;
+  float walled = hf_outflow_descent(&t, &q, 1, 30.0f, 0.0f);
+  q.open[TALUS_DIR_R] = 1.0f; /* the right face opens onto the outside */
+  float open = hf_outflow_descent(&t, &q, 1, 30.0f, 0.0f);
+  printf("outflow descent: walled %g, open %g (the arriving slope %g)\n", walled, open,
+         10.0 / 30.0);
+  CHECK(walled == 0.0f, "a wall adds no descent (%g)", walled);
+  CHECK(fabsf(open - 10.0f / 30.0f) <= 1e-6f, "open face: descent %g", open);
+}
+
 int main(void) {
   test_corner_advection();
+  test_deposit_bound();
+  test_outflow_descent();
   test_water_conserved();
   test_lake_at_rest();
   test_channels();
