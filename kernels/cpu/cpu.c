@@ -215,8 +215,8 @@ static inline void cpu_lane_book_nonzero(double *acc, const double *lane, int k0
 /* The layered stage bodies with `one` = TALUS_ONE (see the notes at the
  * top); v, a constant of the loop's copy (its `vary`: 0 to 3), adds
  * TALUS_ONE_DIAG to pipes' and transport's `one` (bit 0), TALUS_ONE_RANGE2
- * to pipes' (bit 1), TALUS_ONE_ERODE to vertical's, and says whether
- * horizontal erosion runs at all. */
+ * to pipes' and TALUS_ONE_CELL2 to transport's (bit 1), TALUS_ONE_ERODE to
+ * vertical's, and says whether horizontal erosion runs at all. */
 static inline TALUS_FORCE_INLINE void cpu_pipes_one(const talus_tile *t, const talus_kctx *c, int x,
                                                     int y, double *flows, int v) {
   (void)flows;
@@ -225,7 +225,8 @@ static inline TALUS_FORCE_INLINE void cpu_pipes_one(const talus_tile *t, const t
 }
 static inline TALUS_FORCE_INLINE void cpu_transport_one(const talus_tile *t, const talus_kctx *c,
                                                         int x, int y, double *flows, int v) {
-  transport_cell(t, c, x, y, flows, TALUS_ONE | (v ? TALUS_ONE_DIAG : 0));
+  transport_cell(t, c, x, y, flows,
+                 TALUS_ONE | ((v & 1) ? TALUS_ONE_DIAG : 0) | ((v & 2) ? TALUS_ONE_CELL2 : 0));
 }
 static inline TALUS_FORCE_INLINE void cpu_horizontal_one(const talus_tile *t, const talus_kctx *c,
                                                          int x, int y, double *flows, int v) {
@@ -265,6 +266,13 @@ static inline int cpu_vary_diag(const talus_kctx *c) {
  * presets' range is 1 m). */
 static inline int cpu_vary_pipes(const talus_kctx *c) {
   return cpu_vary_diag(c) | (talus_pow2f(c->P.slippage_range) ? 2 : 0);
+}
+
+/* `vary` of the transport loop: cpu_vary_diag, plus 2 when the cell size
+ * is a power of two (the velocity's division by 2·l_c² a multiplication:
+ * the scenes' cells at 2^k cells across). */
+static inline int cpu_vary_transport(const talus_kctx *c) {
+  return cpu_vary_diag(c) | (talus_pow2f(c->P.cell_size) ? 2 : 0);
 }
 
 /* `vary` of the horizontal loop: 1 when horizontal erosion is on (the
@@ -563,10 +571,9 @@ static inline TALUS_FORCE_INLINE void cpu_lanes_book(double *acc, const int *ids
   _Pragma("GCC unroll 8") for (int i = 0; i < nid; i++) acc[ids[i]] = sum[i];
 }
 
-/* CPU_STAGE_LOOP_ONE_SIMD (with its `vary`) for a stage whose fast body books flows
- * (transport, vertical, hf_rain, hf_erode, hf_advect): each run of fast
- * cells (run_end, from cell x) is
- * one vector loop. Each lane books into its own zeroed accumulator, whose flows
+/* CPU_STAGE_LOOP_ONE_SIMD (with its `vary`, 0 to 3: cpu_vary_transport) for a stage whose fast body
+ * books flows (transport, vertical, hf_rain, hf_erode, hf_advect): each run of fast cells (run_end,
+ * from cell x) is one vector loop. Each lane books into its own zeroed accumulator, whose flows
  * named in `ids` go to `lane`; then the lanes are added to the row's
  * accumulator cell by cell in x order, between the cells before and after
  * the run, as the scalar loop adds them. Bit-identical because the fast
@@ -606,10 +613,18 @@ static inline TALUS_FORCE_INLINE void cpu_lanes_book(double *acc, const int *ids
       if (fast) cpu_live_run(t, c, y, x, x1, &xa, &xb);                                            \
       while (x < x1) {                                                                             \
         int e = fast && lane ? run_end(t, c, y, x, xa, xb, x1) : x;                                \
-        if (v) {                                                                                   \
-          CPU_BOOKED_RUN(one, ids, 1);                                                             \
-        } else {                                                                                   \
+        switch (v) {                                                                               \
+        case 0:                                                                                    \
           CPU_BOOKED_RUN(one, ids, 0);                                                             \
+          break;                                                                                   \
+        case 1:                                                                                    \
+          CPU_BOOKED_RUN(one, ids, 1);                                                             \
+          break;                                                                                   \
+        case 2:                                                                                    \
+          CPU_BOOKED_RUN(one, ids, 2);                                                             \
+          break;                                                                                   \
+        default:                                                                                   \
+          CPU_BOOKED_RUN(one, ids, 3);                                                             \
         }                                                                                          \
         cpu_lanes_book(acc, ids, nid, lane, w, (b0 > x ? b0 : x) - x, (b1 < e ? b1 : e) - x);      \
         if (e < x1) body(t, c, e, y, (e >= b0 && e < b1) ? acc : junk);                            \
