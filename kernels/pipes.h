@@ -49,6 +49,14 @@ TALUS_HD static inline pipes_col pipes_load(const talus_tile *t, size_t ci) {
   return q;
 }
 
+/* pipes_load of neighbour column ci; on the fast path (`one`) it is its
+ * cell's top column, whose ceiling is TALUS_TOP (state.h): not loaded. */
+TALUS_HD static inline TALUS_FORCE_INLINE pipes_col pipes_load_nb(const talus_tile *t, size_t ci,
+                                                                  int one) {
+  pipes_col q = {t->B[ci], t->s[ci], t->w[ci], one ? TALUS_TOP : t->C[ci]};
+  return q;
+}
+
 /* The lowest column of neighbour cell nidx that our column (bedrock top B)
  * may flow into: its ceiling is above B and it is not full of water. The
  * top column (ceiling TALUS_TOP) always qualifies, so this never fails for
@@ -158,7 +166,7 @@ pipes_direction(const talus_tile *t, const talus_kctx *c, int x, int y, int k, i
   if (nb == TALUS_NB_INSIDE) {
     size_t nidx = talus_idx(t, x + talus_dir_dx(d), y + talus_dir_dy(d));
     int kn = pipes_pick(t, nidx, q.B, one);
-    pipes_col n = pipes_load(t, talus_col(t, nidx, kn));
+    pipes_col n = pipes_load_nb(t, talus_col(t, nidx, kn), one);
     t->pipe[dc] = (int8_t)kn;
     *f_out = pipes_flux(P, t->f[dc], q, n, one);
     if ((one & TALUS_ONE_DIAG) || P->enable_slippage)
@@ -193,8 +201,8 @@ TALUS_HD static inline TALUS_FORCE_INLINE float pipes_diagonal(const talus_tile 
     size_t nidx = talus_idx(t, x + talus_dir8_dx(d), y + talus_dir8_dy(d));
     int kn = pipes_pick(t, nidx, q.B, one);
     t->dpipe[dc] = (int8_t)kn;
-    return pipes_slip(P, q, pipes_load(t, talus_col(t, nidx, kn)), reach, PIPES_DIAGONAL_SHARE,
-                      P->creep_diag, one);
+    return pipes_slip(P, q, pipes_load_nb(t, talus_col(t, nidx, kn), one), reach,
+                      PIPES_DIAGONAL_SHARE, P->creep_diag, one);
   }
   t->dpipe[dc] = -1;
   if (talus_nb8_kind(t, c, x, y, d, 1) == TALUS_NB_OUTFLOW)

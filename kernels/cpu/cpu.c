@@ -215,8 +215,9 @@ static inline void cpu_lane_book_nonzero(double *acc, const double *lane, int k0
 /* The layered stage bodies with `one` = TALUS_ONE (see the notes at the
  * top); v, a constant of the loop's copy (its `vary`: 0 to 3), adds
  * TALUS_ONE_DIAG to pipes' and transport's `one` (bit 0), TALUS_ONE_RANGE2
- * to pipes' and TALUS_ONE_CELL2 to transport's (bit 1), TALUS_ONE_ERODE to
- * vertical's, and says whether horizontal erosion runs at all. */
+ * to pipes' and TALUS_ONE_CELL2 to transport's and horizontal's (bit 1),
+ * TALUS_ONE_ERODE to vertical's, and says whether horizontal erosion runs
+ * at all (bit 0). */
 static inline TALUS_FORCE_INLINE void cpu_pipes_one(const talus_tile *t, const talus_kctx *c, int x,
                                                     int y, double *flows, int v) {
   (void)flows;
@@ -231,7 +232,7 @@ static inline TALUS_FORCE_INLINE void cpu_transport_one(const talus_tile *t, con
 static inline TALUS_FORCE_INLINE void cpu_horizontal_one(const talus_tile *t, const talus_kctx *c,
                                                          int x, int y, double *flows, int v) {
   (void)flows;
-  if (v) hz_cell(t, c, x, y, 1);
+  if (v & 1) hz_cell(t, c, x, y, TALUS_ONE | ((v & 2) ? TALUS_ONE_CELL2 : 0));
 }
 static inline TALUS_FORCE_INLINE void cpu_vertical_one(const talus_tile *t, const talus_kctx *c,
                                                        int x, int y, double *flows, int v) {
@@ -276,9 +277,10 @@ static inline int cpu_vary_transport(const talus_kctx *c) {
 }
 
 /* `vary` of the horizontal loop: 1 when horizontal erosion is on (the
- * copy for 0 does nothing, as k_horizontal). */
+ * copies without it do nothing, as k_horizontal), plus 2 when the cell
+ * size is a power of two (the damage's division by l_c a multiplication). */
 static inline int cpu_vary_horizontal(const talus_kctx *c) {
-  return c->P.enable_horizontal != 0;
+  return (c->P.enable_horizontal != 0) | (talus_pow2f(c->P.cell_size) ? 2 : 0);
 }
 
 /* `vary` of the vertical loop: 1 when vertical erosion runs this step. */
