@@ -12,7 +12,9 @@
  *   loop (CPU_STAGE_LOOP_LIVE); rain, erode, advect and settle: the live
  *   run is one vector loop of the branch-free bodies hf_rain_cell,
  *   hf_erode_cell, hf_advect_live, hf_settle_cell (the ONE_SIMD loops
- *   below with cpu_hf_run_end; rain only without noise or sources);
+ *   below with cpu_hf_run_end; rain only without noise or sources), the
+ *   advect one from rows of each cell's shares computed once
+ *   (CPU_STAGE_LOOP_HF_ADVECT);
  * - layered rain without sources: live cells of one column are a vector
  *   loop (cpu_rain_one; CPU_STAGE_LOOP_ONE_SIMD_BOOKED), its noise's hash
  *   vectorised with it (the copy for rain_noise > 0);
@@ -657,11 +659,6 @@ static inline TALUS_FORCE_INLINE void cpu_hf_erode_live(const talus_tile *t, con
   (void)v;
   hf_erode_cell(t, &c->P, talus_idx(t, x, y), talus_eroding(&c->P, c->step), flows);
 }
-static inline TALUS_FORCE_INLINE void cpu_hf_advect_live(const talus_tile *t, const talus_kctx *c,
-                                                         int x, int y, double *flows, int v) {
-  (void)v;
-  hf_advect_live(t, c->P.dt / c->P.cell_size, talus_idx(t, x, y), flows);
-}
 static inline TALUS_FORCE_INLINE void cpu_hf_settle_live(const talus_tile *t, const talus_kctx *c,
                                                          int x, int y, double *flows, int v) {
   (void)v;
@@ -675,6 +672,94 @@ static const int cpu_hf_erode_ids[] = {TALUS_FLOW_HF_DISSOLVE, TALUS_FLOW_HF_SWE
                                        TALUS_FLOW_HF_DEPOSIT, TALUS_FLOW_HF_SHRINK,
                                        TALUS_FLOW_EVAPORATION};
 static const int cpu_hf_advect_ids[] = {TALUS_FLOW_SEDIMENT_CLAMP, TALUS_FLOW_HF_ADVECTION};
+
+/* hf_advect's shares, each cell's once: the 4 shares hf_sed_out of every
+ * cell of row y in [x0, x1) into sh[d·bw + x]. hf_advect_live evaluates
+ * them for the cell and again for each of its 4 neighbours (5 times in
+ * all, a division each time); a row of them is kept while the rows next
+ * to it need it (CPU_STAGE_LOOP_HF_ADVECT). The same floats: the share is
+ * a function of the sender's fields alone. */
+static inline void cpu_hf_shares_row(const talus_tile *t, float kdl, int y, int x0, int x1,
+                                     float *sh, size_t bw) {
+  size_t i0 = talus_idx(t, 0, y), plane = t->plane;
+  const float *R = t->r + i0, *VX = t->vx + i0, *VY = t->vy + i0, *F = t->f + i0;
+  _Pragma("omp simd") for (int x = x0; x < x1; x++) {
+    TALUS_UNROLL4 for (int d = 0; d < 4; d++) sh[(size_t)d * bw + (size_t)x] =
+        hf_sed_out(R[x], VX[x], VY[x], F[(size_t)d * plane + (size_t)x], d, kdl);
+  }
+}
+
+/* hf_advect_live of cell (x, y) from the shares of rows y - 1, y, y + 1
+ * (sm, s0, sp; cpu_hf_shares_row): the same sums in the same order (out
+ * over the cell's shares d = 0..3, in over what the neighbour in direction
+ * d sends back), so the same bits. */
+static inline TALUS_FORCE_INLINE void cpu_hf_advect_shared(const talus_tile *t, int x, int y,
+                                                           const float *sm, const float *s0,
+                                                           const float *sp, size_t bw,
+                                                           double *flows) {
+  size_t u = (size_t)x;
+  double out = 0.0, in = 0.0;
+  out += (double)s0[u], in += (double)s0[2 * bw + u + 1];  /* R: its L share */
+  out += (double)s0[bw + u], in += (double)sp[3 * bw + u]; /* U: its D share */
+  out += (double)s0[2 * bw + u], in += (double)s0[u - 1];  /* L: its R share */
+  out += (double)s0[3 * bw + u], in += (double)sm[bw + u]; /* D: its U share */
+  size_t idx = talus_idx(t, x, y);
+  hf_advect_finish(t, idx, t->r[idx], out, in, flows);
+}
+
+/* CPU_STAGE_LOOP_ONE_SIMD_BOOKED of hf_advect (the live runs, vary 0),
+ * whose fast cells read the shares of their own and the two next rows
+ * from a per-thread buffer of 3 rows (a row's slot is its index mod 3):
+ * a thread's rows are consecutive (schedule(static)), so each row's shares
+ * are computed once, and the rows around each thread's first one twice. */
+#define CPU_STAGE_LOOP_HF_ADVECT(body)                                                             \
+  _Pragma("omp parallel") {                                                                        \
+    CPU_FTZ_ENTER                                                                                  \
+    const talus_tile tl = *t;                                                                      \
+    const float kdl = c->P.dt / c->P.cell_size;                                                    \
+    enum { nid = sizeof cpu_hf_advect_ids / sizeof *cpu_hf_advect_ids };                           \
+    size_t w = (size_t)region.w, bw = (size_t)t->buf.w;                                            \
+    double *lane = malloc(sizeof(double) * nid * w);                                               \
+    float *shb = malloc(sizeof(float) * 12 * bw);                                                  \
+    int shy[3] = {-1, -1, -1};                                                                     \
+    int sx0 = region.x0 > 0 ? region.x0 - 1 : 0;                                                   \
+    int sx1 = region.x0 + region.w + 1 < t->buf.w ? region.x0 + region.w + 1 : t->buf.w;           \
+    _Pragma("omp for schedule(static)") for (int j = 0; j < region.h; j++) {                       \
+      double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                                  \
+      int y = region.y0 + j, x = region.x0, x1 = region.x0 + region.w, xa = x1, xb = x1;           \
+      int b0, b1;                                                                                  \
+      cpu_row_book(book, y, x1, &b0, &b1);                                                         \
+      if (fast && lane && shb) cpu_live_run(t, c, y, x, x1, &xa, &xb);                             \
+      const float *sm = shb, *s0 = shb, *sp = shb;                                                 \
+      if (xa < xb) { /* 1 <= y < buf.h - 1 (cpu_live_run) */                                       \
+        for (int r = y - 1; r <= y + 1; r++)                                                       \
+          if (shy[r % 3] != r) {                                                                   \
+            cpu_hf_shares_row(&tl, kdl, r, sx0, sx1, shb + (size_t)(r % 3) * 4 * bw, bw);          \
+            shy[r % 3] = r;                                                                        \
+          }                                                                                        \
+        sm = shb + (size_t)((y - 1) % 3) * 4 * bw;                                                 \
+        s0 = shb + (size_t)(y % 3) * 4 * bw;                                                       \
+        sp = shb + (size_t)((y + 1) % 3) * 4 * bw;                                                 \
+      }                                                                                            \
+      while (x < x1) {                                                                             \
+        int e = xa < xb ? cpu_hf_run_end(t, c, y, x, xa, xb, x1) : x;                              \
+        _Pragma("GCC ivdep") for (int xv = x; xv < e; xv++) {                                      \
+          double fl[TALUS_FLOW_COUNT] = {0};                                                       \
+          cpu_hf_advect_shared(&tl, xv, y, sm, s0, sp, bw, fl);                                    \
+          for (int i = 0; i < nid; i++)                                                            \
+            lane[(size_t)i * w + (size_t)(xv - x)] = fl[cpu_hf_advect_ids[i]];                     \
+        }                                                                                          \
+        cpu_lanes_book(acc, cpu_hf_advect_ids, nid, lane, w, (b0 > x ? b0 : x) - x,                \
+                       (b1 < e ? b1 : e) - x);                                                     \
+        if (e < x1) body(t, c, e, y, (e >= b0 && e < b1) ? acc : junk);                            \
+        x = e + 1;                                                                                 \
+      }                                                                                            \
+      memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);                                \
+    }                                                                                              \
+    free(lane);                                                                                    \
+    free(shb);                                                                                     \
+    CPU_FTZ_LEAVE                                                                                  \
+  }
 
 /* The flows the fast transport body books. */
 static const int cpu_transport_ids[] = {TALUS_FLOW_WATER_OVERFILL, TALUS_FLOW_EVAPORATION,
