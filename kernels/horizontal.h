@@ -9,9 +9,16 @@
  * cells; writes only D, sig_lo and sig_hi of its own cell. Damage is not
  * matter, so the stage books no ledger flow.
  *
- * Fast path: `one` = 1 promises a live cell whose 4 neighbours are live and
- * hold one column each (as in pipes.h): no classification, no count, the
- * same operations in the same order. k_horizontal passes 0.
+ * Fast path: `one` (TALUS_ONE) promises a live cell whose 4 neighbours are
+ * live and hold one column each (as in pipes.h): no classification, no
+ * count; the column's floor is then TALUS_BOTTOM = -FLT_MAX and each
+ * neighbour's ceiling TALUS_TOP = FLT_MAX, so for finite heights the
+ * overlap's floor max(F, S) is S, the rise's min(B, C') is B, and no
+ * neighbour's surface lies at or below F (the scan's stop): those tests
+ * and the ceiling's load are left out, with the same results. With
+ * TALUS_ONE_CELL2 (a power-of-two cell) the division by l_c is the
+ * multiplication by its exact reciprocal. The same operations in the same
+ * order otherwise. k_horizontal passes 0.
  */
 #ifndef TALUS_KERNELS_HORIZONTAL_H
 #define TALUS_KERNELS_HORIZONTAL_H
@@ -43,14 +50,14 @@ typedef struct hz_hit {
  * reference cell (talus_kparams_derive's notes).
  */
 TALUS_HD static inline hz_hit hz_candidate(const talus_tile *t, const talus_kparams *P, size_t j,
-                                           int d, float F, float B) {
+                                           int d, float F, float B, int one) {
   float S = t->B[j] + t->s[j], W = S + t->w[j];
-  hz_hit h = {0.0f, talus_fmaxf(F, S), talus_fminf(B, W)};
+  hz_hit h = {0.0f, one ? S : talus_fmaxf(F, S), talus_fminf(B, W)};
   if (!(h.hi > h.lo)) return h;
   float sinb = 1.0f;
-  if (!(F > S)) {
+  if (one || !(F > S)) {
     /* Overlap implies B > S and C' >= W' > S, so the rise is positive. */
-    float q = P->hz_run / (talus_fminf(B, t->C[j]) - S);
+    float q = P->hz_run / ((one ? B : talus_fminf(B, t->C[j])) - S);
     sinb = 1.0f / sqrtf(1.0f + q * q);
   }
   float sins = hz_smoothstep(P->horiz_min_slope, 1.0f, sinb) * sinb;
@@ -59,7 +66,8 @@ TALUS_HD static inline hz_hit hz_candidate(const talus_tile *t, const talus_kpar
   /* Water flowing towards the column (against the offset) erodes fully. */
   float along = ((float)talus_dir_dx(d) * vx + (float)talus_dir_dy(d) * vy) / (speed + TALUS_EPS);
   float att = 0.5f - 0.5f * along;
-  h.dmg = P->horiz_strength * sins * speed * att * (h.hi - h.lo) * P->dt / P->cell_size;
+  float wear = P->horiz_strength * sins * speed * att * (h.hi - h.lo) * P->dt;
+  h.dmg = (one & TALUS_ONE_CELL2) ? wear * (1.0f / P->cell_size) : wear / P->cell_size;
   return h;
 }
 
@@ -80,8 +88,8 @@ TALUS_HD static inline TALUS_FORCE_INLINE void hz_column(const talus_tile *t, co
     size_t ni = talus_idx(t, x + talus_dir_dx(d), y + talus_dir_dy(d));
     for (int kk = one ? 0 : (int)t->count[ni] - 1; kk >= 0; kk--) {
       size_t j = talus_col(t, ni, kk);
-      if (t->B[j] + t->s[j] + t->w[j] <= F) break;
-      hz_hit h = hz_candidate(t, &c->P, j, d, F, B);
+      if (!one && t->B[j] + t->s[j] + t->w[j] <= F) break;
+      hz_hit h = hz_candidate(t, &c->P, j, d, F, B, one);
       if (h.dmg > best.dmg) best = h;
     }
   }

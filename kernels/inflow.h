@@ -59,12 +59,15 @@ TALUS_HD static inline float inflow_ratio(double room, double in) {
 /* Adds what column kn of neighbour cell nidx sends column k through its
  * axis pipe `opp` (the one facing k's cell) to the running sums: water
  * flux fi [m³/s], sand ai [m] and sediment flux ri = K_r·f [m³/s]; nothing
- * when that pipe leads to another column. */
+ * when that pipe leads to another column. `one` (transport's fast path:
+ * both cells hold one column) says that it leads to k = 0: the pipes stage
+ * points every pipe into a cell of one column at its column 0
+ * (pipes_pick), and no column is added between pipes and transport. */
 TALUS_HD static inline TALUS_FORCE_INLINE void inflow_axis_col(const talus_tile *t, size_t nidx,
                                                                int kn, int opp, int k, double *fi,
-                                                               double *ai, double *ri) {
+                                                               double *ai, double *ri, int one) {
   size_t nd = talus_dcol(t, nidx, kn, opp);
-  if (t->pipe[nd] != k) return;
+  if (!one && t->pipe[nd] != k) return;
   *fi += t->f[nd];
   *ai += t->slip[nd];
   *ri += (double)t->kr[talus_col(t, nidx, kn)] * (double)t->f[nd];
@@ -79,22 +82,23 @@ TALUS_HD static inline TALUS_FORCE_INLINE void inflow_axis_from(const talus_tile
                                                                 int nn, int opp, int k, double *fi,
                                                                 double *ai, double *ri) {
   for (int kn = 0; kn < nn; kn++)
-    inflow_axis_col(t, nidx, kn, opp, k, fi, ai, ri);
+    inflow_axis_col(t, nidx, kn, opp, k, fi, ai, ri, 0);
 }
 
 /* Adds the sand [m] column kn of diagonal neighbour nidx sends column k
- * through its diagonal pipe `opp` (0..3) to *ai. */
+ * through its diagonal pipe `opp` (0..3) to *ai; `one` as in
+ * inflow_axis_col. */
 TALUS_HD static inline TALUS_FORCE_INLINE void
-inflow_diagonal_col(const talus_tile *t, size_t nidx, int kn, int opp, int k, double *ai) {
+inflow_diagonal_col(const talus_tile *t, size_t nidx, int kn, int opp, int k, double *ai, int one) {
   size_t nd = talus_dcol(t, nidx, kn, opp);
-  if (t->dpipe[nd] == k) *ai += t->dslip[nd];
+  if (one || t->dpipe[nd] == k) *ai += t->dslip[nd];
 }
 
 /* inflow_diagonal_col over the nn columns of diagonal neighbour nidx. */
 TALUS_HD static inline TALUS_FORCE_INLINE void
 inflow_diagonal_from(const talus_tile *t, size_t nidx, int nn, int opp, int k, double *ai) {
   for (int kn = 0; kn < nn; kn++)
-    inflow_diagonal_col(t, nidx, kn, opp, k, ai);
+    inflow_diagonal_col(t, nidx, kn, opp, k, ai, 0);
 }
 
 /* Water [m³/s] and sand [m] aimed at column k of cell (x, y) through the

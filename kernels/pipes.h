@@ -49,6 +49,14 @@ TALUS_HD static inline pipes_col pipes_load(const talus_tile *t, size_t ci) {
   return q;
 }
 
+/* pipes_load of neighbour column ci; on the fast path (`one`) it is its
+ * cell's top column, whose ceiling is TALUS_TOP (state.h): not loaded. */
+TALUS_HD static inline TALUS_FORCE_INLINE pipes_col pipes_load_nb(const talus_tile *t, size_t ci,
+                                                                  int one) {
+  pipes_col q = {t->B[ci], t->s[ci], t->w[ci], one ? TALUS_TOP : t->C[ci]};
+  return q;
+}
+
 /* The lowest column of neighbour cell nidx that our column (bedrock top B)
  * may flow into: its ceiling is above B and it is not full of water. The
  * top column (ceiling TALUS_TOP) always qualifies, so this never fails for
@@ -66,23 +74,32 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pipes_pick(const talus_tile *t, si
 }
 
 /* Tangent of the angle of repose between two columns: tan is interpolated
- * (not the angle) from dry to wet by the mean water depth over `range`. */
-TALUS_HD static inline float pipes_talus(const talus_kparams *P, float w, float wn) {
-  float m =
-      P->slippage_range > 0.0f ? talus_fminf(0.5f * (w + wn) / P->slippage_range, 1.0f) : 1.0f;
+ * (not the angle) from dry to wet by the mean water depth over `range`.
+ * With TALUS_ONE_RANGE2 in `one` the range is a power of two, and the
+ * division is the multiplication by its reciprocal (exact: the same bits),
+ * once per stage instead of once per pipe. */
+TALUS_HD static inline TALUS_FORCE_INLINE float pipes_talus(const talus_kparams *P, float w,
+                                                            float wn, int one) {
+  float depth = 0.5f * (w + wn);
+  float m = (one & TALUS_ONE_RANGE2)   ? talus_fminf(depth * (1.0f / P->slippage_range), 1.0f)
+            : P->slippage_range > 0.0f ? talus_fminf(depth / P->slippage_range, 1.0f)
+                                       : 1.0f;
   return P->tan_dry + (P->tan_wet - P->tan_dry) * m;
 }
 
 /* New outflow flux [m³/s] from column q to neighbour column n before K_w:
  * damped old flux accelerated by the head difference, capped by the
- * neighbour's free space (K_e) when its ceiling is finite. */
-TALUS_HD static inline float pipes_flux(const talus_kparams *P, float f_old, pipes_col q,
-                                        pipes_col n) {
+ * neighbour's free space (K_e) when its ceiling is finite. On the fast path
+ * (`one`) every neighbour column is its cell's top, whose ceiling is
+ * TALUS_TOP, so the cap is never taken and not computed: a vector loop
+ * would compute it, division included, and throw it away. */
+TALUS_HD static inline TALUS_FORCE_INLINE float pipes_flux(const talus_kparams *P, float f_old,
+                                                           pipes_col q, pipes_col n, int one) {
   float lc = P->cell_size, dt = P->dt;
   float W = q.B + q.s + q.w, Wn = n.B + n.s + n.w;
   float dh = talus_fminf(W, n.C) - talus_fmaxf(Wn, q.B + q.s);
   float f = talus_fmaxf((1.0f - P->pipe_damping * dt) * f_old + dt * P->gravity * lc * dh, 0.0f);
-  if (n.C < TALUS_TOP) {
+  if (!one && n.C < TALUS_TOP) {
     float ke = talus_fmaxf(n.C - Wn, 0.0f) / (f * dt / (lc * lc) + TALUS_EPS);
     f *= talus_fminf(ke, 1.0f);
   }
@@ -95,14 +112,19 @@ TALUS_HD static inline float pipes_flux(const talus_kparams *P, float f_old, pip
  * follows the excess slope, so a diagonal moves 1/√2 of what an axis pipe
  * of the same excess height moves, which keeps a pile's flanks round),
  * plus linear creep (`creep` of the height difference), capped by the
- * receiver's share of its free space. */
-TALUS_HD static inline float pipes_slip(const talus_kparams *P, pipes_col q, pipes_col n,
-                                        float reach, float share, float creep) {
-  float T = pipes_talus(P, q.w, n.w), drop = q.B + q.s - (n.B + n.s);
+ * receiver's share of its free space. On the fast path (`one`) n is its
+ * cell's top column, C = TALUS_TOP = FLT_MAX, and FLT_MAX - B - s - w is
+ * FLT_MAX for any height below 2^103 m (half an ulp of FLT_MAX), so the
+ * cap is the constant FLT_MAX·slip_room: the same bits. */
+TALUS_HD static inline TALUS_FORCE_INLINE float pipes_slip(const talus_kparams *P, pipes_col q,
+                                                           pipes_col n, float reach, float share,
+                                                           float creep, int one) {
+  float T = pipes_talus(P, q.w, n.w, one), drop = q.B + q.s - (n.B + n.s);
   /* creep 0 adds +0: the same bits as without the term */
   float excess =
       talus_fmaxf((drop - T * reach) / 8.0f, 0.0f) * share + creep * talus_fmaxf(drop, 0.0f);
-  return talus_fmaxf(talus_fminf(excess, (n.C - n.B - n.s - n.w) * P->slip_room), 0.0f);
+  float room = one ? TALUS_TOP * P->slip_room : (n.C - n.B - n.s - n.w) * P->slip_room;
+  return talus_fmaxf(talus_fminf(excess, room), 0.0f);
 }
 
 /* Slippage [m] of column q (no water below it) off the domain border or
@@ -111,7 +133,7 @@ TALUS_HD static inline float pipes_slip(const talus_kparams *P, pipes_col q, pip
  * bedrock at q's own bedrock top. */
 TALUS_HD static inline float pipes_slip_off(const talus_kparams *P, pipes_col q, float reach,
                                             float share) {
-  float T = pipes_talus(P, q.w, 0.0f);
+  float T = pipes_talus(P, q.w, 0.0f, 0);
   return talus_fmaxf((q.s - T * reach) / 8.0f, 0.0f) * share;
 }
 
@@ -144,18 +166,18 @@ pipes_direction(const talus_tile *t, const talus_kctx *c, int x, int y, int k, i
   if (nb == TALUS_NB_INSIDE) {
     size_t nidx = talus_idx(t, x + talus_dir_dx(d), y + talus_dir_dy(d));
     int kn = pipes_pick(t, nidx, q.B, one);
-    pipes_col n = pipes_load(t, talus_col(t, nidx, kn));
+    pipes_col n = pipes_load_nb(t, talus_col(t, nidx, kn), one);
     t->pipe[dc] = (int8_t)kn;
-    *f_out = pipes_flux(P, t->f[dc], q, n);
+    *f_out = pipes_flux(P, t->f[dc], q, n, one);
     if ((one & TALUS_ONE_DIAG) || P->enable_slippage)
-      *a_out = pipes_slip(P, q, n, P->cell_size, 1.0f, P->creep_axis);
+      *a_out = pipes_slip(P, q, n, P->cell_size, 1.0f, P->creep_axis, one);
     *h_out = energy ? n.B + n.s + n.w : n.B + n.s;
     return;
   }
   if (nb == TALUS_NB_OUTFLOW) {
     pipes_col v = {q.B, 0.0f, 0.0f, TALUS_TOP};
     t->pipe[dc] = -2;
-    *f_out = pipes_flux(P, t->f[dc], q, v);
+    *f_out = pipes_flux(P, t->f[dc], q, v, 0);
     *h_out = q.B;
   } else {
     t->pipe[dc] = -1;
@@ -179,8 +201,8 @@ TALUS_HD static inline TALUS_FORCE_INLINE float pipes_diagonal(const talus_tile 
     size_t nidx = talus_idx(t, x + talus_dir8_dx(d), y + talus_dir8_dy(d));
     int kn = pipes_pick(t, nidx, q.B, one);
     t->dpipe[dc] = (int8_t)kn;
-    return pipes_slip(P, q, pipes_load(t, talus_col(t, nidx, kn)), reach, PIPES_DIAGONAL_SHARE,
-                      P->creep_diag);
+    return pipes_slip(P, q, pipes_load_nb(t, talus_col(t, nidx, kn), one), reach,
+                      PIPES_DIAGONAL_SHARE, P->creep_diag, one);
   }
   t->dpipe[dc] = -1;
   if (talus_nb8_kind(t, c, x, y, d, 1) == TALUS_NB_OUTFLOW)

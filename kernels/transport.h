@@ -32,8 +32,11 @@
  * Fast path: `one` nonzero promises a live cell whose 8 neighbours are live
  * and every one of them holds one column (as in pipes.h, with
  * TALUS_ONE_DIAG); no neighbour is classified, no border booked (there is
- * none), no loop over one neighbour column left (inflow_axis_col), the same
- * operations in the same order otherwise. k_transport passes 0.
+ * none), no loop over one neighbour column left (inflow_axis_col), no
+ * test of where a neighbour's pipe leads (to column 0), and with
+ * TALUS_ONE_CELL2 the velocity's division by 2·l_c² a multiplication by
+ * its (exact) reciprocal; the same operations in the same order
+ * otherwise. k_transport passes 0.
  */
 #ifndef TALUS_KERNELS_TRANSPORT_H
 #define TALUS_KERNELS_TRANSPORT_H
@@ -82,7 +85,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE transport_net transport_gather(const t
         ao *= inflow_share(t, nidx, t->pipe[dc], 1);
       }
       if (one) /* no loop of one pass (inflow_axis_from) */
-        inflow_axis_col(t, nidx, 0, opp, k, &fi, &ai, &ri);
+        inflow_axis_col(t, nidx, 0, opp, k, &fi, &ai, &ri, one);
       else
         inflow_axis_from(t, nidx, t->count[nidx], opp, k, &fi, &ai, &ri);
       fi *= qw;
@@ -123,7 +126,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE double transport_diagonals(const talus
       size_t nidx = talus_idx(t, x + talus_dir8_dx(d), y + talus_dir8_dy(d));
       if (!one && t->dpipe[dc] >= 0) out *= inflow_share(t, nidx, t->dpipe[dc], 1);
       if (one)
-        inflow_diagonal_col(t, nidx, 0, opp, k, &in);
+        inflow_diagonal_col(t, nidx, 0, opp, k, &in, one);
       else
         inflow_diagonal_from(t, nidx, t->count[nidx], opp, k, &in);
       in *= qs;
@@ -228,8 +231,16 @@ TALUS_HD static inline TALUS_FORCE_INLINE void transport_column(const talus_tile
   float w = transport_water(t, P, ci, n.fnet, flows);
   t->w[ci] = w;
   double l2 = (double)P->cell_size * (double)P->cell_size;
-  t->vx[ci] = (float)((n.nf[TALUS_DIR_R] - n.nf[TALUS_DIR_L]) / (2.0 * l2));
-  t->vy[ci] = (float)((n.nf[TALUS_DIR_U] - n.nf[TALUS_DIR_D]) / (2.0 * l2));
+  /* a power-of-two cell (TALUS_ONE_CELL2): 2·l_c² is one too, and the
+   * multiplication by its reciprocal gives the quotient's bits */
+  if (one & TALUS_ONE_CELL2) {
+    double inv = 1.0 / (2.0 * l2);
+    t->vx[ci] = (float)((n.nf[TALUS_DIR_R] - n.nf[TALUS_DIR_L]) * inv);
+    t->vy[ci] = (float)((n.nf[TALUS_DIR_U] - n.nf[TALUS_DIR_D]) * inv);
+  } else {
+    t->vx[ci] = (float)((n.nf[TALUS_DIR_R] - n.nf[TALUS_DIR_L]) / (2.0 * l2));
+    t->vy[ci] = (float)((n.nf[TALUS_DIR_U] - n.nf[TALUS_DIR_D]) / (2.0 * l2));
+  }
   transport_sand(t, c, x, y, k, anet, w, flows);
   double rv = (double)t->r[ci] - (double)P->dt / l2 * n.rnet;
   t->r[ci] = (float)transport_clamp(rv, 0.0, INFINITY, flows, TALUS_FLOW_SEDIMENT_CLAMP,

@@ -45,6 +45,13 @@ same rivers-tiled $G "$W/rivers-rain.tif" rivers-rain --steps 40 --tile 32
 same rivers-4nb $G "$W/rivers-rain.tif" rivers-rain --steps 60 --set sand.neighbours=4
 same rivers-noslip $G "$W/rivers-rain.tif" rivers-rain --steps 60 --set sand.slippage=false
 same rivers-stream $G "$W/rivers-rain.tif" rivers-rain --steps 60 --set erosion.law=stream_power
+# pipes multiply by the slippage range's reciprocal when it is a power of
+# two (the presets' 1 m; cpu_vary_pipes), transport and horizontal by the
+# cell size's (the scenes' 256 m / 2^k cells; cpu_vary_transport,
+# cpu_vary_horizontal): the other copies divide, as the general path does
+same rivers-range $G "$W/rivers-rain.tif" rivers-rain --steps 60 --set sand.slippage_range=0.7
+same rivers-cell $G "$W/rivers-rain.tif" rivers-rain --steps 60 --cell-size 3
+same arches-cell $G "$W/arches.tif" arches --steps 60 --cell-size 0.3
 # the heightfield's vector loops (rain, erode, advect, settle) against the
 # cell-by-cell bodies; a tiled run and a DEM with NoData put general cells
 # next to the live runs

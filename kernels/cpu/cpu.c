@@ -12,7 +12,9 @@
  *   loop (CPU_STAGE_LOOP_LIVE); rain, erode, advect and settle: the live
  *   run is one vector loop of the branch-free bodies hf_rain_cell,
  *   hf_erode_cell, hf_advect_live, hf_settle_cell (the ONE_SIMD loops
- *   below with cpu_hf_run_end; rain only without noise or sources);
+ *   below with cpu_hf_run_end; rain only without noise or sources), the
+ *   advect one from rows of each cell's shares computed once
+ *   (CPU_STAGE_LOOP_HF_ADVECT);
  * - layered rain without sources: live cells of one column are a vector
  *   loop (cpu_rain_one; CPU_STAGE_LOOP_ONE_SIMD_BOOKED), its noise's hash
  *   vectorised with it (the copy for rain_noise > 0);
@@ -27,7 +29,7 @@
  *   vertical with erosion on and off (their `vary`: TALUS_ONE_DIAG,
  *   TALUS_ONE_ERODE), so no branch on a parameter stays in the loop;
  * - split skips single-column cells below the split size
- *   (CPU_STAGE_LOOP_FAST, cpu_split_fast); support propagation and
+ *   (CPU_STAGE_LOOP_SKIP, cpu_split_next); support propagation and
  *   collapse skip rows without stacked columns (CPU_STAGE_LOOP_STACKED):
  *   their bodies do nothing there.
  * Every fast path computes the same floating-point operations in the same
@@ -120,13 +122,12 @@ static void cpu_live_run(const talus_tile *t, const talus_kctx *c, int y, int x0
   int a = x0 > lo ? x0 : lo, b = x1 < hi ? x1 : hi;
   *xa = *xb = x1;
   if (gy < 1 || gy >= c->ny - 1 || y < 1 || y >= t->buf.h - 1 || a >= b) return;
-  if (t->mask) {
+  if (t->mask) { /* the three rows in one vector loop */
+    const uint8_t *m = t->mask + talus_idx(t, a - 1, y);
+    ptrdiff_t p = t->pitch;
     unsigned any = 0;
-    for (int dy = -1; dy <= 1; dy++) {
-      const uint8_t *m = t->mask + talus_idx(t, a - 1, y + dy);
-      for (int i = 0; i < b - a + 2; i++)
-        any |= m[i];
-    }
+    _Pragma("omp simd reduction(|:any)") for (int i = 0; i < b - a + 2; i++) any |=
+        (unsigned)(m[i - p] | m[i] | m[i + p]);
     if (any) return;
   }
   *xa = a, *xb = b;
@@ -190,55 +191,50 @@ static inline void cpu_lane_book_nonzero(double *acc, const double *lane, int k0
     CPU_FTZ_LEAVE                                                                                  \
   }
 
-/* 1 when cell idx and its 8 neighbours hold one column each (the diagonal
- * slippage pipes reach the corners). */
-static inline TALUS_FORCE_INLINE int cpu_one9(const talus_tile *t, size_t idx) {
-  const uint8_t *n = t->count + idx;
-  ptrdiff_t p = t->pitch;
-  return (n[0] == 1) & (n[1] == 1) & (n[-1] == 1) & (n[p] == 1) & (n[-p] == 1) & (n[p + 1] == 1) &
-         (n[p - 1] == 1) & (n[1 - p] == 1) & (n[-1 - p] == 1);
-}
-
-/* A live cell of one column: the fast path of a radius-0 stage. */
-static inline TALUS_FORCE_INLINE int cpu_one_cell(const talus_tile *t, int x, int y) {
-  size_t i = talus_idx(t, x, y);
-  return !talus_cell_masked(t, i) && t->count[i] == 1;
-}
-
-/* k_split, except on a live cell of one column whose damage is below the
- * split size, which the split stage leaves as it is. */
-static inline TALUS_FORCE_INLINE void cpu_split_fast(const talus_tile *t, const talus_kctx *c,
-                                                     int x, int y, double *flows) {
-  if (cpu_one_cell(t, x, y) && !(t->D[talus_idx(t, x, y)] >= c->P.split_size)) return;
-  k_split(t, c, x, y, flows);
-}
-
-/* CPU_STAGE_LOOP of `quick`, a body that gives body's results faster
- * (split: cpu_split_fast), when the fast paths are on; of `body` when not. */
-#define CPU_STAGE_LOOP_FAST(body, quick)                                                           \
-  if (fast) {                                                                                      \
-    CPU_STAGE_LOOP(quick);                                                                         \
-  } else {                                                                                         \
-    CPU_STAGE_LOOP(body);                                                                          \
+/* CPU_STAGE_LOOP for a stage whose body leaves many cells as they are
+ * (split: live cells of one column below the split size): with the fast
+ * paths on, `next` (a vector scan, cpu_split_next) gives the first cell
+ * from x on that the body must run on, and the cells it passes over book
+ * nothing; the body runs on the others in x order, so the row's sums are
+ * the scalar loop's. */
+#define CPU_STAGE_LOOP_SKIP(body, next)                                                            \
+  _Pragma("omp parallel") {                                                                        \
+    CPU_FTZ_ENTER                                                                                  \
+    _Pragma("omp for schedule(static)") for (int j = 0; j < region.h; j++) {                       \
+      double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                                  \
+      int y = region.y0 + j, x1 = region.x0 + region.w;                                            \
+      int b0, b1;                                                                                  \
+      cpu_row_book(book, y, x1, &b0, &b1);                                                         \
+      for (int x = region.x0; x < x1; x++) {                                                       \
+        if (fast && (x = next(t, c, y, x, x1)) >= x1) break;                                       \
+        body(t, c, x, y, (x >= b0 && x < b1) ? acc : junk);                                        \
+      }                                                                                            \
+      memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);                                \
+    }                                                                                              \
+    CPU_FTZ_LEAVE                                                                                  \
   }
 
 /* The layered stage bodies with `one` = TALUS_ONE (see the notes at the
- * top); v, a constant of the loop's copy (its `vary`: 1 or 0), adds
- * TALUS_ONE_DIAG to pipes' and transport's `one`, TALUS_ONE_ERODE to
- * vertical's, and says whether horizontal erosion runs at all. */
+ * top); v, a constant of the loop's copy (its `vary`: 0 to 3), adds
+ * TALUS_ONE_DIAG to pipes' and transport's `one` (bit 0), TALUS_ONE_RANGE2
+ * to pipes' and TALUS_ONE_CELL2 to transport's and horizontal's (bit 1),
+ * TALUS_ONE_ERODE to vertical's, and says whether horizontal erosion runs
+ * at all (bit 0). */
 static inline TALUS_FORCE_INLINE void cpu_pipes_one(const talus_tile *t, const talus_kctx *c, int x,
                                                     int y, double *flows, int v) {
   (void)flows;
-  pipes_cell(t, c, x, y, TALUS_ONE | (v ? TALUS_ONE_DIAG : 0));
+  pipes_cell(t, c, x, y,
+             TALUS_ONE | ((v & 1) ? TALUS_ONE_DIAG : 0) | ((v & 2) ? TALUS_ONE_RANGE2 : 0));
 }
 static inline TALUS_FORCE_INLINE void cpu_transport_one(const talus_tile *t, const talus_kctx *c,
                                                         int x, int y, double *flows, int v) {
-  transport_cell(t, c, x, y, flows, TALUS_ONE | (v ? TALUS_ONE_DIAG : 0));
+  transport_cell(t, c, x, y, flows,
+                 TALUS_ONE | ((v & 1) ? TALUS_ONE_DIAG : 0) | ((v & 2) ? TALUS_ONE_CELL2 : 0));
 }
 static inline TALUS_FORCE_INLINE void cpu_horizontal_one(const talus_tile *t, const talus_kctx *c,
                                                          int x, int y, double *flows, int v) {
   (void)flows;
-  if (v) hz_cell(t, c, x, y, 1);
+  if (v & 1) hz_cell(t, c, x, y, TALUS_ONE | ((v & 2) ? TALUS_ONE_CELL2 : 0));
 }
 static inline TALUS_FORCE_INLINE void cpu_vertical_one(const talus_tile *t, const talus_kctx *c,
                                                        int x, int y, double *flows, int v) {
@@ -268,10 +264,25 @@ static inline int cpu_vary_diag(const talus_kctx *c) {
   return talus_slips_diagonally(&c->P);
 }
 
+/* `vary` of the pipes loop: cpu_vary_diag, plus 2 when the slippage range
+ * is a power of two (pipes_talus multiplies by its reciprocal: all the
+ * presets' range is 1 m). */
+static inline int cpu_vary_pipes(const talus_kctx *c) {
+  return cpu_vary_diag(c) | (talus_pow2f(c->P.slippage_range) ? 2 : 0);
+}
+
+/* `vary` of the transport loop: cpu_vary_diag, plus 2 when the cell size
+ * is a power of two (the velocity's division by 2·l_c² a multiplication:
+ * the scenes' cells at 2^k cells across). */
+static inline int cpu_vary_transport(const talus_kctx *c) {
+  return cpu_vary_diag(c) | (talus_pow2f(c->P.cell_size) ? 2 : 0);
+}
+
 /* `vary` of the horizontal loop: 1 when horizontal erosion is on (the
- * copy for 0 does nothing, as k_horizontal). */
+ * copies without it do nothing, as k_horizontal), plus 2 when the cell
+ * size is a power of two (the damage's division by l_c a multiplication). */
 static inline int cpu_vary_horizontal(const talus_kctx *c) {
-  return c->P.enable_horizontal != 0;
+  return (c->P.enable_horizontal != 0) | (talus_pow2f(c->P.cell_size) ? 2 : 0);
 }
 
 /* `vary` of the vertical loop: 1 when vertical erosion runs this step. */
@@ -383,22 +394,92 @@ static inline int cpu_pt_bands(int h, int least, int threads) {
  * fast cells from x in row y (x itself when x is not one). [xa, xb) is
  * the row's live run (cpu_live_run), x1 the region's end. */
 
+/* The scans below test CPU_SCAN cells at a time in one vector loop into
+ * a byte per cell (1: the run ends there) and then find the first 1 eight
+ * bytes a word: a test per cell in a scalar loop cost the layered step
+ * ~120 of its ~610 instructions per cell-step (cachegrind, rivers-rain
+ * 256², benchmarks/RESULTS.md, branch layfast3). */
+#define CPU_SCAN 64
+
+/* The index of the first nonzero byte of stop[0..n]; stop[n..n+8) are
+ * set here, so the answer is n when none of stop[0..n) is. */
+static inline TALUS_FORCE_INLINE int cpu_scan_first(uint8_t *stop, int n) {
+  memset(stop + n, 1, 8);
+  for (int i8 = 0;; i8 += 8) {
+    uint64_t word;
+    memcpy(&word, stop + i8, sizeof word);
+    if (word) return i8 + __builtin_ctzll(word) / 8; /* x86 and ARM: little-endian */
+  }
+}
+
 /* Radius-1 stages: cells of the live run whose 8 neighbours and own cell
- * hold single columns (cpu_one9). */
+ * hold single columns. */
 static inline int cpu_one_nb_run_end(const talus_tile *t, const talus_kctx *c, int y, int x, int xa,
                                      int xb, int x1) {
   (void)c, (void)x1;
-  while (x >= xa && x < xb && cpu_one9(t, talus_idx(t, x, y)))
-    x++;
+  if (x < xa) return x;
+  const uint8_t *r = t->count + talus_idx(t, 0, y);
+  ptrdiff_t p = t->pitch;
+  while (x < xb) {
+    int n = xb - x < CPU_SCAN ? xb - x : CPU_SCAN;
+    uint8_t stop[CPU_SCAN + 8];
+    const uint8_t *m = r + x;
+    _Pragma("omp simd") for (int i = 0; i < n; i++) stop[i] =
+        (uint8_t)((((m[i - p - 1] ^ 1) | (m[i - p] ^ 1) | (m[i - p + 1] ^ 1)) |
+                   ((m[i - 1] ^ 1) | (m[i] ^ 1) | (m[i + 1] ^ 1)) |
+                   ((m[i + p - 1] ^ 1) | (m[i + p] ^ 1) | (m[i + p + 1] ^ 1))) != 0);
+    int k = cpu_scan_first(stop, n);
+    if (k < n) return x + k;
+    x += n;
+  }
   return x;
 }
 
-/* Radius-0 stages: live cells of one column (cpu_one_cell). */
+/* Radius-0 stages: live cells (no NoData cell) of one column. */
 static inline int cpu_one_cell_run_end(const talus_tile *t, const talus_kctx *c, int y, int x,
                                        int xa, int xb, int x1) {
   (void)c, (void)xa, (void)xb;
-  while (x < x1 && cpu_one_cell(t, x, y))
-    x++;
+  const uint8_t *r = t->count + talus_idx(t, 0, y);
+  const uint8_t *mask = t->mask ? t->mask + talus_idx(t, 0, y) : NULL;
+  while (x < x1) {
+    int n = x1 - x < CPU_SCAN ? x1 - x : CPU_SCAN;
+    uint8_t stop[CPU_SCAN + 8];
+    if (mask) {
+      _Pragma("omp simd") for (int i = 0; i < n; i++) stop[i] =
+          (uint8_t)((mask[x + i] != 0) | (r[x + i] != 1));
+    } else {
+      _Pragma("omp simd") for (int i = 0; i < n; i++) stop[i] = (uint8_t)(r[x + i] != 1);
+    }
+    int k = cpu_scan_first(stop, n);
+    if (k < n) return x + k;
+    x += n;
+  }
+  return x;
+}
+
+/* Split: the first cell from x on (x1 when none) that k_split may change:
+ * a NoData cell (k_split skips it), a stacked one, or one whose damage
+ * reaches the split size; none while horizontal erosion is off. */
+static inline int cpu_split_next(const talus_tile *t, const talus_kctx *c, int y, int x, int x1) {
+  if (!c->P.enable_horizontal) return x1;
+  size_t i0 = talus_idx(t, 0, y);
+  const uint8_t *r = t->count + i0, *mask = t->mask ? t->mask + i0 : NULL;
+  const float *D = t->D + i0;
+  float ss = c->P.split_size;
+  while (x < x1) {
+    int n = x1 - x < CPU_SCAN ? x1 - x : CPU_SCAN;
+    uint8_t stop[CPU_SCAN + 8];
+    if (mask) {
+      _Pragma("omp simd") for (int i = 0; i < n; i++) stop[i] =
+          (uint8_t)((mask[x + i] != 0) | (r[x + i] != 1) | (D[x + i] >= ss));
+    } else {
+      _Pragma("omp simd") for (int i = 0; i < n; i++) stop[i] =
+          (uint8_t)((r[x + i] != 1) | (D[x + i] >= ss));
+    }
+    int k = cpu_scan_first(stop, n);
+    if (k < n) return x + k;
+    x += n;
+  }
   return x;
 }
 
@@ -438,8 +519,9 @@ static inline int cpu_hf_rain_run_end(const talus_tile *t, const talus_kctx *c, 
  * (int8_t pipes may alias anything, floats may alias the float
  * parameters) then no longer force the compiler to reload every pointer,
  * pitch and parameter after each store. `vary`, an expression of the
- * context evaluated once per call (1 or 0: cpu_vary_diag, cpu_vary_erode,
- * or the constant 0), picks one of two copies of the vector loop, each
+ * context evaluated once per call (0 to 3 here: cpu_vary_pipes; 1 or 0:
+ * cpu_vary_horizontal, or the constant 0, whose other copies the compiler
+ * drops as unreachable), picks one of the copies of the vector loop, each
  * passing its value to `one` as a constant: a branch on a parameter left
  * in the body (diagonal slippage on or off, erosion after the spin-up,
  * horizontal erosion on or off, noisy rain or not) kept GCC from
@@ -458,10 +540,18 @@ static inline int cpu_hf_rain_run_end(const talus_tile *t, const talus_kctx *c, 
       if (fast) cpu_live_run(t, c, y, x, x1, &xa, &xb);                                            \
       while (x < x1) {                                                                             \
         int e = run_end(t, c, y, x, xa, xb, x1);                                                   \
-        if (v) {                                                                                   \
-          _Pragma("omp simd") for (int xv = x; xv < e; xv++) one(&tl, &cl, xv, y, junk, 1);        \
-        } else {                                                                                   \
+        switch (v) {                                                                               \
+        case 0:                                                                                    \
           _Pragma("omp simd") for (int xv = x; xv < e; xv++) one(&tl, &cl, xv, y, junk, 0);        \
+          break;                                                                                   \
+        case 1:                                                                                    \
+          _Pragma("omp simd") for (int xv = x; xv < e; xv++) one(&tl, &cl, xv, y, junk, 1);        \
+          break;                                                                                   \
+        case 2:                                                                                    \
+          _Pragma("omp simd") for (int xv = x; xv < e; xv++) one(&tl, &cl, xv, y, junk, 2);        \
+          break;                                                                                   \
+        default:                                                                                   \
+          _Pragma("omp simd") for (int xv = x; xv < e; xv++) one(&tl, &cl, xv, y, junk, 3);        \
         }                                                                                          \
         if (e < x1) body(t, c, e, y, junk);                                                        \
         x = e + 1;                                                                                 \
@@ -485,10 +575,9 @@ static inline TALUS_FORCE_INLINE void cpu_lanes_book(double *acc, const int *ids
   _Pragma("GCC unroll 8") for (int i = 0; i < nid; i++) acc[ids[i]] = sum[i];
 }
 
-/* CPU_STAGE_LOOP_ONE_SIMD (with its `vary`) for a stage whose fast body books flows
- * (transport, vertical, hf_rain, hf_erode, hf_advect): each run of fast
- * cells (run_end, from cell x) is
- * one vector loop. Each lane books into its own zeroed accumulator, whose flows
+/* CPU_STAGE_LOOP_ONE_SIMD (with its `vary`, 0 to 3: cpu_vary_transport) for a stage whose fast body
+ * books flows (transport, vertical, hf_rain, hf_erode, hf_advect): each run of fast cells (run_end,
+ * from cell x) is one vector loop. Each lane books into its own zeroed accumulator, whose flows
  * named in `ids` go to `lane`; then the lanes are added to the row's
  * accumulator cell by cell in x order, between the cells before and after
  * the run, as the scalar loop adds them. Bit-identical because the fast
@@ -528,10 +617,18 @@ static inline TALUS_FORCE_INLINE void cpu_lanes_book(double *acc, const int *ids
       if (fast) cpu_live_run(t, c, y, x, x1, &xa, &xb);                                            \
       while (x < x1) {                                                                             \
         int e = fast && lane ? run_end(t, c, y, x, xa, xb, x1) : x;                                \
-        if (v) {                                                                                   \
-          CPU_BOOKED_RUN(one, ids, 1);                                                             \
-        } else {                                                                                   \
+        switch (v) {                                                                               \
+        case 0:                                                                                    \
           CPU_BOOKED_RUN(one, ids, 0);                                                             \
+          break;                                                                                   \
+        case 1:                                                                                    \
+          CPU_BOOKED_RUN(one, ids, 1);                                                             \
+          break;                                                                                   \
+        case 2:                                                                                    \
+          CPU_BOOKED_RUN(one, ids, 2);                                                             \
+          break;                                                                                   \
+        default:                                                                                   \
+          CPU_BOOKED_RUN(one, ids, 3);                                                             \
         }                                                                                          \
         cpu_lanes_book(acc, ids, nid, lane, w, (b0 > x ? b0 : x) - x, (b1 < e ? b1 : e) - x);      \
         if (e < x1) body(t, c, e, y, (e >= b0 && e < b1) ? acc : junk);                            \
@@ -562,11 +659,6 @@ static inline TALUS_FORCE_INLINE void cpu_hf_erode_live(const talus_tile *t, con
   (void)v;
   hf_erode_cell(t, &c->P, talus_idx(t, x, y), talus_eroding(&c->P, c->step), flows);
 }
-static inline TALUS_FORCE_INLINE void cpu_hf_advect_live(const talus_tile *t, const talus_kctx *c,
-                                                         int x, int y, double *flows, int v) {
-  (void)v;
-  hf_advect_live(t, c->P.dt / c->P.cell_size, talus_idx(t, x, y), flows);
-}
 static inline TALUS_FORCE_INLINE void cpu_hf_settle_live(const talus_tile *t, const talus_kctx *c,
                                                          int x, int y, double *flows, int v) {
   (void)v;
@@ -580,6 +672,94 @@ static const int cpu_hf_erode_ids[] = {TALUS_FLOW_HF_DISSOLVE, TALUS_FLOW_HF_SWE
                                        TALUS_FLOW_HF_DEPOSIT, TALUS_FLOW_HF_SHRINK,
                                        TALUS_FLOW_EVAPORATION};
 static const int cpu_hf_advect_ids[] = {TALUS_FLOW_SEDIMENT_CLAMP, TALUS_FLOW_HF_ADVECTION};
+
+/* hf_advect's shares, each cell's once: the 4 shares hf_sed_out of every
+ * cell of row y in [x0, x1) into sh[d·bw + x]. hf_advect_live evaluates
+ * them for the cell and again for each of its 4 neighbours (5 times in
+ * all, a division each time); a row of them is kept while the rows next
+ * to it need it (CPU_STAGE_LOOP_HF_ADVECT). The same floats: the share is
+ * a function of the sender's fields alone. */
+static inline void cpu_hf_shares_row(const talus_tile *t, float kdl, int y, int x0, int x1,
+                                     float *sh, size_t bw) {
+  size_t i0 = talus_idx(t, 0, y), plane = t->plane;
+  const float *R = t->r + i0, *VX = t->vx + i0, *VY = t->vy + i0, *F = t->f + i0;
+  _Pragma("omp simd") for (int x = x0; x < x1; x++) {
+    TALUS_UNROLL4 for (int d = 0; d < 4; d++) sh[(size_t)d * bw + (size_t)x] =
+        hf_sed_out(R[x], VX[x], VY[x], F[(size_t)d * plane + (size_t)x], d, kdl);
+  }
+}
+
+/* hf_advect_live of cell (x, y) from the shares of rows y - 1, y, y + 1
+ * (sm, s0, sp; cpu_hf_shares_row): the same sums in the same order (out
+ * over the cell's shares d = 0..3, in over what the neighbour in direction
+ * d sends back), so the same bits. */
+static inline TALUS_FORCE_INLINE void cpu_hf_advect_shared(const talus_tile *t, int x, int y,
+                                                           const float *sm, const float *s0,
+                                                           const float *sp, size_t bw,
+                                                           double *flows) {
+  size_t u = (size_t)x;
+  double out = 0.0, in = 0.0;
+  out += (double)s0[u], in += (double)s0[2 * bw + u + 1];  /* R: its L share */
+  out += (double)s0[bw + u], in += (double)sp[3 * bw + u]; /* U: its D share */
+  out += (double)s0[2 * bw + u], in += (double)s0[u - 1];  /* L: its R share */
+  out += (double)s0[3 * bw + u], in += (double)sm[bw + u]; /* D: its U share */
+  size_t idx = talus_idx(t, x, y);
+  hf_advect_finish(t, idx, t->r[idx], out, in, flows);
+}
+
+/* CPU_STAGE_LOOP_ONE_SIMD_BOOKED of hf_advect (the live runs, vary 0),
+ * whose fast cells read the shares of their own and the two next rows
+ * from a per-thread buffer of 3 rows (a row's slot is its index mod 3):
+ * a thread's rows are consecutive (schedule(static)), so each row's shares
+ * are computed once, and the rows around each thread's first one twice. */
+#define CPU_STAGE_LOOP_HF_ADVECT(body)                                                             \
+  _Pragma("omp parallel") {                                                                        \
+    CPU_FTZ_ENTER                                                                                  \
+    const talus_tile tl = *t;                                                                      \
+    const float kdl = c->P.dt / c->P.cell_size;                                                    \
+    enum { nid = sizeof cpu_hf_advect_ids / sizeof *cpu_hf_advect_ids };                           \
+    size_t w = (size_t)region.w, bw = (size_t)t->buf.w;                                            \
+    double *lane = malloc(sizeof(double) * nid * w);                                               \
+    float *shb = malloc(sizeof(float) * 12 * bw);                                                  \
+    int shy[3] = {-1, -1, -1};                                                                     \
+    int sx0 = region.x0 > 0 ? region.x0 - 1 : 0;                                                   \
+    int sx1 = region.x0 + region.w + 1 < t->buf.w ? region.x0 + region.w + 1 : t->buf.w;           \
+    _Pragma("omp for schedule(static)") for (int j = 0; j < region.h; j++) {                       \
+      double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                                  \
+      int y = region.y0 + j, x = region.x0, x1 = region.x0 + region.w, xa = x1, xb = x1;           \
+      int b0, b1;                                                                                  \
+      cpu_row_book(book, y, x1, &b0, &b1);                                                         \
+      if (fast && lane && shb) cpu_live_run(t, c, y, x, x1, &xa, &xb);                             \
+      const float *sm = shb, *s0 = shb, *sp = shb;                                                 \
+      if (xa < xb) { /* 1 <= y < buf.h - 1 (cpu_live_run) */                                       \
+        for (int r = y - 1; r <= y + 1; r++)                                                       \
+          if (shy[r % 3] != r) {                                                                   \
+            cpu_hf_shares_row(&tl, kdl, r, sx0, sx1, shb + (size_t)(r % 3) * 4 * bw, bw);          \
+            shy[r % 3] = r;                                                                        \
+          }                                                                                        \
+        sm = shb + (size_t)((y - 1) % 3) * 4 * bw;                                                 \
+        s0 = shb + (size_t)(y % 3) * 4 * bw;                                                       \
+        sp = shb + (size_t)((y + 1) % 3) * 4 * bw;                                                 \
+      }                                                                                            \
+      while (x < x1) {                                                                             \
+        int e = xa < xb ? cpu_hf_run_end(t, c, y, x, xa, xb, x1) : x;                              \
+        _Pragma("GCC ivdep") for (int xv = x; xv < e; xv++) {                                      \
+          double fl[TALUS_FLOW_COUNT] = {0};                                                       \
+          cpu_hf_advect_shared(&tl, xv, y, sm, s0, sp, bw, fl);                                    \
+          for (int i = 0; i < nid; i++)                                                            \
+            lane[(size_t)i * w + (size_t)(xv - x)] = fl[cpu_hf_advect_ids[i]];                     \
+        }                                                                                          \
+        cpu_lanes_book(acc, cpu_hf_advect_ids, nid, lane, w, (b0 > x ? b0 : x) - x,                \
+                       (b1 < e ? b1 : e) - x);                                                     \
+        if (e < x1) body(t, c, e, y, (e >= b0 && e < b1) ? acc : junk);                            \
+        x = e + 1;                                                                                 \
+      }                                                                                            \
+      memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);                                \
+    }                                                                                              \
+    free(lane);                                                                                    \
+    free(shb);                                                                                     \
+    CPU_FTZ_LEAVE                                                                                  \
+  }
 
 /* The flows the fast transport body books. */
 static const int cpu_transport_ids[] = {TALUS_FLOW_WATER_OVERFILL, TALUS_FLOW_EVAPORATION,
