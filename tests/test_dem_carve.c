@@ -204,6 +204,15 @@ static void test_valley(void) {
   free(h);
 }
 
+/* The n x n window of dem's heights from column x0, row y0 (malloc'd;
+ * the caller frees it). */
+static float *dem_window(const talus_dem *dem, int x0, int y0, int n) {
+  float *h = malloc(sizeof(float) * n * n);
+  for (int y = 0; y < n; y++)
+    memcpy(h + (size_t)y * n, dem->height + (size_t)(y0 + y) * dem->nx + x0, sizeof(float) * n);
+  return h;
+}
+
 /* The bare command's run (`talus erode dem.tif -o out.tif`: dem-heightfield
  * with its own spin-up and steps, 4000) on the 360 x 360 window of Big
  * Tujunga (columns 300.., rows 50..) that the gallery shows: it carves
@@ -211,9 +220,7 @@ static void test_valley(void) {
  * ran. */
 static int test_bigtujunga_bare(const talus_dem *dem) {
   int n = 360, x0 = 300, y0 = 50;
-  float *h = malloc(sizeof(float) * n * n);
-  for (int y = 0; y < n; y++)
-    memcpy(h + (size_t)y * n, dem->height + (size_t)(y0 + y) * dem->nx + x0, sizeof(float) * n);
+  float *h = dem_window(dem, x0, y0, n);
   talus_params *p = fixture_params("dem-heightfield", NULL);
   double spinup = 0.0; /* the bare command's steps: app/erode.c, erode_default_steps (medium) */
   if (p) talus_params_get(p, "erosion.spinup", &spinup);
@@ -235,9 +242,7 @@ static int test_bigtujunga(void) {
   talus_dem dem;
   if (!dir || talus_dem_read(path, NULL, &dem)) return 0;
   int n = 128, x0 = 428, y0 = 178;
-  float *h = malloc(sizeof(float) * n * n);
-  for (int y = 0; y < n; y++)
-    memcpy(h + (size_t)y * n, dem.height + (size_t)(y0 + y) * dem.nx + x0, sizeof(float) * n);
+  float *h = dem_window(&dem, x0, y0, n);
   for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++) {
     char what[96];
     snprintf(what, sizeof what, "bigtujunga 128x128, %s", presets[i]);
@@ -278,9 +283,7 @@ static int droplets_only(void) {
   talus_dem dem;
   if (dir && !talus_dem_read(path, NULL, &dem)) {
     int n = 128, x0 = 428, y0 = 178;
-    float *w = malloc(sizeof(float) * n * n);
-    for (int y = 0; y < n; y++)
-      memcpy(w + (size_t)y * n, dem.height + (size_t)(y0 + y) * dem.nx + x0, sizeof(float) * n);
+    float *w = dem_window(&dem, x0, y0, n);
     check_droplets("bigtujunga 128x128, particles", w, NULL, n, n, dem.cell_size, 0);
     free(w);
     talus_dem_free(&dem);

@@ -791,18 +791,27 @@ static void test_heightfield_crests(void) {
   talus_domain_free(in);
 }
 
-/* Runs every test, or with an argument only those whose name contains it
- * (test_fidelity chasm). */
+/* Every test by name, so that `test_fidelity chasm` runs only those whose
+ * name contains the argument. */
+static const struct {
+  const char *name;
+  void (*run)(void);
+} fidelity_tests[] = {
+    {"test_round_pile", test_round_pile},
+    {"test_chasm_rain", test_chasm_rain},
+    {"test_chasm_source", test_chasm_source},
+    {"test_through_arch_measure", test_through_arch_measure},
+    {"test_lake_cliff_any_grid", test_lake_cliff_any_grid},
+    {"test_arches", test_arches},
+    {"test_cave", test_cave},
+    {"test_rivers_rain_texture", test_rivers_rain_texture},
+    {"test_rivers_rain_dry_out", test_rivers_rain_dry_out},
+    {"test_heightfield_crests", test_heightfield_crests},
+};
+
+/* Runs every test, or with an argument only those whose name contains it. */
 int main(int argc, char **argv) {
-  if (argc < 2 || strstr("test_round_pile", argv[1])) test_round_pile();
-  if (argc < 2 || strstr("test_chasm_rain", argv[1])) test_chasm_rain();
-  if (argc < 2 || strstr("test_chasm_source", argv[1])) test_chasm_source();
-  if (argc < 2 || strstr("test_through_arch_measure", argv[1])) test_through_arch_measure();
-  if (argc < 2 || strstr("test_lake_cliff_any_grid", argv[1])) test_lake_cliff_any_grid();
-  if (argc < 2 || strstr("test_arches", argv[1])) test_arches();
-  if (argc < 2 || strstr("test_cave", argv[1])) test_cave();
-  if (argc < 2 || strstr("test_rivers_rain_texture", argv[1])) test_rivers_rain_texture();
-  if (argc < 2 || strstr("test_rivers_rain_dry_out", argv[1])) test_rivers_rain_dry_out();
-  if (argc < 2 || strstr("test_heightfield_crests", argv[1])) test_heightfield_crests();
+  for (size_t i = 0; i < sizeof fidelity_tests / sizeof fidelity_tests[0]; i++)
+    if (argc < 2 || strstr(fidelity_tests[i].name, argv[1])) fidelity_tests[i].run();
   return check_report("test_fidelity");
 }

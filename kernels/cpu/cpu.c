@@ -412,6 +412,25 @@ static inline TALUS_FORCE_INLINE int cpu_scan_first(uint8_t *stop, int n) {
   }
 }
 
+/* Returns, from the function it ends, the first cell u in [x, end) where
+ * `stops` (an expression of u) holds, else end: CPU_SCAN cells at a time
+ * tested in one vector loop, then cpu_scan_first. */
+#define CPU_SCAN_RETURN(x, end, stops)                                                             \
+  do {                                                                                             \
+    while (x < end) {                                                                              \
+      int n_ = end - x < CPU_SCAN ? end - x : CPU_SCAN;                                            \
+      uint8_t stop_[CPU_SCAN + 8];                                                                 \
+      _Pragma("omp simd") for (int i_ = 0; i_ < n_; i_++) {                                        \
+        int u = x + i_;                                                                            \
+        stop_[i_] = (uint8_t)((stops) != 0);                                                       \
+      }                                                                                            \
+      int k_ = cpu_scan_first(stop_, n_);                                                          \
+      if (k_ < n_) return x + k_;                                                                  \
+      x += n_;                                                                                     \
+    }                                                                                              \
+    return x;                                                                                      \
+  } while (0)
+
 /* Radius-1 stages: cells of the live run whose 8 neighbours and own cell
  * hold single columns. */
 static inline int cpu_one_nb_run_end(const talus_tile *t, const talus_kctx *c, int y, int x, int xa,
@@ -420,19 +439,10 @@ static inline int cpu_one_nb_run_end(const talus_tile *t, const talus_kctx *c, i
   if (x < xa) return x;
   const uint8_t *r = t->count + talus_idx(t, 0, y);
   ptrdiff_t p = t->pitch;
-  while (x < xb) {
-    int n = xb - x < CPU_SCAN ? xb - x : CPU_SCAN;
-    uint8_t stop[CPU_SCAN + 8];
-    const uint8_t *m = r + x;
-    _Pragma("omp simd") for (int i = 0; i < n; i++) stop[i] =
-        (uint8_t)((((m[i - p - 1] ^ 1) | (m[i - p] ^ 1) | (m[i - p + 1] ^ 1)) |
-                   ((m[i - 1] ^ 1) | (m[i] ^ 1) | (m[i + 1] ^ 1)) |
-                   ((m[i + p - 1] ^ 1) | (m[i + p] ^ 1) | (m[i + p + 1] ^ 1))) != 0);
-    int k = cpu_scan_first(stop, n);
-    if (k < n) return x + k;
-    x += n;
-  }
-  return x;
+  CPU_SCAN_RETURN(x, xb,
+                  ((r[u - p - 1] ^ 1) | (r[u - p] ^ 1) | (r[u - p + 1] ^ 1)) |
+                      ((r[u - 1] ^ 1) | (r[u] ^ 1) | (r[u + 1] ^ 1)) |
+                      ((r[u + p - 1] ^ 1) | (r[u + p] ^ 1) | (r[u + p + 1] ^ 1)));
 }
 
 /* Radius-0 stages: live cells (no NoData cell) of one column. */
@@ -441,20 +451,8 @@ static inline int cpu_one_cell_run_end(const talus_tile *t, const talus_kctx *c,
   (void)c, (void)xa, (void)xb;
   const uint8_t *r = t->count + talus_idx(t, 0, y);
   const uint8_t *mask = t->mask ? t->mask + talus_idx(t, 0, y) : NULL;
-  while (x < x1) {
-    int n = x1 - x < CPU_SCAN ? x1 - x : CPU_SCAN;
-    uint8_t stop[CPU_SCAN + 8];
-    if (mask) {
-      _Pragma("omp simd") for (int i = 0; i < n; i++) stop[i] =
-          (uint8_t)((mask[x + i] != 0) | (r[x + i] != 1));
-    } else {
-      _Pragma("omp simd") for (int i = 0; i < n; i++) stop[i] = (uint8_t)(r[x + i] != 1);
-    }
-    int k = cpu_scan_first(stop, n);
-    if (k < n) return x + k;
-    x += n;
-  }
-  return x;
+  if (mask) CPU_SCAN_RETURN(x, x1, (mask[u] != 0) | (r[u] != 1));
+  CPU_SCAN_RETURN(x, x1, r[u] != 1);
 }
 
 /* Split: the first cell from x on (x1 when none) that k_split may change:
@@ -466,21 +464,8 @@ static inline int cpu_split_next(const talus_tile *t, const talus_kctx *c, int y
   const uint8_t *r = t->count + i0, *mask = t->mask ? t->mask + i0 : NULL;
   const float *D = t->D + i0;
   float ss = c->P.split_size;
-  while (x < x1) {
-    int n = x1 - x < CPU_SCAN ? x1 - x : CPU_SCAN;
-    uint8_t stop[CPU_SCAN + 8];
-    if (mask) {
-      _Pragma("omp simd") for (int i = 0; i < n; i++) stop[i] =
-          (uint8_t)((mask[x + i] != 0) | (r[x + i] != 1) | (D[x + i] >= ss));
-    } else {
-      _Pragma("omp simd") for (int i = 0; i < n; i++) stop[i] =
-          (uint8_t)((r[x + i] != 1) | (D[x + i] >= ss));
-    }
-    int k = cpu_scan_first(stop, n);
-    if (k < n) return x + k;
-    x += n;
-  }
-  return x;
+  if (mask) CPU_SCAN_RETURN(x, x1, (mask[u] != 0) | (r[u] != 1) | (D[u] >= ss));
+  CPU_SCAN_RETURN(x, x1, (r[u] != 1) | (D[u] >= ss));
 }
 
 /* Layered rain: live cells of one column when rain falls this step (k_rain's
