@@ -24,9 +24,10 @@
  *   c = max(−Δh/l_c, min_slope)·v·w·K_c; uphill: deposit min(Δh, s); over
  *   capacity: deposit K_d(s − c); else erode min(K_e(c − s), −Δh)·(1 − H)
  *   (H the bilinear hardness at p: the droplet reads no node beyond its
- *   4, which keeps the radius at L + r + 1) with the cone brush max(0, r − d)
+ *   4, which keeps its reads within the brush's box) with the cone brush max(0, r − d)
  *   centred on the droplet (not on a node), normalised by the sum of its
- *   discrete weights over live nodes; v = √max(0, v² − γ·Δh);
+ *   discrete weights over live nodes (not an open domain's edge nodes
+ *   lower than the node inside them, the rivers' base level: pt_edge); v = √max(0, v² − γ·Δh);
  *   w = w·(1 − e) + particles.water_gain (a flow line gathering water:
  *   0 in the peers). At the end its sediment is deposited
  *   (deposit_at_death) or lost (PT_LOST).
@@ -59,12 +60,15 @@
  *   once, h = (float)((double)h + Δ·2⁻³²), and books the float rounding
  *   (PT_ROUNDING). The batch's identity eroded = deposited + outflow +
  *   lost + river holds exactly in integers.
- * - Radius. Reads reach one node beyond the position, writes the brush r
- *   beyond it, positions L cells from the spawn: R = L + r + 1
- *   (pt_radius). A droplet first reading a stale cell does so within two
- *   cells of its position (the next position's nodes) and thereafter
- *   writes within L − 1 moves + r, so the stale ring of a tile grows by R
- *   per step: R is the stage's radius in the stage table. A droplet
+ * - Radius. Reads reach the brush's box, r + 1 beyond the position (the
+ *   next position's nodes; on layered stacks the box's columns,
+ *   pt_brush_col; on an open domain's edge the base level, pt_edge),
+ *   writes the brush r + 1 beyond it, positions L cells from the spawn. A
+ *   droplet first reading a stale cell does so within r + 1 cells of its
+ *   position and thereafter writes within L more moves + r + 1, so the
+ *   stale ring of a tile grows by R = L + 2r + 2 per step (pt_radius; it
+ *   was L + r + 1, which counted the next position's nodes but not the
+ *   box's reads): R is the stage's radius in the stage table. A droplet
  *   needing a node inside the domain but outside the tile buffer stops and
  *   deposits its load where it stands (only stale cells see it).
  * - Scatter without float atomics. CPU (cpu/cpu.c, CPU_STAGE_LOOP_PARTICLES):
@@ -136,9 +140,9 @@
 #define PT_UNIT    4294967296.0 /* 2^32 units per metre */
 #define PT_BRUSH_Q 64.0f        /* brush weight units per cell of cone height */
 
-/* The stage radius of pt_trace: L + r + 1 (see the notes). */
+/* The stage radius of pt_trace: L + 2r + 2 (see the notes). */
 TALUS_HD static inline int pt_radius(const talus_kparams *P) {
-  return P->pt_max_moves + P->pt_brush_radius + 1;
+  return P->pt_max_moves + 2 * P->pt_brush_radius + 2;
 }
 
 /* 1 when global step `step` runs a batch: one of every pt_every steps,
@@ -379,6 +383,38 @@ TALUS_HD static inline int pt_live(const talus_tile *t, const talus_kctx *c, int
   return !talus_cell_masked(t, talus_idx(t, gx - t->buf.x0, gy - t->buf.y0));
 }
 
+/* The surface of node idx at the batch's start: the heightfield, or the
+ * top column's ground (the map's surface, not the droplet's level). */
+TALUS_HD static inline float pt_top(const talus_tile *t, const talus_kctx *c, size_t idx) {
+  return c->P.model == TALUS_MODEL_LAYERED ? pt_surface(t, idx, t->count[idx] - 1) : t->B[idx];
+}
+
+/* 1 when global node (gx, gy), on the edge ring of a domain with outflow
+ * borders, lies no higher than its inward neighbour (the batch's start
+ * terrain): the base level its rivers leave at. Brushes do not erode it
+ * (weight 0), so the nodes inside sink only until the next position's
+ * height, which reads the edge, stops them (the exchange's cap −Δh).
+ * Without it every node of a channel sank with the brushes upstream of
+ * it, the outlet with them, and a channel leaving the map cut down to the
+ * floor: 36 m into rivers-rain's 30 m of relief in 3500 steps (256²). An
+ * edge node above its neighbour (the map rising to its border) erodes as
+ * any other, so hills at the border wear down with the rest instead of
+ * standing as a wall (every edge node held fixed, rivers-rain's west edge
+ * stood up to 8.7 m above the cells inside it, and test_base_level's
+ * valley blew up: droplets fell off the held rim into the lowered
+ * map). Behind walls (no outflow) the load stays on the
+ * map and nothing runs away. Reads two nodes of the brush's box, which
+ * lies in the buffer (pt_where): the radius is unchanged. */
+TALUS_HD static inline int pt_edge(const talus_tile *t, const talus_kctx *c, int gx, int gy) {
+  int nx = c->nx, ny = c->ny;
+  if (!c->P.outflow_water || gx < 0 || gy < 0 || gx >= nx || gy >= ny) return 0; /* off: no node */
+  if (gx > 0 && gy > 0 && gx < nx - 1 && gy < ny - 1) return 0;
+  if (nx < 3 || ny < 3) return 1;
+  int ix = gx < 1 ? 1 : gx > nx - 2 ? nx - 2 : gx, iy = gy < 1 ? 1 : gy > ny - 2 ? ny - 2 : gy;
+  size_t e = talus_idx(t, gx - t->buf.x0, gy - t->buf.y0);
+  return pt_top(t, c, e) <= pt_top(t, c, talus_idx(t, ix - t->buf.x0, iy - t->buf.y0));
+}
+
 /* 1 when global node (gx, gy) lies in the tile buffer. */
 TALUS_HD static inline int pt_in_buf(const talus_tile *t, int gx, int gy) {
   return gx >= t->buf.x0 && gy >= t->buf.y0 && gx < t->buf.x0 + t->buf.w &&
@@ -436,14 +472,15 @@ TALUS_HD static inline int64_t pt_take(int64_t share, int64_t avail, int64_t tak
  * droplet's own change there from the events before e (brush shares
  * capped by pt_take, as pt_erode took them). */
 TALUS_HD static inline void pt_event_node(const pt_event *e, const talus_tile *t,
-                                          const talus_kparams *P, int gx, int gy,
-                                          const int8_t *cols, int k, int64_t *own) {
+                                          const talus_kctx *c, int gx, int gy, const int8_t *cols,
+                                          int k, int64_t *own) {
+  const talus_kparams *P = &c->P;
   int r = P->pt_brush_radius, kx = gx - e->ix, ky = gy - e->iy;
   if (e->kind == 1) {
     if (kx >= 0 && kx <= 1 && ky >= 0 && ky <= 1 && pt_event_hits(e, t, P, gx, gy, cols, k))
       *own += e->q * pt_bilinear(kx, ky, e->fx, e->fy);
   } else if (kx >= -r && kx <= r + 1 && ky >= -r && ky <= r + 1) {
-    int64_t wgt = pt_cone(gx, gy, e->ix, e->iy, e->fx, e->fy, r);
+    int64_t wgt = pt_edge(t, c, gx, gy) ? 0 : pt_cone(gx, gy, e->ix, e->iy, e->fx, e->fy, r);
     if (wgt && pt_event_hits(e, t, P, gx, gy, cols, k)) {
       size_t idx = talus_idx(t, gx - t->buf.x0, gy - t->buf.y0);
       int64_t avail = pt_avail(t, P, idx, cols ? cols[k] : -1);
@@ -456,15 +493,16 @@ TALUS_HD static inline void pt_event_node(const pt_event *e, const talus_tile *t
  * own[k], node k = (ix + (k & 1), iy + (k >> 1)), columns cols (NULL on
  * heightfields): pt_event_node per node. The nodes a droplet reads are
  * live (pt_where), as every node its brush wrote to is, so the brush's
- * rule for dead nodes needs no test here. */
+ * rule for dead nodes needs no test here; its rule for the edge ring
+ * (pt_edge: weight 0) does, in pt_event_node. */
 TALUS_HD static inline void pt_event_own(const pt_event *e, const talus_tile *t,
-                                         const talus_kparams *P, int ix, int iy, const int8_t *cols,
+                                         const talus_kctx *c, int ix, int iy, const int8_t *cols,
                                          int64_t own[4]) {
-  int r = P->pt_brush_radius;
+  int r = c->P.pt_brush_radius;
   int ox = ix - e->ix, oy = iy - e->iy, reach = e->kind == 1 ? 1 : r + 1;
   if (ox < -reach || ox > reach || oy < -reach || oy > reach) return;
   for (int k = 0; k < 4; k++)
-    pt_event_node(e, t, P, ix + (k & 1), iy + (k >> 1), cols, k, &own[k]);
+    pt_event_node(e, t, c, ix + (k & 1), iy + (k >> 1), cols, k, &own[k]);
 }
 
 /* The droplet's own changes [units] of the 4 nodes of cell (ix, iy),
@@ -490,19 +528,19 @@ TALUS_HD static inline TALUS_FORCE_INLINE void pt_own4(const pt_drop *d, const t
   }
   own[0] = own[1] = own[2] = own[3] = 0;
   for (int i = 0; i < d->n; i++)
-    pt_event_own(&d->ev[i], t, &c->P, ix, iy, cols, own);
+    pt_event_own(&d->ev[i], t, c, ix, iy, cols, own);
 }
 
 /* The droplet's own change [units] of column col of global node
  * (gx, gy): from its table, or its events replayed in order. */
-TALUS_HD static inline int64_t pt_own1(const pt_drop *d, const talus_tile *t,
-                                       const talus_kparams *P, int gx, int gy, int col) {
+TALUS_HD static inline int64_t pt_own1(const pt_drop *d, const talus_tile *t, const talus_kctx *c,
+                                       int gx, int gy, int col) {
   if (PT_WIN(d)) return *pt_win_at(d, gx, gy, col);
   if (d->keys >= 0) return d->keys ? pt_own_get(d, pt_own_key(d, gx, gy, col)) : 0;
   int8_t c1 = (int8_t)col;
   int64_t own = 0;
   for (int i = 0; i < d->n; i++)
-    pt_event_node(&d->ev[i], t, P, gx, gy, &c1, 0, &own);
+    pt_event_node(&d->ev[i], t, c, gx, gy, &c1, 0, &own);
   return own;
 }
 
@@ -625,7 +663,8 @@ TALUS_HD static inline TALUS_FORCE_INLINE int64_t pt_brush_weights(const pt_drop
   for (int j = 0; j < side; j++, row += t->pitch)
     for (int i = 0; i < side; i++, k++) {
       int32_t wk = pt_cone_d2(ex2[i] + ey2[j], r);
-      if (wk && (inside ? talus_cell_masked(t, (size_t)(row + i)) : !pt_live(t, c, x0 + i, y0 + j)))
+      if (wk && (pt_edge(t, c, x0 + i, y0 + j) || (inside ? talus_cell_masked(t, (size_t)(row + i))
+                                                          : !pt_live(t, c, x0 + i, y0 + j))))
         wk = 0;
       int8_t ck = (int8_t)(layered && wk ? pt_brush_col(t, &c->P, x0 + i, y0 + j, d->z) : 0);
       w[k] = ck < 0 ? 0 : wk, col[k] = ck;
@@ -645,8 +684,8 @@ TALUS_HD static inline TALUS_FORCE_INLINE int64_t pt_brush_weights(const pt_drop
  * end). The same integers as pt_erode: the weights are the same floats
  * (ex² + ey², r − √d2, × 64 truncated; 0 where d2 ≥ r², as pt_cone_d2),
  * and with no floor limit the load gains q·Σw, the sum of the shares. */
-TALUS_HD static inline TALUS_FORCE_INLINE void pt_erode_row8(pt_drop *d, const talus_tile *t, int r,
-                                                             int64_t amount) {
+TALUS_HD static inline TALUS_FORCE_INLINE void
+pt_erode_row8(pt_drop *d, const talus_tile *t, const talus_kctx *c, int r, int64_t amount) {
   int side = 2 * r + 1, x0 = d->ix - r + 1, y0 = d->iy - r + 1;
   float ex2[PT_ROW8], r2 = (float)(r * r), rf = (float)r;
   int32_t w[PT_ROW8 * PT_ROW8];
@@ -667,6 +706,10 @@ TALUS_HD static inline TALUS_FORCE_INLINE void pt_erode_row8(pt_drop *d, const t
     for (int j = 0; j < side; j++)
       for (int i = 0; i < side; i++)
         if (t->mask[row0 + (ptrdiff_t)j * t->pitch + i]) w[j * PT_ROW8 + i] = 0;
+  if (c->P.outflow_water && (x0 == 0 || y0 == 0 || x0 + side == c->nx || y0 + side == c->ny))
+    for (int j = 0; j < side; j++)
+      for (int i = 0; i < side; i++)
+        if (pt_edge(t, c, x0 + i, y0 + j)) w[j * PT_ROW8 + i] = 0;
   int64_t W = 0;
   for (int j = 0; j < side; j++)
 #pragma omp simd reduction(+ : W)
@@ -697,7 +740,7 @@ pt_erode(pt_drop *d, const talus_tile *t, const talus_kctx *c, int64_t amount, i
     int x0 = d->ix - r + 1, y0 = d->iy - r + 1;
     if (x0 >= 0 && y0 >= 0 && x0 + side <= c->nx && y0 + side <= c->ny &&
         x0 - t->buf.x0 + PT_ROW8 <= t->pitch) {
-      pt_erode_row8(d, t, r, amount);
+      pt_erode_row8(d, t, c, r, amount);
       return;
     }
   }
@@ -717,8 +760,7 @@ pt_erode(pt_drop *d, const talus_tile *t, const talus_kctx *c, int64_t amount, i
         if (layered && col[k] > 0) { /* a floor limit: take at most what is left above it */
           int64_t avail = pt_avail(t, &c->P, (size_t)(row + i), col[k]);
           if (d->taken + took + share > avail)
-            share =
-                pt_take(share, avail, INT64_MAX / 4, pt_own1(d, t, &c->P, x0 + i, y0 + j, col[k]));
+            share = pt_take(share, avail, INT64_MAX / 4, pt_own1(d, t, c, x0 + i, y0 + j, col[k]));
         }
         if (!share) continue;
         pt_add(&t->pt_acc[pt_plane(t, 0, col[k]) + (size_t)(row + i)], share);
@@ -929,7 +971,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_step(pt_drop *d, const talus_ti
   if (d->n > n && d->keys > 0) /* the table holds the new event too */
     pt_own4(d, t, c, next.ix, next.iy, layered ? cols : NULL, own);
   else if (d->n > n) /* replayed before, or the table dropped just now: add it */
-    pt_event_own(&d->ev[n], t, P, next.ix, next.iy, layered ? cols : NULL, own);
+    pt_event_own(&d->ev[n], t, c, next.ix, next.iy, layered ? cols : NULL, own);
   float v2 = d->v * d->v - P->pt_gravity * dh; /* per metre of drop, not per cell of slope */
   d->v = sqrtf(v2 > 0.0f ? v2 : 0.0f);
   d->w = d->w * (1.0f - P->pt_evap_move) + P->pt_gain_move;

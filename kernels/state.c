@@ -133,7 +133,7 @@ static float pt_per_move(float k, double lc) {
  * reads (state.h): L = path / l_c and r = brush / l_c rounded, each at
  * least 1 (a droplet moves and brushes at least one cell) and at most
  * PT_MOVES_MAX and PT_BRUSH_MAX (state.h; they bound the stage radius
- * L + r + 1; the params are derived before the raster's cell size is
+ * L + 2r + 2; the params are derived before the raster's cell size is
  * known, so this caps rather than fails, and erode warns: pt_units_capped);
  * the shares per move from the shares per metre, and the water gathered
  * over a move of l_c metres of the per-metre recurrence w ← w·(1 − e) + g,

@@ -103,7 +103,7 @@ typedef struct talus_source {
 } talus_source;
 
 /* The droplets' bounds in cells (kernels/particles.h): they bound the
- * stage radius L + r + 1; talus_kparams_derive caps L and r at them. */
+ * stage radius L + 2r + 2; talus_kparams_derive caps L and r at them. */
 #define PT_MOVES_MAX 256 /* the most moves L of a droplet's life (bounds the stage radius) */
 #define PT_BRUSH_MAX 8   /* the widest brush r [cells] */
 

@@ -237,9 +237,13 @@ static void check_normalise(void) {
 int main(void) {
   check_normalise();
   check_resolutions();
-  static const char *const masks[] = {"simulation.masks=true", NULL};
+  /* the pipes' scene: rivers-rain's droplets rework its plains, so there
+   * the raised cells wear nearly as much as the lowered (1.18 against
+   * 1.71 m): the split below reads the pipes' wear and deposition */
+  static const char *const masks[] = {"simulation.masks=true", "particles.enable=false", NULL};
+  static const char *const pipes[] = {"particles.enable=false", NULL};
   talus_domain *d = fixture_domain("rivers-rain", N, "rivers-rain", masks);
-  talus_domain *plain = fixture_domain("rivers-rain", N, "rivers-rain", NULL);
+  talus_domain *plain = fixture_domain("rivers-rain", N, "rivers-rain", pipes);
   CHECK(d && plain, "domains built");
   if (!d || !plain) return check_report("test_masks");
   CHECK(!plain->tile->acc, "no accumulators without simulation.masks");

@@ -352,7 +352,7 @@ static void halo_control(talus_domain *d, const char *label) {
 static void test_halo_control(void) {
   const int n = 160;
   float *h = fbm_heights(n, n, 11);
-  static const char *const sets[] = {"particles.density_log2=3", NULL};
+  static const char *const sets[] = {"particles.density_log2=4", NULL};
   talus_domain *d = make_domain(n, n, h, sets);
   CHECK(d != NULL, "control domain");
   if (d) halo_control(d, "heightfield");
@@ -669,6 +669,48 @@ static void test_valley(void) {
   free(h);
 }
 
+/* The base level (pt_edge): the valley of test_valley, its thalweg
+ * leaving through the open east edge, 200 batches at 4x the default
+ * capacity. Edge nodes no higher than the node inside them take no brush
+ * share, so the outlet holds and nothing inside sinks below it: the
+ * outlet ends 3.75 m higher (the floor fills), its lowest node as high.
+ * Without the rule the outlet was cut to -10.6 m and the droplets,
+ * falling into what they dug, ran away to -30 km; with every edge node
+ * held, the rim stood while the map inside sank and it blew up too. An
+ * edge node above its neighbour (the west end, where the valley rises to
+ * the border) still erodes. */
+static void test_base_level(void) {
+  const int nx = 120, ny = 61, yc = 30;
+  float *h = malloc((size_t)nx * ny * sizeof *h);
+  for (int y = 0; y < ny; y++)
+    for (int x = 0; x < nx; x++)
+      h[(size_t)y * nx + x] = 0.3f * (float)abs(y - yc) + 0.02f * (float)(nx - x);
+  static const char *const sets[] = {"water.outflow_border=true", "particles.density_log2=4",
+                                     "particles.capacity=4", NULL};
+  talus_domain *d = make_domain(nx, ny, h, sets);
+  CHECK(d != NULL, "base-level domain");
+  if (!d) return free(h);
+  talus_domain_run(d, 200, NULL, NULL);
+  float *a = malloc((size_t)nx * ny * sizeof *a);
+  read_heights(d, a);
+  size_t out = (size_t)yc * nx + nx - 1;
+  float lowest = a[0];
+  double west = 0.0;
+  for (size_t i = 0; i < (size_t)nx * ny; i++)
+    lowest = a[i] < lowest ? a[i] : lowest;
+  for (int y = 0; y < ny; y++)
+    west += (a[(size_t)y * nx] - h[(size_t)y * nx]) / ny;
+  printf("base level: outlet %.4f m (was %.4f), lowest node %.4f m, thalweg 10 cells in %+.3f m, "
+         "west edge %+.4f m\n",
+         a[out], h[out], lowest, a[out - 10] - h[out - 10], west);
+  CHECK(a[out] >= h[out] - 0.05f, "the outlet was cut: %.4f m, was %.4f", a[out], h[out]);
+  CHECK(lowest >= h[out] - 0.05f, "a node sank to %.4f m, below the outlet's %.4f", lowest, h[out]);
+  CHECK(west < 0.0, "the west edge, above the nodes inside it, erodes (%+.4f m)", west);
+  free(a);
+  talus_domain_free(d);
+  free(h);
+}
+
 /* A closed bowl with open borders: no droplet leaves, the load ends
  * nearer the bottom than it was taken, and the bottom rises. */
 static void test_basin(void) {
@@ -909,7 +951,7 @@ static talus_domain *overhang_domain(int nx, int ny, const char *const *sets) {
 /* The negative control on the overhang scene (tunnel cells in the core):
  * halo R gives the monolithic bytes of every column, R/2 does not. */
 static void test_layered_halo(void) {
-  static const char *const sets[] = {"particles.density_log2=3", NULL};
+  static const char *const sets[] = {"particles.density_log2=4", NULL};
   talus_domain *d = overhang_domain(160, 160, sets);
   CHECK(d != NULL, "layered control domain");
   if (d) halo_control(d, "layered");
@@ -1387,6 +1429,7 @@ int main(void) {
   test_river();
   test_river_ledger();
   test_valley();
+  test_base_level();
   test_basin();
   test_hardness();
   test_roof();
