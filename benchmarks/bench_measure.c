@@ -23,8 +23,12 @@ static const char *const hf_only[] = {"thermal.enable=false", NULL};
 static const char *const lay_pipes[] = {"particles.enable=false", NULL};
 
 /* erodr's parameters (../shared/reference/particle-erosion-reference.md
- * §1), over particles.ini's scale keys */
-static const char *const pt_erodr[] = {"particles.path_length=32",
+ * §1), over particles.ini's scale keys, on erodr's unit cells: the
+ * droplet keys are in metres (path 32 m = 32 moves, brush 2 m = 2 cells
+ * only at 1 m cells; on the scene's own cells, 256/n m, a droplet would
+ * run 8·n/256 moves) */
+static const char *const pt_erodr[] = {"input.cell_size=1",
+                                       "particles.path_length=32",
                                        "particles.brush_radius=2",
                                        "particles.inertia=0.3",
                                        "particles.capacity=8",
