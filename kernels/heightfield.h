@@ -239,7 +239,8 @@ TALUS_HD static inline float hf_capacity(const talus_kparams *P, float gx, float
  * stream_power) of a cell with water depth d, through-flux (dwx, dwy)
  * [m³/s] and steepest descent `drop` (tangent, to the lowest of its 4
  * neighbours): C = K_c·d·(√q·S − θ_c)⁺, q = |ΔW|/l_c the unit discharge
- * [m²/s], S the sine of the descent (at least min_tilt). Carried at the
+ * [m²/s] over the width w = min(l_c, heightfield.river_width)
+ * (hf_flow_width), S the sine of the descent (at least min_tilt). Carried at the
  * water's speed v = q/d this is a sediment flux C·v = K_c·q^1.5·S (less
  * the threshold): the concentration it allows grows with the water
  * gathered upstream, not with the speed of thin sheet flow, so channels
@@ -247,12 +248,17 @@ TALUS_HD static inline float hf_capacity(const talus_kparams *P, float gx, float
  * where the slope eases (valley floors, fans) the load settles. The
  * descent, unlike a central difference, sees the cell's own height: a pit
  * stops cutting and a bump is cut first, so no odd-even pits grow. No
- * depth fade (deep water is where the discharge is). sqrtf only, so the
+ * depth fade (deep water is where the discharge is). The width: a river
+ * narrower than its cell carries its discharge Q on its own width, not
+ * the cell's; read over l_c, q = Q/l_c shrank with the cell and so did
+ * the sediment flux capacity, C·v·l_c = K_c·Q^1.5·S/√l_c (0.60x at
+ * 82.6 m against 30 m for the same river). Over a fixed width it is
+ * K_c·Q^1.5·S/√w on any cell wider than w. sqrtf only, so the
  * CPU's vector loop computes it lane by lane as the scalar body does. */
 TALUS_HD static inline float hf_stream_capacity(const talus_kparams *P, float drop, float dwx,
                                                 float dwy, float depth) {
   float sine = drop / sqrtf(1.0f + drop * drop);
-  float q = sqrtf(dwx * dwx + dwy * dwy) / P->cell_size;
+  float q = sqrtf(dwx * dwx + dwy * dwy) / P->hf_flow_width;
   return P->hf_capacity * depth * talus_stream_power(P, q, sine, P->hf_min_tilt);
 }
 

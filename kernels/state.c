@@ -82,6 +82,7 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->hf_deposit = 0.5f;
   p->hf_max_depth = 10.0f;
   p->hf_min_tilt = 0.01f;
+  p->hf_river_width = 0.0f;
   p->hf_min_hardness = 0.1f;
   p->hf_softening = 5.0f;
   p->hf_evaporation = 0.015f;
@@ -228,6 +229,12 @@ talus_status talus_kparams_derive(talus_kparams *p) {
   float length = p->hf_pipe_length > 0.0f ? p->hf_pipe_length : p->cell_size;
   p->hf_flux_gain = area * p->gravity / length;
   p->hf_inv_depth = p->hf_max_depth > 0.0f ? 1.0f / p->hf_max_depth : 0.0f;
+  /* A river narrower than its cell keeps its own unit discharge: the
+   * stream-power law reads q over min(l_c, river_width) (heightfield.h,
+   * hf_stream_capacity); 0 or a width above the cell is the cell's. */
+  p->hf_flow_width = p->hf_river_width > 0.0f && p->hf_river_width < p->cell_size
+                         ? p->hf_river_width
+                         : p->cell_size;
   hz_scale_derive(p);
   pt_units_derive(p);
   int P = p->prop_iterations > 0 ? p->prop_iterations : 1;

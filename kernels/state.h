@@ -183,6 +183,7 @@ typedef struct talus_kparams {
   float hf_deposit;      /* K_d [1/s] */
   float hf_max_depth;    /* depth where l_max reaches 0 [m] */
   float hf_min_tilt;     /* floor of the slope factor of the capacity [sin] */
+  float hf_river_width;  /* width a river's discharge is spread over [m]; 0 = the cell's */
   float hf_min_hardness; /* R_min: softening stops here */
   float hf_softening;    /* K_h [1/m] */
   float hf_evaporation;  /* K_e [1/s] */
@@ -227,6 +228,7 @@ typedef struct talus_kparams {
   float creep_axis, creep_diag;   /* creep share per pipe and step: sand_creep·dt/l_c²·weight */
   float hf_flux_gain;             /* A·g/l [m³/s² per m of head] */
   float hf_inv_depth;             /* 1 / hf_max_depth [1/m] */
+  float hf_flow_width;            /* min(l_c, hf_river_width): the unit discharge's width [m] */
   float hz_run;                   /* run over which a wall's rise gives sin β [m] */
   float hz_recovery;              /* damage healed per second [m/s] */
 } talus_kparams;

@@ -6,8 +6,9 @@
  * erosion on; 1 and 2 threads give identical bytes; a tiled run gives
  * the bytes of a monolithic one (the declared radii are exact); a
  * river cell turning a corner sends no sediment into the dry bank; a
- * deposit fills at most the water column; and an outflow border keeps the
- * arriving slope.
+ * deposit fills at most the water column; an outflow border keeps the
+ * arriving slope; and the stream-power law gives a river narrower than
+ * its cell the sediment flux capacity of the same river on finer cells.
  */
 #include "check.h"
 #include "scene_fixture.h"
@@ -457,7 +458,52 @@ static void test_outflow_descent(void) {
   CHECK(fabsf(open - 10.0f / 30.0f) <= 1e-6f, "open face: descent %g", open);
 }
 
+/* The sediment flux capacity C·v·l_c [m³/s] of the stream-power law for
+ * a river of discharge Q [m³/s] at speed v down a slope (tangent `drop`)
+ * running in one cell of `cell` metres, with heightfield.river_width
+ * `width` (derived by talus_kparams_derive). */
+static double river_flux_capacity(double cell, float width, float Q, float v, float drop) {
+  talus_kparams P;
+  talus_kparams_defaults(&P);
+  P.cell_size = (float)cell, P.hf_capacity = 40.0f, P.hf_river_width = width;
+  talus_kparams_derive(&P);
+  float depth = Q / (v * (float)cell); /* the cell's water column */
+  return (double)hf_stream_capacity(&P, drop, Q, 0.0f, depth) * v * cell;
+}
+
+/* A river narrower than its cell keeps its capacity on a coarse grid: with
+ * heightfield.river_width 30 m the same 300 m³/s river at 3 m/s down a 2 %
+ * slope can carry the same sediment flux on 82.6 m cells (Zion's SRTM) as
+ * on 30 m cells (Big Tujunga's). Read over the cell (width 0, as before)
+ * the unit discharge Q/l_c shrank with the cell and the flux capacity by
+ * √(30/82.6) = 0.60: on Zion the droplets' load handed to such a river
+ * exceeded it at the hand-off, the pipes laid it on the one-cell river,
+ * which turned aside, and the droplets then built dams up to 70 m on the
+ * dry bed (benchmarks/RESULTS.md). Cells finer than the width read q over
+ * their own width, as before. */
+static void test_river_width(void) {
+  const float Q = 300.0f, v = 3.0f, drop = 0.02f;
+  double fine = river_flux_capacity(30.0, 30.0f, Q, v, drop);
+  double coarse = river_flux_capacity(82.63, 30.0f, Q, v, drop);
+  double old30 = river_flux_capacity(30.0, 0.0f, Q, v, drop);
+  double old83 = river_flux_capacity(82.63, 0.0f, Q, v, drop);
+  double ten = river_flux_capacity(10.0, 30.0f, Q, v, drop);
+  double ten_old = river_flux_capacity(10.0, 0.0f, Q, v, drop);
+  printf("river width: flux capacity %.4g m3/s at 30 m, %.4g at 82.6 m (width 0: %.4g, %.4g; "
+         "ratio %.3f); 10 m cells %.4g (width 0: %.4g)\n",
+         fine, coarse, old30, old83, old83 / old30, ten, ten_old);
+  CHECK(fine > 0.0, "a capacity (%g)", fine);
+  CHECK(fabs(coarse / fine - 1.0) <= 1e-4, "82.6 m cells carry %.6g of the 30 m river's flux",
+        coarse / fine);
+  CHECK(fine == old30, "at the width's own cell size nothing changes (%.9g vs %.9g)", fine, old30);
+  CHECK(fabs(old83 / old30 - sqrt(30.0 / 82.63)) <= 1e-4,
+        "over the cell the capacity falls as 1/sqrt(l_c) (%.4g)", old83 / old30);
+  CHECK(ten == ten_old, "a cell finer than the width reads q over itself (%.9g vs %.9g)", ten,
+        ten_old);
+}
+
 int main(void) {
+  test_river_width();
   test_corner_advection();
   test_deposit_bound();
   test_outflow_descent();

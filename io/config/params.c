@@ -216,6 +216,10 @@ static const param_decl table[] = {
          "l_max: water depth at which erosion has faded to zero (linear fade)"),
     REAL("heightfield.min_tilt", hf_min_tilt, 0, 1, 0.01, "sin",
          "floor of the slope factor of the capacity, so flat channels carry sediment"),
+    REAL("heightfield.river_width", hf_river_width, 0, 1e5, 0, "m",
+         "stream_power: the width a river's discharge runs in where the cells are wider, so "
+         "its unit discharge q = Q / min(cell_size, river_width) does not shrink on coarse "
+         "grids; 0 = the cell's width"),
     REAL("heightfield.min_hardness", hf_min_hardness, 0, 1, 0.1, "",
          "R_min: deposited sediment softens the hardness down to this value"),
     REAL("heightfield.softening", hf_softening, 0, 1e6, 5, "1/m",
