@@ -341,7 +341,7 @@ static int chasm_fallen(const talus_tile *t, const unsigned char *cut, const uns
  * that stood metres above the channels falls onto their floor. With the
  * preset before (horizontal erosion at the reference's 0.9 and 0.005 m/s
  * on 2 m cells: notches one cell deep) the ridge stood as a solid fin:
- * no floor cell undercut at 6000 steps, none fell. Figures at 128²: see
+ * no floor cell undercut at 6000 steps. Figures at 128²: see
  * configs/chasm-rain.ini. */
 static void test_chasm_rain(void) {
   const int n = 128, first = 6000, cut_at = 12000, fall_at = 15000;
