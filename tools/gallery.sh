@@ -33,7 +33,7 @@ steps_of() {
     arches) echo 16500 ;;
     cave) echo 1000 ;;
     rivers-rain) echo 3500 ;; # 1500 of heavy rain, then the dry-out
-    chasm-rain) echo 8000 ;; # the chasm-floor ridge stands 6 m by then
+    chasm-rain) echo 8000 ;; # channels and their ridge; its collapse needs longer (see the preset)
     chasm-source) echo 1500 ;;
     *) echo 2000 ;;
   esac
