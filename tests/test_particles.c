@@ -624,6 +624,16 @@ static double row_change(const float *h0, const float *h, int nx, int y, int x0,
   return m / (x1 - x0);
 }
 
+/* A V valley of nx x ny cells: flanks rising 0.3 from its thalweg at row
+ * yc, which falls 0.02 a cell towards the east edge (x = nx - 1). */
+static float *v_valley(int nx, int ny, int yc) {
+  float *h = malloc((size_t)nx * ny * sizeof *h);
+  for (int y = 0; h && y < ny; y++)
+    for (int x = 0; x < nx; x++)
+      h[(size_t)y * nx + x] = 0.3f * (float)abs(y - yc) + 0.02f * (float)(nx - x);
+  return h;
+}
+
 /* A V valley along x (flanks 0.3 m per cell, thalweg falling 0.02 m per
  * cell), open borders: droplets erode the flanks and end their lives on
  * the thalweg, so a batch's deposits lie nearer to it than its erosion;
@@ -634,10 +644,7 @@ static double row_change(const float *h0, const float *h, int nx, int y, int x0,
  * spawns no droplet). */
 static void test_valley(void) {
   const int nx = 120, ny = 61, yc = 30, x0 = 10, x1 = 80;
-  float *h = malloc((size_t)nx * ny * sizeof *h);
-  for (int y = 0; y < ny; y++)
-    for (int x = 0; x < nx; x++)
-      h[(size_t)y * nx + x] = 0.3f * (float)abs(y - yc) + 0.02f * (float)(nx - x);
+  float *h = v_valley(nx, ny, yc);
   static const char *const sets[] = {"water.outflow_border=true", "particles.density_log2=4", NULL};
   talus_domain *d = make_domain(nx, ny, h, sets);
   CHECK(d != NULL, "valley domain");
@@ -681,10 +688,7 @@ static void test_valley(void) {
  * the border) still erodes. */
 static void test_base_level(void) {
   const int nx = 120, ny = 61, yc = 30;
-  float *h = malloc((size_t)nx * ny * sizeof *h);
-  for (int y = 0; y < ny; y++)
-    for (int x = 0; x < nx; x++)
-      h[(size_t)y * nx + x] = 0.3f * (float)abs(y - yc) + 0.02f * (float)(nx - x);
+  float *h = v_valley(nx, ny, yc);
   static const char *const sets[] = {"water.outflow_border=true", "particles.density_log2=4",
                                      "particles.capacity=4", NULL};
   talus_domain *d = make_domain(nx, ny, h, sets);
