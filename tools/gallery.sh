@@ -35,6 +35,7 @@ steps_of() {
     rivers-rain) echo 3500 ;; # 1500 of heavy rain, then the dry-out
     chasm-rain) echo 8000 ;; # channels and their ridge; its collapse needs longer (see the preset)
     chasm-source) echo 1500 ;;
+    rivers-source) echo 6000 ;; # the lakes below the sources spill and reach the east edge
     *) echo 2000 ;;
   esac
 }
