@@ -41,6 +41,12 @@ check "2 threads == 1 thread" 'same_as mono two'
   "${PT[@]}" --steps 2 2>"$W/kept.err"
 check "deposit_at_death=false warns that matter is not conserved; the preset does not" \
   'grep -q "matter is not conserved" "$W/lost.err" && ! grep -q "deposit_at_death" "$W/kept.err"'
+# A batch denser than 2^-6 a cell overshoots (its droplets do not see
+# each other): said, while the preset's 2^-8 says nothing.
+"$T" erode "$W/in.tif" -o "$W/dense.tif" --no-preview -c "$SRC/configs/particles.ini" \
+  "${PT[@]}" --steps 1 --set particles.density_log2=4 2>"$W/dense.err"
+check "density_log2=4 warns that dense batches overshoot; the preset does not" \
+  'grep -q "batches this dense overshoot" "$W/dense.err" && ! grep -q "density_log2" "$W/kept.err"'
 
 for core in 37 64; do
   for K in 1 2; do

@@ -231,7 +231,8 @@ static const param_decl table[] = {
          "particle (droplet) erosion, one batch of droplets per step, on either model "
          "(kernels/particles.h)"),
     INT("particles.density_log2", pt_density_log2, 1, 24, 8,
-        "n: 2^-n droplets per cell and batch (8 stays near serial droplets; 4 does not)"),
+        "n: 2^-n droplets per cell and batch (8 stays near serial droplets; 4 does not, and "
+        "below 6 erode warns: a dense batch overshoots)"),
     INT("particles.every", pt_every, 1, 1000000, 1, "a batch on the steps divisible by this"),
     REAL("particles.path_length", pt_path_length, 1e-3, 1e7, 32, "m",
          "length of a droplet's life along its path; it moves one cell a move, so "
