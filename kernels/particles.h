@@ -513,8 +513,13 @@ TALUS_HD static inline TALUS_FORCE_INLINE void pt_own4(const pt_drop *d, const t
                                                        const talus_kctx *c, int ix, int iy,
                                                        const int8_t *cols, int64_t own[4]) {
   if (PT_WIN(d)) {
+    if (!cols) { /* heightfields: one address, the 4 nodes at fixed offsets */
+      const int64_t *o = pt_win_at(d, ix, iy, 0);
+      own[0] = o[0], own[1] = o[1], own[2] = o[d->wside], own[3] = o[d->wside + 1];
+      return;
+    }
     for (int k = 0; k < 4; k++)
-      own[k] = *pt_win_at(d, ix + (k & 1), iy + (k >> 1), cols ? cols[k] : 0);
+      own[k] = *pt_win_at(d, ix + (k & 1), iy + (k >> 1), cols[k]);
     return;
   }
   if (d->keys == 0) { /* no event yet (each puts a key in the table) */
@@ -610,6 +615,26 @@ TALUS_HD static inline int pt_where(const talus_tile *t, const talus_kctx *c, in
   return 0;
 }
 
+/* pt_deposit of q per weight unit (plus rem on the cell's own node) into
+ * column 0 of all 4 nodes (heightfields; layered cells of one column) of
+ * a droplet with a window (CPU): the 4 bilinear weights once (pt_bilinear's
+ * integers), one address per plane, the shares added unconditionally (a
+ * zero share adds 0: the same totals as pt_deposit's tested adds). */
+TALUS_HD static inline void pt_deposit_col0(pt_drop *d, const talus_tile *t, int64_t q, int64_t rem,
+                                            int all) {
+  int64_t ax = (int64_t)(int)(d->fx * 16.0f), ay = (int64_t)(int)(d->fy * 16.0f);
+  int64_t w0 = (16 - ax) * (16 - ay), w1 = ax * (16 - ay), w2 = (16 - ax) * ay, w3 = ax * ay;
+  size_t p = (size_t)t->pitch;
+  int64_t *D = t->pt_acc + pt_plane(t, 1, 0) + talus_idx(t, d->ix - t->buf.x0, d->iy - t->buf.y0);
+  D[0] += q * w0 + rem, D[1] += q * w1, D[p] += q * w2, D[p + 1] += q * w3;
+  d->s -= q * 256 + rem;
+  if (q <= 0 || d->n >= PT_MOVES_MAX || all) return; /* at death nothing is read again */
+  d->ev[d->n++] = (pt_event){d->ix, d->iy, d->fx, d->fy, q, 1, d->z};
+  int64_t *o = pt_win_at(d, d->ix, d->iy, 0);
+  o[0] += q * w0, o[1] += q * w1, o[d->wside] += q * w2, o[d->wside + 1] += q * w3;
+  d->wcols = d->wcols > 1 ? d->wcols : 1;
+}
+
 /* Deposits `amount` units (≤ the load) bilinearly at the droplet's
  * position into the deposit planes of its columns; `all` puts the
  * division's remainder on the cell's own node, else it stays in the load.
@@ -617,6 +642,10 @@ TALUS_HD static inline int pt_where(const talus_tile *t, const talus_kctx *c, in
 TALUS_HD static inline void pt_deposit(pt_drop *d, const talus_tile *t, int64_t amount, int all) {
   int64_t q = amount / 256, rem = all ? amount - q * 256 : 0;
   if (q <= 0 && rem <= 0) return;
+  if (PT_WIN(d) && !(d->col[0] | d->col[1] | d->col[2] | d->col[3])) {
+    pt_deposit_col0(d, t, q, rem, all);
+    return;
+  }
   size_t i = talus_idx(t, d->ix - t->buf.x0, d->iy - t->buf.y0), p = (size_t)t->pitch;
   size_t n[4] = {i, i + 1, i + p, i + p + 1};
   for (int k = 0; k < 4; k++) {
@@ -1148,6 +1177,22 @@ TALUS_HD static inline int64_t pt_apply_column(const talus_tile *t, size_t idx, 
   return E - take_s - take_b;
 }
 
+/* pt_apply on the heightfield cell at idx with its erosion, deposit and
+ * river totals ero, dep and R (read by the caller: k_pt_apply, or the
+ * CPU's row loop with the planes' rows at hand): the river total first,
+ * then the height, booked in that order. */
+TALUS_HD static inline TALUS_FORCE_INLINE void
+pt_apply_hf(const talus_tile *t, size_t idx, int64_t ero, int64_t dep, int64_t R, double *flows) {
+  pt_apply_river(t, idx, R, flows);
+  if (!ero && !dep) return;
+  double exact = (double)(dep - ero) * (1.0 / PT_UNIT);
+  float b = t->B[idx], bn = (float)((double)b + exact);
+  t->B[idx] = bn;
+  flows[TALUS_FLOW_PT_EROSION] += (double)ero * (1.0 / PT_UNIT);
+  flows[TALUS_FLOW_PT_DEPOSIT] += (double)dep * (1.0 / PT_UNIT);
+  flows[TALUS_FLOW_PT_ROUNDING] += ((double)bn - (double)b) - exact;
+}
+
 /* Stage pt_apply: the cell's totals change its height once (on layered
  * stacks, each column's sand and bedrock: pt_apply_column) and its river
  * total its suspended sediment (pt_apply_river); the float rounding
@@ -1161,15 +1206,8 @@ TALUS_HD static inline void k_pt_apply(const talus_tile *t, const talus_kctx *c,
       carry = pt_apply_column(t, idx, k, carry, flows);
     return;
   }
-  pt_apply_river(t, idx, t->pt_acc[pt_plane(t, 2, 0) + idx], flows);
-  int64_t ero = t->pt_acc[pt_plane(t, 0, 0) + idx], dep = t->pt_acc[pt_plane(t, 1, 0) + idx];
-  if (!ero && !dep) return;
-  double exact = (double)(dep - ero) * (1.0 / PT_UNIT);
-  float b = t->B[idx], bn = (float)((double)b + exact);
-  t->B[idx] = bn;
-  flows[TALUS_FLOW_PT_EROSION] += (double)ero * (1.0 / PT_UNIT);
-  flows[TALUS_FLOW_PT_DEPOSIT] += (double)dep * (1.0 / PT_UNIT);
-  flows[TALUS_FLOW_PT_ROUNDING] += ((double)bn - (double)b) - exact;
+  pt_apply_hf(t, idx, t->pt_acc[pt_plane(t, 0, 0) + idx], t->pt_acc[pt_plane(t, 1, 0) + idx],
+              t->pt_acc[pt_plane(t, 2, 0) + idx], flows);
 }
 
 #endif /* TALUS_KERNELS_PARTICLES_H */

@@ -1216,6 +1216,113 @@ static void test_window(void) {
   free(h);
 }
 
+/* The CPU's row loops of pt_clear and pt_apply on heightfields (memsets
+ * a plane; row pointers, the booked span as its own loop) against the
+ * per-cell bodies k_pt_clear and k_pt_apply, over a region that is not
+ * the buffer and a book that is not the region: the same totals zeroed
+ * and no other, the same heights and suspended sediment bit for bit, the
+ * same flows (rows in x order, summed in y order, as the stage books
+ * them); and the booked cells' height change is the booked deposit −
+ * erosion + rounding (the ledger closes on them), river load included. */
+static void test_apply_rows(void) {
+  const int n = 96;
+  float *h = fbm_heights(n, n, 43);
+  for (int i = 0; i < n * n; i++)
+    h[i] *= 20.0f;
+  static const char *const sets[] = {"particles.density_log2=4", "water.outflow_border=true", NULL};
+  talus_domain *d = make_domain(n, n, h, sets);
+  CHECK(d != NULL, "apply rows domain");
+  if (!d) {
+    free(h);
+    return;
+  }
+  talus_tile *t = d->tile;
+  talus_kctx c = d->ctx;
+  c.step = 0;
+  while (!pt_runs(&c.P, c.step))
+    c.step++;
+  talus_stage_scratch(t, TALUS_STAGE_PT_TRACE);
+  size_t np = TALUS_PT_PLANES * (size_t)t->nz * t->plane, plane = t->plane;
+  talus_rect all = {0, 0, t->buf.w, t->buf.h};
+  talus_rect region = {5, 7, t->buf.w - 11, t->buf.h - 13}, book = {9, 10, 30, 40};
+  double junk[TALUS_FLOW_COUNT];
+  /* pt_clear: a plane of nonzero totals, zeroed by the bodies and by the stage */
+  int64_t *ref = malloc(np * sizeof *ref);
+  float *B0 = malloc(plane * sizeof *B0), *r0 = malloc(plane * sizeof *r0);
+  float *Bref = malloc(plane * sizeof *Bref), *rref = malloc(plane * sizeof *rref);
+  for (size_t i = 0; i < np; i++)
+    t->pt_acc[i] = (int64_t)i + 1;
+  for (int y = region.y0; y < region.y0 + region.h; y++)
+    for (int x = region.x0; x < region.x0 + region.w; x++)
+      k_pt_clear(t, &c, x, y, junk);
+  memcpy(ref, t->pt_acc, np * sizeof *ref);
+  for (size_t i = 0; i < np; i++)
+    t->pt_acc[i] = (int64_t)i + 1;
+  talus_cpu_stage(t, &c, TALUS_STAGE_PT_CLEAR, region, junk);
+  size_t cleared = 0, diff = 0;
+  for (size_t i = 0; i < np; i++)
+    cleared += t->pt_acc[i] == 0, diff += t->pt_acc[i] != ref[i];
+  printf("pt_clear rows: %zu totals zeroed (region %d x %d, 3 kinds), %zu differ from the body\n",
+         cleared, region.w, region.h, diff);
+  CHECK(diff == 0 && cleared == (size_t)TALUS_PT_PLANES * region.w * region.h,
+        "pt_clear rows: %zu zeroed, %zu differ", cleared, diff);
+  /* pt_apply: a batch's totals, river totals on every 5th cell */
+  memset(t->pt_acc, 0, np * sizeof(int64_t));
+  talus_cpu_stage(t, &c, TALUS_STAGE_PT_TRACE, all, junk);
+  for (size_t i = 0; i < plane; i++)
+    if (i % 5 == 0) t->pt_acc[pt_plane(t, 2, 0) + i] = (int64_t)(i % 97 + 1) << 22;
+  memcpy(B0, t->B, plane * sizeof *B0), memcpy(r0, t->r, plane * sizeof *r0);
+  double fref[TALUS_FLOW_COUNT] = {0}, fcpu[TALUS_FLOW_COUNT] = {0};
+  for (int y = region.y0; y < region.y0 + region.h; y++) {
+    double row[TALUS_FLOW_COUNT] = {0};
+    for (int x = region.x0; x < region.x0 + region.w; x++) {
+      int in = x >= book.x0 && x < book.x0 + book.w && y >= book.y0 && y < book.y0 + book.h;
+      k_pt_apply(t, &c, x, y, in ? row : junk);
+    }
+    for (int f = 0; f < TALUS_FLOW_COUNT; f++)
+      fref[f] += row[f];
+  }
+  memcpy(Bref, t->B, plane * sizeof *Bref), memcpy(rref, t->r, plane * sizeof *rref);
+  memcpy(t->B, B0, plane * sizeof *B0), memcpy(t->r, r0, plane * sizeof *r0);
+  talus_cpu_stage_booked(t, &c, TALUS_STAGE_PT_APPLY, region, book, fcpu);
+  int sameB = memcmp(t->B, Bref, plane * sizeof *Bref) == 0;
+  int samer = memcmp(t->r, rref, plane * sizeof *rref) == 0;
+  int samef = memcmp(fref, fcpu, sizeof fref) == 0;
+  double dB = 0.0, dr = 0.0;
+  size_t changed = 0;
+  for (int y = book.y0; y < book.y0 + book.h; y++)
+    for (int x = book.x0; x < book.x0 + book.w; x++) {
+      size_t i = talus_idx(t, x, y);
+      dB += (double)t->B[i] - (double)B0[i], dr += (double)t->r[i] - (double)r0[i];
+      changed += t->B[i] != B0[i];
+    }
+  double want =
+      fcpu[TALUS_FLOW_PT_DEPOSIT] - fcpu[TALUS_FLOW_PT_EROSION] + fcpu[TALUS_FLOW_PT_ROUNDING];
+  double river = fcpu[TALUS_FLOW_PT_RIVER] + fcpu[TALUS_FLOW_PT_RIVER_ROUND];
+  printf("pt_apply rows: heights %s, sediment %s, flows %s; booked %zu cells changed, dB %.9g "
+         "m (flows %.9g), river %.9g m (flows %.9g)\n",
+         sameB ? "equal" : "differ", samer ? "equal" : "differ", samef ? "equal" : "differ",
+         changed, dB, want, dr, river);
+  CHECK(sameB && samer && samef, "pt_apply rows: the CPU loop differs from the body");
+  CHECK(changed > (size_t)book.w * book.h / 2, "pt_apply rows: %zu booked cells changed", changed);
+  CHECK(fabs(dB - want) <= 1e-9 * (fabs(fcpu[TALUS_FLOW_PT_EROSION]) + 1e-12),
+        "pt_apply rows: height change %.9g against the flows' %.9g", dB, want);
+  CHECK(river > 0.0 && fabs(dr - river) <= 1e-9 * river, "pt_apply rows: river %.9g against %.9g",
+        dr, river);
+  /* nothing outside the region moved */
+  size_t outside = 0;
+  for (int y = 0; y < t->buf.h; y++)
+    for (int x = 0; x < t->buf.w; x++) {
+      int in =
+          x >= region.x0 && x < region.x0 + region.w && y >= region.y0 && y < region.y0 + region.h;
+      size_t i = talus_idx(t, x, y);
+      outside += !in && (t->B[i] != B0[i] || t->r[i] != r0[i]);
+    }
+  CHECK(outside == 0, "pt_apply rows: %zu cells outside the region changed", outside);
+  free(ref), free(B0), free(r0), free(Bref), free(rref), free(h);
+  talus_domain_free(d);
+}
+
 /* Droplets with the layered pipes (rain, transport, vertical and
  * horizontal erosion) on the overhang scene: tiles {37, 64} × K {1, 2},
  * 1 and 2 threads, a disk store and a run resumed from it give the
@@ -1444,6 +1551,7 @@ int main(void) {
   test_layered_halo();
   test_layered_tiled();
   test_window();
+  test_apply_rows();
   test_statistics();
   return check_report("test_particles");
 }
