@@ -731,10 +731,15 @@ pt_erode_row8(pt_drop *d, const talus_tile *t, const talus_kctx *c, int r, int64
     }
   }
   ptrdiff_t row0 = (ptrdiff_t)(y0 - t->buf.y0) * t->pitch + (x0 - t->buf.x0);
-  if (t->mask)
-    for (int j = 0; j < side; j++)
-      for (int i = 0; i < side; i++)
-        if (t->mask[row0 + (ptrdiff_t)j * t->pitch + i]) w[j * PT_ROW8 + i] = 0;
+  if (t->mask) /* 8 mask bytes a row as one word: most rows have no NoData cell */
+    for (int j = 0; j < side; j++) {
+      const uint8_t *m = t->mask + row0 + (ptrdiff_t)j * t->pitch;
+      uint64_t m8;
+      memcpy(&m8, m, sizeof m8); /* past the box: the row's next cells, whose lanes weigh 0 */
+      if (m8)
+        for (int i = 0; i < side; i++)
+          if (m[i]) w[j * PT_ROW8 + i] = 0;
+    }
   if (c->P.outflow_water && (x0 == 0 || y0 == 0 || x0 + side == c->nx || y0 + side == c->ny))
     for (int j = 0; j < side; j++)
       for (int i = 0; i < side; i++)
@@ -1024,8 +1029,20 @@ TALUS_HD static inline void k_pt_clear(const talus_tile *t, const talus_kctx *c,
 
 /* Zeroes what droplet d wrote to its window (its events' boxes and
  * nodes, in the columns it wrote to): the window is zero again for the
- * next droplet. */
+ * next droplet. Boxes of side ≤ 8 in column 0 are zeroed as rows of 8
+ * nodes (a fixed-size store; the nodes past a box are zero or this
+ * droplet's own, the window has PT_ROW8 nodes of slack at its end). */
 TALUS_HD static inline void pt_win_clear(pt_drop *d, int r) {
+  if (d->wcols <= 1 && 2 * r + 1 <= PT_ROW8) { /* column 0, boxes of side ≤ 8: 8-node rows */
+    for (int i = 0; i < d->n; i++) {
+      const pt_event *e = &d->ev[i];
+      int a = e->kind == 1 ? 0 : 1 - r, rows = e->kind == 1 ? 2 : 2 * r + 1;
+      int64_t *row = pt_win_at(d, e->ix + a, e->iy + a, 0);
+      for (int y = 0; y < rows; y++, row += d->wside)
+        memset(row, 0, PT_ROW8 * sizeof *row); /* past the box: this droplet's nodes or zeros */
+    }
+    return;
+  }
   for (int i = 0; i < d->n; i++) {
     const pt_event *e = &d->ev[i];
     int a = e->kind == 1 ? 0 : 1 - r, b = e->kind == 1 ? 1 : r + 1; /* box [a, b] around the cell */
