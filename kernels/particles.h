@@ -553,8 +553,9 @@ TALUS_HD static inline int64_t pt_own1(const pt_drop *d, const talus_tile *t, co
  * columns cols when cols is not NULL) plus the droplet's own changes
  * own[4] of the cell's nodes and, when g is not NULL, its gradient [m per
  * cell] to g[0..1]. */
-TALUS_HD static inline float pt_sample(const talus_tile *t, int ix, int iy, float fx, float fy,
-                                       const int8_t *cols, const int64_t own[4], float *g) {
+TALUS_HD static inline TALUS_FORCE_INLINE float pt_sample(const talus_tile *t, int ix, int iy,
+                                                          float fx, float fy, const int8_t *cols,
+                                                          const int64_t own[4], float *g) {
   size_t i = talus_idx(t, ix - t->buf.x0, iy - t->buf.y0), p = (size_t)t->pitch;
   float h[4];
   if (cols) {
@@ -639,7 +640,8 @@ TALUS_HD static inline void pt_deposit_col0(pt_drop *d, const talus_tile *t, int
  * position into the deposit planes of its columns; `all` puts the
  * division's remainder on the cell's own node, else it stays in the load.
  * Records the event, in the list and in the table. */
-TALUS_HD static inline void pt_deposit(pt_drop *d, const talus_tile *t, int64_t amount, int all) {
+TALUS_HD static inline TALUS_FORCE_INLINE void pt_deposit(pt_drop *d, const talus_tile *t,
+                                                          int64_t amount, int all) {
   int64_t q = amount / 256, rem = all ? amount - q * 256 : 0;
   if (q <= 0 && rem <= 0) return;
   if (PT_WIN(d) && !(d->col[0] | d->col[1] | d->col[2] | d->col[3])) {
