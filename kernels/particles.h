@@ -602,6 +602,16 @@ TALUS_HD static inline float pt_hardness(const talus_tile *t, const talus_kparam
  * 2 a node it needs lies in the domain but outside the buffer (stop). */
 TALUS_HD static inline int pt_where(const talus_tile *t, const talus_kctx *c, int ix, int iy) {
   int r = c->P.pt_brush_radius;
+  /* the box inside both the domain and the buffer (most moves): the
+   * clipped box below is the box itself, in the buffer, and the 4 nodes
+   * lie in the domain — only the mask can say 1 */
+  int lox = t->buf.x0 > 0 ? t->buf.x0 : 0, loy = t->buf.y0 > 0 ? t->buf.y0 : 0;
+  int hix = t->buf.x0 + t->buf.w < c->nx ? t->buf.x0 + t->buf.w : c->nx;
+  int hiy = t->buf.y0 + t->buf.h < c->ny ? t->buf.y0 + t->buf.h : c->ny;
+  if (ix - r >= lox && iy - r >= loy && ix + r + 1 < hix && iy + r + 1 < hiy) {
+    size_t i = talus_idx(t, ix - t->buf.x0, iy - t->buf.y0), p = (size_t)t->pitch;
+    return t->mask && (t->mask[i] | t->mask[i + 1] | t->mask[i + p] | t->mask[i + p + 1]) ? 1 : 0;
+  }
   /* the brush's box [ix − r, ix + r + 1]² clipped to the domain */
   int x0 = ix - r > 0 ? ix - r : 0, y0 = iy - r > 0 ? iy - r : 0;
   int x1 = ix + r + 1 < c->nx - 1 ? ix + r + 1 : c->nx - 1;
