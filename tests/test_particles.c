@@ -1153,6 +1153,17 @@ static void test_floor_limit(void) {
   talus_domain_free(d);
 }
 
+/* The context of domain d at its first step that runs a batch, its
+ * tile's droplet totals allocated. */
+static talus_kctx first_batch(talus_domain *d) {
+  talus_kctx c = d->ctx;
+  c.step = 0;
+  while (!pt_runs(&c.P, c.step))
+    c.step++;
+  talus_stage_scratch(d->tile, TALUS_STAGE_PT_TRACE);
+  return c;
+}
+
 /* The CPU stage's droplets (each thread's window of own changes;
  * pt_erode_row8 for heightfield brushes of side <= 8) against the table
  * every droplet keeps on the GPU (k_pt_trace, cell by cell, rows booked
@@ -1161,11 +1172,7 @@ static void test_floor_limit(void) {
  * the window's general brush). */
 static void window_vs_table(talus_domain *d, const char *label) {
   talus_tile *t = d->tile;
-  talus_kctx c = d->ctx;
-  c.step = 0;
-  while (!pt_runs(&c.P, c.step))
-    c.step++;
-  talus_stage_scratch(t, TALUS_STAGE_PT_TRACE);
+  talus_kctx c = first_batch(d);
   size_t n = TALUS_PT_PLANES * (size_t)t->nz * t->plane;
   int64_t *table = malloc(n * sizeof *table);
   double ft[TALUS_FLOW_COUNT] = {0}, fw[TALUS_FLOW_COUNT] = {0};
@@ -1253,11 +1260,7 @@ static void test_apply_rows(void) {
     return;
   }
   talus_tile *t = d->tile;
-  talus_kctx c = d->ctx;
-  c.step = 0;
-  while (!pt_runs(&c.P, c.step))
-    c.step++;
-  talus_stage_scratch(t, TALUS_STAGE_PT_TRACE);
+  talus_kctx c = first_batch(d);
   size_t np = TALUS_PT_PLANES * (size_t)t->nz * t->plane, plane = t->plane;
   talus_rect all = {0, 0, t->buf.w, t->buf.h};
   talus_rect region = {5, 7, t->buf.w - 11, t->buf.h - 13}, book = {9, 10, 30, 40};
