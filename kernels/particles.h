@@ -513,8 +513,13 @@ TALUS_HD static inline TALUS_FORCE_INLINE void pt_own4(const pt_drop *d, const t
                                                        const talus_kctx *c, int ix, int iy,
                                                        const int8_t *cols, int64_t own[4]) {
   if (PT_WIN(d)) {
+    if (!cols) { /* heightfields: one address, the 4 nodes at fixed offsets */
+      const int64_t *o = pt_win_at(d, ix, iy, 0);
+      own[0] = o[0], own[1] = o[1], own[2] = o[d->wside], own[3] = o[d->wside + 1];
+      return;
+    }
     for (int k = 0; k < 4; k++)
-      own[k] = *pt_win_at(d, ix + (k & 1), iy + (k >> 1), cols ? cols[k] : 0);
+      own[k] = *pt_win_at(d, ix + (k & 1), iy + (k >> 1), cols[k]);
     return;
   }
   if (d->keys == 0) { /* no event yet (each puts a key in the table) */
@@ -548,8 +553,9 @@ TALUS_HD static inline int64_t pt_own1(const pt_drop *d, const talus_tile *t, co
  * columns cols when cols is not NULL) plus the droplet's own changes
  * own[4] of the cell's nodes and, when g is not NULL, its gradient [m per
  * cell] to g[0..1]. */
-TALUS_HD static inline float pt_sample(const talus_tile *t, int ix, int iy, float fx, float fy,
-                                       const int8_t *cols, const int64_t own[4], float *g) {
+TALUS_HD static inline TALUS_FORCE_INLINE float pt_sample(const talus_tile *t, int ix, int iy,
+                                                          float fx, float fy, const int8_t *cols,
+                                                          const int64_t own[4], float *g) {
   size_t i = talus_idx(t, ix - t->buf.x0, iy - t->buf.y0), p = (size_t)t->pitch;
   float h[4];
   if (cols) {
@@ -596,6 +602,16 @@ TALUS_HD static inline float pt_hardness(const talus_tile *t, const talus_kparam
  * 2 a node it needs lies in the domain but outside the buffer (stop). */
 TALUS_HD static inline int pt_where(const talus_tile *t, const talus_kctx *c, int ix, int iy) {
   int r = c->P.pt_brush_radius;
+  /* the box inside both the domain and the buffer (most moves): the
+   * clipped box below is the box itself, in the buffer, and the 4 nodes
+   * lie in the domain — only the mask can say 1 */
+  int lox = t->buf.x0 > 0 ? t->buf.x0 : 0, loy = t->buf.y0 > 0 ? t->buf.y0 : 0;
+  int hix = t->buf.x0 + t->buf.w < c->nx ? t->buf.x0 + t->buf.w : c->nx;
+  int hiy = t->buf.y0 + t->buf.h < c->ny ? t->buf.y0 + t->buf.h : c->ny;
+  if (ix - r >= lox && iy - r >= loy && ix + r + 1 < hix && iy + r + 1 < hiy) {
+    size_t i = talus_idx(t, ix - t->buf.x0, iy - t->buf.y0), p = (size_t)t->pitch;
+    return t->mask && (t->mask[i] | t->mask[i + 1] | t->mask[i + p] | t->mask[i + p + 1]) ? 1 : 0;
+  }
   /* the brush's box [ix − r, ix + r + 1]² clipped to the domain */
   int x0 = ix - r > 0 ? ix - r : 0, y0 = iy - r > 0 ? iy - r : 0;
   int x1 = ix + r + 1 < c->nx - 1 ? ix + r + 1 : c->nx - 1;
@@ -610,13 +626,38 @@ TALUS_HD static inline int pt_where(const talus_tile *t, const talus_kctx *c, in
   return 0;
 }
 
+/* pt_deposit of q per weight unit (plus rem on the cell's own node) into
+ * column 0 of all 4 nodes (heightfields; layered cells of one column) of
+ * a droplet with a window (CPU): the 4 bilinear weights once (pt_bilinear's
+ * integers), one address per plane, the shares added unconditionally (a
+ * zero share adds 0: the same totals as pt_deposit's tested adds). */
+TALUS_HD static inline void pt_deposit_col0(pt_drop *d, const talus_tile *t, int64_t q, int64_t rem,
+                                            int all) {
+  int64_t ax = (int64_t)(int)(d->fx * 16.0f), ay = (int64_t)(int)(d->fy * 16.0f);
+  int64_t w0 = (16 - ax) * (16 - ay), w1 = ax * (16 - ay), w2 = (16 - ax) * ay, w3 = ax * ay;
+  size_t p = (size_t)t->pitch;
+  int64_t *D = t->pt_acc + pt_plane(t, 1, 0) + talus_idx(t, d->ix - t->buf.x0, d->iy - t->buf.y0);
+  D[0] += q * w0 + rem, D[1] += q * w1, D[p] += q * w2, D[p + 1] += q * w3;
+  d->s -= q * 256 + rem;
+  if (q <= 0 || d->n >= PT_MOVES_MAX || all) return; /* at death nothing is read again */
+  d->ev[d->n++] = (pt_event){d->ix, d->iy, d->fx, d->fy, q, 1, d->z};
+  int64_t *o = pt_win_at(d, d->ix, d->iy, 0);
+  o[0] += q * w0, o[1] += q * w1, o[d->wside] += q * w2, o[d->wside + 1] += q * w3;
+  d->wcols = d->wcols > 1 ? d->wcols : 1;
+}
+
 /* Deposits `amount` units (≤ the load) bilinearly at the droplet's
  * position into the deposit planes of its columns; `all` puts the
  * division's remainder on the cell's own node, else it stays in the load.
  * Records the event, in the list and in the table. */
-TALUS_HD static inline void pt_deposit(pt_drop *d, const talus_tile *t, int64_t amount, int all) {
+TALUS_HD static inline TALUS_FORCE_INLINE void pt_deposit(pt_drop *d, const talus_tile *t,
+                                                          int64_t amount, int all) {
   int64_t q = amount / 256, rem = all ? amount - q * 256 : 0;
   if (q <= 0 && rem <= 0) return;
+  if (PT_WIN(d) && !(d->col[0] | d->col[1] | d->col[2] | d->col[3])) {
+    pt_deposit_col0(d, t, q, rem, all);
+    return;
+  }
   size_t i = talus_idx(t, d->ix - t->buf.x0, d->iy - t->buf.y0), p = (size_t)t->pitch;
   size_t n[4] = {i, i + 1, i + p, i + p + 1};
   for (int k = 0; k < 4; k++) {
@@ -702,10 +743,15 @@ pt_erode_row8(pt_drop *d, const talus_tile *t, const talus_kctx *c, int r, int64
     }
   }
   ptrdiff_t row0 = (ptrdiff_t)(y0 - t->buf.y0) * t->pitch + (x0 - t->buf.x0);
-  if (t->mask)
-    for (int j = 0; j < side; j++)
-      for (int i = 0; i < side; i++)
-        if (t->mask[row0 + (ptrdiff_t)j * t->pitch + i]) w[j * PT_ROW8 + i] = 0;
+  if (t->mask) /* 8 mask bytes a row as one word: most rows have no NoData cell */
+    for (int j = 0; j < side; j++) {
+      const uint8_t *m = t->mask + row0 + (ptrdiff_t)j * t->pitch;
+      uint64_t m8;
+      memcpy(&m8, m, sizeof m8); /* past the box: the row's next cells, whose lanes weigh 0 */
+      if (m8)
+        for (int i = 0; i < side; i++)
+          if (m[i]) w[j * PT_ROW8 + i] = 0;
+    }
   if (c->P.outflow_water && (x0 == 0 || y0 == 0 || x0 + side == c->nx || y0 + side == c->ny))
     for (int j = 0; j < side; j++)
       for (int i = 0; i < side; i++)
@@ -995,8 +1041,20 @@ TALUS_HD static inline void k_pt_clear(const talus_tile *t, const talus_kctx *c,
 
 /* Zeroes what droplet d wrote to its window (its events' boxes and
  * nodes, in the columns it wrote to): the window is zero again for the
- * next droplet. */
+ * next droplet. Boxes of side ≤ 8 in column 0 are zeroed as rows of 8
+ * nodes (a fixed-size store; the nodes past a box are zero or this
+ * droplet's own, the window has PT_ROW8 nodes of slack at its end). */
 TALUS_HD static inline void pt_win_clear(pt_drop *d, int r) {
+  if (d->wcols <= 1 && 2 * r + 1 <= PT_ROW8) { /* column 0, boxes of side ≤ 8: 8-node rows */
+    for (int i = 0; i < d->n; i++) {
+      const pt_event *e = &d->ev[i];
+      int a = e->kind == 1 ? 0 : 1 - r, rows = e->kind == 1 ? 2 : 2 * r + 1;
+      int64_t *row = pt_win_at(d, e->ix + a, e->iy + a, 0);
+      for (int y = 0; y < rows; y++, row += d->wside)
+        memset(row, 0, PT_ROW8 * sizeof *row); /* past the box: this droplet's nodes or zeros */
+    }
+    return;
+  }
   for (int i = 0; i < d->n; i++) {
     const pt_event *e = &d->ev[i];
     int a = e->kind == 1 ? 0 : 1 - r, b = e->kind == 1 ? 1 : r + 1; /* box [a, b] around the cell */
@@ -1148,6 +1206,22 @@ TALUS_HD static inline int64_t pt_apply_column(const talus_tile *t, size_t idx, 
   return E - take_s - take_b;
 }
 
+/* pt_apply on the heightfield cell at idx with its erosion, deposit and
+ * river totals ero, dep and R (read by the caller: k_pt_apply, or the
+ * CPU's row loop with the planes' rows at hand): the river total first,
+ * then the height, booked in that order. */
+TALUS_HD static inline TALUS_FORCE_INLINE void
+pt_apply_hf(const talus_tile *t, size_t idx, int64_t ero, int64_t dep, int64_t R, double *flows) {
+  pt_apply_river(t, idx, R, flows);
+  if (!ero && !dep) return;
+  double exact = (double)(dep - ero) * (1.0 / PT_UNIT);
+  float b = t->B[idx], bn = (float)((double)b + exact);
+  t->B[idx] = bn;
+  flows[TALUS_FLOW_PT_EROSION] += (double)ero * (1.0 / PT_UNIT);
+  flows[TALUS_FLOW_PT_DEPOSIT] += (double)dep * (1.0 / PT_UNIT);
+  flows[TALUS_FLOW_PT_ROUNDING] += ((double)bn - (double)b) - exact;
+}
+
 /* Stage pt_apply: the cell's totals change its height once (on layered
  * stacks, each column's sand and bedrock: pt_apply_column) and its river
  * total its suspended sediment (pt_apply_river); the float rounding
@@ -1161,15 +1235,8 @@ TALUS_HD static inline void k_pt_apply(const talus_tile *t, const talus_kctx *c,
       carry = pt_apply_column(t, idx, k, carry, flows);
     return;
   }
-  pt_apply_river(t, idx, t->pt_acc[pt_plane(t, 2, 0) + idx], flows);
-  int64_t ero = t->pt_acc[pt_plane(t, 0, 0) + idx], dep = t->pt_acc[pt_plane(t, 1, 0) + idx];
-  if (!ero && !dep) return;
-  double exact = (double)(dep - ero) * (1.0 / PT_UNIT);
-  float b = t->B[idx], bn = (float)((double)b + exact);
-  t->B[idx] = bn;
-  flows[TALUS_FLOW_PT_EROSION] += (double)ero * (1.0 / PT_UNIT);
-  flows[TALUS_FLOW_PT_DEPOSIT] += (double)dep * (1.0 / PT_UNIT);
-  flows[TALUS_FLOW_PT_ROUNDING] += ((double)bn - (double)b) - exact;
+  pt_apply_hf(t, idx, t->pt_acc[pt_plane(t, 0, 0) + idx], t->pt_acc[pt_plane(t, 1, 0) + idx],
+              t->pt_acc[pt_plane(t, 2, 0) + idx], flows);
 }
 
 #endif /* TALUS_KERNELS_PARTICLES_H */

@@ -33,9 +33,10 @@
 #include <omp.h>
 #include <unistd.h>
 
-/* A domain of parameters `base` then `sets` over bedrock heights h. */
+/* A domain of parameters `base` then `sets` over bedrock heights h, with
+ * NoData where mask is 1 (mask NULL: none). */
 static talus_domain *domain_with(const char *const *base, int nx, int ny, const float *h,
-                                 const char *const *sets) {
+                                 const uint8_t *mask, const char *const *sets) {
   talus_params *p = fixture_params(NULL, base);
   for (; p && sets && *sets; sets++) {
     char key[256];
@@ -44,7 +45,7 @@ static talus_domain *domain_with(const char *const *base, int nx, int ny, const 
     if (talus_params_set(p, key, eq + 1)) fprintf(stderr, "set: %s\n", talus_last_error());
   }
   talus_domain *d = NULL;
-  if (p && talus_domain_create(&d, nx, ny, 1.0, h, NULL, p))
+  if (p && talus_domain_create(&d, nx, ny, 1.0, h, mask, p))
     fprintf(stderr, "domain: %s\n", talus_last_error());
   talus_params_free(p);
   return d;
@@ -55,7 +56,7 @@ static talus_domain *domain_with(const char *const *base, int nx, int ny, const 
 static talus_domain *make_domain(int nx, int ny, const float *h, const char *const *sets) {
   static const char *const base[] = {"simulation.model=heightfield", "heightfield.hydraulic=false",
                                      "particles.enable=true", "thermal.hardness=0", NULL};
-  return domain_with(base, nx, ny, h, sets);
+  return domain_with(base, nx, ny, h, NULL, sets);
 }
 
 /* A layered domain with droplets on, no rain and no support check, over
@@ -63,7 +64,7 @@ static talus_domain *make_domain(int nx, int ny, const float *h, const char *con
 static talus_domain *make_layered(int nx, int ny, const float *h, const char *const *sets) {
   static const char *const base[] = {"simulation.model=layered", "particles.enable=true",
                                      "water.rain=0", "support.enable=false", NULL};
-  return domain_with(base, nx, ny, h, sets);
+  return domain_with(base, nx, ny, h, NULL, sets);
 }
 
 /* Value noise of one octave at (x, y) with wavelength `len` cells. */
@@ -1152,6 +1153,17 @@ static void test_floor_limit(void) {
   talus_domain_free(d);
 }
 
+/* The context of domain d at its first step that runs a batch, its
+ * tile's droplet totals allocated. */
+static talus_kctx first_batch(talus_domain *d) {
+  talus_kctx c = d->ctx;
+  c.step = 0;
+  while (!pt_runs(&c.P, c.step))
+    c.step++;
+  talus_stage_scratch(d->tile, TALUS_STAGE_PT_TRACE);
+  return c;
+}
+
 /* The CPU stage's droplets (each thread's window of own changes;
  * pt_erode_row8 for heightfield brushes of side <= 8) against the table
  * every droplet keeps on the GPU (k_pt_trace, cell by cell, rows booked
@@ -1160,11 +1172,7 @@ static void test_floor_limit(void) {
  * the window's general brush). */
 static void window_vs_table(talus_domain *d, const char *label) {
   talus_tile *t = d->tile;
-  talus_kctx c = d->ctx;
-  c.step = 0;
-  while (!pt_runs(&c.P, c.step))
-    c.step++;
-  talus_stage_scratch(t, TALUS_STAGE_PT_TRACE);
+  talus_kctx c = first_batch(d);
   size_t n = TALUS_PT_PLANES * (size_t)t->nz * t->plane;
   int64_t *table = malloc(n * sizeof *table);
   double ft[TALUS_FLOW_COUNT] = {0}, fw[TALUS_FLOW_COUNT] = {0};
@@ -1210,10 +1218,128 @@ static void test_window(void) {
     CHECK(d != NULL, "%s domain", names[i]);
     if (d) window_vs_table(d, names[i]), talus_domain_free(d);
   }
-  talus_domain *d = overhang_domain(n, n, r2);
+  /* NoData discs: brushes beside them weigh their nodes 0 (the 8-lane
+   * rows' mask words), droplets reaching them stop at a border */
+  static const char *const base[] = {"simulation.model=heightfield", "heightfield.hydraulic=false",
+                                     "particles.enable=true", "thermal.hardness=0", NULL};
+  uint8_t *mask = calloc((size_t)n * n, 1);
+  for (int y = 0; y < n; y++)
+    for (int x = 0; x < n; x++)
+      for (int k = 0; k < 5; k++) {
+        int cx = 20 + 23 * k, cy = 100 - 17 * k, dx = x - cx, dy = y - cy;
+        if (dx * dx + dy * dy <= 16 + 4 * k) mask[(size_t)y * n + x] = 1;
+      }
+  talus_domain *d = domain_with(base, n, n, h, mask, r2);
+  CHECK(d != NULL, "masked window domain");
+  if (d) window_vs_table(d, "window NoData"), talus_domain_free(d);
+  free(mask);
+  d = overhang_domain(n, n, r2);
   CHECK(d != NULL, "layered window domain");
   if (d) window_vs_table(d, "window layered"), talus_domain_free(d);
   free(h);
+}
+
+/* The CPU's row loops of pt_clear and pt_apply on heightfields (memsets
+ * a plane; row pointers, the booked span as its own loop) against the
+ * per-cell bodies k_pt_clear and k_pt_apply, over a region that is not
+ * the buffer and a book that is not the region: the same totals zeroed
+ * and no other, the same heights and suspended sediment bit for bit, the
+ * same flows (rows in x order, summed in y order, as the stage books
+ * them); and the booked cells' height change is the booked deposit −
+ * erosion + rounding (the ledger closes on them), river load included. */
+static void test_apply_rows(void) {
+  const int n = 96;
+  float *h = fbm_heights(n, n, 43);
+  for (int i = 0; i < n * n; i++)
+    h[i] *= 20.0f;
+  static const char *const sets[] = {"particles.density_log2=4", "water.outflow_border=true", NULL};
+  talus_domain *d = make_domain(n, n, h, sets);
+  CHECK(d != NULL, "apply rows domain");
+  if (!d) {
+    free(h);
+    return;
+  }
+  talus_tile *t = d->tile;
+  talus_kctx c = first_batch(d);
+  size_t np = TALUS_PT_PLANES * (size_t)t->nz * t->plane, plane = t->plane;
+  talus_rect all = {0, 0, t->buf.w, t->buf.h};
+  talus_rect region = {5, 7, t->buf.w - 11, t->buf.h - 13}, book = {9, 10, 30, 40};
+  double junk[TALUS_FLOW_COUNT];
+  /* pt_clear: a plane of nonzero totals, zeroed by the bodies and by the stage */
+  int64_t *ref = malloc(np * sizeof *ref);
+  float *B0 = malloc(plane * sizeof *B0), *r0 = malloc(plane * sizeof *r0);
+  float *Bref = malloc(plane * sizeof *Bref), *rref = malloc(plane * sizeof *rref);
+  for (size_t i = 0; i < np; i++)
+    t->pt_acc[i] = (int64_t)i + 1;
+  for (int y = region.y0; y < region.y0 + region.h; y++)
+    for (int x = region.x0; x < region.x0 + region.w; x++)
+      k_pt_clear(t, &c, x, y, junk);
+  memcpy(ref, t->pt_acc, np * sizeof *ref);
+  for (size_t i = 0; i < np; i++)
+    t->pt_acc[i] = (int64_t)i + 1;
+  talus_cpu_stage(t, &c, TALUS_STAGE_PT_CLEAR, region, junk);
+  size_t cleared = 0, diff = 0;
+  for (size_t i = 0; i < np; i++)
+    cleared += t->pt_acc[i] == 0, diff += t->pt_acc[i] != ref[i];
+  printf("pt_clear rows: %zu totals zeroed (region %d x %d, 3 kinds), %zu differ from the body\n",
+         cleared, region.w, region.h, diff);
+  CHECK(diff == 0 && cleared == (size_t)TALUS_PT_PLANES * region.w * region.h,
+        "pt_clear rows: %zu zeroed, %zu differ", cleared, diff);
+  /* pt_apply: a batch's totals, river totals on every 5th cell */
+  memset(t->pt_acc, 0, np * sizeof(int64_t));
+  talus_cpu_stage(t, &c, TALUS_STAGE_PT_TRACE, all, junk);
+  for (size_t i = 0; i < plane; i++)
+    if (i % 5 == 0) t->pt_acc[pt_plane(t, 2, 0) + i] = (int64_t)(i % 97 + 1) << 22;
+  memcpy(B0, t->B, plane * sizeof *B0), memcpy(r0, t->r, plane * sizeof *r0);
+  double fref[TALUS_FLOW_COUNT] = {0}, fcpu[TALUS_FLOW_COUNT] = {0};
+  for (int y = region.y0; y < region.y0 + region.h; y++) {
+    double row[TALUS_FLOW_COUNT] = {0};
+    for (int x = region.x0; x < region.x0 + region.w; x++) {
+      int in = x >= book.x0 && x < book.x0 + book.w && y >= book.y0 && y < book.y0 + book.h;
+      k_pt_apply(t, &c, x, y, in ? row : junk);
+    }
+    for (int f = 0; f < TALUS_FLOW_COUNT; f++)
+      fref[f] += row[f];
+  }
+  memcpy(Bref, t->B, plane * sizeof *Bref), memcpy(rref, t->r, plane * sizeof *rref);
+  memcpy(t->B, B0, plane * sizeof *B0), memcpy(t->r, r0, plane * sizeof *r0);
+  talus_cpu_stage_booked(t, &c, TALUS_STAGE_PT_APPLY, region, book, fcpu);
+  int sameB = memcmp(t->B, Bref, plane * sizeof *Bref) == 0;
+  int samer = memcmp(t->r, rref, plane * sizeof *rref) == 0;
+  int samef = memcmp(fref, fcpu, sizeof fref) == 0;
+  double dB = 0.0, dr = 0.0;
+  size_t changed = 0;
+  for (int y = book.y0; y < book.y0 + book.h; y++)
+    for (int x = book.x0; x < book.x0 + book.w; x++) {
+      size_t i = talus_idx(t, x, y);
+      dB += (double)t->B[i] - (double)B0[i], dr += (double)t->r[i] - (double)r0[i];
+      changed += t->B[i] != B0[i];
+    }
+  double want =
+      fcpu[TALUS_FLOW_PT_DEPOSIT] - fcpu[TALUS_FLOW_PT_EROSION] + fcpu[TALUS_FLOW_PT_ROUNDING];
+  double river = fcpu[TALUS_FLOW_PT_RIVER] + fcpu[TALUS_FLOW_PT_RIVER_ROUND];
+  printf("pt_apply rows: heights %s, sediment %s, flows %s; booked %zu cells changed, dB %.9g "
+         "m (flows %.9g), river %.9g m (flows %.9g)\n",
+         sameB ? "equal" : "differ", samer ? "equal" : "differ", samef ? "equal" : "differ",
+         changed, dB, want, dr, river);
+  CHECK(sameB && samer && samef, "pt_apply rows: the CPU loop differs from the body");
+  CHECK(changed > (size_t)book.w * book.h / 2, "pt_apply rows: %zu booked cells changed", changed);
+  CHECK(fabs(dB - want) <= 1e-9 * (fabs(fcpu[TALUS_FLOW_PT_EROSION]) + 1e-12),
+        "pt_apply rows: height change %.9g against the flows' %.9g", dB, want);
+  CHECK(river > 0.0 && fabs(dr - river) <= 1e-9 * river, "pt_apply rows: river %.9g against %.9g",
+        dr, river);
+  /* nothing outside the region moved */
+  size_t outside = 0;
+  for (int y = 0; y < t->buf.h; y++)
+    for (int x = 0; x < t->buf.w; x++) {
+      int in =
+          x >= region.x0 && x < region.x0 + region.w && y >= region.y0 && y < region.y0 + region.h;
+      size_t i = talus_idx(t, x, y);
+      outside += !in && (t->B[i] != B0[i] || t->r[i] != r0[i]);
+    }
+  CHECK(outside == 0, "pt_apply rows: %zu cells outside the region changed", outside);
+  free(ref), free(B0), free(r0), free(Bref), free(rref), free(h);
+  talus_domain_free(d);
 }
 
 /* Droplets with the layered pipes (rain, transport, vertical and
@@ -1444,6 +1570,7 @@ int main(void) {
   test_layered_halo();
   test_layered_tiled();
   test_window();
+  test_apply_rows();
   test_statistics();
   return check_report("test_particles");
 }
