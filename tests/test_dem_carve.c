@@ -118,8 +118,8 @@ static void check_runaway(const char *what, const float *h, const float *after, 
  * and the valley's no longer incise either: its -1.1 m net was the
  * outlet dug 9 m below the map's lowest point by brushes with no base
  * level, which the map's edge now holds (pt_edge: +0.08 m net, the
- * outlet +14 m). Net incision is asked of neither. The preset's old constants filled the valleys (Big Tujunga 180²
- * window, 1000 batches: channels +16.5 m net, ratio 0.14, r -0.01). */
+ * outlet +14 m). Net incision is asked of neither. The preset's old constants filled the valleys
+ * (Big Tujunga 180² window, 1000 batches: channels +16.5 m net, ratio 0.14, r -0.01). */
 #define PT_STEPS 1000
 #define PT_RATIO 2.0
 static void check_droplets(const char *what, const float *h, const uint8_t *mask, int nx, int ny,
@@ -260,6 +260,53 @@ static int test_bigtujunga(void) {
   return 1;
 }
 
+/* The bare command's run (as test_bigtujunga_bare) on the whole of Zion's
+ * SRTM (465 x 457 cells of 82.6 m, 3" at 37.3 N): trunk canyons one cell
+ * wide with dry neighbours, where the droplets hand a river more load
+ * than it carries. Its channels incise (net dz < 0) and at most
+ * ZION_BURIED of its trunk cells rise > 5 m. Measured
+ * (benchmarks/RESULTS.md, the whole map): channels -1.55 m net, ratio
+ * 3.18, trunks -3.3 m, 13.7 % raised > 5 m, built tower 15.1 m, p99.9
+ * |dz| 3.1 % of the relief; before heightfield.no_dam and the wash-load
+ * capacity +0.99 m, 2.95, 29 % raised, 14 m (not carved). The bounds of
+ * issue 15 (ratio >= 5, <= 10 % raised, no tower built > 8 m) are not
+ * met yet: the trunks that still fill are canyons that run diagonally
+ * between cells, which the 4-neighbour pipes see as a chain of lakes.
+ * (A 256^2 window of its south-east, whose trunks lose their upstream
+ * catchment, stays aggraded: +1.2 m net, 22 % raised; +5.0 m, 45 % before.)
+ * Returns 1 when it ran (the data is in $TALUS_TEST_DATA). */
+#define ZION_BURIED 0.2
+static int test_zion_bare(void) {
+  const char *dir = getenv("TALUS_TEST_DATA");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/zion_srtm3s.tif", dir ? dir : "");
+  talus_dem dem;
+  if (!dir || talus_dem_read(path, NULL, &dem)) return 0;
+  int nx = dem.nx, ny = dem.ny;
+  talus_params *p = fixture_params("dem-heightfield", NULL);
+  double spinup = 0.0; /* the bare command's steps, as test_bigtujunga_bare */
+  if (p) talus_params_get(p, "erosion.spinup", &spinup);
+  talus_params_free(p);
+  float *after = carve_run_with("dem-heightfield", NULL, (int)spinup + 2500, dem.height, dem.nodata,
+                                nx, ny, dem.cell_size, NULL);
+  const char *what = "zion 465x457, bare command";
+  CHECK(after != NULL, "%s: the run failed", what);
+  if (after) {
+    carve_metrics m = carve_measure(dem.height, after, dem.nodata, nx, ny);
+    carve_print(stdout, what, &m);
+    CHECK(m.channel_net < 0.0, "%s: net dz on channels %+.3g m", what, m.channel_net);
+    CHECK(m.channel_erosion >= 3.0 * m.hill_erosion, "%s: channels erode %.3g m, hillslopes %.3g m",
+          what, m.channel_erosion, m.hill_erosion);
+    CHECK(m.p999 <= 0.05 * m.relief, "%s: p99.9 |dz| %.3g m of relief %.0f m", what, m.p999,
+          m.relief);
+    CHECK(m.nonfinite == 0, "%s: %ld non-finite heights", what, m.nonfinite);
+    check_trunks(what, &m, ZION_BURIED);
+  }
+  free(after);
+  talus_dem_free(&dem);
+  return 1;
+}
+
 /* Prints the carving figures of before -> after (the measuring tool). */
 static int measure_files(const char *before, const char *after) {
   talus_dem a, b;
@@ -297,8 +344,11 @@ static int droplets_only(void) {
 int main(int argc, char **argv) {
   if (argc == 3) return measure_files(argv[1], argv[2]);
   if (argc == 2 && !strcmp(argv[1], "--particles")) return droplets_only();
+  if (argc == 2 && !strcmp(argv[1], "--zion")) /* only the Zion run */
+    return test_zion_bare() ? check_report("test_dem_carve --zion") : 77;
   test_valley();
   int dem = test_bigtujunga();
+  test_zion_bare();
   int rc = check_report("test_dem_carve");
   if (rc || dem) return rc;
   return check_skip("test_dem_carve", "the generated valley passed; the DEM part needs "
