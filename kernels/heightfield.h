@@ -51,6 +51,15 @@
  *   outflow border (SEDIMENT_OUTFLOW). NoData cells follow the policy. The
  *   stream-power descent across an outflow face is the slope arriving
  *   from the opposite side (hf_outflow_descent): the terrain runs on.
+ * - No dams (heightfield.no_dam): a deposit never lifts a cell's bed above
+ *   the lowest water surface (terrain + water) of its 4 neighbours, read
+ *   by hf_flux at the step's start (an outflow border's virtual neighbour:
+ *   the cell's terrain). A river lays its excess load where there is room
+ *   below the water it flows into and carries the rest on; it does not
+ *   build a dam across its own course. Bounded only by its depth, a
+ *   one-cell river handed more load than it carries rose into a dam,
+ *   turned aside, and its dry bed filled (Zion's 82.6 m cells). A lake
+ *   still fills up to its surface (its neighbours' surfaces are the lake's).
  */
 #ifndef TALUS_KERNELS_HEIGHTFIELD_H
 #define TALUS_KERNELS_HEIGHTFIELD_H
@@ -181,8 +190,13 @@ hf_flux_store(const talus_tile *t, const talus_kparams *P, size_t idx, float d, 
     t->f[(size_t)k * t->plane + idx] = f[k] * K;
 }
 
+/* No neighbour's water surface bounds the deposit (heightfield.no_dam): a
+ * cell whose every neighbour is a wall. */
+#define HF_NO_SURFACE 3.0e38f
+
 /* hf_flux of a cell whose 4 neighbours are live cells (hf_pipe with in = 1,
- * spelled out): no classification and no branches, so the CPU backend runs
+ * spelled out; with heightfield.no_dam the neighbours' lowest water
+ * surface to hf_sed): no classification and no branches, so the CPU backend runs
  * it over whole rows of interior cells as one vector loop. The selects are
  * plain ternaries, which a vector loop turns into blends; the live flags
  * are the caller's to store. */
@@ -192,19 +206,24 @@ TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_live(const talus_tile *t,
    * neighbours' loads as contiguous in x (indices as size_t sums it
    * gathered lane by lane). */
   const float *B = t->B + idx, *w = t->w + idx, *F = t->f + idx;
-  float d = w[0], h = B[0] + d, gain = P->dt * P->hf_flux_gain, f[4];
+  float d = w[0], h = B[0] + d, gain = P->dt * P->hf_flux_gain, f[4], lo = HF_NO_SURFACE;
   for (int k = 0; k < 4; k++) {
     ptrdiff_t n = hf_step(t, k);
-    float fk = F[(ptrdiff_t)k * (ptrdiff_t)t->plane] + gain * (h - (B[n] + w[n]));
+    float hn = B[n] + w[n], fk = F[(ptrdiff_t)k * (ptrdiff_t)t->plane] + gain * (h - hn);
     f[k] = fk > 0.0f ? fk : 0.0f;
+    lo = hn < lo ? hn : lo;
   }
   hf_flux_store(t, P, idx, d, f);
+  if (P->hf_no_dam) t->hf_sed[idx] = lo;
 }
 
 /* Stage hf_flux (eqs. 2–4): outflow fluxes [m³/s] from the head difference,
  * scaled by K so one step never sends more than the cell's water. As the
  * step's first stage with neighbours it records the cell's live flags
- * (t->nb8) for the later ones; all four neighbours live is the fast path. */
+ * (t->nb8) for the later ones, and with heightfield.no_dam the lowest
+ * water surface of its open neighbours (in hf_sed, which hf_advect
+ * overwrites after hf_erode has read it); all four neighbours live is
+ * the fast path. */
 TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_flux(const talus_tile *t, const talus_kctx *c,
                                                          int x, int y, double *flows) {
   (void)flows;
@@ -219,9 +238,15 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_flux(const talus_tile *t, co
   }
   float d = t->w[idx], h = t->B[idx] + d, gain = P->dt * P->hf_flux_gain, f[4];
   hf_nb4 q = hf_neighbours(t, c, x, y);
-  for (int k = 0; k < 4; k++)
+  float lo = HF_NO_SURFACE;
+  for (int k = 0; k < 4; k++) {
     f[k] = hf_pipe(t, t->f[(size_t)k * t->plane + idx], h, d, gain, q.n[k], q.in[k]) * q.open[k];
+    /* an outflow border's virtual neighbour: the cell's terrain, no water */
+    float hn = q.in[k] > 0.0f ? t->B[q.n[k]] + t->w[q.n[k]] : t->B[idx];
+    lo = q.open[k] > 0.0f && hn < lo ? hn : lo;
+  }
   hf_flux_store(t, P, idx, d, f);
+  if (P->hf_no_dam) t->hf_sed[idx] = lo;
 }
 
 /* Transport capacity (eq. 8) of a cell with velocity (u, v), water d1 and
@@ -399,6 +424,8 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_water(const talus_tile *t, c
  * at most the water depth a step (the load settles out of the water
  * column above the bed: unbounded, a bank cell under 5.5 m of water took
  * 11 m a step from 446 m of suspended load and rose into a one-cell tower),
+ * and with heightfield.no_dam at most up to the lowest water surface of
+ * its 4 neighbours (hf_flux left it in hf_sed: no dam across a river),
  * with softening (eq. 11) of the cell's hardness, are both computed and
  * the one that happens is kept; deposition does not happen where the
  * rounding of b would take more than is suspended. Then evaporation
@@ -420,6 +447,9 @@ hf_erode_cell(const talus_tile *t, const talus_kparams *P, size_t idx, int erodi
   float excess = s - C, Xd = P->dt * P->hf_deposit * excess;
   Xd = Xd < excess ? Xd : excess;
   Xd = Xd < d ? Xd : d;
+  float room = P->hf_no_dam ? t->hf_sed[idx] - b : Xd; /* up to the neighbours' surface */
+  room = room > 0.0f ? room : 0.0f;
+  Xd = Xd < room ? Xd : room;
   float bd = b + Xd;
   double md = (double)bd - (double)b;
   /* the water a deposit may take: its depth where water swells and

@@ -110,7 +110,11 @@ int talus_stage_scratch_needs(talus_stage_id id, talus_scratch_need out[2]) {
   case TALUS_STAGE_HF_ERODE:
     out[n++] =
         (talus_scratch_need){offsetof(talus_tile, hf_cap), sizeof(float), "transport capacity", 0};
-    break;
+    if (id == TALUS_STAGE_HF_WATER) break;
+    /* hf_erode reads the neighbours' lowest water surface hf_flux left in
+     * hf_sed (heightfield.no_dam) */
+    /* fall through */
+  case TALUS_STAGE_HF_FLUX:
   case TALUS_STAGE_HF_ADVECT:
   case TALUS_STAGE_HF_SETTLE:
     out[n++] =

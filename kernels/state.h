@@ -184,6 +184,7 @@ typedef struct talus_kparams {
   float hf_max_depth;    /* depth where l_max reaches 0 [m] */
   float hf_min_tilt;     /* floor of the slope factor of the capacity [sin] */
   float hf_river_width;  /* width a river's discharge is spread over [m]; 0 = the cell's */
+  int hf_no_dam;         /* 1: a deposit never lifts a bed above its neighbours' water surface */
   float hf_min_hardness; /* R_min: softening stops here */
   float hf_softening;    /* K_h [1/m] */
   float hf_evaporation;  /* K_e [1/s] */
@@ -309,7 +310,9 @@ typedef struct talus_tile {
   /* scratch allocated by the first stage that needs it (talus_stage_scratch) */
   float *thermal;  /* [8*plane] thermal outflow [m], thermal[8*idx + d] (d: talus_dir8) */
   float *hf_cap;   /* [plane] heightfield transport capacity C [m] */
-  float *hf_sed;   /* [plane] heightfield advected sediment [m] */
+  float *hf_sed;   /* [plane] heightfield: the lowest water surface of the 4 neighbours [m]
+                      (hf_flux -> hf_erode, heightfield.no_dam), then the advected sediment
+                      (hf_advect -> hf_settle) */
   int64_t *pt_acc; /* [3*nz*plane] particle erosion, deposit and river totals [2^-32 m] */
   double *acc_s0;  /* [plane] solid at the step's start (kernels/accum.h) */
   float *qin;      /* [2*nz*plane] shares of water and sand inflow a column under a

@@ -69,7 +69,8 @@ static float *carve_run(const char *preset, const float *h, const uint8_t *mask,
  * deposit per step was not bounded by its depth (a bank cell filled from
  * 446 m of suspended load rose 52 m in 50 steps), 10.2 m with that bound
  * but the outflow border read as flat (a dam across a valley's outlet
- * with a ridge up its axis), 3.9 m with both fixed. */
+ * with a ridge up its axis), 3.9 m with both fixed, 2.6 m with
+ * heightfield.no_dam. Zion's bare run still builds 15.1 m (test_zion_bare). */
 #define CARVE_BUILT_M 8.0
 static void check_figures(const char *what, const carve_metrics *m, double ratio, double share,
                           int incise) {
@@ -118,8 +119,8 @@ static void check_runaway(const char *what, const float *h, const float *after, 
  * and the valley's no longer incise either: its -1.1 m net was the
  * outlet dug 9 m below the map's lowest point by brushes with no base
  * level, which the map's edge now holds (pt_edge: +0.08 m net, the
- * outlet +14 m). Net incision is asked of neither. The preset's old constants filled the valleys (Big Tujunga 180²
- * window, 1000 batches: channels +16.5 m net, ratio 0.14, r -0.01). */
+ * outlet +14 m). Net incision is asked of neither. The preset's old constants filled the valleys
+ * (Big Tujunga 180² window, 1000 batches: channels +16.5 m net, ratio 0.14, r -0.01). */
 #define PT_STEPS 1000
 #define PT_RATIO 2.0
 static void check_droplets(const char *what, const float *h, const uint8_t *mask, int nx, int ny,
@@ -152,7 +153,11 @@ static void check_droplets(const char *what, const float *h, const uint8_t *mask
  * stream-power descent read the border as flat: its capacity fell to the
  * floor and the load settled into a dam across the outlet. Read as the
  * arriving slope continued (hf_outflow_descent): 25.7 %, +2.6 m, so the
- * valley's bound is 50 % (the flat outlet's 73-84 % fails). */
+ * valley's bound was 50 % (the flat outlet's 73-84 % fails). With
+ * heightfield.no_dam and the wash-load capacity (capacity 200, dissolve
+ * 0.00002; branch zion2) the valley's trunk incises: 0.0 %, -0.93 m, and
+ * Big Tujunga's 0.0 % (128²: -0.57 m; 360² bare: -5.1 m, was 4.1 %), so
+ * the bounds are 10 % (valley, Big Tujunga 128²) and 2 % (360² bare). */
 static void check_trunks(const char *what, const carve_metrics *m, double share) {
   CHECK(m->trunks > 0, "%s: no trunk cells", what);
   CHECK(m->trunk_buried <= share, "%s: %.1f%% of the trunk cells raised > %.0f m (net %+.3g m)",
@@ -200,7 +205,7 @@ static void test_valley(void) {
     char what[96];
     snprintf(what, sizeof what, "generated valley, %s", presets[i]);
     float *after = carve_run(presets[i], h, NULL, nx, ny, 30.0);
-    check_carved(what, h, after, NULL, nx, ny, i == 0 ? 0.5 : 0.0, i == 0 ? 30.0 : 0.0);
+    check_carved(what, h, after, NULL, nx, ny, i == 0 ? 0.1 : 0.0, i == 0 ? 30.0 : 0.0);
     free(after);
   }
   check_droplets("generated valley, particles", h, NULL, nx, ny, 30.0);
@@ -216,6 +221,24 @@ static float *dem_window(const talus_dem *dem, int x0, int y0, int n) {
   return h;
 }
 
+/* Reads $TALUS_TEST_DATA/`file` into *dem; 0 when the data is absent. */
+static int test_dem_open(const char *file, talus_dem *dem) {
+  const char *dir = getenv("TALUS_TEST_DATA");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir ? dir : "", file);
+  return dir && !talus_dem_read(path, NULL, dem);
+}
+
+/* The bare command's steps: dem-heightfield's spin-up + 2500 (app/erode.c,
+ * erode_default_steps, medium). */
+static int bare_steps(void) {
+  talus_params *p = fixture_params("dem-heightfield", NULL);
+  double spinup = 0.0;
+  if (p) talus_params_get(p, "erosion.spinup", &spinup);
+  talus_params_free(p);
+  return (int)spinup + 2500;
+}
+
 /* The bare command's run (`talus erode dem.tif -o out.tif`: dem-heightfield
  * with its own spin-up and steps, 4000) on the 360 x 360 window of Big
  * Tujunga (columns 300.., rows 50..) that the gallery shows: it carves
@@ -224,14 +247,10 @@ static float *dem_window(const talus_dem *dem, int x0, int y0, int n) {
 static int test_bigtujunga_bare(const talus_dem *dem) {
   int n = 360, x0 = 300, y0 = 50;
   float *h = dem_window(dem, x0, y0, n);
-  talus_params *p = fixture_params("dem-heightfield", NULL);
-  double spinup = 0.0; /* the bare command's steps: app/erode.c, erode_default_steps (medium) */
-  if (p) talus_params_get(p, "erosion.spinup", &spinup);
-  talus_params_free(p);
-  int steps = (int)spinup + 2500;
+  int steps = bare_steps();
   float *after =
       carve_run_with("dem-heightfield", NULL, steps, h, NULL, n, n, dem->cell_size, NULL);
-  check_carved("bigtujunga 360x360, bare command", h, after, NULL, n, n, 0.1, dem->cell_size);
+  check_carved("bigtujunga 360x360, bare command", h, after, NULL, n, n, 0.02, dem->cell_size);
   free(after), free(h);
   return 1;
 }
@@ -239,23 +258,60 @@ static int test_bigtujunga_bare(const talus_dem *dem) {
 /* A 128 x 128 window of Big Tujunga (columns 428.., rows 178..) carves
  * under every DEM preset. */
 static int test_bigtujunga(void) {
-  const char *dir = getenv("TALUS_TEST_DATA");
-  char path[4096];
-  snprintf(path, sizeof path, "%s/bigtujunga_srtm30m_utm11.tif", dir ? dir : "");
   talus_dem dem;
-  if (!dir || talus_dem_read(path, NULL, &dem)) return 0;
+  if (!test_dem_open("bigtujunga_srtm30m_utm11.tif", &dem)) return 0;
   int n = 128, x0 = 428, y0 = 178;
   float *h = dem_window(&dem, x0, y0, n);
   for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++) {
     char what[96];
     snprintf(what, sizeof what, "bigtujunga 128x128, %s", presets[i]);
     float *after = carve_run(presets[i], h, NULL, n, n, dem.cell_size);
-    check_carved(what, h, after, NULL, n, n, i == 0 ? 0.25 : 0.0, i == 0 ? dem.cell_size : 0.0);
+    check_carved(what, h, after, NULL, n, n, i == 0 ? 0.1 : 0.0, i == 0 ? dem.cell_size : 0.0);
     free(after);
   }
   check_droplets("bigtujunga 128x128, particles", h, NULL, n, n, dem.cell_size);
   free(h);
   test_bigtujunga_bare(&dem);
+  talus_dem_free(&dem);
+  return 1;
+}
+
+/* The bare command's run (as test_bigtujunga_bare) on the whole of Zion's
+ * SRTM (465 x 457 cells of 82.6 m, 3" at 37.3 N): trunk canyons one cell
+ * wide with dry neighbours, where the droplets hand a river more load
+ * than it carries. Its channels incise (net dz < 0) and at most
+ * ZION_BURIED of its trunk cells rise > 5 m. Measured
+ * (benchmarks/RESULTS.md, the whole map): channels -1.55 m net, ratio
+ * 3.18, trunks -3.3 m, 13.7 % raised > 5 m, built tower 15.1 m, p99.9
+ * |dz| 3.1 % of the relief; before heightfield.no_dam and the wash-load
+ * capacity +0.99 m, 2.95, 29 % raised, 14 m (not carved). The bounds of
+ * issue 15 (ratio >= 5, <= 10 % raised, no tower built > 8 m) are not
+ * met yet: the trunks that still fill are canyons that run diagonally
+ * between cells, which the 4-neighbour pipes see as a chain of lakes.
+ * (A 256^2 window of its south-east, whose trunks lose their upstream
+ * catchment, stays aggraded: +1.2 m net, 22 % raised; +5.0 m, 45 % before.)
+ * Returns 1 when it ran (the data is in $TALUS_TEST_DATA). */
+#define ZION_BURIED 0.2
+static int test_zion_bare(void) {
+  talus_dem dem;
+  if (!test_dem_open("zion_srtm3s.tif", &dem)) return 0;
+  int nx = dem.nx, ny = dem.ny;
+  float *after = carve_run_with("dem-heightfield", NULL, bare_steps(), dem.height, dem.nodata, nx,
+                                ny, dem.cell_size, NULL);
+  const char *what = "zion 465x457, bare command";
+  CHECK(after != NULL, "%s: the run failed", what);
+  if (after) {
+    carve_metrics m = carve_measure(dem.height, after, dem.nodata, nx, ny);
+    carve_print(stdout, what, &m);
+    CHECK(m.channel_net < 0.0, "%s: net dz on channels %+.3g m", what, m.channel_net);
+    CHECK(m.channel_erosion >= 3.0 * m.hill_erosion, "%s: channels erode %.3g m, hillslopes %.3g m",
+          what, m.channel_erosion, m.hill_erosion);
+    CHECK(m.p999 <= 0.05 * m.relief, "%s: p99.9 |dz| %.3g m of relief %.0f m", what, m.p999,
+          m.relief);
+    CHECK(m.nonfinite == 0, "%s: %ld non-finite heights", what, m.nonfinite);
+    check_trunks(what, &m, ZION_BURIED);
+  }
+  free(after);
   talus_dem_free(&dem);
   return 1;
 }
@@ -280,11 +336,8 @@ static int droplets_only(void) {
   float *h = valley_heights(nx, ny, 30.0);
   check_droplets("generated valley, particles", h, NULL, nx, ny, 30.0);
   free(h);
-  const char *dir = getenv("TALUS_TEST_DATA");
-  char path[4096];
-  snprintf(path, sizeof path, "%s/bigtujunga_srtm30m_utm11.tif", dir ? dir : "");
   talus_dem dem;
-  if (dir && !talus_dem_read(path, NULL, &dem)) {
+  if (test_dem_open("bigtujunga_srtm30m_utm11.tif", &dem)) {
     int n = 128, x0 = 428, y0 = 178;
     float *w = dem_window(&dem, x0, y0, n);
     check_droplets("bigtujunga 128x128, particles", w, NULL, n, n, dem.cell_size);
@@ -297,8 +350,11 @@ static int droplets_only(void) {
 int main(int argc, char **argv) {
   if (argc == 3) return measure_files(argv[1], argv[2]);
   if (argc == 2 && !strcmp(argv[1], "--particles")) return droplets_only();
+  if (argc == 2 && !strcmp(argv[1], "--zion")) /* only the Zion run */
+    return test_zion_bare() ? check_report("test_dem_carve --zion") : 77;
   test_valley();
   int dem = test_bigtujunga();
+  test_zion_bare();
   int rc = check_report("test_dem_carve");
   if (rc || dem) return rc;
   return check_skip("test_dem_carve", "the generated valley passed; the DEM part needs "

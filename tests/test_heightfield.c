@@ -221,6 +221,7 @@ static const char *const full_run[] = {"water.rain=0.02",
                                        "thermal.creep=0.05",
                                        "heightfield.capacity=0.2",
                                        "heightfield.dissolve=0.5",
+                                       "heightfield.no_dam=true",
                                        "source1.strength=0.5",
                                        "source1.radius=4",
                                        "source1.x=20",
@@ -502,7 +503,64 @@ static void test_river_width(void) {
         ten_old);
 }
 
+/* The bed of the one-cell river cell at the centre of a 3 x 3 tile after
+ * one hf_flux and one hf_erode (heightfield.no_dam `no_dam`): bed 700 m
+ * under 5.5 m of water holding 446 m of suspended load (as
+ * test_deposit_bound's bank cell) against no capacity; the river runs in
+ * from the right (bed 701 m, 2 m deep) and out to the left (bed 699 m,
+ * 2 m deep: its surface 701 m), its dry banks (up, down) at 740 m. The
+ * neighbours' lowest water surface hf_flux records goes to *lo. */
+static double river_cell_bed(int no_dam, float *lo) {
+  talus_tile *t = NULL;
+  talus_rect buf = {0, 0, 3, 3};
+  if (talus_tile_create(&t, buf, 1, 0) || talus_stage_scratch(t, TALUS_STAGE_HF_FLUX) ||
+      talus_stage_scratch(t, TALUS_STAGE_HF_ERODE)) {
+    talus_tile_free(t);
+    return -1.0;
+  }
+  static const float B[9] = {740, 740, 740, 699, 700, 701, 740, 740, 740};
+  static const float W[9] = {0, 0, 0, 2, 5.5f, 2, 0, 0, 0};
+  for (int i = 0; i < 9; i++) {
+    size_t idx = talus_idx(t, i % 3, i / 3);
+    t->B[idx] = B[i], t->w[idx] = W[i], t->r[idx] = i == 4 ? 446.0f : 0.0f, t->hf_cap[idx] = 0;
+  }
+  talus_kparams P;
+  talus_kparams_defaults(&P);
+  P.model = TALUS_MODEL_HEIGHTFIELD, P.cell_size = 82.63f, P.dt = 0.5f, P.hf_deposit = 0.05f;
+  P.hf_dissolve = 0.0001f, P.hf_water_swell = 0, P.hf_no_dam = no_dam;
+  talus_kparams_derive(&P);
+  size_t c = talus_idx(t, 1, 1);
+  double flows[TALUS_FLOW_COUNT] = {0};
+  hf_flux_live(t, &P, c);
+  *lo = no_dam ? t->hf_sed[c] : 0.0f;
+  hf_erode_cell(t, &P, c, 1, flows);
+  double bed = t->B[c];
+  talus_tile_free(t);
+  return bed;
+}
+
+/* A river never builds its bed above the water surface around it
+ * (heightfield.no_dam): the overloaded one-cell river of river_cell_bed
+ * lays at most what lifts its bed to its neighbours' lowest water surface
+ * (701 m, the river downstream) and carries the rest on. Bounded only by
+ * its depth (the rule off) it rose 5.5 m in one step, 4.5 m above the
+ * water it flows into: a dam across its own course, which on Zion's
+ * one-cell (82.6 m) trunk rivers turned the river aside within ~80 steps
+ * and let the droplets bury the dry bed (benchmarks/RESULTS.md). */
+static void test_no_dam(void) {
+  float lo_on = 0.0f, lo_off = 0.0f;
+  double on = river_cell_bed(1, &lo_on), off = river_cell_bed(0, &lo_off);
+  printf("no dam: the overloaded river cell's bed 700 -> %.4f m (neighbours' lowest water surface "
+         "%.4f m); without the rule -> %.4f m\n",
+         on, (double)lo_on, off);
+  CHECK(lo_on == 701.0f, "hf_flux records the neighbours' lowest water surface (%.6g)",
+        (double)lo_on);
+  CHECK(on <= 701.0 + 1e-4 && on >= 701.0 - 1e-4, "the bed rose to %.6g m, want 701", on);
+  CHECK(off >= 705.5 - 1e-4, "without the rule the depth bounds it (%.6g m)", off);
+}
+
 int main(void) {
+  test_no_dam();
   test_river_width();
   test_corner_advection();
   test_deposit_bound();

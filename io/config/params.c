@@ -220,6 +220,9 @@ static const param_decl table[] = {
          "stream_power: the width a river's discharge runs in where the cells are wider, so "
          "its unit discharge q = Q / min(cell_size, river_width) does not shrink on coarse "
          "grids; 0 = the cell's width"),
+    BOOL("heightfield.no_dam", hf_no_dam, 0,
+         "a river's deposit never lifts its bed above the lowest water surface (terrain + water) "
+         "of its 4 neighbours: no dam across its own course, the excess load travels on"),
     REAL("heightfield.min_hardness", hf_min_hardness, 0, 1, 0.1, "",
          "R_min: deposited sediment softens the hardness down to this value"),
     REAL("heightfield.softening", hf_softening, 0, 1e6, 5, "1/m",
