@@ -214,7 +214,10 @@ TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_live(const talus_tile *t,
     lo = hn < lo ? hn : lo;
   }
   hf_flux_store(t, P, idx, d, f);
-  if (P->hf_no_dam) t->hf_sed[idx] = lo;
+  /* stored whatever heightfield.no_dam says (hf_advect overwrites it
+   * before hf_settle reads it): a store under the flag kept GCC from
+   * vectorising this loop (hf_flux 7 -> 32 ms a step at 2048²) */
+  t->hf_sed[idx] = lo;
 }
 
 /* Stage hf_flux (eqs. 2–4): outflow fluxes [m³/s] from the head difference,

@@ -1255,10 +1255,7 @@ static void test_apply_rows(void) {
   static const char *const sets[] = {"particles.density_log2=4", "water.outflow_border=true", NULL};
   talus_domain *d = make_domain(n, n, h, sets);
   CHECK(d != NULL, "apply rows domain");
-  if (!d) {
-    free(h);
-    return;
-  }
+  if (!d) return free(h);
   talus_tile *t = d->tile;
   talus_kctx c = first_batch(d);
   size_t np = TALUS_PT_PLANES * (size_t)t->nz * t->plane, plane = t->plane;
