@@ -1222,21 +1222,31 @@ pt_apply_hf(const talus_tile *t, size_t idx, int64_t ero, int64_t dep, int64_t R
   flows[TALUS_FLOW_PT_ROUNDING] += ((double)bn - (double)b) - exact;
 }
 
+/* pt_apply on a heightfield cell (x, y): its three totals read from
+ * their planes (pt_apply_hf). The CPU runs it over heightfield rows
+ * without k_pt_apply's per-cell model test (CPU_STAGE_LOOP_PT_APPLY). */
+TALUS_HD static inline TALUS_FORCE_INLINE void
+k_pt_apply_hf(const talus_tile *t, const talus_kctx *c, int x, int y, double *flows) {
+  (void)c;
+  size_t idx = talus_idx(t, x, y);
+  pt_apply_hf(t, idx, t->pt_acc[pt_plane(t, 0, 0) + idx], t->pt_acc[pt_plane(t, 1, 0) + idx],
+              t->pt_acc[pt_plane(t, 2, 0) + idx], flows);
+}
+
 /* Stage pt_apply: the cell's totals change its height once (on layered
  * stacks, each column's sand and bedrock: pt_apply_column) and its river
  * total its suspended sediment (pt_apply_river); the float rounding
  * against the exact change is booked. */
 TALUS_HD static inline void k_pt_apply(const talus_tile *t, const talus_kctx *c, int x, int y,
                                        double *flows) {
-  size_t idx = talus_idx(t, x, y);
-  if (c->P.model == TALUS_MODEL_LAYERED) {
-    int64_t carry = 0; /* top-down: what a roof could not give comes from the column below */
-    for (int k = t->count[idx] - 1; k >= 0; k--)
-      carry = pt_apply_column(t, idx, k, carry, flows);
+  if (c->P.model != TALUS_MODEL_LAYERED) {
+    k_pt_apply_hf(t, c, x, y, flows);
     return;
   }
-  pt_apply_hf(t, idx, t->pt_acc[pt_plane(t, 0, 0) + idx], t->pt_acc[pt_plane(t, 1, 0) + idx],
-              t->pt_acc[pt_plane(t, 2, 0) + idx], flows);
+  size_t idx = talus_idx(t, x, y);
+  int64_t carry = 0; /* top-down: what a roof could not give comes from the column below */
+  for (int k = t->count[idx] - 1; k >= 0; k--)
+    carry = pt_apply_column(t, idx, k, carry, flows);
 }
 
 #endif /* TALUS_KERNELS_PARTICLES_H */

@@ -1240,7 +1240,7 @@ static void test_window(void) {
 }
 
 /* The CPU's row loops of pt_clear and pt_apply on heightfields (memsets
- * a plane; row pointers, the booked span as its own loop) against the
+ * a plane; k_pt_apply_hf without the per-cell model test) against the
  * per-cell bodies k_pt_clear and k_pt_apply, over a region that is not
  * the buffer and a book that is not the region: the same totals zeroed
  * and no other, the same heights and suspended sediment bit for bit, the

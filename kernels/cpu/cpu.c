@@ -406,37 +406,13 @@ static inline int cpu_pt_bands(int h, int least, int threads) {
     }                                                                                              \
   }
 
-/* CPU_STAGE_LOOP for pt_apply: on heightfields each row reads its 3
- * planes of totals through row pointers and runs pt_apply_hf per cell in
- * x order (the body's operations and bookings in its order, without its
- * per-cell model test and plane arithmetic; the booked span as its own
- * loop, as CPU_STAGE_LOOP, so the row's sums stay in registers); layered
- * stacks run the body. */
+/* CPU_STAGE_LOOP for pt_apply: heightfield rows run k_pt_apply_hf (the
+ * body without its per-cell model test); layered stacks run the body. */
 #define CPU_STAGE_LOOP_PT_APPLY(body)                                                              \
   if (c->P.model == TALUS_MODEL_LAYERED) {                                                         \
     CPU_STAGE_LOOP(body);                                                                          \
   } else {                                                                                         \
-    _Pragma("omp parallel") {                                                                      \
-      CPU_FTZ_ENTER                                                                                \
-      _Pragma("omp for schedule(static)") for (int j = 0; j < region.h; j++) {                     \
-        double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                                \
-        int y = region.y0 + j, x1 = region.x0 + region.w, b0, b1;                                  \
-        cpu_row_book(book, y, x1, &b0, &b1);                                                       \
-        size_t i0 = talus_idx(t, 0, y);                                                            \
-        const int64_t *E = t->pt_acc + pt_plane(t, 0, 0) + i0;                                     \
-        const int64_t *D = t->pt_acc + pt_plane(t, 1, 0) + i0;                                     \
-        const int64_t *R = t->pt_acc + pt_plane(t, 2, 0) + i0;                                     \
-        int x = region.x0;                                                                         \
-        for (; x < x1 && x < b0; x++)                                                              \
-          pt_apply_hf(t, i0 + (size_t)x, E[x], D[x], R[x], junk);                                  \
-        for (; x < x1 && x < b1; x++)                                                              \
-          pt_apply_hf(t, i0 + (size_t)x, E[x], D[x], R[x], acc);                                   \
-        for (; x < x1; x++)                                                                        \
-          pt_apply_hf(t, i0 + (size_t)x, E[x], D[x], R[x], junk);                                  \
-        memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);                              \
-      }                                                                                            \
-      CPU_FTZ_LEAVE                                                                                \
-    }                                                                                              \
+    CPU_STAGE_LOOP(k_pt_apply_hf);                                                                 \
   }
 
 /* The fast cells of a stage as runs: each returns the end of the run of
