@@ -269,4 +269,85 @@ static inline void carve_print(FILE *to, const char *what, const carve_metrics *
           m->tower_after, m->tower_before, m->tower_built);
 }
 
+/* Where a run lays its load (dem-carving.md: deposition on valley floors
+ * and fans, erosion in the steep channels). The slope of a cell is the
+ * gradient of the input averaged over a box of CARVE_FLOOR_BOX_M (the
+ * SRTM's metre of noise alone makes a 30 m cell's own descent 0.03);
+ * floors are the cells of slope < CARVE_FLOOR_SLOPE (valley floors, fans,
+ * plains), steep channels those of accumulation >= CARVE_CHANNEL_CELLS
+ * and slope >= CARVE_STEEP_SLOPE. */
+#define CARVE_FLOOR_SLOPE 0.03
+#define CARVE_STEEP_SLOPE 0.08
+#define CARVE_FLOOR_BOX_M 150.0
+
+typedef struct carve_floors {
+  long cells, floors, steep; /* valid cells, floor cells, steep channel cells */
+  double floor_net;          /* mean dz on floor cells [m] */
+  double floor_raised;       /* share of floor cells raised by more than 0.5 m */
+  double rest_net;           /* mean dz on the other cells [m] */
+  double steep_net;          /* mean dz on steep channel cells [m] */
+  double floor_share;        /* the floors' share of the raised volume (dz > 0) */
+} carve_floors;
+
+/* Mean of z over the (2r+1)² box around each cell, clipped at the edges
+ * and NoData (mask may be NULL), into out (nx*ny). */
+static inline void carve_box_mean(const float *z, const uint8_t *mask, int nx, int ny, int r,
+                                  double *out) {
+  for (long i = 0; i < (long)nx * ny; i++) {
+    int x = (int)(i % nx), y = (int)(i / nx), k = 0;
+    double sum = 0.0;
+    for (int v = y - r; v <= y + r; v++)
+      for (int u = x - r; u <= x + r; u++) {
+        long j = (long)v * nx + u;
+        if (u < 0 || v < 0 || u >= nx || v >= ny || (mask && mask[j])) continue;
+        sum += z[j], k++;
+      }
+    out[i] = k ? sum / k : 0.0;
+  }
+}
+
+/* The floors and steep channels of before -> after (cell size l [m]). */
+static inline carve_floors carve_measure_floors(const float *before, const float *after,
+                                                const uint8_t *mask, int nx, int ny, double l) {
+  long n = (long)nx * ny;
+  int r = (int)(0.5 * CARVE_FLOOR_BOX_M / l + 0.5);
+  carve_floors f;
+  memset(&f, 0, sizeof f);
+  double *acc = malloc(sizeof(double) * n), *zs = malloc(sizeof(double) * n);
+  double raised = 0.0, floor_raised = 0.0;
+  carve_accumulation(before, mask, nx, ny, acc);
+  carve_box_mean(before, mask, nx, ny, r > 1 ? r : 1, zs);
+  for (long i = 0; i < n; i++) {
+    double dz = (double)after[i] - (double)before[i];
+    int x = (int)(i % nx), y = (int)(i / nx);
+    if ((mask && mask[i]) || !isfinite(dz) || x == 0 || y == 0 || x == nx - 1 || y == ny - 1)
+      continue;
+    double gx = (zs[i + 1] - zs[i - 1]) / (2.0 * l), gy = (zs[i + nx] - zs[i - nx]) / (2.0 * l);
+    double s = sqrt(gx * gx + gy * gy), up = dz > 0.0 ? dz : 0.0;
+    f.cells++, raised += up;
+    if (s < CARVE_FLOOR_SLOPE)
+      f.floors++, f.floor_net += dz, f.floor_raised += dz > 0.5, floor_raised += up;
+    else
+      f.rest_net += dz;
+    if (acc[i] >= CARVE_CHANNEL_CELLS && s >= CARVE_STEEP_SLOPE) f.steep++, f.steep_net += dz;
+  }
+  if (f.floors) f.floor_net /= f.floors, f.floor_raised /= f.floors;
+  if (f.cells > f.floors) f.rest_net /= f.cells - f.floors;
+  if (f.steep) f.steep_net /= f.steep;
+  f.floor_share = raised > 0.0 ? floor_raised / raised : 0.0;
+  free(acc), free(zs);
+  return f;
+}
+
+/* One line of the floors' figures. */
+static inline void carve_print_floors(FILE *to, const char *what, const carve_floors *f) {
+  fprintf(to,
+          "%s: floors (slope < %.2g) %.1f%% of the cells, net %+.4g m, %.1f%% raised > 0.5 m, "
+          "%.1f%% of the raised volume | the rest net %+.4g m | steep channels (slope >= %.2g) "
+          "%ld net %+.4g m\n",
+          what, CARVE_FLOOR_SLOPE, f->cells ? 100.0 * f->floors / f->cells : 0.0, f->floor_net,
+          100.0 * f->floor_raised, 100.0 * f->floor_share, f->rest_net, CARVE_STEEP_SLOPE, f->steep,
+          f->steep_net);
+}
+
 #endif /* TALUS_TEST_CARVE_METRICS_H */

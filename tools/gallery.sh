@@ -81,6 +81,13 @@ if [ -f "$DEM" ]; then
   render dem-bigtujunga-layered "$W/dem.tif" dem-default 4000
   # Droplets alone (configs/particles.ini): 2000 batches, ~8 per cell.
   render dem-bigtujunga-particles "$W/dem.tif" particles 2000
+  # The range front south-west of it (the canyon's mouth onto the San
+  # Fernando Valley): the layered preset's fans, drawn as dz over the
+  # hillshade (tools/render_dz.py: red lowered, blue raised, full at 3 m).
+  gdal_translate -q -srcwin 0 283 400 360 "$DEM" "$W/front.tif"
+  render dem-rangefront "$W/front.tif" dem-default 4000
+  python3 "$SRC/tools/render_dz.py" "$W/front.tif" "$W/dem-rangefront_eroded.tif" \
+    "$OUT/dem-rangefront_dz.png" --clip 3
 else
   echo "gallery: $DEM not found: DEM picture skipped (set TALUS_TEST_DATA)"
 fi
