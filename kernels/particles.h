@@ -184,6 +184,20 @@ TALUS_HD static inline size_t pt_plane(const talus_tile *t, int kind, int k) {
   return ((size_t)kind * (size_t)t->nz + (size_t)k) * t->plane;
 }
 
+/* 1 when droplets may hand their load to the river (particles.river_depth
+ * or particles.river_discharge set): only then is the river plane (kind
+ * 2) written, cleared and read; without it pt_clear and pt_apply touch
+ * the erosion and deposit planes alone (a third less of their sweeps). */
+TALUS_HD static inline int pt_river_on(const talus_kparams *P) {
+  return P->pt_river_depth > 0.0f || P->pt_river_discharge > 0.0f;
+}
+
+/* The kinds of totals a batch writes: erosion, deposit and, with the
+ * river on, river (pt_river_on). */
+TALUS_HD static inline int pt_kinds(const talus_kparams *P) {
+  return pt_river_on(P) ? TALUS_PT_PLANES : 2;
+}
+
 /* The column of the cell at buffer index idx a droplet at level z stands
  * on: the lowest whose ceiling is above z + ε, else the top one. */
 TALUS_HD static inline int pt_pick(const talus_tile *t, size_t idx, float z) {
@@ -1033,9 +1047,9 @@ TALUS_HD static inline void k_pt_clear(const talus_tile *t, const talus_kctx *c,
                                        double *flows) {
   (void)flows;
   size_t idx = talus_idx(t, x, y);
-  int n = c->P.model == TALUS_MODEL_LAYERED ? t->count[idx] : 1;
+  int n = c->P.model == TALUS_MODEL_LAYERED ? t->count[idx] : 1, kinds = pt_kinds(&c->P);
   for (int k = 0; k < n; k++)
-    for (int kind = 0; kind < TALUS_PT_PLANES; kind++)
+    for (int kind = 0; kind < kinds; kind++)
       t->pt_acc[pt_plane(t, kind, k) + idx] = 0;
 }
 
@@ -1177,10 +1191,10 @@ TALUS_HD static inline void pt_apply_river(const talus_tile *t, size_t ci, int64
  * carry; column 0 has no floor). What a ceiling refuses to deposit is
  * booked (PT_CLAMP, sediment → outside), as is the float rounding. */
 TALUS_HD static inline int64_t pt_apply_column(const talus_tile *t, size_t idx, int k,
-                                               int64_t carry, double *flows) {
+                                               int64_t carry, int river, double *flows) {
   int64_t E = t->pt_acc[pt_plane(t, 0, k) + idx] + carry, D = t->pt_acc[pt_plane(t, 1, k) + idx];
   size_t ci = talus_col(t, idx, k);
-  pt_apply_river(t, ci, t->pt_acc[pt_plane(t, 2, k) + idx], flows);
+  if (river) pt_apply_river(t, ci, t->pt_acc[pt_plane(t, 2, k) + idx], flows);
   if (!E && !D) return 0;
   float s = t->s[ci], B = t->B[ci], C = t->C[ci];
   int64_t dep = D;
@@ -1206,6 +1220,21 @@ TALUS_HD static inline int64_t pt_apply_column(const talus_tile *t, size_t idx, 
   return E - take_s - take_b;
 }
 
+/* A heightfield height b changed by erosion and deposit totals ero and
+ * dep [units]: returns the new height and its three ledger terms (eroded,
+ * deposited [m] and the float rounding against the exact change) to
+ * *e, *d and *r. Branch-free, so the CPU's row loop runs it in vector
+ * lanes (CPU_STAGE_LOOP_PT_APPLY); a cell with no totals keeps b and
+ * books nothing (its caller's test). */
+TALUS_HD static inline TALUS_FORCE_INLINE float pt_hf_change(float b, int64_t ero, int64_t dep,
+                                                             double *e, double *d, double *r) {
+  double exact = (double)(dep - ero) * (1.0 / PT_UNIT);
+  float bn = (float)((double)b + exact);
+  *e = (double)ero * (1.0 / PT_UNIT), *d = (double)dep * (1.0 / PT_UNIT);
+  *r = ((double)bn - (double)b) - exact;
+  return bn;
+}
+
 /* pt_apply on the heightfield cell at idx with its erosion, deposit and
  * river totals ero, dep and R (read by the caller: k_pt_apply, or the
  * CPU's row loop with the planes' rows at hand): the river total first,
@@ -1214,23 +1243,22 @@ TALUS_HD static inline TALUS_FORCE_INLINE void
 pt_apply_hf(const talus_tile *t, size_t idx, int64_t ero, int64_t dep, int64_t R, double *flows) {
   pt_apply_river(t, idx, R, flows);
   if (!ero && !dep) return;
-  double exact = (double)(dep - ero) * (1.0 / PT_UNIT);
-  float b = t->B[idx], bn = (float)((double)b + exact);
-  t->B[idx] = bn;
-  flows[TALUS_FLOW_PT_EROSION] += (double)ero * (1.0 / PT_UNIT);
-  flows[TALUS_FLOW_PT_DEPOSIT] += (double)dep * (1.0 / PT_UNIT);
-  flows[TALUS_FLOW_PT_ROUNDING] += ((double)bn - (double)b) - exact;
+  double e, d, r;
+  t->B[idx] = pt_hf_change(t->B[idx], ero, dep, &e, &d, &r);
+  flows[TALUS_FLOW_PT_EROSION] += e;
+  flows[TALUS_FLOW_PT_DEPOSIT] += d;
+  flows[TALUS_FLOW_PT_ROUNDING] += r;
 }
 
-/* pt_apply on a heightfield cell (x, y): its three totals read from
- * their planes (pt_apply_hf). The CPU runs it over heightfield rows
- * without k_pt_apply's per-cell model test (CPU_STAGE_LOOP_PT_APPLY). */
+/* pt_apply on a heightfield cell (x, y): its totals read from their
+ * planes (pt_apply_hf; the river plane only with the river on). The CPU
+ * runs it over heightfield rows without k_pt_apply's per-cell model test
+ * (CPU_STAGE_LOOP_PT_APPLY). */
 TALUS_HD static inline TALUS_FORCE_INLINE void
 k_pt_apply_hf(const talus_tile *t, const talus_kctx *c, int x, int y, double *flows) {
-  (void)c;
   size_t idx = talus_idx(t, x, y);
   pt_apply_hf(t, idx, t->pt_acc[pt_plane(t, 0, 0) + idx], t->pt_acc[pt_plane(t, 1, 0) + idx],
-              t->pt_acc[pt_plane(t, 2, 0) + idx], flows);
+              pt_river_on(&c->P) ? t->pt_acc[pt_plane(t, 2, 0) + idx] : 0, flows);
 }
 
 /* Stage pt_apply: the cell's totals change its height once (on layered
@@ -1245,8 +1273,9 @@ TALUS_HD static inline void k_pt_apply(const talus_tile *t, const talus_kctx *c,
   }
   size_t idx = talus_idx(t, x, y);
   int64_t carry = 0; /* top-down: what a roof could not give comes from the column below */
+  int river = pt_river_on(&c->P);
   for (int k = t->count[idx] - 1; k >= 0; k--)
-    carry = pt_apply_column(t, idx, k, carry, flows);
+    carry = pt_apply_column(t, idx, k, carry, river, flows);
 }
 
 #endif /* TALUS_KERNELS_PARTICLES_H */
