@@ -300,6 +300,7 @@ typedef struct pt_drop {
   int64_t *win;            /* the window of own changes (NULL: the table) */
   ptrdiff_t wside, wplane; /* its row and column strides */
   int wcols;               /* columns it wrote to: 0..wcols − 1 */
+  int32_t in[4];           /* pt_inner: cells whose brush box is in the domain and buffer */
   pt_event ev[PT_MOVES_MAX];
   uint32_t key[PT_OWN_SLOTS]; /* pt_own_key, 0 for an empty slot */
   int64_t val[PT_OWN_SLOTS];  /* the own change [units] of the slot's key */
@@ -611,18 +612,28 @@ TALUS_HD static inline float pt_hardness(const talus_tile *t, const talus_kparam
          (H[i + p] * (1.0f - d->fx) + H[i + p + 1] * d->fx) * d->fy;
 }
 
-/* Where a droplet at cell (ix, iy) may go: 0 its 4 nodes are live and it
- * may write its brush; 1 a node is off the domain or NoData (a border);
- * 2 a node it needs lies in the domain but outside the buffer (stop). */
-TALUS_HD static inline int pt_where(const talus_tile *t, const talus_kctx *c, int ix, int iy) {
+/* The cells (ix, iy) whose brush box [ix − r, ix + r + 1]² lies inside
+ * both the domain and the buffer (most moves): in[0] ≤ ix ≤ in[2],
+ * in[1] ≤ iy ≤ in[3]. A droplet forms them once (pt_run) for pt_where. */
+TALUS_HD static inline void pt_inner(const talus_tile *t, const talus_kctx *c, int32_t in[4]) {
   int r = c->P.pt_brush_radius;
-  /* the box inside both the domain and the buffer (most moves): the
-   * clipped box below is the box itself, in the buffer, and the 4 nodes
-   * lie in the domain — only the mask can say 1 */
   int lox = t->buf.x0 > 0 ? t->buf.x0 : 0, loy = t->buf.y0 > 0 ? t->buf.y0 : 0;
   int hix = t->buf.x0 + t->buf.w < c->nx ? t->buf.x0 + t->buf.w : c->nx;
   int hiy = t->buf.y0 + t->buf.h < c->ny ? t->buf.y0 + t->buf.h : c->ny;
-  if (ix - r >= lox && iy - r >= loy && ix + r + 1 < hix && iy + r + 1 < hiy) {
+  in[0] = lox + r, in[1] = loy + r, in[2] = hix - r - 2, in[3] = hiy - r - 2;
+}
+
+/* Where a droplet at cell (ix, iy) may go: 0 its 4 nodes are live and it
+ * may write its brush; 1 a node is off the domain or NoData (a border);
+ * 2 a node it needs lies in the domain but outside the buffer (stop).
+ * in: pt_inner's cells. */
+TALUS_HD static inline int pt_where_in(const talus_tile *t, const talus_kctx *c, int ix, int iy,
+                                       const int32_t in[4]) {
+  int r = c->P.pt_brush_radius;
+  /* the box inside both the domain and the buffer: the clipped box below
+   * is the box itself, in the buffer, and the 4 nodes lie in the domain —
+   * only the mask can say 1 */
+  if (ix >= in[0] && iy >= in[1] && ix <= in[2] && iy <= in[3]) {
     size_t i = talus_idx(t, ix - t->buf.x0, iy - t->buf.y0), p = (size_t)t->pitch;
     return t->mask && (t->mask[i] | t->mask[i + 1] | t->mask[i + p] | t->mask[i + p + 1]) ? 1 : 0;
   }
@@ -640,13 +651,20 @@ TALUS_HD static inline int pt_where(const talus_tile *t, const talus_kctx *c, in
   return 0;
 }
 
+/* pt_where_in with the cells of pt_inner formed here. */
+TALUS_HD static inline int pt_where(const talus_tile *t, const talus_kctx *c, int ix, int iy) {
+  int32_t in[4];
+  pt_inner(t, c, in);
+  return pt_where_in(t, c, ix, iy, in);
+}
+
 /* pt_deposit of q per weight unit (plus rem on the cell's own node) into
  * column 0 of all 4 nodes (heightfields; layered cells of one column) of
  * a droplet with a window (CPU): the 4 bilinear weights once (pt_bilinear's
  * integers), one address per plane, the shares added unconditionally (a
  * zero share adds 0: the same totals as pt_deposit's tested adds). */
-TALUS_HD static inline void pt_deposit_col0(pt_drop *d, const talus_tile *t, int64_t q, int64_t rem,
-                                            int all) {
+TALUS_HD static inline TALUS_FORCE_INLINE void pt_deposit_col0(pt_drop *d, const talus_tile *t,
+                                                               int64_t q, int64_t rem, int all) {
   int64_t ax = (int64_t)(int)(d->fx * 16.0f), ay = (int64_t)(int)(d->fy * 16.0f);
   int64_t w0 = (16 - ax) * (16 - ay), w1 = ax * (16 - ay), w2 = (16 - ax) * ay, w3 = ax * ay;
   size_t p = (size_t)t->pitch;
@@ -1012,7 +1030,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_step(pt_drop *d, const talus_ti
     pt_random_dir(h + (uint32_t)m * 0x9E3779B9u, &d->dx, &d->dy);
   }
   pt_pos next = pt_moved(d);
-  int where = pt_where(t, c, next.ix, next.iy);
+  int where = pt_where_in(t, c, next.ix, next.iy, d->in);
   if (where == 1 && c->P.outflow_water) {
     flows[TALUS_FLOW_PT_OUTFLOW] += (double)d->s * (1.0 / PT_UNIT);
     d->s = 0;
@@ -1095,6 +1113,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_run(const talus_tile *t, const 
   d.dx = d.dy = 0.0f, d.v = P->pt_initial_speed, d.w = P->pt_initial_water;
   d.s = 0, d.taken = 0, d.n = 0, d.z = 0.0f, d.ox = gx, d.oy = gy, d.keys = PT_OWN_TABLE ? 0 : -1;
   d.win = NULL, d.wside = d.wplane = 0, d.wcols = 0;
+  pt_inner(t, c, d.in);
 #ifndef __CUDA_ARCH__
   if (win && PT_OWN_TABLE) {
     int bias, side = pt_win_side(P, &bias);
@@ -1220,21 +1239,6 @@ TALUS_HD static inline int64_t pt_apply_column(const talus_tile *t, size_t idx, 
   return E - take_s - take_b;
 }
 
-/* A heightfield height b changed by erosion and deposit totals ero and
- * dep [units]: returns the new height and its three ledger terms (eroded,
- * deposited [m] and the float rounding against the exact change) to
- * *e, *d and *r. Branch-free, so the CPU's row loop runs it in vector
- * lanes (CPU_STAGE_LOOP_PT_APPLY); a cell with no totals keeps b and
- * books nothing (its caller's test). */
-TALUS_HD static inline TALUS_FORCE_INLINE float pt_hf_change(float b, int64_t ero, int64_t dep,
-                                                             double *e, double *d, double *r) {
-  double exact = (double)(dep - ero) * (1.0 / PT_UNIT);
-  float bn = (float)((double)b + exact);
-  *e = (double)ero * (1.0 / PT_UNIT), *d = (double)dep * (1.0 / PT_UNIT);
-  *r = ((double)bn - (double)b) - exact;
-  return bn;
-}
-
 /* pt_apply on the heightfield cell at idx with its erosion, deposit and
  * river totals ero, dep and R (read by the caller: k_pt_apply, or the
  * CPU's row loop with the planes' rows at hand): the river total first,
@@ -1243,11 +1247,12 @@ TALUS_HD static inline TALUS_FORCE_INLINE void
 pt_apply_hf(const talus_tile *t, size_t idx, int64_t ero, int64_t dep, int64_t R, double *flows) {
   pt_apply_river(t, idx, R, flows);
   if (!ero && !dep) return;
-  double e, d, r;
-  t->B[idx] = pt_hf_change(t->B[idx], ero, dep, &e, &d, &r);
-  flows[TALUS_FLOW_PT_EROSION] += e;
-  flows[TALUS_FLOW_PT_DEPOSIT] += d;
-  flows[TALUS_FLOW_PT_ROUNDING] += r;
+  double exact = (double)(dep - ero) * (1.0 / PT_UNIT);
+  float b = t->B[idx], bn = (float)((double)b + exact);
+  t->B[idx] = bn;
+  flows[TALUS_FLOW_PT_EROSION] += (double)ero * (1.0 / PT_UNIT);
+  flows[TALUS_FLOW_PT_DEPOSIT] += (double)dep * (1.0 / PT_UNIT);
+  flows[TALUS_FLOW_PT_ROUNDING] += ((double)bn - (double)b) - exact;
 }
 
 /* pt_apply on a heightfield cell (x, y): its totals read from their

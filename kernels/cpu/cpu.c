@@ -407,71 +407,17 @@ static inline int cpu_pt_bands(int h, int least, int threads) {
     }                                                                                              \
   }
 
-#define CPU_PT_APPLY_LANES 256 /* cells of a heightfield row one vector pass of pt_apply takes */
-
-/* pt_apply on n heightfield cells from buffer index i0 without a river:
- * pt_hf_change in vector lanes (the heights, and each cell's three
- * ledger terms into lanes), CPU_PT_APPLY_LANES cells a pass; then the
- * terms of the cells with totals among [k0, k1) (the booked ones, a
- * byte each, 8 a word) are added to acc in x order. The same heights and
- * the same sums in the same order as pt_apply_hf cell by cell. */
-static inline void cpu_pt_apply_row(const talus_tile *t, size_t i0, int n, int k0, int k1,
-                                    double *acc) {
-  const int64_t *E = t->pt_acc + pt_plane(t, 0, 0) + i0, *D = t->pt_acc + pt_plane(t, 1, 0) + i0;
-  float *B = t->B + i0;
-  double ae = acc[TALUS_FLOW_PT_EROSION], ad = acc[TALUS_FLOW_PT_DEPOSIT];
-  double ar = acc[TALUS_FLOW_PT_ROUNDING];
-  for (int a = 0; a < n; a += CPU_PT_APPLY_LANES) {
-    int m = n - a < CPU_PT_APPLY_LANES ? n - a : CPU_PT_APPLY_LANES;
-    double le[CPU_PT_APPLY_LANES], ld[CPU_PT_APPLY_LANES], lr[CPU_PT_APPLY_LANES];
-    uint8_t booked[CPU_PT_APPLY_LANES + 8];
-    _Pragma("omp simd") for (int i = 0; i < m; i++) {
-      int64_t ero = E[a + i], dep = D[a + i];
-      float b = B[a + i];
-      double e, d, r;
-      float bn = pt_hf_change(b, ero, dep, &e, &d, &r);
-      int any = (ero | dep) != 0;
-      B[a + i] = any ? bn : b;
-      le[i] = e, ld[i] = d, lr[i] = r;
-      booked[i] = (uint8_t)(any && a + i >= k0 && a + i < k1);
-    }
-    for (int i = m; i < CPU_PT_APPLY_LANES + 8 && (i & 7); i++)
-      booked[i] = 0;
-    for (int i8 = 0; i8 < m; i8 += 8) {
-      uint64_t word;
-      memcpy(&word, booked + i8, sizeof word);
-      for (; word; word &= word - 1) {
-        int i = i8 + __builtin_ctzll(word) / 8;
-        ae += le[i], ad += ld[i], ar += lr[i];
-      }
-    }
-  }
-  acc[TALUS_FLOW_PT_EROSION] = ae, acc[TALUS_FLOW_PT_DEPOSIT] = ad,
-  acc[TALUS_FLOW_PT_ROUNDING] = ar;
-}
-
-/* CPU_STAGE_LOOP for pt_apply: heightfield rows without a river run
- * cpu_pt_apply_row, with one k_pt_apply_hf (the body without its
- * per-cell model test); layered stacks run the body. */
+/* CPU_STAGE_LOOP for pt_apply: heightfield rows run k_pt_apply_hf (the
+ * body without its per-cell model test); layered stacks run the body. A
+ * vector pass over the row (pt_hf_change in lanes, the booked terms added
+ * in x order after it) was tried: no faster at 2048² (5.8-6.6 against
+ * 5.9 ms a step: the sweep is bound by its 20 B a cell), and twice the
+ * instructions on x86-64-v3, which has no int64 -> double conversion. */
 #define CPU_STAGE_LOOP_PT_APPLY(body)                                                              \
   if (c->P.model == TALUS_MODEL_LAYERED) {                                                         \
     CPU_STAGE_LOOP(body);                                                                          \
-  } else if (pt_river_on(&c->P)) {                                                                 \
-    CPU_STAGE_LOOP(k_pt_apply_hf);                                                                 \
   } else {                                                                                         \
-    _Pragma("omp parallel") {                                                                      \
-      CPU_FTZ_ENTER                                                                                \
-      _Pragma("omp for schedule(static)") for (int j = 0; j < region.h; j++) {                     \
-        double acc[TALUS_FLOW_COUNT] = {0};                                                        \
-        int y = region.y0 + j, x1 = region.x0 + region.w, b0, b1;                                  \
-        cpu_row_book(book, y, x1, &b0, &b1);                                                       \
-        b0 = b0 > region.x0 ? b0 : region.x0, b1 = b1 < x1 ? b1 : x1;                              \
-        cpu_pt_apply_row(t, talus_idx(t, region.x0, y), region.w, b0 - region.x0, b1 - region.x0,  \
-                         acc);                                                                     \
-        memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);                              \
-      }                                                                                            \
-      CPU_FTZ_LEAVE                                                                                \
-    }                                                                                              \
+    CPU_STAGE_LOOP(k_pt_apply_hf);                                                                 \
   }
 
 /* The fast cells of a stage as runs: each returns the end of the run of
