@@ -1255,15 +1255,19 @@ pt_apply_hf(const talus_tile *t, size_t idx, int64_t ero, int64_t dep, int64_t R
   flows[TALUS_FLOW_PT_ROUNDING] += ((double)bn - (double)b) - exact;
 }
 
-/* pt_apply on a heightfield cell (x, y): its totals read from their
- * planes (pt_apply_hf; the river plane only with the river on). The CPU
- * runs it over heightfield rows without k_pt_apply's per-cell model test
- * (CPU_STAGE_LOOP_PT_APPLY). */
+/* pt_apply on the heightfield cell at idx: its totals read from their
+ * planes (pt_apply_hf), the river plane only when `river` (pt_river_on). */
+TALUS_HD static inline TALUS_FORCE_INLINE void pt_apply_hf_at(const talus_tile *t, size_t idx,
+                                                              int river, double *flows) {
+  pt_apply_hf(t, idx, t->pt_acc[pt_plane(t, 0, 0) + idx], t->pt_acc[pt_plane(t, 1, 0) + idx],
+              river ? t->pt_acc[pt_plane(t, 2, 0) + idx] : 0, flows);
+}
+
+/* pt_apply on a heightfield cell (x, y) (pt_apply_hf_at). The CPU runs
+ * heightfield rows with the river's test made once (CPU_STAGE_LOOP_PT_APPLY). */
 TALUS_HD static inline TALUS_FORCE_INLINE void
 k_pt_apply_hf(const talus_tile *t, const talus_kctx *c, int x, int y, double *flows) {
-  size_t idx = talus_idx(t, x, y);
-  pt_apply_hf(t, idx, t->pt_acc[pt_plane(t, 0, 0) + idx], t->pt_acc[pt_plane(t, 1, 0) + idx],
-              pt_river_on(&c->P) ? t->pt_acc[pt_plane(t, 2, 0) + idx] : 0, flows);
+  pt_apply_hf_at(t, talus_idx(t, x, y), pt_river_on(&c->P), flows);
 }
 
 /* Stage pt_apply: the cell's totals change its height once (on layered
