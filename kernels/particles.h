@@ -76,8 +76,9 @@
  *   bands; same-coloured bands write disjoint rows. CUDA: one thread per
  *   spawn cell, adds by 64-bit integer atomics (exact, order-free).
  * - Stages: pt_clear (radius 0) zeroes the planes of the cells pt_apply
- *   will read; pt_trace (radius R) runs the droplets spawned in its region
- *   grown by R + 1 (pt_spawn_region); pt_apply (radius 0) applies.
+ *   will read (the river plane only with the river on: pt_kinds);
+ *   pt_trace (radius R) runs the droplets spawned in its region grown by
+ *   R + 1 (pt_spawn_region); pt_apply (radius 0) applies.
  * - Ledger: PT_EROSION bedrock → sediment and PT_DEPOSIT sediment →
  *   bedrock, booked by the cell changed; PT_OUTFLOW and PT_LOST sediment →
  *   outside, booked by the droplet's spawn cell; PT_RIVER sediment →
