@@ -1240,7 +1240,9 @@ static void test_window(void) {
 }
 
 /* The CPU's row loops of pt_clear and pt_apply on heightfields (memsets
- * a plane; k_pt_apply_hf without the per-cell model test) against the
+ * a plane; pt_apply_hf_at without the per-cell model and river tests),
+ * with the river on or off (pt_kinds: the river plane is then neither
+ * cleared nor read), against the
  * per-cell bodies k_pt_clear and k_pt_apply, over a region that is not
  * the buffer and a book that is not the region: the same totals zeroed
  * and no other, the same heights and suspended sediment bit for bit, the
