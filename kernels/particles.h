@@ -76,8 +76,9 @@
  *   bands; same-coloured bands write disjoint rows. CUDA: one thread per
  *   spawn cell, adds by 64-bit integer atomics (exact, order-free).
  * - Stages: pt_clear (radius 0) zeroes the planes of the cells pt_apply
- *   will read; pt_trace (radius R) runs the droplets spawned in its region
- *   grown by R + 1 (pt_spawn_region); pt_apply (radius 0) applies.
+ *   will read (the river plane only with the river on: pt_kinds);
+ *   pt_trace (radius R) runs the droplets spawned in its region grown by
+ *   R + 1 (pt_spawn_region); pt_apply (radius 0) applies.
  * - Ledger: PT_EROSION bedrock → sediment and PT_DEPOSIT sediment →
  *   bedrock, booked by the cell changed; PT_OUTFLOW and PT_LOST sediment →
  *   outside, booked by the droplet's spawn cell; PT_RIVER sediment →
@@ -184,6 +185,20 @@ TALUS_HD static inline size_t pt_plane(const talus_tile *t, int kind, int k) {
   return ((size_t)kind * (size_t)t->nz + (size_t)k) * t->plane;
 }
 
+/* 1 when droplets may hand their load to the river (particles.river_depth
+ * or particles.river_discharge set): only then is the river plane (kind
+ * 2) written, cleared and read; without it pt_clear and pt_apply touch
+ * the erosion and deposit planes alone (a third less of their sweeps). */
+TALUS_HD static inline int pt_river_on(const talus_kparams *P) {
+  return P->pt_river_depth > 0.0f || P->pt_river_discharge > 0.0f;
+}
+
+/* The kinds of totals a batch writes: erosion, deposit and, with the
+ * river on, river (pt_river_on). */
+TALUS_HD static inline int pt_kinds(const talus_kparams *P) {
+  return pt_river_on(P) ? TALUS_PT_PLANES : 2;
+}
+
 /* The column of the cell at buffer index idx a droplet at level z stands
  * on: the lowest whose ceiling is above z + ε, else the top one. */
 TALUS_HD static inline int pt_pick(const talus_tile *t, size_t idx, float z) {
@@ -286,6 +301,7 @@ typedef struct pt_drop {
   int64_t *win;            /* the window of own changes (NULL: the table) */
   ptrdiff_t wside, wplane; /* its row and column strides */
   int wcols;               /* columns it wrote to: 0..wcols − 1 */
+  int32_t in[4];           /* pt_inner: cells whose brush box is in the domain and buffer */
   pt_event ev[PT_MOVES_MAX];
   uint32_t key[PT_OWN_SLOTS]; /* pt_own_key, 0 for an empty slot */
   int64_t val[PT_OWN_SLOTS];  /* the own change [units] of the slot's key */
@@ -597,18 +613,28 @@ TALUS_HD static inline float pt_hardness(const talus_tile *t, const talus_kparam
          (H[i + p] * (1.0f - d->fx) + H[i + p + 1] * d->fx) * d->fy;
 }
 
-/* Where a droplet at cell (ix, iy) may go: 0 its 4 nodes are live and it
- * may write its brush; 1 a node is off the domain or NoData (a border);
- * 2 a node it needs lies in the domain but outside the buffer (stop). */
-TALUS_HD static inline int pt_where(const talus_tile *t, const talus_kctx *c, int ix, int iy) {
+/* The cells (ix, iy) whose brush box [ix − r, ix + r + 1]² lies inside
+ * both the domain and the buffer (most moves): in[0] ≤ ix ≤ in[2],
+ * in[1] ≤ iy ≤ in[3]. A droplet forms them once (pt_run) for pt_where. */
+TALUS_HD static inline void pt_inner(const talus_tile *t, const talus_kctx *c, int32_t in[4]) {
   int r = c->P.pt_brush_radius;
-  /* the box inside both the domain and the buffer (most moves): the
-   * clipped box below is the box itself, in the buffer, and the 4 nodes
-   * lie in the domain — only the mask can say 1 */
   int lox = t->buf.x0 > 0 ? t->buf.x0 : 0, loy = t->buf.y0 > 0 ? t->buf.y0 : 0;
   int hix = t->buf.x0 + t->buf.w < c->nx ? t->buf.x0 + t->buf.w : c->nx;
   int hiy = t->buf.y0 + t->buf.h < c->ny ? t->buf.y0 + t->buf.h : c->ny;
-  if (ix - r >= lox && iy - r >= loy && ix + r + 1 < hix && iy + r + 1 < hiy) {
+  in[0] = lox + r, in[1] = loy + r, in[2] = hix - r - 2, in[3] = hiy - r - 2;
+}
+
+/* Where a droplet at cell (ix, iy) may go: 0 its 4 nodes are live and it
+ * may write its brush; 1 a node is off the domain or NoData (a border);
+ * 2 a node it needs lies in the domain but outside the buffer (stop).
+ * in: pt_inner's cells. */
+TALUS_HD static inline int pt_where_in(const talus_tile *t, const talus_kctx *c, int ix, int iy,
+                                       const int32_t in[4]) {
+  int r = c->P.pt_brush_radius;
+  /* the box inside both the domain and the buffer: the clipped box below
+   * is the box itself, in the buffer, and the 4 nodes lie in the domain —
+   * only the mask can say 1 */
+  if (ix >= in[0] && iy >= in[1] && ix <= in[2] && iy <= in[3]) {
     size_t i = talus_idx(t, ix - t->buf.x0, iy - t->buf.y0), p = (size_t)t->pitch;
     return t->mask && (t->mask[i] | t->mask[i + 1] | t->mask[i + p] | t->mask[i + p + 1]) ? 1 : 0;
   }
@@ -626,13 +652,20 @@ TALUS_HD static inline int pt_where(const talus_tile *t, const talus_kctx *c, in
   return 0;
 }
 
+/* pt_where_in with the cells of pt_inner formed here. */
+TALUS_HD static inline int pt_where(const talus_tile *t, const talus_kctx *c, int ix, int iy) {
+  int32_t in[4];
+  pt_inner(t, c, in);
+  return pt_where_in(t, c, ix, iy, in);
+}
+
 /* pt_deposit of q per weight unit (plus rem on the cell's own node) into
  * column 0 of all 4 nodes (heightfields; layered cells of one column) of
  * a droplet with a window (CPU): the 4 bilinear weights once (pt_bilinear's
  * integers), one address per plane, the shares added unconditionally (a
  * zero share adds 0: the same totals as pt_deposit's tested adds). */
-TALUS_HD static inline void pt_deposit_col0(pt_drop *d, const talus_tile *t, int64_t q, int64_t rem,
-                                            int all) {
+TALUS_HD static inline TALUS_FORCE_INLINE void pt_deposit_col0(pt_drop *d, const talus_tile *t,
+                                                               int64_t q, int64_t rem, int all) {
   int64_t ax = (int64_t)(int)(d->fx * 16.0f), ay = (int64_t)(int)(d->fy * 16.0f);
   int64_t w0 = (16 - ax) * (16 - ay), w1 = ax * (16 - ay), w2 = (16 - ax) * ay, w3 = ax * ay;
   size_t p = (size_t)t->pitch;
@@ -998,7 +1031,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_step(pt_drop *d, const talus_ti
     pt_random_dir(h + (uint32_t)m * 0x9E3779B9u, &d->dx, &d->dy);
   }
   pt_pos next = pt_moved(d);
-  int where = pt_where(t, c, next.ix, next.iy);
+  int where = pt_where_in(t, c, next.ix, next.iy, d->in);
   if (where == 1 && c->P.outflow_water) {
     flows[TALUS_FLOW_PT_OUTFLOW] += (double)d->s * (1.0 / PT_UNIT);
     d->s = 0;
@@ -1033,9 +1066,9 @@ TALUS_HD static inline void k_pt_clear(const talus_tile *t, const talus_kctx *c,
                                        double *flows) {
   (void)flows;
   size_t idx = talus_idx(t, x, y);
-  int n = c->P.model == TALUS_MODEL_LAYERED ? t->count[idx] : 1;
+  int n = c->P.model == TALUS_MODEL_LAYERED ? t->count[idx] : 1, kinds = pt_kinds(&c->P);
   for (int k = 0; k < n; k++)
-    for (int kind = 0; kind < TALUS_PT_PLANES; kind++)
+    for (int kind = 0; kind < kinds; kind++)
       t->pt_acc[pt_plane(t, kind, k) + idx] = 0;
 }
 
@@ -1081,6 +1114,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_run(const talus_tile *t, const 
   d.dx = d.dy = 0.0f, d.v = P->pt_initial_speed, d.w = P->pt_initial_water;
   d.s = 0, d.taken = 0, d.n = 0, d.z = 0.0f, d.ox = gx, d.oy = gy, d.keys = PT_OWN_TABLE ? 0 : -1;
   d.win = NULL, d.wside = d.wplane = 0, d.wcols = 0;
+  pt_inner(t, c, d.in);
 #ifndef __CUDA_ARCH__
   if (win && PT_OWN_TABLE) {
     int bias, side = pt_win_side(P, &bias);
@@ -1177,10 +1211,10 @@ TALUS_HD static inline void pt_apply_river(const talus_tile *t, size_t ci, int64
  * carry; column 0 has no floor). What a ceiling refuses to deposit is
  * booked (PT_CLAMP, sediment → outside), as is the float rounding. */
 TALUS_HD static inline int64_t pt_apply_column(const talus_tile *t, size_t idx, int k,
-                                               int64_t carry, double *flows) {
+                                               int64_t carry, int river, double *flows) {
   int64_t E = t->pt_acc[pt_plane(t, 0, k) + idx] + carry, D = t->pt_acc[pt_plane(t, 1, k) + idx];
   size_t ci = talus_col(t, idx, k);
-  pt_apply_river(t, ci, t->pt_acc[pt_plane(t, 2, k) + idx], flows);
+  if (river) pt_apply_river(t, ci, t->pt_acc[pt_plane(t, 2, k) + idx], flows);
   if (!E && !D) return 0;
   float s = t->s[ci], B = t->B[ci], C = t->C[ci];
   int64_t dep = D;
@@ -1222,15 +1256,19 @@ pt_apply_hf(const talus_tile *t, size_t idx, int64_t ero, int64_t dep, int64_t R
   flows[TALUS_FLOW_PT_ROUNDING] += ((double)bn - (double)b) - exact;
 }
 
-/* pt_apply on a heightfield cell (x, y): its three totals read from
- * their planes (pt_apply_hf). The CPU runs it over heightfield rows
- * without k_pt_apply's per-cell model test (CPU_STAGE_LOOP_PT_APPLY). */
+/* pt_apply on the heightfield cell at idx: its totals read from their
+ * planes (pt_apply_hf), the river plane only when `river` (pt_river_on). */
+TALUS_HD static inline TALUS_FORCE_INLINE void pt_apply_hf_at(const talus_tile *t, size_t idx,
+                                                              int river, double *flows) {
+  pt_apply_hf(t, idx, t->pt_acc[pt_plane(t, 0, 0) + idx], t->pt_acc[pt_plane(t, 1, 0) + idx],
+              river ? t->pt_acc[pt_plane(t, 2, 0) + idx] : 0, flows);
+}
+
+/* pt_apply on a heightfield cell (x, y) (pt_apply_hf_at). The CPU runs
+ * heightfield rows with the river's test made once (CPU_STAGE_LOOP_PT_APPLY). */
 TALUS_HD static inline TALUS_FORCE_INLINE void
 k_pt_apply_hf(const talus_tile *t, const talus_kctx *c, int x, int y, double *flows) {
-  (void)c;
-  size_t idx = talus_idx(t, x, y);
-  pt_apply_hf(t, idx, t->pt_acc[pt_plane(t, 0, 0) + idx], t->pt_acc[pt_plane(t, 1, 0) + idx],
-              t->pt_acc[pt_plane(t, 2, 0) + idx], flows);
+  pt_apply_hf_at(t, talus_idx(t, x, y), pt_river_on(&c->P), flows);
 }
 
 /* Stage pt_apply: the cell's totals change its height once (on layered
@@ -1245,8 +1283,9 @@ TALUS_HD static inline void k_pt_apply(const talus_tile *t, const talus_kctx *c,
   }
   size_t idx = talus_idx(t, x, y);
   int64_t carry = 0; /* top-down: what a roof could not give comes from the column below */
+  int river = pt_river_on(&c->P);
   for (int k = t->count[idx] - 1; k >= 0; k--)
-    carry = pt_apply_column(t, idx, k, carry, flows);
+    carry = pt_apply_column(t, idx, k, carry, river, flows);
 }
 
 #endif /* TALUS_KERNELS_PARTICLES_H */

@@ -1240,19 +1240,24 @@ static void test_window(void) {
 }
 
 /* The CPU's row loops of pt_clear and pt_apply on heightfields (memsets
- * a plane; k_pt_apply_hf without the per-cell model test) against the
+ * a plane; pt_apply_hf_at without the per-cell model and river tests),
+ * with the river on or off (pt_kinds: the river plane is then neither
+ * cleared nor read), against the
  * per-cell bodies k_pt_clear and k_pt_apply, over a region that is not
  * the buffer and a book that is not the region: the same totals zeroed
  * and no other, the same heights and suspended sediment bit for bit, the
  * same flows (rows in x order, summed in y order, as the stage books
  * them); and the booked cells' height change is the booked deposit −
  * erosion + rounding (the ledger closes on them), river load included. */
-static void test_apply_rows(void) {
+static void test_apply_rows(int river) {
   const int n = 96;
   float *h = fbm_heights(n, n, 43);
   for (int i = 0; i < n * n; i++)
     h[i] *= 20.0f;
-  static const char *const sets[] = {"particles.density_log2=4", "water.outflow_border=true", NULL};
+  /* the river on (no droplet reaches water 1 km deep: its plane is
+   * written below) or off (the plane is neither cleared nor read) */
+  const char *sets[] = {"particles.density_log2=4", "water.outflow_border=true",
+                        river ? "particles.river_depth=1000" : NULL, NULL};
   talus_domain *d = make_domain(n, n, h, sets);
   CHECK(d != NULL, "apply rows domain");
   if (!d) return free(h);
@@ -1278,9 +1283,12 @@ static void test_apply_rows(void) {
   size_t cleared = 0, diff = 0;
   for (size_t i = 0; i < np; i++)
     cleared += t->pt_acc[i] == 0, diff += t->pt_acc[i] != ref[i];
-  printf("pt_clear rows: %zu totals zeroed (region %d x %d, 3 kinds), %zu differ from the body\n",
-         cleared, region.w, region.h, diff);
-  CHECK(diff == 0 && cleared == (size_t)TALUS_PT_PLANES * region.w * region.h,
+  int kinds = pt_kinds(&c.P);
+  printf("pt_clear rows, river %s: %zu totals zeroed (region %d x %d, %d kinds), %zu differ from "
+         "the body\n",
+         river ? "on" : "off", cleared, region.w, region.h, kinds, diff);
+  CHECK(kinds == (river ? 3 : 2), "pt_clear rows: %d kinds with the river %d", kinds, river);
+  CHECK(diff == 0 && cleared == (size_t)kinds * region.w * region.h,
         "pt_clear rows: %zu zeroed, %zu differ", cleared, diff);
   /* pt_apply: a batch's totals, river totals on every 5th cell */
   memset(t->pt_acc, 0, np * sizeof(int64_t));
@@ -1314,17 +1322,21 @@ static void test_apply_rows(void) {
     }
   double want =
       fcpu[TALUS_FLOW_PT_DEPOSIT] - fcpu[TALUS_FLOW_PT_EROSION] + fcpu[TALUS_FLOW_PT_ROUNDING];
-  double river = fcpu[TALUS_FLOW_PT_RIVER] + fcpu[TALUS_FLOW_PT_RIVER_ROUND];
-  printf("pt_apply rows: heights %s, sediment %s, flows %s; booked %zu cells changed, dB %.9g "
-         "m (flows %.9g), river %.9g m (flows %.9g)\n",
-         sameB ? "equal" : "differ", samer ? "equal" : "differ", samef ? "equal" : "differ",
-         changed, dB, want, dr, river);
+  double handed = fcpu[TALUS_FLOW_PT_RIVER] + fcpu[TALUS_FLOW_PT_RIVER_ROUND];
+  printf("pt_apply rows, river %s: heights %s, sediment %s, flows %s; booked %zu cells changed, "
+         "dB %.9g m (flows %.9g), river %.9g m (flows %.9g)\n",
+         river ? "on" : "off", sameB ? "equal" : "differ", samer ? "equal" : "differ",
+         samef ? "equal" : "differ", changed, dB, want, dr, handed);
   CHECK(sameB && samer && samef, "pt_apply rows: the CPU loop differs from the body");
   CHECK(changed > (size_t)book.w * book.h / 2, "pt_apply rows: %zu booked cells changed", changed);
   CHECK(fabs(dB - want) <= 1e-9 * (fabs(fcpu[TALUS_FLOW_PT_EROSION]) + 1e-12),
         "pt_apply rows: height change %.9g against the flows' %.9g", dB, want);
-  CHECK(river > 0.0 && fabs(dr - river) <= 1e-9 * river, "pt_apply rows: river %.9g against %.9g",
-        dr, river);
+  if (river)
+    CHECK(handed > 0.0 && fabs(dr - handed) <= 1e-9 * handed,
+          "pt_apply rows: river %.9g against %.9g", dr, handed);
+  else /* the river plane's totals are not read */
+    CHECK(handed == 0.0 && dr == 0.0, "pt_apply rows: river %.9g (%.9g) without the river", handed,
+          dr);
   /* nothing outside the region moved */
   size_t outside = 0;
   for (int y = 0; y < t->buf.h; y++)
@@ -1567,7 +1579,8 @@ int main(void) {
   test_layered_halo();
   test_layered_tiled();
   test_window();
-  test_apply_rows();
+  test_apply_rows(1);
+  test_apply_rows(0);
   test_statistics();
   return check_report("test_particles");
 }
