@@ -60,6 +60,23 @@
  *   one-cell river handed more load than it carries rose into a dam,
  *   turned aside, and its dry bed filled (Zion's 82.6 m cells). A lake
  *   still fills up to its surface (its neighbours' surfaces are the lake's).
+ * - 8 pipes (heightfield.neighbours = 8; the paper's future work): each
+ *   cell also has an outflow pipe to each diagonal neighbour, √2·l_c long
+ *   (gain A·g/(√2·l)), its flux in the persistent planes t->fd (RU, LU,
+ *   LD, RD), which the halo blocks (flag FDIAG), the store, the state file
+ *   (hf.flux_*) and the GPU's resident tiles carry like f. K limits all 8
+ *   outflows; the through-flux takes a diagonal pipe's flow on both axes
+ *   (it carries the water l_c in x and l_c in y); the stream-power
+ *   descent is D8 (the drop to a diagonal over √2·l_c); no_dam reads the
+ *   8 neighbours' surfaces; diagonal borders and NoData cells follow the
+ *   axis rules. The sediment moves along the same 8 pipes in flux form:
+ *   a cell sends through each pipe the share f·Δt/(d1·l_c²) of its
+ *   sediment that the pipe takes of its water (hf_sed_out8), so what
+ *   leaves is bounded by what is there (K) and goes where the water goes.
+ *   A diagonal canyon narrower than a cell (a chain of pits joined at
+ *   their corners) drains instead of holding a lake in each pit. The
+ *   stencil's fastest mode is then the stripe (eigenvalue 4 + 4√2, not
+ *   8), so the largest stable dt is 0.91 of the 4 pipes'.
  */
 #ifndef TALUS_KERNELS_HEIGHTFIELD_H
 #define TALUS_KERNELS_HEIGHTFIELD_H

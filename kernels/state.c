@@ -252,9 +252,10 @@ double talus_kparams_dt_limit(const talus_kparams *p) {
   double lc = p->cell_size, gain = (double)p->gravity * lc; /* layered: A·g/l = g·l_c */
   if (p->model == TALUS_MODEL_HEIGHTFIELD) gain = p->hf_flux_gain;
   /* The stencil's largest eigenvalue: 8 with 4 pipes (the checkerboard);
-   * with the diagonal pipes (gain / sqrt 2) the stripe mode, 4 + 4 sqrt 2,
-   * so dt shrinks by sqrt(8 / 9.66) = 0.91. */
-  double lam = talus_hf_diagonal(p) ? 4.0 + 4.0 * sqrt(2.0) : 8.0;
+   * with the diagonal pipes (gain ratio q = hf_flux_gain_diag / gain) the
+   * larger of that and the stripe mode's 4 + 8q. */
+  double q = p->hf_flux_gain > 0.0f ? (double)p->hf_flux_gain_diag / p->hf_flux_gain : 0.0;
+  double lam = talus_hf_diagonal(p) && 4.0 + 8.0 * q > 8.0 ? 4.0 + 8.0 * q : 8.0;
   return gain > 0.0 ? sqrt(4.0 * lc * lc / (lam * gain)) : INFINITY;
 }
 
