@@ -277,24 +277,8 @@ static const char *const full_run[] = {"heightfield.neighbours=4",
                                        "source1.x=20",
                                        "source1.y=30",
                                        NULL};
-/* The same with the 8 water pipes. */
-static const char *const full_run8[] = {"heightfield.neighbours=8",
-                                        "water.rain=0.02",
-                                        "water.rain_noise=1",
-                                        "water.outflow_border=true",
-                                        "simulation.dt=0.05",
-                                        "thermal.enable=true",
-                                        "thermal.talus_angle=25",
-                                        "thermal.rate=2",
-                                        "thermal.creep=0.05",
-                                        "heightfield.capacity=0.2",
-                                        "heightfield.dissolve=0.5",
-                                        "heightfield.no_dam=true",
-                                        "source1.strength=0.5",
-                                        "source1.radius=4",
-                                        "source1.x=20",
-                                        "source1.y=30",
-                                        NULL};
+/* The same with the 8 water pipes (main fills it from full_run). */
+static const char *full_run8[sizeof full_run / sizeof *full_run];
 
 /* With thermal on, rain, a source, erosion and outflow borders the ledger
  * closes: every material's residual is float rounding. */
@@ -339,16 +323,8 @@ static const char *const walled_run[] = {"heightfield.neighbours=4",
                                          "heightfield.dissolve=0.5",
                                          "heightfield.water_swell=true",
                                          NULL};
-/* The same with the 8 water pipes. */
-static const char *const walled_run8[] = {"heightfield.neighbours=8",
-                                          "water.rain=0.02",
-                                          "water.rain_noise=1",
-                                          "water.outflow_border=false",
-                                          "simulation.dt=0.05",
-                                          "heightfield.capacity=0.2",
-                                          "heightfield.dissolve=0.5",
-                                          "heightfield.water_swell=true",
-                                          NULL};
+/* The same with the 8 water pipes (main fills it from walled_run). */
+static const char *walled_run8[sizeof walled_run / sizeof *walled_run];
 
 /* Sediment is moved, never deleted: on a walled map (nothing leaves) the
  * sediment held at the end is what was dissolved less what was deposited,
@@ -640,6 +616,9 @@ static void test_no_dam(void) {
 }
 
 int main(void) {
+  memcpy(full_run8, full_run, sizeof full_run);
+  memcpy(walled_run8, walled_run, sizeof walled_run);
+  full_run8[0] = walled_run8[0] = "heightfield.neighbours=8";
   test_no_dam();
   test_river_width();
   test_corner_advection();
