@@ -84,6 +84,14 @@ static talus_status domain_init_hardness(talus_domain *d) {
   return TALUS_OK;
 }
 
+/* Allocates the diagonal fluxes (zeroed) of heightfield.neighbours = 8
+ * when the tile lacks them. */
+static talus_status domain_init_fdiag(talus_domain *d) {
+  talus_tile *t = d->tile;
+  if (!talus_hf_diagonal(&d->ctx.P) || t->fd) return TALUS_OK;
+  return talus_tile_ensure(t, (void **)&t->fd, 4 * sizeof(float), "diagonal fluxes");
+}
+
 /* Allocates the accumulators (zeroed) when the run sums them
  * (simulation.masks) and the tile lacks them. */
 static talus_status domain_init_acc(talus_domain *d) {
@@ -107,6 +115,7 @@ talus_status talus_domain_create(talus_domain **out, int nx, int ny, double cell
   if (!st) st = talus_tile_create(&d->tile, (talus_rect){0, 0, nx, ny}, d->ctx.P.nz, 0);
   if (!st) st = domain_init_hardness(d);
   if (!st) st = domain_init_acc(d);
+  if (!st) st = domain_init_fdiag(d);
   if (!st) st = domain_load_heights(d, bedrock, nodata_mask);
   if (st) {
     talus_domain_free(d);
@@ -131,6 +140,7 @@ talus_status talus_domain_wrap(talus_tile *tile, double cell_size, const talus_p
   if (!st) d->ctx.P.nz = tile->nz;
   if (!st) st = domain_init_hardness(d);
   if (!st) st = domain_init_acc(d);
+  if (!st) st = domain_init_fdiag(d);
   if (st) {
     talus_domain_free(d);
     return st;

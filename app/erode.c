@@ -463,6 +463,10 @@ static talus_status erode_state_fill(const talus_bands *b, const talus_state_hea
     int bi = talus_bands_find(b, talus_state_acc_name(a));
     if (bi >= 0) talus_state_set_acc(t, t->buf, a, b->band[bi]);
   }
+  for (int j = 0; t->fd && j < 4 && !st; j++) { /* heightfield.neighbours = 8 */
+    int bi = talus_bands_find(b, talus_state_fdiag_name(j));
+    if (bi >= 0) talus_state_set_fdiag(t, t->buf, j, b->band[bi]);
+  }
   return st;
 }
 

@@ -29,7 +29,7 @@ static talus_status output_all(const erode_opts *o, const talus_domain *d, const
   erode_writer *w = NULL;
   talus_status st = erode_writer_open(&w, o, geo, nx, ny, (double)d->ctx.P.cell_size, d->tile->nz,
                                       o->state ? talus_state_layers(d->tile, 1) : 1,
-                                      d->tile->acc != NULL, d->ctx.step, 0);
+                                      talus_state_extras(d->tile), d->ctx.step, 0);
   int bh = st ? 0 : erode_writer_block_rows(w);
   for (int y0 = 0; y0 < ny && !st; y0 += bh) {
     talus_rect r = {0, y0, nx, ny - y0 < bh ? ny - y0 : bh};

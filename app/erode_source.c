@@ -64,6 +64,8 @@ static talus_status source_open_state(erode_source *s, const char *path, talus_p
   talus_state_layer_bands(s->bands, s->band);
   for (int a = 0; a < TALUS_ACC_PLANES; a++)
     s->acc[a] = talus_bands_reader_find(s->bands, talus_state_acc_name(a));
+  for (int j = 0; j < 4; j++)
+    s->fd[j] = talus_bands_reader_find(s->bands, talus_state_fdiag_name(j));
   /* a state that holds accumulators keeps summing them */
   if (!st && s->acc[0] >= 0) st = talus_params_set(p, "simulation.masks", "1");
   return st ? st : talus_georef_copy(&s->geo, talus_bands_reader_georef(s->bands));
@@ -189,6 +191,11 @@ static talus_status source_fill_state(erode_source *s, talus_tile *t, talus_rect
     if (s->acc[a] < 0) continue;
     st = talus_bands_reader_read(s->bands, s->acc[a], r.x0, r.y0, r.w, r.h, s->v);
     if (!st) talus_state_set_acc(t, r, a, s->v);
+  }
+  for (int j = 0; t->fd && j < 4 && !st; j++) { /* heightfield.neighbours = 8 */
+    if (s->fd[j] < 0) continue;
+    st = talus_bands_reader_read(s->bands, s->fd[j], r.x0, r.y0, r.w, r.h, s->v);
+    if (!st) talus_state_set_fdiag(t, r, j, s->v);
   }
   return st;
 }

@@ -54,6 +54,11 @@ typedef struct tiled_run {
  * The plan (tiler/plan.h), from the options and the input's facts
  * ------------------------------------------------------------------- */
 
+/* The optional state band groups of a run (io/state.h, TALUS_STATE_*). */
+static int erode_tiled_state_extras(const talus_kparams *P) {
+  return (P->accumulate ? TALUS_STATE_ACC : 0) | (talus_hf_diagonal(P) ? TALUS_STATE_FDIAG : 0);
+}
+
 static int64_t default_limit(void) {
   long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
   int64_t all = pages > 0 && size > 0 ? (int64_t)pages * size / 4 * 3 : (int64_t)4 << 30;
@@ -67,7 +72,8 @@ static int64_t default_limit(void) {
 static talus_plan_in tiled_plan_in(const erode_opts *o, int nx, int ny, const talus_kparams *P,
                                    int state) {
   talus_plan_in in = {0};
-  in.nx = nx, in.ny = ny, in.nz = P->nz, in.state_bands = talus_state_bands(P->nz, P->accumulate);
+  in.nx = nx, in.ny = ny, in.nz = P->nz,
+  in.state_bands = talus_state_bands(P->nz, erode_tiled_state_extras(P));
   if (P->model != TALUS_MODEL_HEIGHTFIELD)
     in.reach_layers =
         talus_plan_reach_layers(P->nz, state, P->enable_horizontal, P->erosion_spinup, o->steps);
@@ -448,7 +454,7 @@ static talus_status tiled_output(tiled_run *t) {
   if (!st)
     st = erode_writer_open(&w, t->o, &t->src->geo, t->src->nx, t->src->ny,
                            (double)t->src->ctx.P.cell_size, t->src->ctx.P.nz, L,
-                           t->src->ctx.P.accumulate, t->end, t->core);
+                           erode_tiled_state_extras(&t->src->ctx.P), t->end, t->core);
   if (!st) st = tiled_output_rows(t, w, core);
   int row = st ? -1 : erode_writer_section_row(w);
   if (!st) {

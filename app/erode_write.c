@@ -80,11 +80,11 @@ struct erode_writer {
   const erode_opts *o;
   int has_nodata;
   float nodata;
-  int nx, ny, L, bh;                          /* map, state layers, block rows */
-  int acc;                                    /* the state holds the accumulators */
-  int cap, base;                              /* ring rows held, first global row held */
-  int nbands;                                 /* 1 + maps + state bands */
-  float **ring;                               /* [nbands][cap * nx] */
+  int nx, ny, L, bh; /* map, state layers, block rows */
+  int acc;           /* the state's optional band groups (TALUS_STATE_ACC, _FDIAG) */
+  int cap, base;     /* ring rows held, first global row held */
+  int nbands;        /* 1 + maps + state bands */
+  float **ring;      /* [nbands][cap * nx] */
   talus_geotiff_stream *files[2 + MAP_COUNT]; /* surface, maps, state */
   int nfiles;
   /* -of DRIVER (erode_converts): file i streams to tmp[i], copied into
@@ -260,8 +260,10 @@ static void writer_state_cell(const erode_writer *w, const talus_tile *t, size_t
   for (int k = 0; k < w->L; k++)
     for (int f = 0; f < TALUS_STATE_FIELDS; f++)
       w->ring[b0 + talus_state_band(k, f)][off] = talus_state_value(t, idx, f, k);
-  for (int a = 0; w->acc && a < TALUS_ACC_PLANES; a++)
+  for (int a = 0; (w->acc & TALUS_STATE_ACC) && a < TALUS_ACC_PLANES; a++)
     w->ring[b0 + talus_state_acc_band(w->L, a)][off] = talus_state_acc_value(t, idx, a);
+  for (int j = 0; (w->acc & TALUS_STATE_FDIAG) && j < 4; j++)
+    w->ring[b0 + talus_state_fdiag_band(w->L, w->acc, j)][off] = t->fd[(size_t)j * t->plane + idx];
 }
 
 /* Feeds rectangle r to the preview: both panels' heights, then the after

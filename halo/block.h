@@ -15,7 +15,8 @@
  *   bytes padded to 4, then for each layer k < L the planes B s w C r D p
  *   fR fU fL fD (w*h floats each), then hardness (w*h floats) when flagged,
  *   then the TALUS_ACC_PLANES run accumulators (kernels/accum.h) when
- *   flagged.
+ *   flagged, then the heightfield's 4 diagonal flux planes (RU LU LD RD,
+ *   heightfield.neighbours = 8) when flagged.
  * - L is the highest column count inside the rectangle ("only the layers
  *   in use"); slots at or above a cell's count are written as 0, so stale
  *   data never travels.
@@ -55,9 +56,12 @@ _Static_assert(sizeof(halo_header) == HALO_HEADER_BYTES, "block.h states the hea
 
 /* The optional per-cell planes a block carries (its header's flags). */
 enum {
-  HALO_FLAG_HARD = 1, /* hardness: one plane */
-  HALO_FLAG_ACC = 2,  /* run accumulators: HALO_ACC_PLANES planes */
-  HALO_ACC_PLANES = 3 /* = TALUS_ACC_PLANES (kernels/state.h, checked in halo.c) */
+  HALO_FLAG_HARD = 1,   /* hardness: one plane */
+  HALO_FLAG_ACC = 2,    /* run accumulators: HALO_ACC_PLANES planes */
+  HALO_FLAG_FDIAG = 4,  /* the heightfield's diagonal fluxes (talus_tile fd): 4 planes */
+  HALO_FLAGS_ALL = 7,   /* every flag a block may carry */
+  HALO_ACC_PLANES = 3,  /* = TALUS_ACC_PLANES (kernels/state.h, checked in halo.c) */
+  HALO_FDIAG_PLANES = 4 /* RU, LU, LD, RD */
 };
 
 /* The float planes of one layer, in block order: seven fields, then the
@@ -94,11 +98,18 @@ TALUS_HD static inline size_t halo_planes_offset(size_t cells) {
   return HALO_HEADER_BYTES + halo_body_planes_offset(cells);
 }
 
+/* The optional float planes of `flags`: hardness, the accumulators, the
+ * diagonal fluxes, in that order after the layers' planes. */
+TALUS_HD static inline int halo_extra_planes(int flags) {
+  return (flags & HALO_FLAG_HARD ? 1 : 0) + (flags & HALO_FLAG_ACC ? HALO_ACC_PLANES : 0) +
+         (flags & HALO_FLAG_FDIAG ? HALO_FDIAG_PLANES : 0);
+}
+
 /* Float planes of a block: HALO_FIELDS per layer, then hardness when
- * flagged (the plane after the last layer's), then the accumulators. */
+ * flagged (the plane after the last layer's), then the accumulators, then
+ * the diagonal fluxes. */
 TALUS_HD static inline int halo_float_planes(int layers, int flags) {
-  return layers * HALO_FIELDS + (flags & HALO_FLAG_HARD ? 1 : 0) +
-         (flags & HALO_FLAG_ACC ? HALO_ACC_PLANES : 0);
+  return layers * HALO_FIELDS + halo_extra_planes(flags);
 }
 
 /* The plane index (among a block's float planes) of accumulator a. */
@@ -106,9 +117,16 @@ TALUS_HD static inline int halo_acc_plane(int layers, int flags, int a) {
   return layers * HALO_FIELDS + (flags & HALO_FLAG_HARD ? 1 : 0) + a;
 }
 
+/* The plane index (among a block's float planes) of diagonal flux plane j. */
+TALUS_HD static inline int halo_fdiag_plane(int layers, int flags, int j) {
+  return layers * HALO_FIELDS + halo_extra_planes(flags & (HALO_FLAG_HARD | HALO_FLAG_ACC)) + j;
+}
+
 /* The flags of the optional planes tile T holds (a pointer to a
- * talus_tile: hard, acc). */
-#define HALO_TILE_FLAGS(T) (((T)->hard ? HALO_FLAG_HARD : 0) | ((T)->acc ? HALO_FLAG_ACC : 0))
+ * talus_tile: hard, acc, fd). */
+#define HALO_TILE_FLAGS(T)                                                                         \
+  (((T)->hard ? HALO_FLAG_HARD : 0) | ((T)->acc ? HALO_FLAG_ACC : 0) |                             \
+   ((T)->fd ? HALO_FLAG_FDIAG : 0))
 
 /* Bytes of the block of a w × h rectangle carrying `layers` layers and
  * the optional planes of `flags`. */

@@ -70,15 +70,27 @@ size_t halo_block_size(const talus_tile *t, talus_rect r) {
 _Static_assert((int)HALO_ACC_PLANES == (int)TALUS_ACC_PLANES,
                "block.h counts the accumulator planes");
 
-/* The tile plane behind optional float plane q (past the layers' planes)
- * of a block with `flags`: hardness, then the accumulators. */
-static float *halo_extra_plane(const talus_tile *t, int L, int flags, int q) {
-  int e = q - 1 - L * HALO_FIELDS;
-  if (flags & HALO_FLAG_HARD) {
-    if (e == 0) return t->hard;
+/* The tile plane behind the tile's optional float plane e (0.. in
+ * HALO_TILE_FLAGS order: hardness, the accumulators, the diagonal
+ * fluxes); *flag gets its group's flag and *j its index in the group. */
+static float *halo_extra_of(const talus_tile *t, int e, int *flag, int *j) {
+  int tf = HALO_TILE_FLAGS(t);
+  if (tf & HALO_FLAG_HARD) {
+    if (e == 0) return *flag = HALO_FLAG_HARD, *j = 0, t->hard;
     e--;
   }
-  return t->acc + (size_t)e * t->plane;
+  if (tf & HALO_FLAG_ACC) {
+    if (e < HALO_ACC_PLANES) return *flag = HALO_FLAG_ACC, *j = e, t->acc + (size_t)e * t->plane;
+    e -= HALO_ACC_PLANES;
+  }
+  return *flag = HALO_FLAG_FDIAG, *j = e, t->fd + (size_t)e * t->plane;
+}
+
+/* The tile plane behind optional float plane q (past the layers' planes)
+ * of a block cut from t with L layers. */
+static float *halo_extra_plane(const talus_tile *t, int L, int q) {
+  int flag, j;
+  return halo_extra_of(t, q - 1 - L * HALO_FIELDS, &flag, &j);
 }
 
 /* Copies row j of plane q of rectangle r of t into block v: q = 0 the
@@ -98,8 +110,8 @@ static void halo_cut_row(const talus_tile *t, talus_rect r, int j, halo_view v, 
     for (int i = 0; i < r.w; i++)
       dst[i] = cnt[i] > k ? src[i] : 0.0f;
   } else {
-    memcpy((float *)v.fl + (size_t)(q - 1) * v.cells + c,
-           halo_extra_plane(t, L, HALO_TILE_FLAGS(t), q) + idx, (size_t)r.w * 4);
+    memcpy((float *)v.fl + (size_t)(q - 1) * v.cells + c, halo_extra_plane(t, L, q) + idx,
+           (size_t)r.w * 4);
   }
 }
 
@@ -151,8 +163,7 @@ int halo_block_rect(const void *data, size_t n, talus_rect *r) {
   if (hd.magic != HALO_MAGIC || hd.w <= 0 || hd.h <= 0 || hd.w > HALO_MAX_SIDE ||
       hd.h > HALO_MAX_SIDE || hd.x0 < -HALO_MAX_POS || hd.x0 > HALO_MAX_POS ||
       hd.y0 < -HALO_MAX_POS || hd.y0 > HALO_MAX_POS || hd.layers < 1 || hd.layers > TALUS_NZ_MAX ||
-      (hd.flags & ~(HALO_FLAG_HARD | HALO_FLAG_ACC)) ||
-      n != halo_block_bytes(hd.w, hd.h, hd.layers, hd.flags))
+      (hd.flags & ~HALO_FLAGS_ALL) || n != halo_block_bytes(hd.w, hd.h, hd.layers, hd.flags))
     return 0;
   *r = (talus_rect){hd.x0, hd.y0, hd.w, hd.h};
   return 1;
@@ -178,16 +189,17 @@ static int halo_paste_layers(const talus_tile *t, halo_view v, int fill) {
 }
 
 /* Pastes w cells from block cell c to tile index idx of the tile's
- * optional plane e (0.. in HALO_TILE_FLAGS order: hardness, then the
- * accumulators) from the block's same plane; where the block lacks it,
- * fill writes 0 and no fill leaves the tile's values. */
+ * optional plane e (0.. in HALO_TILE_FLAGS order: hardness, the
+ * accumulators, the diagonal fluxes) from the block's same plane; where
+ * the block lacks it, fill writes 0 and no fill leaves the tile's values. */
 static void halo_paste_extra(talus_tile *t, halo_view v, int e, size_t idx, size_t c, int w,
                              int fill) {
-  int hard = t->hard && e == 0, a = e - (t->hard ? 1 : 0), bf = v.hd.flags;
-  float *dst = hard ? t->hard : t->acc + (size_t)a * t->plane;
-  int q = -1;
-  if (hard && (bf & HALO_FLAG_HARD)) q = v.hd.layers * HALO_FIELDS;
-  if (!hard && (bf & HALO_FLAG_ACC)) q = halo_acc_plane(v.hd.layers, bf, a);
+  int flag, j, bf = v.hd.flags, L = v.hd.layers, q = -1;
+  float *dst = halo_extra_of(t, e, &flag, &j);
+  if (bf & flag)
+    q = flag == HALO_FLAG_HARD  ? L * HALO_FIELDS
+        : flag == HALO_FLAG_ACC ? halo_acc_plane(L, bf, j)
+                                : halo_fdiag_plane(L, bf, j);
   if (q >= 0)
     memcpy(dst + idx, v.fl + (size_t)q * v.cells + c, (size_t)w * 4);
   else if (fill)

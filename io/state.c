@@ -46,8 +46,22 @@ int talus_state_band_count(int L) {
   return 2 + L * TALUS_STATE_FIELDS;
 }
 
+int talus_state_extras(const talus_tile *t) {
+  return (t->acc ? TALUS_STATE_ACC : 0) | (t->fd ? TALUS_STATE_FDIAG : 0);
+}
+
 int talus_state_bands(int L, int acc) {
-  return talus_state_band_count(L) + (acc ? TALUS_ACC_PLANES : 0);
+  return talus_state_band_count(L) + (acc & TALUS_STATE_ACC ? TALUS_ACC_PLANES : 0) +
+         (acc & TALUS_STATE_FDIAG ? 4 : 0);
+}
+
+int talus_state_fdiag_band(int L, int acc, int j) {
+  return talus_state_band_count(L) + (acc & TALUS_STATE_ACC ? TALUS_ACC_PLANES : 0) + j;
+}
+
+const char *talus_state_fdiag_name(int j) {
+  static const char *const names[4] = {"hf.flux_ru", "hf.flux_lu", "hf.flux_ld", "hf.flux_rd"};
+  return j >= 0 && j < 4 ? names[j] : "";
 }
 
 int talus_state_acc_band(int L, int a) {
@@ -89,8 +103,10 @@ void talus_state_band_names(int L, int acc, char (*buf)[TALUS_STATE_NAME_MAX], c
       talus_state_band_name(k, f, buf[b]);
       names[b] = buf[b];
     }
-  for (int a = 0; acc && a < TALUS_ACC_PLANES; a++)
+  for (int a = 0; (acc & TALUS_STATE_ACC) && a < TALUS_ACC_PLANES; a++)
     names[talus_state_acc_band(L, a)] = talus_state_acc_name(a);
+  for (int j = 0; (acc & TALUS_STATE_FDIAG) && j < 4; j++)
+    names[talus_state_fdiag_band(L, acc, j)] = talus_state_fdiag_name(j);
 }
 
 void talus_state_band_units(int L, int acc, const char **units) {
@@ -102,8 +118,10 @@ void talus_state_band_units(int L, int acc, const char **units) {
   for (int k = 0; k < L; k++)
     for (int f = 0; f < TALUS_STATE_FIELDS; f++)
       units[talus_state_band(k, f)] = field_units[f];
-  for (int a = 0; acc && a < TALUS_ACC_PLANES; a++)
+  for (int a = 0; (acc & TALUS_STATE_ACC) && a < TALUS_ACC_PLANES; a++)
     units[talus_state_acc_band(L, a)] = acc_units[a];
+  for (int j = 0; (acc & TALUS_STATE_FDIAG) && j < 4; j++)
+    units[talus_state_fdiag_band(L, acc, j)] = "m3/s";
 }
 
 void talus_state_metadata(talus_state_meta *m, int nz, int64_t step, double cell) {
@@ -162,6 +180,13 @@ static void state_acc_band(const talus_tile *t, int a, float *band) {
       band[(size_t)y * t->buf.w + x] = talus_state_acc_value(t, talus_idx(t, x, y), a);
 }
 
+/* The band of diagonal flux plane j. */
+static void state_fdiag_band(const talus_tile *t, int j, float *band) {
+  for (int y = 0; y < t->buf.h; y++)
+    for (int x = 0; x < t->buf.w; x++)
+      band[(size_t)y * t->buf.w + x] = t->fd[(size_t)j * t->plane + talus_idx(t, x, y)];
+}
+
 /* The band of field f of layer k, NaN where absent. */
 static void state_layer_band(const talus_tile *t, int f, int k, float *band) {
   for (int y = 0; y < t->buf.h; y++)
@@ -171,7 +196,7 @@ static void state_layer_band(const talus_tile *t, int f, int k, float *band) {
 
 talus_status talus_state_write(const char *path, const talus_tile *t, int64_t step, double cell,
                                const talus_georef *geo, const talus_write_options *wo) {
-  int L = talus_state_layers(t, 1), nb = talus_state_bands(L, t->acc != NULL);
+  int L = talus_state_layers(t, 1), ex = talus_state_extras(t), nb = talus_state_bands(L, ex);
   size_t n = (size_t)t->buf.w * t->buf.h;
   float **bands = calloc((size_t)nb, sizeof *bands);
   const char **names = calloc((size_t)nb + 1, sizeof *names);
@@ -185,8 +210,8 @@ talus_status talus_state_write(const char *path, const talus_tile *t, int64_t st
     if (!bands[b]) st = talus_fail(TALUS_ERR_NOMEM, "state", "no memory for state bands");
   }
   if (!st) {
-    talus_state_band_names(L, t->acc != NULL, namebuf, names);
-    talus_state_band_units(L, t->acc != NULL, units);
+    talus_state_band_names(L, ex, namebuf, names);
+    talus_state_band_units(L, ex, units);
     state_surface_band(t, geo, bands[0]);
     state_columns_band(t, bands[1]);
     for (int k = 0; k < L; k++)
@@ -194,6 +219,8 @@ talus_status talus_state_write(const char *path, const talus_tile *t, int64_t st
         state_layer_band(t, f, k, bands[talus_state_band(k, f)]);
     for (int a = 0; t->acc && a < TALUS_ACC_PLANES; a++)
       state_acc_band(t, a, bands[talus_state_acc_band(L, a)]);
+    for (int j = 0; t->fd && j < 4; j++)
+      state_fdiag_band(t, j, bands[talus_state_fdiag_band(L, ex, j)]);
     talus_state_meta md;
     talus_state_metadata(&md, t->nz, step, cell);
     talus_write_options o = wo ? *wo : (talus_write_options){0};
@@ -271,6 +298,13 @@ void talus_state_set_layer(talus_tile *t, talus_rect r, int f, int k, const floa
       size_t idx = state_idx(t, r, x, y);
       if (k < t->count[idx]) pl[idx] = band[(size_t)y * r.w + x];
     }
+}
+
+void talus_state_set_fdiag(talus_tile *t, talus_rect r, int j, const float *band) {
+  float *pl = t->fd + (size_t)j * t->plane;
+  for (int y = 0; y < r.h; y++)
+    for (int x = 0; x < r.w; x++)
+      pl[state_idx(t, r, x, y)] = band[(size_t)y * r.w + x];
 }
 
 void talus_state_set_acc(talus_tile *t, talus_rect r, int a, const float *band) {

@@ -52,9 +52,23 @@ int talus_state_reader_probe(const talus_bands_reader *r, int *layers);
 
 /* Bands of a state file of L layers: surface, columns, 11 per layer. */
 int talus_state_band_count(int L);
-/* Bands of a state file of L layers with the accumulators when acc is
- * set: talus_state_band_count(L) + TALUS_ACC_PLANES. */
+/* The optional band groups of a state (the `acc` argument below, a
+ * bitmask; 1 alone is the accumulators, as before the diagonal fluxes). */
+enum { TALUS_STATE_ACC = 1, TALUS_STATE_FDIAG = 2 };
+/* The optional band groups a tile holds: TALUS_STATE_ACC with t->acc,
+ * TALUS_STATE_FDIAG with t->fd (heightfield.neighbours = 8). */
+int talus_state_extras(const talus_tile *t);
+/* Bands of a state file of L layers with the optional groups of acc
+ * (TALUS_STATE_*): talus_state_band_count(L), + TALUS_ACC_PLANES with the
+ * accumulators, + 4 with the diagonal fluxes. */
 int talus_state_bands(int L, int acc);
+/* Index of the band of diagonal flux plane j (RU, LU, LD, RD) in a state
+ * of L layers with the groups of acc. */
+int talus_state_fdiag_band(int L, int acc, int j);
+/* Its band name ("hf.flux_ru", "hf.flux_lu", "hf.flux_ld", "hf.flux_rd"). */
+const char *talus_state_fdiag_name(int j);
+/* Fills diagonal flux plane j of the cells of r of t from band. */
+void talus_state_set_fdiag(talus_tile *t, talus_rect r, int j, const float *band);
 /* Index of the band of accumulator a (TALUS_ACC_*) in a state of L layers. */
 int talus_state_acc_band(int L, int a);
 /* The band name of accumulator a ("acc.flow", "acc.wear", "acc.deposition"). */

@@ -60,6 +60,8 @@ TALUS_HD static inline void k_acc_end(const talus_tile *t, const talus_kctx *c, 
   for (int k = 0; k < t->count[idx]; k++)
     for (int d = 0; d < 4; d++)
       out += t->f[talus_dcol(t, idx, k, d)];
+  for (int j = 0; t->fd && j < 4; j++) /* heightfield.neighbours = 8 */
+    out += t->fd[(size_t)j * t->plane + idx];
   double dS = acc_solid(t, idx) - t->acc_s0[idx];
   float *a = t->acc + idx;
   a[TALUS_ACC_FLOW * t->plane] += out * c->P.dt;

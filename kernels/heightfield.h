@@ -60,6 +60,23 @@
  *   one-cell river handed more load than it carries rose into a dam,
  *   turned aside, and its dry bed filled (Zion's 82.6 m cells). A lake
  *   still fills up to its surface (its neighbours' surfaces are the lake's).
+ * - 8 pipes (heightfield.neighbours = 8; the paper's future work): each
+ *   cell also has an outflow pipe to each diagonal neighbour, √2·l_c long
+ *   (gain A·g/(√2·l)), its flux in the persistent planes t->fd (RU, LU,
+ *   LD, RD), which the halo blocks (flag FDIAG), the store, the state file
+ *   (hf.flux_*) and the GPU's resident tiles carry like f. K limits all 8
+ *   outflows; the through-flux takes a diagonal pipe's flow on both axes
+ *   (it carries the water l_c in x and l_c in y); the stream-power
+ *   descent is D8 (the drop to a diagonal over √2·l_c); no_dam reads the
+ *   8 neighbours' surfaces; diagonal borders and NoData cells follow the
+ *   axis rules. The sediment moves along the same 8 pipes in flux form:
+ *   a cell sends through each pipe the share f·Δt/(d1·l_c²) of its
+ *   sediment that the pipe takes of its water (hf_sed_out8), so what
+ *   leaves is bounded by what is there (K) and goes where the water goes.
+ *   A diagonal canyon narrower than a cell (a chain of pits joined at
+ *   their corners) drains instead of holding a lake in each pit. The
+ *   stencil's fastest mode is then the stripe (eigenvalue 4 + 4√2, not
+ *   8), so the largest stable dt is 0.91 of the 4 pipes'.
  */
 #ifndef TALUS_KERNELS_HEIGHTFIELD_H
 #define TALUS_KERNELS_HEIGHTFIELD_H
@@ -114,6 +131,45 @@ TALUS_HD static inline hf_nb4 hf_neighbours(const talus_tile *t, const talus_kct
     q.in[d] = k == TALUS_NB_INSIDE ? 1.0f : 0.0f;
     q.open[d] = k == TALUS_NB_REFLECT ? 0.0f : 1.0f;
     q.outflow |= k == TALUS_NB_OUTFLOW;
+  }
+  return q;
+}
+
+/* heightfield.neighbours = 8: the flux plane of 8-direction d (talus_dir8
+ * order) of a tile, the 4 axes in f, the diagonals in fd. */
+TALUS_HD static inline float *hf_fplane(const talus_tile *t, int d) {
+  return d < 4 ? t->f + (size_t)d * t->plane : t->fd + (size_t)(d - 4) * t->plane;
+}
+
+/* Offset of 8-direction neighbour d of a cell in the buffer. */
+TALUS_HD static inline ptrdiff_t hf_step8(const talus_tile *t, int d) {
+  return (ptrdiff_t)talus_dir8_dx(d) + (ptrdiff_t)talus_dir8_dy(d) * t->pitch;
+}
+
+/* The 8 neighbours of a cell (hf_nb4's fields, talus_dir8 order): the
+ * first 4 are hf_neighbours' (q4). */
+typedef struct hf_nb8 {
+  size_t n[8];
+  float in[8], open[8];
+  hf_nb4 q4;
+} hf_nb8;
+
+TALUS_HD static inline hf_nb8 hf_neighbours8(const talus_tile *t, const talus_kctx *c, int x,
+                                             int y) {
+  hf_nb8 q;
+  size_t idx = talus_idx(t, x, y);
+  int interior = hf_interior(t, c, x, y, 1);
+  talus_nb nd = c->P.nodata_policy == TALUS_NODATA_OUTFLOW ? TALUS_NB_OUTFLOW : TALUS_NB_REFLECT;
+  q.q4.outflow = 0;
+  for (int d = 0; d < 8; d++) {
+    size_t n = (size_t)((ptrdiff_t)idx + hf_step8(t, d));
+    talus_nb k = interior ? ((t->mask && t->mask[n]) ? nd : TALUS_NB_INSIDE)
+                          : talus_nb8_kind(t, c, x, y, d, 0);
+    q.n[d] = k == TALUS_NB_INSIDE ? n : idx;
+    q.in[d] = k == TALUS_NB_INSIDE ? 1.0f : 0.0f;
+    q.open[d] = k == TALUS_NB_REFLECT ? 0.0f : 1.0f;
+    q.q4.outflow |= k == TALUS_NB_OUTFLOW;
+    if (d < 4) q.q4.n[d] = q.n[d], q.q4.in[d] = q.in[d], q.q4.open[d] = q.open[d];
   }
   return q;
 }
@@ -220,6 +276,61 @@ TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_live(const talus_tile *t,
   t->hf_sed[idx] = lo;
 }
 
+/* hf_flux_store over the 8 pipes (heightfield.neighbours = 8): K over all
+ * 8 outflows. */
+TALUS_HD static inline TALUS_FORCE_INLINE void
+hf_flux_store8(const talus_tile *t, const talus_kparams *P, size_t idx, float d, const float f[8]) {
+  float vol = d * P->cell_size * P->cell_size;
+  float sent = (((f[0] + f[1]) + (f[2] + f[3])) + ((f[4] + f[5]) + (f[6] + f[7]))) * P->dt;
+  float K = vol > 0.0f ? vol / (sent > vol ? sent : vol) : 0.0f;
+  TALUS_UNROLL4
+  for (int k = 0; k < 4; k++) {
+    t->f[(size_t)k * t->plane + idx] = f[k] * K;
+    t->fd[(size_t)k * t->plane + idx] = f[4 + k] * K;
+  }
+}
+
+/* hf_flux_live with the 8 pipes (heightfield.neighbours = 8): the diagonal
+ * pipes are √2·l long (gain hf_flux_gain_diag); the lowest water surface
+ * of the 8 neighbours to hf_sed. Branch-free, as hf_flux_live. */
+TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_live8(const talus_tile *t,
+                                                             const talus_kparams *P, size_t idx) {
+  const float *B = t->B + idx, *w = t->w + idx, *F = t->f + idx, *FD = t->fd + idx;
+  float d = w[0], h = B[0] + d, f[8], lo = HF_NO_SURFACE;
+  float gain = P->dt * P->hf_flux_gain, gaind = P->dt * P->hf_flux_gain_diag;
+  ptrdiff_t plane = (ptrdiff_t)t->plane;
+  TALUS_UNROLL4
+  for (int k = 0; k < 4; k++) {
+    ptrdiff_t n = hf_step8(t, k), m = hf_step8(t, 4 + k);
+    float hn = B[n] + w[n], hm = B[m] + w[m];
+    float fk = F[k * plane] + gain * (h - hn), fm = FD[k * plane] + gaind * (h - hm);
+    f[k] = fk > 0.0f ? fk : 0.0f;
+    f[4 + k] = fm > 0.0f ? fm : 0.0f;
+    lo = hn < lo ? hn : lo;
+    lo = hm < lo ? hm : lo;
+  }
+  hf_flux_store8(t, P, idx, d, f);
+  t->hf_sed[idx] = lo;
+}
+
+/* hf_flux of a cell with the 8 pipes that is not fully live: the pipes
+ * classified (talus_nb8_kind); a diagonal outflow border or NoData sink
+ * is a virtual neighbour as an axis one (the cell's terrain, no water). */
+TALUS_HD static inline void hf_flux8(const talus_tile *t, const talus_kctx *c, int x, int y) {
+  const talus_kparams *P = &c->P;
+  size_t idx = talus_idx(t, x, y);
+  float d = t->w[idx], h = t->B[idx] + d, f[8], lo = HF_NO_SURFACE;
+  hf_nb8 q = hf_neighbours8(t, c, x, y);
+  for (int k = 0; k < 8; k++) {
+    float gain = P->dt * (k < 4 ? P->hf_flux_gain : P->hf_flux_gain_diag);
+    f[k] = hf_pipe(t, hf_fplane(t, k)[idx], h, d, gain, q.n[k], q.in[k]) * q.open[k];
+    float hn = q.in[k] > 0.0f ? t->B[q.n[k]] + t->w[q.n[k]] : t->B[idx];
+    lo = q.open[k] > 0.0f && hn < lo ? hn : lo;
+  }
+  hf_flux_store8(t, P, idx, d, f);
+  if (P->hf_no_dam) t->hf_sed[idx] = lo;
+}
+
 /* Stage hf_flux (eqs. 2–4): outflow fluxes [m³/s] from the head difference,
  * scaled by K so one step never sends more than the cell's water. As the
  * step's first stage with neighbours it records the cell's live flags
@@ -235,6 +346,13 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_flux(const talus_tile *t, co
   const talus_kparams *P = &c->P;
   unsigned live = talus_nb8_live(t, c, x, y);
   t->nb8[idx] = (uint16_t)live;
+  if (P->hf_diagonal) {
+    if (live == 0xFFu)
+      hf_flux_live8(t, P, idx);
+    else
+      hf_flux8(t, c, x, y);
+    return;
+  }
   if ((live & 15u) == 15u) {
     hf_flux_live(t, P, idx);
     return;
@@ -351,19 +469,56 @@ TALUS_HD static inline void hf_border_inflow(const talus_tile *t, const talus_kc
 /* hf_water from the cell's outflows fo, inflows fi and terrain gradient g
  * (g[2] the steepest descent): new water, velocity and capacity. Returns the water the rounding
  * clamp d2 >= 0 added as a negative height (WATER_OVERFILL), else 0. */
+TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_tail(const talus_tile *t,
+                                                               const talus_kparams *P, size_t idx,
+                                                               double net, float dwx, float dwy,
+                                                               const float g[3]);
 TALUS_HD static inline TALUS_FORCE_INLINE double
 hf_water_finish(const talus_tile *t, const talus_kparams *P, size_t idx, const float fo[4],
                 const float fi[4], const float g[3]) {
   /* Sums as fixed trees: short dependency chains, the same rounding everywhere. */
-  float l = P->cell_size;
-  double kdt = (double)P->dt / ((double)l * (double)l);
   double net = (((double)fi[0] + (double)fi[1]) + ((double)fi[2] + (double)fi[3])) -
                (((double)fo[0] + (double)fo[1]) + ((double)fo[2] + (double)fo[3]));
+  float dwx = 0.5f * (fi[TALUS_DIR_L] - fo[TALUS_DIR_L] + fo[TALUS_DIR_R] - fi[TALUS_DIR_R]);
+  float dwy = 0.5f * (fi[TALUS_DIR_D] - fo[TALUS_DIR_D] + fo[TALUS_DIR_U] - fi[TALUS_DIR_U]);
+  return hf_water_tail(t, P, idx, net, dwx, dwy, g);
+}
+
+/* hf_water_finish with the 8 pipes (talus_dir8 order): the through-flux
+ * takes each diagonal pipe's flow on both axes it moves along (a diagonal
+ * pipe carries its water l_c in x and l_c in y), and the cell's sediment
+ * share scale kr = Δt/(d1·l_c²) (the part of its water one m³/s of
+ * outflow takes this step) goes to hf_advect. */
+TALUS_HD static inline TALUS_FORCE_INLINE double
+hf_water_finish8(const talus_tile *t, const talus_kparams *P, size_t idx, const float fo[8],
+                 const float fi[8], const float g[3]) {
+  double net = ((((double)fi[0] + (double)fi[1]) + ((double)fi[2] + (double)fi[3])) +
+                (((double)fi[4] + (double)fi[5]) + ((double)fi[6] + (double)fi[7]))) -
+               ((((double)fo[0] + (double)fo[1]) + ((double)fo[2] + (double)fo[3])) +
+                (((double)fo[4] + (double)fo[5]) + ((double)fo[6] + (double)fo[7])));
+  float e[8];
+  for (int k = 0; k < 8; k++)
+    e[k] = fo[k] - fi[k]; /* net outflow through pipe k */
+  /* R, RU, RD move +x; L, LU, LD -x; U, RU, LU +y; D, LD, RD -y */
+  float dwx = 0.5f * (((e[0] + e[4]) + e[7]) - ((e[2] + e[5]) + e[6]));
+  float dwy = 0.5f * (((e[1] + e[4]) + e[5]) - ((e[3] + e[6]) + e[7]));
+  float l = P->cell_size, d1 = t->w[idx];
+  float inv = P->dt / ((d1 > 0.0f ? d1 : 1.0f) * l * l);
+  t->kr[idx] = d1 > 0.0f ? inv : 0.0f;
+  return hf_water_tail(t, P, idx, net, dwx, dwy, g);
+}
+
+/* The rest of hf_water from the net inflow [m³/s] and the through-flux
+ * (dwx, dwy): new water, velocity and capacity. */
+TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_tail(const talus_tile *t,
+                                                               const talus_kparams *P, size_t idx,
+                                                               double net, float dwx, float dwy,
+                                                               const float g[3]) {
+  float l = P->cell_size;
+  double kdt = (double)P->dt / ((double)l * (double)l);
   float d1 = t->w[idx];
   double d2 = (double)d1 + kdt * net, clamp = d2 < 0.0 ? d2 : 0.0;
   float w2 = (float)(d2 < 0.0 ? 0.0 : d2), dm = 0.5f * (d1 + w2);
-  float dwx = 0.5f * (fi[TALUS_DIR_L] - fo[TALUS_DIR_L] + fo[TALUS_DIR_R] - fi[TALUS_DIR_R]);
-  float dwy = 0.5f * (fi[TALUS_DIR_D] - fo[TALUS_DIR_D] + fo[TALUS_DIR_U] - fi[TALUS_DIR_U]);
   /* The division runs whatever dm is (a vector loop cannot skip it for
    * some lanes), its result is kept only where dm > 0. */
   float inv = 1.0f / (l * (dm > 0.0f ? dm : 1.0f));
@@ -399,6 +554,63 @@ TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_live(const talus_tile 
   return hf_water_finish(t, P, idx, fo, fi, g);
 }
 
+/* The steepest descent with the 8 pipes: the larger of hf_descent's (axes)
+ * and the drop to the lowest diagonal neighbour (at B + off[k], 0 where
+ * none) over √2·l_c (D8). */
+TALUS_HD static inline float hf_descent_diag(const float *B, float cell_size,
+                                             const ptrdiff_t off[4], float axis) {
+  float b = B[0], lo = b;
+  TALUS_UNROLL4
+  for (int k = 0; k < 4; k++)
+    lo = B[off[k]] < lo ? B[off[k]] : lo;
+  float diag = (b - lo) / (cell_size * 1.41421356f);
+  return diag > axis ? diag : axis;
+}
+
+/* hf_water_live with the 8 pipes (every neighbour live). */
+TALUS_HD static inline TALUS_FORCE_INLINE double
+hf_water_live8(const talus_tile *t, const talus_kparams *P, size_t idx) {
+  float fo[8], fi[8], g[3];
+  ptrdiff_t n[4], m[4], p = t->pitch, plane = (ptrdiff_t)t->plane;
+  const float *B = t->B + idx, *F = t->f + idx, *FD = t->fd + idx;
+  TALUS_UNROLL4
+  for (int k = 0; k < 4; k++) {
+    n[k] = hf_step8(t, k);
+    m[k] = hf_step8(t, 4 + k);
+    fo[k] = F[k * plane];
+    fi[k] = F[((k + 2) & 3) * plane + n[k]];
+    fo[4 + k] = FD[k * plane];
+    fi[4 + k] = FD[((k + 2) & 3) * plane + m[k]]; /* the opposite diagonal: 4 + (k + 2) % 4 */
+  }
+  float inv2l = 1.0f / (2.0f * P->cell_size);
+  g[0] = (B[1] - B[-1]) * inv2l;
+  g[1] = (B[p] - B[-p]) * inv2l;
+  g[2] = hf_descent_diag(B, P->cell_size, m, hf_descent(B, P->cell_size, n));
+  return hf_water_finish8(t, P, idx, fo, fi, g);
+}
+
+/* hf_water with the 8 pipes on a cell not fully live: hf_border_inflow's
+ * inflows, gradient and descent over the axes, the diagonals' inflows
+ * and outflow across open faces with no live cell, and their descent. */
+TALUS_HD static inline double hf_water8(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                        double *flows) {
+  size_t idx = talus_idx(t, x, y);
+  float fo[8], fi[8], g[3];
+  hf_border_inflow(t, c, x, y, fi, g, flows);
+  hf_nb8 q = hf_neighbours8(t, c, x, y);
+  double kdt = (double)c->P.dt / ((double)c->P.cell_size * (double)c->P.cell_size);
+  ptrdiff_t m[4];
+  for (int k = 0; k < 8; k++) {
+    fo[k] = hf_fplane(t, k)[idx];
+    if (k < 4) continue;
+    fi[k] = hf_fplane(t, talus_dir8_opp(k))[q.n[k]] * q.in[k];
+    if (q.open[k] > q.in[k]) flows[TALUS_FLOW_WATER_OUTFLOW] += kdt * (double)fo[k];
+    m[k - 4] = (ptrdiff_t)q.n[k] - (ptrdiff_t)idx;
+  }
+  g[2] = hf_descent_diag(t->B + idx, c->P.cell_size, m, g[2]);
+  return hf_water_finish8(t, &c->P, idx, fo, fi, g);
+}
+
 /* Stage hf_water (eqs. 5–8): new water height from the net flux, velocity
  * from the through-flux, and the capacity for hf_erode. Books the rounding
  * clamp d2 >= 0 (and border outflow on the slow path). */
@@ -407,7 +619,9 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_water(const talus_tile *t, c
   size_t idx = talus_idx(t, x, y);
   if (talus_cell_masked(t, idx)) return;
   double clamp;
-  if ((t->nb8[idx] & 15u) == 15u) {
+  if (c->P.hf_diagonal) {
+    clamp = t->nb8[idx] == 0xFFu ? hf_water_live8(t, &c->P, idx) : hf_water8(t, c, x, y, flows);
+  } else if ((t->nb8[idx] & 15u) == 15u) {
     clamp = hf_water_live(t, &c->P, idx);
   } else {
     float fo[4], fi[4], g[3];
@@ -545,6 +759,62 @@ TALUS_HD static inline TALUS_FORCE_INLINE void hf_advect_live(const talus_tile *
   hf_advect_finish(t, idx, r, out, in, flows);
 }
 
+/* Sediment [m] a cell holding r sends through a pipe with the 8 pipes
+ * (heightfield.neighbours = 8): the share of its water that the pipe's
+ * outflow f takes this step, f·kr (kr = Δt/(d1·l_c²), hf_water_finish8),
+ * of its sediment. The shares of a cell's pipes add to at most its
+ * sediment (K bounds the outflows by the water, eq. 4), so no scaling is
+ * needed, and the sediment goes exactly where the water goes: the
+ * velocity's axis shares of hf_sed_out cannot be split between an axis
+ * and the two diagonals beside it. Sender and receiver use the same
+ * floats. */
+TALUS_HD static inline TALUS_FORCE_INLINE float hf_sed_out8(float r, float f, float kr) {
+  return r * (f * kr);
+}
+
+/* hf_advect with the 8 pipes, every neighbour live: branch-free. */
+TALUS_HD static inline TALUS_FORCE_INLINE void hf_advect_live8(const talus_tile *t, size_t idx,
+                                                               double *flows) {
+  const float *R = t->r + idx, *KR = t->kr + idx, *F = t->f + idx, *FD = t->fd + idx;
+  float r = R[0], kr = KR[0];
+  ptrdiff_t plane = (ptrdiff_t)t->plane;
+  double out = 0.0, in = 0.0;
+  TALUS_UNROLL4
+  for (int k = 0; k < 4; k++) {
+    ptrdiff_t n = hf_step8(t, k), o = (ptrdiff_t)((k + 2) & 3);
+    out += (double)hf_sed_out8(r, F[k * plane], kr);
+    in += (double)hf_sed_out8(R[n], F[o * plane + n], KR[n]);
+  }
+  TALUS_UNROLL4
+  for (int k = 0; k < 4; k++) {
+    ptrdiff_t n = hf_step8(t, 4 + k), o = (ptrdiff_t)((k + 2) & 3);
+    out += (double)hf_sed_out8(r, FD[k * plane], kr);
+    in += (double)hf_sed_out8(R[n], FD[o * plane + n], KR[n]);
+  }
+  hf_advect_finish(t, idx, r, out, in, flows);
+}
+
+/* hf_advect with the 8 pipes on a cell not fully live: nothing into a
+ * wall, what crosses an outflow face or enters a NoData sink leaves
+ * (SEDIMENT_OUTFLOW). The same sums in the same order as hf_advect_live8. */
+TALUS_HD static inline void hf_advect8(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                       double *flows) {
+  size_t idx = talus_idx(t, x, y);
+  hf_nb8 q = hf_neighbours8(t, c, x, y);
+  float r = t->r[idx], kr = t->kr[idx];
+  double out = 0.0, in = 0.0, gone = 0.0;
+  for (int k = 0; k < 8; k++) {
+    double sent = q.open[k] > 0.0f ? (double)hf_sed_out8(r, hf_fplane(t, k)[idx], kr) : 0.0;
+    out += sent;
+    gone += q.in[k] > 0.0f ? 0.0 : sent;
+    size_t n = q.n[k];
+    if (q.in[k] > 0.0f)
+      in += (double)hf_sed_out8(t->r[n], hf_fplane(t, talus_dir8_opp(k))[n], t->kr[n]);
+  }
+  flows[TALUS_FLOW_SEDIMENT_OUTFLOW] += gone;
+  hf_advect_finish(t, idx, r, out, in, flows);
+}
+
 /* Stage hf_advect (eq. 12, in flux form): the sediment moves with the water
  * from cell to cell, each cell sending its upwind shares (hf_sed_out) and
  * collecting what its neighbours send it, so the transport moves sediment
@@ -557,6 +827,13 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_advect(const talus_tile *t, 
                                                            int x, int y, double *flows) {
   size_t idx = talus_idx(t, x, y);
   if (talus_cell_masked(t, idx)) return;
+  if (c->P.hf_diagonal) {
+    if (t->nb8[idx] == 0xFFu)
+      hf_advect_live8(t, idx, flows);
+    else
+      hf_advect8(t, c, x, y, flows);
+    return;
+  }
   float kdl = c->P.dt / c->P.cell_size, r = t->r[idx], vx = t->vx[idx], vy = t->vy[idx];
   if ((t->nb8[idx] & 15u) == 15u) { /* the 4 neighbours are live */
     hf_advect_live(t, kdl, idx, flows);

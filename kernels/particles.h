@@ -941,6 +941,10 @@ TALUS_HD static inline int pt_in_river(const pt_drop *d, const talus_tile *t,
   for (int k = 0; k < 4; k++) {
     const float *f = t->f + talus_dcol(t, n[k], d->col[k], 0);
     q[k] = (f[0] + f[t->plane]) + (f[2 * t->plane] + f[3 * t->plane]);
+    if (t->fd) { /* heightfield.neighbours = 8: the diagonal pipes' outflow too */
+      const float *g = t->fd + n[k];
+      q[k] += (g[0] + g[t->plane]) + (g[2 * t->plane] + g[3 * t->plane]);
+    }
   }
   float Q = (q[0] * (1.0f - d->fx) + q[1] * d->fx) * (1.0f - d->fy) +
             (q[2] * (1.0f - d->fx) + q[3] * d->fx) * d->fy;

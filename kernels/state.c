@@ -84,6 +84,7 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->hf_min_tilt = 0.01f;
   p->hf_river_width = 0.0f;
   p->hf_no_dam = 0;
+  p->hf_diagonal = 0;
   p->hf_min_hardness = 0.1f;
   p->hf_softening = 5.0f;
   p->hf_evaporation = 0.015f;
@@ -229,6 +230,9 @@ talus_status talus_kparams_derive(talus_kparams *p) {
   float area = p->hf_pipe_area > 0.0f ? p->hf_pipe_area : p->cell_size * p->cell_size;
   float length = p->hf_pipe_length > 0.0f ? p->hf_pipe_length : p->cell_size;
   p->hf_flux_gain = area * p->gravity / length;
+  /* heightfield.neighbours = 8: a diagonal pipe of the same area is
+   * sqrt(2) times as long */
+  p->hf_flux_gain_diag = p->hf_flux_gain / sqrtf(2.0f);
   p->hf_inv_depth = p->hf_max_depth > 0.0f ? 1.0f / p->hf_max_depth : 0.0f;
   /* A river narrower than its cell keeps its own unit discharge: the
    * stream-power law reads q over min(l_c, river_width) (heightfield.h,
@@ -247,7 +251,12 @@ talus_status talus_kparams_derive(talus_kparams *p) {
 double talus_kparams_dt_limit(const talus_kparams *p) {
   double lc = p->cell_size, gain = (double)p->gravity * lc; /* layered: A·g/l = g·l_c */
   if (p->model == TALUS_MODEL_HEIGHTFIELD) gain = p->hf_flux_gain;
-  return gain > 0.0 ? sqrt(lc * lc / (2.0 * gain)) : INFINITY;
+  /* The stencil's largest eigenvalue: 8 with 4 pipes (the checkerboard);
+   * with the diagonal pipes (gain ratio q = hf_flux_gain_diag / gain) the
+   * larger of that and the stripe mode's 4 + 8q. */
+  double q = p->hf_flux_gain > 0.0f ? (double)p->hf_flux_gain_diag / p->hf_flux_gain : 0.0;
+  double lam = talus_hf_diagonal(p) && 4.0 + 8.0 * q > 8.0 ? 4.0 + 8.0 * q : 8.0;
+  return gain > 0.0 ? sqrt(4.0 * lc * lc / (lam * gain)) : INFINITY;
 }
 
 static const struct {
@@ -325,7 +334,8 @@ static void tile_init_columns(talus_tile *t) {
 
 int talus_tile_optional(const talus_kparams *P) {
   int hard = P->model == TALUS_MODEL_HEIGHTFIELD || P->enable_thermal;
-  return (hard ? TALUS_TILE_HARD : 0) | (P->accumulate ? TALUS_TILE_ACC : 0);
+  return (hard ? TALUS_TILE_HARD : 0) | (P->accumulate ? TALUS_TILE_ACC : 0) |
+         (talus_hf_diagonal(P) ? TALUS_TILE_FDIAG : 0);
 }
 
 talus_status talus_tile_create(talus_tile **out, talus_rect buf, int nz, int optional) {
@@ -367,6 +377,7 @@ talus_status talus_tile_create_groups(talus_tile **out, talus_rect buf, int nz, 
       {(void **)&t->hard, optional & TALUS_TILE_HARD ? P * 4 : 0, K, "hardness"},
       {(void **)&t->acc, optional & TALUS_TILE_ACC ? TALUS_ACC_PLANES * P * 4 : 0, K,
        "accumulators"},
+      {(void **)&t->fd, optional & TALUS_TILE_FDIAG ? 4 * P * 4 : 0, K, "diagonal fluxes"},
       {(void **)&t->pipe, 4 * n, S, "pipes"},
       {(void **)&t->slip, 4 * n * 4, S, "slippage"},
       {(void **)&t->dpipe, 4 * n, S, "diagonal pipes"},
@@ -430,6 +441,8 @@ static void tile_reset_cells(talus_tile *t, size_t at, size_t n) {
   if (t->hard) memset(t->hard + at, 0, n * 4);
   for (int a = 0; t->acc && a < TALUS_ACC_PLANES; a++)
     memset(t->acc + (size_t)a * t->plane + at, 0, n * 4);
+  for (int j = 0; t->fd && j < 4; j++)
+    memset(t->fd + (size_t)j * t->plane + at, 0, n * 4);
 }
 
 /* Points t at rectangle r, which must fit its allocation. */
@@ -457,11 +470,11 @@ talus_status talus_tile_retarget(talus_tile *t, talus_rect r) {
 
 void talus_tile_free(talus_tile *t) {
   if (!t) return;
-  void *parts[] = {t->count,  t->mask,   t->B,      t->s,    t->w,       t->C,
-                   t->r,      t->D,      t->p,      t->f,    t->pipe,    t->slip,
-                   t->dpipe,  t->dslip,  t->kr,     t->sina, t->vx,      t->vy,
-                   t->sig_lo, t->sig_hi, t->hard,   t->rain, t->thermal, t->hf_cap,
-                   t->hf_sed, t->nb8,    t->pt_acc, t->acc,  t->acc_s0,  t->qin};
+  void *parts[] = {t->count,  t->mask,    t->B,      t->s,      t->w,      t->C,      t->r,
+                   t->D,      t->p,       t->f,      t->pipe,   t->slip,   t->dpipe,  t->dslip,
+                   t->kr,     t->sina,    t->vx,     t->vy,     t->sig_lo, t->sig_hi, t->hard,
+                   t->rain,   t->thermal, t->hf_cap, t->hf_sed, t->nb8,    t->pt_acc, t->acc,
+                   t->acc_s0, t->qin,     t->fd};
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
     talus_free(parts[i]);
   talus_free(t);
@@ -474,7 +487,7 @@ size_t talus_tile_bytes(const talus_tile *t) {
   size_t per_layer = (t->B ? (7 + 4) * 4 : 0) + (t->pipe ? 8 + (8 + 6) * 4 : 0);
   size_t extra = (t->hard ? 4 : 0) + (t->rain ? 4 : 0) + (t->thermal ? 32 : 0) +
                  (t->hf_cap ? 4 : 0) + (t->hf_sed ? 4 : 0) + (t->nb8 ? 2 : 0) +
-                 (t->acc ? 4 * TALUS_ACC_PLANES : 0) + (t->acc_s0 ? 8 : 0);
+                 (t->acc ? 4 * TALUS_ACC_PLANES : 0) + (t->acc_s0 ? 8 : 0) + (t->fd ? 16 : 0);
   per_layer += t->pt_acc ? 8 * TALUS_PT_PLANES : 0; /* erosion, deposit, river totals */
   per_layer += t->qin ? 8 : 0;                      /* a water and a sand share per column */
   return t->plane * ((t->count ? 2 : 0) + extra) + t->plane * (size_t)t->nz * per_layer;

@@ -185,6 +185,7 @@ typedef struct talus_kparams {
   float hf_min_tilt;     /* floor of the slope factor of the capacity [sin] */
   float hf_river_width;  /* width a river's discharge is spread over [m]; 0 = the cell's */
   int hf_no_dam;         /* 1: a deposit never lifts a bed above its neighbours' water surface */
+  int hf_diagonal;       /* 1: water pipes to the 4 diagonal neighbours too (8 pipes, t->fd) */
   float hf_min_hardness; /* R_min: softening stops here */
   float hf_softening;    /* K_h [1/m] */
   float hf_evaporation;  /* K_e [1/s] */
@@ -228,6 +229,7 @@ typedef struct talus_kparams {
   float slip_room;                /* share of a receiver's free space one slippage pipe may fill */
   float creep_axis, creep_diag;   /* creep share per pipe and step: sand_creep·dt/l_c²·weight */
   float hf_flux_gain;             /* A·g/l [m³/s² per m of head] */
+  float hf_flux_gain_diag;        /* the same of a diagonal pipe, A·g/(√2·l) */
   float hf_inv_depth;             /* 1 / hf_max_depth [1/m] */
   float hf_flow_width;            /* min(l_c, hf_river_width): the unit discharge's width [m] */
   float hz_run;                   /* run over which a wall's rise gives sin β [m] */
@@ -294,6 +296,8 @@ typedef struct talus_tile {
   uint8_t *mask;                    /* [plane] 1 = NoData cell (never updated) */
   float *B, *s, *w, *C, *r, *D, *p; /* [nz*plane] */
   float *f;                         /* [4*nz*plane] outflow flux [m³/s] */
+  float *fd;   /* [4*plane] heightfield.neighbours = 8: outflow flux through the diagonal pipes
+                * [m³/s], plane j towards talus_dir8 4 + j (RU, LU, LD, RD), else NULL */
   float *hard; /* [plane] hardness H in [0,1] (heightfield model, or thermal on), else NULL */
   float *rain; /* [plane] rain rate map [m/s] (heightfield model, optional), else NULL */
   float *acc;  /* [TALUS_ACC_PLANES*plane] run accumulators (simulation.masks), else NULL */
@@ -322,10 +326,11 @@ typedef struct talus_tile {
 } talus_tile;
 
 /* The optional persistent planes of a tile (a bitmask): hardness, the
- * run accumulators. */
-enum { TALUS_TILE_HARD = 1, TALUS_TILE_ACC = 2 };
+ * run accumulators, the heightfield's diagonal water fluxes. */
+enum { TALUS_TILE_HARD = 1, TALUS_TILE_ACC = 2, TALUS_TILE_FDIAG = 4 };
 /* The optional planes the parameters need: hardness where a stage reads
- * it (heightfield model, thermal), the accumulators with simulation.masks. */
+ * it (heightfield model, thermal), the accumulators with simulation.masks,
+ * the diagonal fluxes with heightfield.neighbours = 8 (talus_hf_diagonal). */
 int talus_tile_optional(const talus_kparams *P);
 
 /* Allocates a tile covering `buf` with nz layers; every cell starts with one
@@ -524,6 +529,12 @@ TALUS_HD static inline unsigned talus_nb8_live(const talus_tile *t, const talus_
   for (int d = 0; d < 8; d++)
     bits |= (unsigned)(talus_nb8_kind(t, c, x, y, d, 0) == TALUS_NB_INSIDE) << d;
   return bits;
+}
+
+/* True when the heightfield's water also flows through the 4 diagonal
+ * pipes (heightfield.neighbours = 8; kernels/heightfield.h, t->fd). */
+TALUS_HD static inline int talus_hf_diagonal(const talus_kparams *P) {
+  return P->model == TALUS_MODEL_HEIGHTFIELD && P->hf_hydraulic && P->hf_diagonal;
 }
 
 /* True when sand also slips through the 4 diagonal pipes (pipes.h opens

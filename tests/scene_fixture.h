@@ -83,6 +83,9 @@ static inline int fixture_same_state(const talus_domain *a, const talus_domain *
         for (int d = 0; d < 4; d++)
           if (memcmp(&s->f[talus_dcol(s, i, k, d)], &t->f[talus_dcol(t, j, k, d)], 4)) return 0;
       }
+      if (!s->fd != !t->fd) return 0;
+      for (int q = 0; s->fd && q < 4; q++) /* heightfield.neighbours = 8 */
+        if (memcmp(&s->fd[q * s->plane + i], &t->fd[q * t->plane + j], 4)) return 0;
     }
   return !memcmp(a->stats.flows, b->stats.flows, sizeof a->stats.flows);
 }

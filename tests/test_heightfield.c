@@ -70,15 +70,16 @@ static double field_sum(const talus_domain *d, talus_field f) {
 
 /* Reflecting borders, no rain, no evaporation, no erosion: the water
  * volume stays to float rounding while it sloshes over rolling hills. */
-static void test_water_conserved(void) {
+static void test_water_conserved(int eight) {
   const int n = 64;
-  static const char *const sets[] = {"water.rain=0",
-                                     "heightfield.evaporation=0",
-                                     "heightfield.capacity=0",
-                                     "thermal.enable=false",
-                                     "water.outflow_border=false",
-                                     "simulation.dt=0.05",
-                                     NULL};
+  const char *const sets[] = {eight ? "heightfield.neighbours=8" : "heightfield.neighbours=4",
+                              "water.rain=0",
+                              "heightfield.evaporation=0",
+                              "heightfield.capacity=0",
+                              "thermal.enable=false",
+                              "water.outflow_border=false",
+                              "simulation.dt=0.05",
+                              NULL};
   float *h = hill_heights(n, n, 3.0f);
   talus_domain *d = make_domain(n, n, 1.0, h, sets);
   CHECK(d != NULL, "domain");
@@ -90,7 +91,7 @@ static void test_water_conserved(void) {
   double w0 = field_sum(d, TALUS_FIELD_WATER);
   talus_domain_run(d, 1000, NULL, NULL);
   double w1 = field_sum(d, TALUS_FIELD_WATER);
-  printf("water: %.9g -> %.9g (relative %.3g)\n", w0, w1, (w1 - w0) / w0);
+  printf("water (%d pipes): %.9g -> %.9g (relative %.3g)\n", eight ? 8 : 4, w0, w1, (w1 - w0) / w0);
   CHECK(fabs(w1 - w0) <= 1e-6 * w0, "water changed from %.9g to %.9g", w0, w1);
   float *v = malloc((size_t)n * n * sizeof *v);
   double moved = 0.0;
@@ -101,6 +102,54 @@ static void test_water_conserved(void) {
   free(w);
   free(h);
   talus_domain_free(d);
+}
+
+/* Water held in a one-cell canyon carved 2 m deep along the diagonal of a
+ * plane that falls 0.05 m a cell along x and along y towards the corner
+ * (0, 0), where the borders let water out; 1 m of water in each canyon
+ * cell, no rain, no evaporation, no erosion, `eight` the 8 pipes.
+ * Returns the share of it still in the canyon after 2000 steps (100 s). */
+static double canyon_water_left(int eight) {
+  const int n = 48;
+  const char *const sets[] = {eight ? "heightfield.neighbours=8" : "heightfield.neighbours=4",
+                              "water.rain=0",
+                              "heightfield.evaporation=0",
+                              "heightfield.capacity=0",
+                              "thermal.enable=false",
+                              "water.outflow_border=true",
+                              "simulation.dt=0.05",
+                              NULL};
+  float *h = malloc((size_t)n * n * sizeof *h), *w = calloc((size_t)n * n, sizeof *w);
+  for (int y = 0; y < n; y++)
+    for (int x = 0; x < n; x++)
+      h[(size_t)y * n + x] = 5.0f + 0.05f * (float)(x + y) - (x == y ? 2.0f : 0.0f);
+  for (int i = 0; i < n; i++)
+    w[(size_t)i * n + i] = 1.0f;
+  talus_domain *d = make_domain(n, n, 1.0, h, sets);
+  double left = -1.0;
+  if (d && !talus_domain_set_field(d, TALUS_FIELD_LAYER_WATER, 0, w)) {
+    talus_domain_run(d, 2000, NULL, NULL);
+    talus_domain_read(d, TALUS_FIELD_WATER, 0, w);
+    left = 0.0;
+    for (int i = 0; i < n; i++)
+      left += w[(size_t)i * n + i];
+    left /= (double)n;
+  }
+  talus_domain_free(d);
+  free(h);
+  free(w);
+  return left;
+}
+
+/* A canyon narrower than a cell that runs diagonally (Zion's trunks at
+ * 82.6 m) is a chain of pits joined only at their corners: the 4 pipes
+ * hold a lake in each (the water stays, below the spill of its axis
+ * neighbours), the 8 pipes drain it along the diagonal. */
+static void test_diagonal_canyon(void) {
+  double four = canyon_water_left(0), eight = canyon_water_left(1);
+  printf("diagonal canyon: water left after 100 s, 4 pipes %.3f, 8 pipes %.3f\n", four, eight);
+  CHECK(four > 0.9, "4 pipes: the canyon's pits hold their water (%.3f)", four);
+  CHECK(eight >= 0.0 && eight < 0.1, "8 pipes: the canyon drains (%.3f left)", eight);
 }
 
 /* A bowl filled to a flat level: after 1000 steps the water is still flat
@@ -211,7 +260,8 @@ static void test_hardness(void) {
   talus_domain_free(d);
 }
 
-static const char *const full_run[] = {"water.rain=0.02",
+static const char *const full_run[] = {"heightfield.neighbours=4",
+                                       "water.rain=0.02",
                                        "water.rain_noise=1",
                                        "water.outflow_border=true",
                                        "simulation.dt=0.05",
@@ -227,13 +277,15 @@ static const char *const full_run[] = {"water.rain=0.02",
                                        "source1.x=20",
                                        "source1.y=30",
                                        NULL};
+/* The same with the 8 water pipes (main fills it from full_run). */
+static const char *full_run8[sizeof full_run / sizeof *full_run];
 
 /* With thermal on, rain, a source, erosion and outflow borders the ledger
  * closes: every material's residual is float rounding. */
-static void test_ledger(void) {
+static void test_ledger(const char *const *sets) {
   const int n = 64;
   float *h = hill_heights(n, n, 6.0f);
-  talus_domain *d = make_domain(n, n, 1.0, h, full_run);
+  talus_domain *d = make_domain(n, n, 1.0, h, sets);
   CHECK(d != NULL, "ledger domain");
   if (!d) return free(h);
   talus_domain_run(d, 1500, NULL, NULL);
@@ -241,9 +293,9 @@ static void test_ledger(void) {
   talus_domain_ledger(d, &L);
   double rain = talus_domain_flow(d, TALUS_FLOW_RAIN) + talus_domain_flow(d, TALUS_FLOW_SOURCE);
   double dis = talus_domain_flow(d, TALUS_FLOW_HF_DISSOLVE);
-  printf("ledger: rain %.5g, dissolved %.5g, deposited %.5g, advection net %.3g, outflow %.4g;"
+  printf("ledger (%s): rain %.5g, dissolved %.5g, deposited %.5g, advection net %.3g, outflow %.4g;"
          " residuals %.3g %.3g %.3g %.3g m3\n",
-         rain, dis, talus_domain_flow(d, TALUS_FLOW_HF_DEPOSIT),
+         sets[0], rain, dis, talus_domain_flow(d, TALUS_FLOW_HF_DEPOSIT),
          talus_domain_flow(d, TALUS_FLOW_HF_ADVECTION),
          talus_domain_flow(d, TALUS_FLOW_WATER_OUTFLOW), L.residual[0], L.residual[1],
          L.residual[2], L.residual[3]);
@@ -261,8 +313,9 @@ static void test_ledger(void) {
 
 /* Rain and erosion on a walled map: nothing leaves. The last key is the
  * paper's default, which test_water_swell_off switches. */
-enum { WALLED_SWELL = 6 };
-static const char *const walled_run[] = {"water.rain=0.02",
+enum { WALLED_SWELL = 7 };
+static const char *const walled_run[] = {"heightfield.neighbours=4",
+                                         "water.rain=0.02",
                                          "water.rain_noise=1",
                                          "water.outflow_border=false",
                                          "simulation.dt=0.05",
@@ -270,16 +323,18 @@ static const char *const walled_run[] = {"water.rain=0.02",
                                          "heightfield.dissolve=0.5",
                                          "heightfield.water_swell=true",
                                          NULL};
+/* The same with the 8 water pipes (main fills it from walled_run). */
+static const char *walled_run8[sizeof walled_run / sizeof *walled_run];
 
 /* Sediment is moved, never deleted: on a walled map (nothing leaves) the
  * sediment held at the end is what was dissolved less what was deposited,
  * to float rounding, and the transport's own net (HF_ADVECTION, rounding
  * only) is a tiny share of what it carried. The semi-Lagrangian backtrace
  * this replaced deleted 89 % of the dissolved material on such a map. */
-static void test_sediment_conserved(void) {
+static void test_sediment_conserved(const char *const *sets) {
   const int n = 64;
   float *h = hill_heights(n, n, 6.0f);
-  talus_domain *d = make_domain(n, n, 1.0, h, walled_run);
+  talus_domain *d = make_domain(n, n, 1.0, h, sets);
   CHECK(d != NULL, "walled domain");
   if (!d) return free(h);
   talus_domain_run(d, 1500, NULL, NULL);
@@ -288,8 +343,9 @@ static void test_sediment_conserved(void) {
   double net = talus_domain_flow(d, TALUS_FLOW_HF_ADVECTION);
   double gone = talus_domain_flow(d, TALUS_FLOW_SEDIMENT_OUTFLOW);
   double held = field_sum(d, TALUS_FIELD_SEDIMENT); /* 1 m cells: heights are m3 */
-  printf("walled: dissolved %.5g, deposited %.5g, held %.5g, transport net %.3g, out %.3g m3\n",
-         dis, dep, held, net, gone);
+  printf("walled (%s): dissolved %.5g, deposited %.5g, held %.5g, transport net %.3g, out %.3g "
+         "m3\n",
+         sets[0], dis, dep, held, net, gone);
   CHECK(dis > 1.0, "rain dissolved terrain (%.4g m3)", dis);
   CHECK(gone == 0.0, "nothing leaves through walls (%.3g)", gone);
   CHECK(fabs(held - (dis - dep)) <= 1e-4 * dis, "held %.6g = dissolved - deposited %.6g", held,
@@ -342,18 +398,18 @@ static void test_water_swell_off(void) {
 }
 
 /* 1 vs 2 threads: identical bytes of every field, hardness included. */
-static void test_threads(void) {
+static void test_threads(const char *const *sets) {
   const int n = 80;
   float *h = hill_heights(n, n, 6.0f);
   talus_domain *r[2];
   for (int i = 0; i < 2; i++) {
     omp_set_num_threads(i + 1);
-    r[i] = make_domain(n, n, 1.0, h, full_run);
+    r[i] = make_domain(n, n, 1.0, h, sets);
     if (r[i]) talus_domain_run(r[i], 300, NULL, NULL);
   }
   int same = r[0] && r[1] && fixture_same_state(r[0], r[1]);
   same = same && !memcmp(r[0]->tile->hard, r[1]->tile->hard, r[0]->tile->plane * sizeof(float));
-  CHECK(same, "1 and 2 threads differ");
+  CHECK(same, "1 and 2 threads differ (%s)", sets[0]);
   CHECK(r[0] && talus_domain_flow(r[0], TALUS_FLOW_HF_DISSOLVE) > 0.0, "the runs eroded");
   talus_domain_free(r[0]);
   talus_domain_free(r[1]);
@@ -364,10 +420,10 @@ static void test_threads(void) {
 /* Tiled (cores of 37 and 64, K = 1 and 3 steps per generation) equals
  * monolithic, bit for bit, with thermal, rain noise, a source and outflow
  * borders: the declared radii (advection's included) cover every read. */
-static void test_tiled(void) {
+static void test_tiled(const char *const *sets) {
   const int nx = 150, ny = 110, steps = 12;
   float *h = hill_heights(nx, ny, 6.0f);
-  talus_domain *d = make_domain(nx, ny, 1.0, h, full_run);
+  talus_domain *d = make_domain(nx, ny, 1.0, h, sets);
   CHECK(d != NULL, "tiled domain");
   if (!d) return free(h);
   talus_domain_run(d, 40, NULL, NULL); /* wet and eroding before the comparison */
@@ -378,8 +434,8 @@ static void test_tiled(void) {
   for (int i = 0; init && i < 2; i++) {
     long diff = fixture_tiled_diff(init, d->tile, &ctx, cases[i][0], cases[i][1], ctx.step + steps,
                                    TALUS_STORE_MEMORY, NULL, NULL);
-    CHECK(diff == 0, "core %d, K %d: %ld values differ from the monolithic run", cases[i][0],
-          cases[i][1], diff);
+    CHECK(diff == 0, "%s, core %d, K %d: %ld values differ from the monolithic run", sets[0],
+          cases[i][0], cases[i][1], diff);
   }
   CHECK(init != NULL, "clone");
   talus_tile_free(init);
@@ -560,19 +616,28 @@ static void test_no_dam(void) {
 }
 
 int main(void) {
+  memcpy(full_run8, full_run, sizeof full_run);
+  memcpy(walled_run8, walled_run, sizeof walled_run);
+  full_run8[0] = walled_run8[0] = "heightfield.neighbours=8";
   test_no_dam();
   test_river_width();
   test_corner_advection();
   test_deposit_bound();
   test_outflow_descent();
-  test_water_conserved();
+  test_water_conserved(0);
+  test_water_conserved(1);
+  test_diagonal_canyon();
   test_lake_at_rest();
   test_channels();
   test_hardness();
-  test_ledger();
-  test_sediment_conserved();
+  test_ledger(full_run);
+  test_ledger(full_run8);
+  test_sediment_conserved(walled_run);
+  test_sediment_conserved(walled_run8);
   test_water_swell_off();
-  test_threads();
-  test_tiled();
+  test_threads(full_run);
+  test_threads(full_run8);
+  test_tiled(full_run);
+  test_tiled(full_run8);
   return check_report("test_heightfield");
 }

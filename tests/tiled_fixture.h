@@ -20,7 +20,8 @@ static inline talus_status fixture_fill_from_tile(void *user, talus_tile *t, tal
 /* Copies a whole-domain tile (persistent fields). */
 static inline talus_tile *fixture_clone(const talus_tile *src) {
   talus_tile *t = NULL;
-  int optional = (src->hard ? TALUS_TILE_HARD : 0) | (src->acc ? TALUS_TILE_ACC : 0);
+  int optional = (src->hard ? TALUS_TILE_HARD : 0) | (src->acc ? TALUS_TILE_ACC : 0) |
+                 (src->fd ? TALUS_TILE_FDIAG : 0);
   if (talus_tile_create(&t, src->buf, src->nz, optional)) return NULL;
   if (fixture_fill_from_tile((void *)src, t, src->buf)) {
     talus_tile_free(t);
@@ -30,9 +31,9 @@ static inline talus_tile *fixture_clone(const talus_tile *src) {
 }
 
 /* Number of live-column field values of `core` in a and b that differ
- * bitwise (counts and masks count as fields too; hardness and the
- * accumulators where a has them, and a's accumulators missing in b count
- * as differing). */
+ * bitwise (counts and masks count as fields too; hardness, the
+ * accumulators and the diagonal fluxes where a has them, and a's
+ * accumulators or diagonal fluxes missing in b count as differing). */
 static inline long fixture_diff_cells(const talus_tile *a, const talus_tile *b, talus_rect core) {
   long diff = 0;
   for (int y = core.y0; y < core.y0 + core.h; y++)
@@ -54,6 +55,8 @@ static inline long fixture_diff_cells(const talus_tile *a, const talus_tile *b, 
       if (a->hard) diff += memcmp(&a->hard[i], &b->hard[j], 4) != 0;
       for (int q = 0; a->acc && q < TALUS_ACC_PLANES; q++)
         diff += !b->acc || memcmp(&a->acc[q * a->plane + i], &b->acc[q * b->plane + j], 4) != 0;
+      for (int q = 0; a->fd && q < 4; q++) /* heightfield.neighbours = 8 */
+        diff += !b->fd || memcmp(&a->fd[q * a->plane + i], &b->fd[q * b->plane + j], 4) != 0;
     }
   return diff;
 }

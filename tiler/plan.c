@@ -35,8 +35,12 @@ int talus_plan_reach_layers(int nz, int state_in, int horizontal, int64_t spinup
 
 /* Bytes a cell costs in a tile with scratch (talus_tile_create, plus
  * extra_scratch), and in a tile of persistent fields only or a store blob. */
+/* The heightfield's diagonal fluxes (heightfield.neighbours = 8): 4 floats. */
+static int64_t cell_bytes_fdiag(const talus_plan_in *in) {
+  return in->optional & TALUS_TILE_FDIAG ? 16 : 0;
+}
 static int64_t cell_bytes_full(const talus_plan_in *in) {
-  return 56 + 88 * (int64_t)plan_layers(in) + (int64_t)in->extra_scratch;
+  return 56 + 88 * (int64_t)plan_layers(in) + cell_bytes_fdiag(in) + (int64_t)in->extra_scratch;
 }
 /* Bytes a cell of a run in one piece touches. A tile's planes are fresh
  * zero pages until written (talus_alloc), so the heightfield model costs
@@ -47,10 +51,10 @@ static int64_t cell_bytes_full(const talus_plan_in *in) {
  * reach in the run (plan_layers). */
 static int64_t cell_bytes_one(const talus_plan_in *in) {
   if (!in->heightfield) return cell_bytes_full(in);
-  return 64 + (in->heightfield == 2 ? 32 : 0) + (int64_t)in->extra_scratch;
+  return 64 + (in->heightfield == 2 ? 32 : 0) + cell_bytes_fdiag(in) + (int64_t)in->extra_scratch;
 }
 static int64_t cell_bytes_kept(const talus_plan_in *in) {
-  return 6 + 44 * (int64_t)in->nz;
+  return 6 + 44 * (int64_t)in->nz + cell_bytes_fdiag(in);
 }
 
 /* Bands of the input as read. */
@@ -124,7 +128,8 @@ static int64_t plan_tile_blobs(int64_t ntiles, int cw, int ch, int H, int layers
 
 int64_t talus_plan_disk_bytes(const talus_plan_in *in, int c, int H, int layers) {
   int flags = (in->optional & TALUS_TILE_HARD ? HALO_FLAG_HARD : 0) |
-              (in->optional & TALUS_TILE_ACC ? HALO_FLAG_ACC : 0);
+              (in->optional & TALUS_TILE_ACC ? HALO_FLAG_ACC : 0) |
+              (in->optional & TALUS_TILE_FDIAG ? HALO_FLAG_FDIAG : 0);
   /* the map's tile columns and rows: full cores, then a last narrower one */
   int w[2] = {c, in->nx % c}, h[2] = {c, in->ny % c};
   int64_t nw[2] = {in->nx / c, w[1] > 0}, nh[2] = {in->ny / c, h[1] > 0};

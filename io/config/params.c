@@ -223,6 +223,10 @@ static const param_decl table[] = {
     BOOL("heightfield.no_dam", hf_no_dam, 0,
          "a river's deposit never lifts its bed above the lowest water surface (terrain + water) "
          "of its 4 neighbours: no dam across its own course, the excess load travels on"),
+    ENUM("heightfield.neighbours", hf_diagonal, "4|8", 2, 0,
+         "water pipes to 4 neighbours (Mei et al.) or 8: diagonal pipes of length sqrt(2) x "
+         "cell_size too, with their own fluxes, the sediment carried along all 8 (isotropic "
+         "flow; diagonal canyons narrower than a cell drain instead of holding lakes)"),
     REAL("heightfield.min_hardness", hf_min_hardness, 0, 1, 0.1, "",
          "R_min: deposited sediment softens the hardness down to this value"),
     REAL("heightfield.softening", hf_softening, 0, 1e6, 5, "1/m",

@@ -146,6 +146,18 @@ static inline TALUS_FORCE_INLINE double cpu_hf_water_live(const talus_tile *t, c
                                                           int x, int y) {
   return hf_water_live(t, &c->P, talus_idx(t, x, y));
 }
+/* The same with the 8 pipes (heightfield.neighbours = 8). */
+static inline TALUS_FORCE_INLINE double cpu_hf_flux_live8(const talus_tile *t, const talus_kctx *c,
+                                                          int x, int y) {
+  size_t idx = talus_idx(t, x, y);
+  t->nb8[idx] = 0xFFu;
+  hf_flux_live8(t, &c->P, idx);
+  return 0.0;
+}
+static inline TALUS_FORCE_INLINE double cpu_hf_water_live8(const talus_tile *t, const talus_kctx *c,
+                                                           int x, int y) {
+  return hf_water_live8(t, &c->P, talus_idx(t, x, y));
+}
 
 /* Adds the non-zero lanes [k0, k1) of lane to *acc in order. A row whose
  * lanes are all zero (hf_flux's always, hf_water's but where the clamp
@@ -168,7 +180,7 @@ static inline void cpu_lane_book_nonzero(double *acc, const double *lane, int k0
  * adds them (zeros, which the body would not add, are skipped). Vector
  * lanes compute what the scalar body computes (no contraction, no
  * reassociation), so results do not change. */
-#define CPU_STAGE_LOOP_LIVE(body, live, flow)                                                      \
+#define CPU_STAGE_LOOP_LIVE(body, live, live8, flow)                                               \
   _Pragma("omp parallel") {                                                                        \
     CPU_FTZ_ENTER                                                                                  \
     double *lane = malloc(sizeof(double) * (size_t)region.w);                                      \
@@ -180,7 +192,11 @@ static inline void cpu_lane_book_nonzero(double *acc, const double *lane, int k0
       if (lane) cpu_live_run(t, c, y, x, x1, &xa, &xb);                                            \
       for (; x < xa; x++)                                                                          \
         body(t, c, x, y, (x >= b0 && x < b1) ? acc : junk);                                        \
-      _Pragma("omp simd") for (int xv = xa; xv < xb; xv++) lane[xv - xa] = live(t, c, xv, y);      \
+      if (c->P.hf_diagonal) { /* heightfield.neighbours = 8: its own vector loop */                \
+        _Pragma("omp simd") for (int xv = xa; xv < xb; xv++) lane[xv - xa] = live8(t, c, xv, y);   \
+      } else {                                                                                     \
+        _Pragma("omp simd") for (int xv = xa; xv < xb; xv++) lane[xv - xa] = live(t, c, xv, y);    \
+      }                                                                                            \
       cpu_lane_book_nonzero(&acc[flow], lane, (b0 > xa ? b0 : xa) - xa, (b1 < xb ? b1 : xb) - xa); \
       x = xb;                                                                                      \
       for (; x < x1; x++)                                                                          \
@@ -749,6 +765,7 @@ static inline TALUS_FORCE_INLINE void cpu_hf_advect_shared(const talus_tile *t, 
     CPU_FTZ_ENTER                                                                                  \
     const talus_tile tl = *t;                                                                      \
     const float kdl = c->P.dt / c->P.cell_size;                                                    \
+    const int diag = c->P.hf_diagonal;                                                             \
     enum { nid = sizeof cpu_hf_advect_ids / sizeof *cpu_hf_advect_ids };                           \
     size_t w = (size_t)region.w, bw = (size_t)t->buf.w;                                            \
     double *lane = malloc(sizeof(double) * nid * w);                                               \
@@ -763,7 +780,7 @@ static inline TALUS_FORCE_INLINE void cpu_hf_advect_shared(const talus_tile *t, 
       cpu_row_book(book, y, x1, &b0, &b1);                                                         \
       if (fast && lane && shb) cpu_live_run(t, c, y, x, x1, &xa, &xb);                             \
       const float *sm = shb, *s0 = shb, *sp = shb;                                                 \
-      if (xa < xb) { /* 1 <= y < buf.h - 1 (cpu_live_run) */                                       \
+      if (xa < xb && !diag) { /* 1 <= y < buf.h - 1 (cpu_live_run) */                              \
         for (int r = y - 1; r <= y + 1; r++)                                                       \
           if (shy[r % 3] != r) {                                                                   \
             cpu_hf_shares_row(&tl, kdl, r, sx0, sx1, shb + (size_t)(r % 3) * 4 * bw, bw);          \
@@ -775,11 +792,20 @@ static inline TALUS_FORCE_INLINE void cpu_hf_advect_shared(const talus_tile *t, 
       }                                                                                            \
       while (x < x1) {                                                                             \
         int e = xa < xb ? cpu_hf_run_end(t, c, y, x, xa, xb, x1) : x;                              \
-        _Pragma("GCC ivdep") for (int xv = x; xv < e; xv++) {                                      \
-          double fl[TALUS_FLOW_COUNT] = {0};                                                       \
-          cpu_hf_advect_shared(&tl, xv, y, sm, s0, sp, bw, fl);                                    \
-          for (int i = 0; i < nid; i++)                                                            \
-            lane[(size_t)i * w + (size_t)(xv - x)] = fl[cpu_hf_advect_ids[i]];                     \
+        if (diag) { /* heightfield.neighbours = 8: each cell reads its neighbours' shares */       \
+          _Pragma("GCC ivdep") for (int xv = x; xv < e; xv++) {                                    \
+            double fl[TALUS_FLOW_COUNT] = {0};                                                     \
+            hf_advect_live8(&tl, talus_idx(&tl, xv, y), fl);                                       \
+            for (int i = 0; i < nid; i++)                                                          \
+              lane[(size_t)i * w + (size_t)(xv - x)] = fl[cpu_hf_advect_ids[i]];                   \
+          }                                                                                        \
+        } else {                                                                                   \
+          _Pragma("GCC ivdep") for (int xv = x; xv < e; xv++) {                                    \
+            double fl[TALUS_FLOW_COUNT] = {0};                                                     \
+            cpu_hf_advect_shared(&tl, xv, y, sm, s0, sp, bw, fl);                                  \
+            for (int i = 0; i < nid; i++)                                                          \
+              lane[(size_t)i * w + (size_t)(xv - x)] = fl[cpu_hf_advect_ids[i]];                   \
+          }                                                                                        \
         }                                                                                          \
         cpu_lanes_book(acc, cpu_hf_advect_ids, nid, lane, w, (b0 > x ? b0 : x) - x,                \
                        (b1 < e ? b1 : e) - x);                                                     \

@@ -67,6 +67,7 @@ const field_decl fields[] = {
     FIELD(p, 4, 1, true, true),       FIELD(f, 16, 4, true, true),
     FIELD(hard, 4, 1, false, true),   FIELD(rain, 4, 1, false, true),
     FIELD(acc, 4 * TALUS_ACC_PLANES, TALUS_ACC_PLANES, false, true),
+    FIELD(fd, 16, 4, false, true),
     FIELD(pipe, 4, 4, true, false),   FIELD(slip, 16, 4, true, false),
     FIELD(kr, 4, 1, true, false),     FIELD(sina, 4, 1, true, false),
     FIELD(vx, 4, 1, true, false),     FIELD(vy, 4, 1, true, false),
@@ -453,6 +454,8 @@ __global__ void block_pack(talus_tile t, talus_rect r, int L, unsigned char *bod
   int flags = HALO_TILE_FLAGS(&t);
   for (int a = 0; t.acc && a < HALO_ACC_PLANES; a++)
     fl[(size_t)halo_acc_plane(L, flags, a) * cells + i] = t.acc[(size_t)a * t.plane + idx];
+  for (int j = 0; t.fd && j < HALO_FDIAG_PLANES; j++)
+    fl[(size_t)halo_fdiag_plane(L, flags, j) * cells + i] = t.fd[(size_t)j * t.plane + idx];
 }
 
 /* Copies global rectangle r of src's persistent fields into dst (r inside
@@ -478,6 +481,8 @@ __global__ void strip_copy(talus_tile dst, talus_tile src, talus_rect r) {
   if (dst.hard) dst.hard[di] = src.hard[si];
   for (int a = 0; dst.acc && a < HALO_ACC_PLANES; a++)
     dst.acc[(size_t)a * dst.plane + di] = src.acc[(size_t)a * src.plane + si];
+  for (int j = 0; dst.fd && j < HALO_FDIAG_PLANES; j++)
+    dst.fd[(size_t)j * dst.plane + di] = src.fd[(size_t)j * src.plane + si];
 }
 
 void free_pack(slot &q) {
@@ -873,7 +878,7 @@ extern "C" talus_status talus_cuda_resident_copy(int dst, int src, talus_rect r)
   talus_tile *a = resident_of(dst), *b = resident_of(src);
   if (r.w <= 0 || r.h <= 0) return TALUS_OK;
   if (!a || !b || !a->plane || !b->plane || !rect_inside(r, a->buf) || !rect_inside(r, b->buf) ||
-      a->nz != b->nz || !a->hard != !b->hard || !a->acc != !b->acc)
+      a->nz != b->nz || !a->hard != !b->hard || !a->acc != !b->acc || !a->fd != !b->fd)
     return talus_fail(TALUS_ERR_INTERNAL, "cuda", "strip %dx%d+%d+%d of tile %d into tile %d", r.w,
                       r.h, r.x0, r.y0, src, dst);
   int cells = r.w * r.h;
