@@ -17,9 +17,21 @@ import numpy as np
 from osgeo import gdal
 
 
+def cell_metres(src):
+    """(x, y) size of a cell of src in metres: the geotransform's, or for a
+    geographic CRS (degrees) its metres at the raster's centre latitude."""
+    gt = src.GetGeoTransform()
+    sx, sy = abs(gt[1]), abs(gt[5])
+    srs = src.GetSpatialRef()
+    if srs is not None and srs.IsGeographic():
+        lat = np.radians(gt[3] + gt[5] * src.RasterYSize / 2.0)
+        sx, sy = sx * 111320.0 * np.cos(lat), sy * 110540.0
+    return sx, sy
+
+
 def hillshade(z, cell):
-    """Lambertian shade of z (2-D, metres) for cells of `cell` metres."""
-    gy, gx = np.gradient(z, cell)
+    """Lambertian shade of z (2-D, metres) for cells of cell = (x, y) metres."""
+    gy, gx = np.gradient(z, cell[1], cell[0])
     slope = np.arctan(np.hypot(gx, gy))
     aspect = np.arctan2(-gx, gy)
     alt, az = np.radians(45.0), np.radians(315.0)
@@ -44,7 +56,7 @@ def main():
         sys.exit("render_dz: the rasters differ in size")
     nd = src_b.GetRasterBand(1).GetNoDataValue()
     bad = ~np.isfinite(zb) | ~np.isfinite(za) | ((zb == nd) if nd is not None else False)
-    cell = abs(src_b.GetGeoTransform()[1])
+    cell = cell_metres(src_b)
     dz = np.where(bad, 0.0, za - zb)
     grey = 0.25 + 0.75 * hillshade(np.where(bad, np.nanmean(za[~bad]), za), cell)
     rgb = np.repeat(grey[..., None], 3, axis=2)
@@ -61,7 +73,7 @@ def main():
         mem.GetRasterBand(i + 1).WriteArray(img[..., i])
     if gdal.GetDriverByName("PNG").CreateCopy(a.out, mem) is None:
         sys.exit("render_dz: cannot write " + a.out)
-    area = cell * cell
+    area = cell[0] * cell[1]
     print("render_dz: %s: raised %.4g m3, lowered %.4g m3 (clip %g m)"
           % (a.out, dz[dz > 0].sum() * area, -dz[dz < 0].sum() * area, a.clip))
 
