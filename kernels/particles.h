@@ -40,8 +40,11 @@
  *   shares once per run (state.c, pt_units_derive; at 1 m cells they are
  *   the keys' own values, bit for bit). What stays per move: the inertia
  *   (direction smoothing) and the rounding of L and r to whole cells.
- * - River. A droplet whose position has pipe water at least
- *   particles.river_depth deep, or a unit discharge (the nodes' outflow
+ * - River. A droplet one of whose 4 nodes holds pipe water at least
+ *   particles.river_depth deep (the deepest, not the bilinear depth: a
+ *   one-cell river running diagonally wets two opposite nodes, which
+ *   read bilinearly as half its depth, and the droplets crossed it and
+ *   filled its canyon; Zion), or a unit discharge (the nodes' outflow
  *   Σf / l_c, bilinear) of at least particles.river_discharge (each 0:
  *   off), ends there (pt_in_river, checked before each move and after the
  *   last) and hands its whole load to the river: into a third plane of
@@ -592,14 +595,29 @@ TALUS_HD static inline TALUS_FORCE_INLINE float pt_sample(const talus_tile *t, i
   return (h[0] * (1.0f - fx) + h[1] * fx) * (1.0f - fy) + (h[2] * (1.0f - fx) + h[3] * fx) * fy;
 }
 
-/* Bilinear value of field f (a per-column field: s, w) of the droplet's
- * columns at its position. */
-TALUS_HD static inline float pt_field(const talus_tile *t, const float *f, const pt_drop *d) {
+/* Field f (a per-column field: s, w) of the droplet's columns at its 4
+ * nodes, into v. */
+TALUS_HD static inline void pt_field4(const talus_tile *t, const float *f, const pt_drop *d,
+                                      float v[4]) {
   size_t i = talus_idx(t, d->ix - t->buf.x0, d->iy - t->buf.y0), p = (size_t)t->pitch;
-  float v[4] = {f[talus_col(t, i, d->col[0])], f[talus_col(t, i + 1, d->col[1])],
-                f[talus_col(t, i + p, d->col[2])], f[talus_col(t, i + p + 1, d->col[3])]};
+  v[0] = f[talus_col(t, i, d->col[0])], v[1] = f[talus_col(t, i + 1, d->col[1])];
+  v[2] = f[talus_col(t, i + p, d->col[2])], v[3] = f[talus_col(t, i + p + 1, d->col[3])];
+}
+
+/* Bilinear value of field f at the droplet's position. */
+TALUS_HD static inline float pt_field(const talus_tile *t, const float *f, const pt_drop *d) {
+  float v[4];
+  pt_field4(t, f, d, v);
   return (v[0] * (1.0f - d->fx) + v[1] * d->fx) * (1.0f - d->fy) +
          (v[2] * (1.0f - d->fx) + v[3] * d->fx) * d->fy;
+}
+
+/* The largest of field f at the droplet's 4 nodes. */
+TALUS_HD static inline float pt_field_max(const talus_tile *t, const float *f, const pt_drop *d) {
+  float v[4];
+  pt_field4(t, f, d, v);
+  float a = v[0] > v[1] ? v[0] : v[1], b = v[2] > v[3] ? v[2] : v[3];
+  return a > b ? a : b;
 }
 
 /* Bilinear hardness at the droplet's position. */
@@ -933,7 +951,7 @@ TALUS_HD static inline int pt_relevel(pt_drop *d, const talus_tile *t, const tal
  * step's pipes), so the stage's radius holds. */
 TALUS_HD static inline int pt_in_river(const pt_drop *d, const talus_tile *t,
                                        const talus_kparams *P) {
-  if (P->pt_river_depth > 0.0f && pt_field(t, t->w, d) >= P->pt_river_depth) return 1;
+  if (P->pt_river_depth > 0.0f && pt_field_max(t, t->w, d) >= P->pt_river_depth) return 1;
   if (!(P->pt_river_discharge > 0.0f)) return 0;
   size_t i = talus_idx(t, d->ix - t->buf.x0, d->iy - t->buf.y0), p = (size_t)t->pitch;
   size_t n[4] = {i, i + 1, i + p, i + p + 1};

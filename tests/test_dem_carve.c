@@ -73,7 +73,8 @@ static float *carve_run(const char *preset, const float *h, const uint8_t *mask,
  * 446 m of suspended load rose 52 m in 50 steps), 10.2 m with that bound
  * but the outflow border read as flat (a dam across a valley's outlet
  * with a ridge up its axis), 3.9 m with both fixed, 2.6 m with
- * heightfield.no_dam. Zion's bare run still builds 15.1 m (test_zion_bare). */
+ * heightfield.no_dam, 1.5 m since a droplet ends in a river by its
+ * deepest node. Zion's bare run still builds 15.2 m (test_zion_bare). */
 #define CARVE_BUILT_M 8.0
 static void check_figures(const char *what, const carve_metrics *m, double ratio, double share,
                           int incise) {
@@ -293,8 +294,12 @@ static int test_bigtujunga(void) {
  * between cells, which the 4-neighbour pipes see as a chain of lakes.
  * (A 256^2 window of its south-east, whose trunks lose their upstream
  * catchment, stays aggraded: +1.2 m net, 22 % raised; +5.0 m, 45 % before.)
+ * Since droplets end in a river by its deepest node (a diagonal one-cell
+ * river read half its depth bilinearly): -1.76 m, ratio 3.19, 10.6 %
+ * raised, built tower 15.2 m, so the bound is 15 % (the bilinear read's
+ * 13.7 % passes it too; 29 % before no_dam fails it).
  * Returns 1 when it ran (the data is in $TALUS_TEST_DATA). */
-#define ZION_BURIED 0.2
+#define ZION_BURIED 0.15
 static int test_zion_bare(void) {
   talus_dem dem;
   if (!test_dem_open("zion_srtm3s.tif", &dem)) return 0;

@@ -572,6 +572,38 @@ static void test_river(void) {
   free(h);
 }
 
+/* pt_in_river reads the deepest of the droplet's 4 nodes, not their
+ * bilinear depth: a one-cell river running diagonally between cells
+ * (Zion's canyons on 82.6 m cells) wets two opposite nodes of a droplet
+ * crossing it, whose bilinear depth is then half the river's, so it
+ * crossed without handing over and laid its load in the canyon. Nodes 0
+ * and 3 under 0.6 m of water, 1 and 2 dry, the droplet at their middle:
+ * the bilinear depth is 0.3, the river_depth 0.5; the deepest node ends
+ * it (the old bilinear read fails this). Control: one node at 0.4 m. */
+static void test_river_diagonal(void) {
+  const int n = 16;
+  float *h = ramp_heights(n, n);
+  static const char *const sets[] = {"particles.river_depth=0.5", NULL};
+  talus_domain *d = make_domain(n, n, h, sets);
+  CHECK(d != NULL, "diagonal river domain");
+  if (!d) return free(h);
+  talus_tile *t = d->tile;
+  pt_drop drop;
+  memset(&drop, 0, sizeof drop);
+  drop.ix = t->buf.x0 + 6, drop.iy = t->buf.y0 + 6, drop.fx = drop.fy = 0.5f;
+  size_t i = talus_idx(t, 6, 6), p = (size_t)t->pitch;
+  t->w[i] = t->w[i + p + 1] = 0.6f;
+  int wet = pt_in_river(&drop, t, &d->ctx.P);
+  printf("diagonal river: bilinear depth %.3g, ends in the river: %d\n", pt_field(t, t->w, &drop),
+         wet);
+  CHECK(wet == 1, "a droplet between the two wet nodes of a diagonal river ends there");
+  t->w[i] = t->w[i + p + 1] = 0.0f;
+  t->w[i + 1] = 0.4f;
+  CHECK(pt_in_river(&drop, t, &d->ctx.P) == 0, "0.4 m of water is no river at 0.5 m");
+  talus_domain_free(d);
+  free(h);
+}
+
 /* Droplets over pools (set_pools) for 40 batches: the identity eroded =
  * deposited + outflow + lost + river holds exactly, nothing is lost, the
  * ledger closes, and the suspended sediment holds what was handed (the
@@ -1566,6 +1598,7 @@ int main(void) {
   test_seeds();
   test_plane();
   test_river();
+  test_river_diagonal();
   test_river_ledger();
   test_valley();
   test_base_level();
