@@ -559,14 +559,11 @@ static void test_river_width(void) {
         ten_old);
 }
 
-/* The bed of the one-cell river cell at the centre of a 3 x 3 tile after
- * one hf_flux and one hf_erode (heightfield.no_dam `no_dam`): bed 700 m
- * under 5.5 m of water holding 446 m of suspended load (as
- * test_deposit_bound's bank cell) against no capacity; the river runs in
- * from the right (bed 701 m, 2 m deep) and out to the left (bed 699 m,
- * 2 m deep: its surface 701 m), its dry banks (up, down) at 740 m. The
- * neighbours' lowest water surface hf_flux records goes to *lo. */
-static double river_cell_bed(int no_dam, float *lo) {
+/* The bed of the centre cell of a 3 x 3 tile of beds B and water W (row
+ * by row) holding 446 m of suspended load against no capacity, after one
+ * hf_flux and one hf_erode (heightfield.no_dam `no_dam`); the bound
+ * hf_flux records goes to *lo. */
+static double no_dam_cell_bed(const float B[9], const float W[9], int no_dam, float *lo) {
   talus_tile *t = NULL;
   talus_rect buf = {0, 0, 3, 3};
   if (talus_tile_create(&t, buf, 1, 0) || talus_stage_scratch(t, TALUS_STAGE_HF_FLUX) ||
@@ -574,8 +571,6 @@ static double river_cell_bed(int no_dam, float *lo) {
     talus_tile_free(t);
     return -1.0;
   }
-  static const float B[9] = {740, 740, 740, 699, 700, 701, 740, 740, 740};
-  static const float W[9] = {0, 0, 0, 2, 5.5f, 2, 0, 0, 0};
   for (int i = 0; i < 9; i++) {
     size_t idx = talus_idx(t, i % 3, i / 3);
     t->B[idx] = B[i], t->w[idx] = W[i], t->r[idx] = i == 4 ? 446.0f : 0.0f, t->hf_cap[idx] = 0;
@@ -593,6 +588,24 @@ static double river_cell_bed(int no_dam, float *lo) {
   double bed = t->B[c];
   talus_tile_free(t);
   return bed;
+}
+
+/* The one-cell river cell: bed 700 m under 5.5 m of water (as
+ * test_deposit_bound's bank cell); the river runs in from the right (bed
+ * 701 m, 2 m deep) and out to the left (bed 699 m, 2 m deep: its surface
+ * 701 m), its dry banks (up, down) at 740 m. */
+static double river_cell_bed(int no_dam, float *lo) {
+  static const float B[9] = {740, 740, 740, 699, 700, 701, 740, 740, 740};
+  static const float W[9] = {0, 0, 0, 2, 5.5f, 2, 0, 0, 0};
+  return no_dam_cell_bed(B, W, no_dam, lo);
+}
+
+/* A cell of sheet flow down a 1.2 % slope (a fan): every cell 0.3 m
+ * deep, the bed falling 1 m a cell to the left, level across. */
+static double sheet_cell_bed(int no_dam, float *lo) {
+  static const float B[9] = {699, 700, 701, 699, 700, 701, 699, 700, 701};
+  static const float W[9] = {0.3f, 0.3f, 0.3f, 0.3f, 0.3f, 0.3f, 0.3f, 0.3f, 0.3f};
+  return no_dam_cell_bed(B, W, no_dam, lo);
 }
 
 /* A river never builds its bed above the water surface around it
@@ -613,6 +626,16 @@ static void test_no_dam(void) {
         (double)lo_on);
   CHECK(on <= 701.0 + 1e-4 && on >= 701.0 - 1e-4, "the bed rose to %.6g m, want 701", on);
   CHECK(off >= 705.5 - 1e-4, "without the rule the depth bounds it (%.6g m)", off);
+  /* Sheet flow is not confined: all 4 neighbours hold half its depth of
+   * water, so it settles its load as it spreads (fans, valley floors),
+   * bounded by its depth. Bounded by the neighbours' lowest surface
+   * (699.3 m, below its bed) it could lay nothing on any slope steeper
+   * than its depth over a cell. */
+  float lo_sheet = 0.0f;
+  double sheet = sheet_cell_bed(1, &lo_sheet);
+  printf("no dam: a sheet-flow cell's bed 700 -> %.4f m (bound %.4g m)\n", sheet, (double)lo_sheet);
+  CHECK(sheet >= 700.3 - 1e-4, "sheet flow deposits up to its depth (bed %.6g m)", sheet);
+  CHECK(lo_sheet > 1e30f, "no bound on unconfined water (%.6g)", (double)lo_sheet);
 }
 
 int main(void) {
