@@ -74,7 +74,8 @@ static float *carve_run(const char *preset, const float *h, const uint8_t *mask,
  * but the outflow border read as flat (a dam across a valley's outlet
  * with a ridge up its axis), 3.9 m with both fixed, 2.6 m with
  * heightfield.no_dam, 1.5 m since a droplet ends in a river by its
- * deepest node. Zion's bare run still builds 15.2 m (test_zion_bare). */
+ * deepest node, 5.4 m since no_dam bounds only confined water (sheet flow
+ * settles). Zion's bare run still builds 11.4 m (test_zion_bare). */
 #define CARVE_BUILT_M 8.0
 static void check_figures(const char *what, const carve_metrics *m, double ratio, double share,
                           int incise) {
@@ -297,7 +298,8 @@ static int test_bigtujunga(void) {
  * Since droplets end in a river by its deepest node (a diagonal one-cell
  * river read half its depth bilinearly): -1.76 m, ratio 3.19, 10.6 %
  * raised, built tower 15.2 m, so the bound is 15 % (the bilinear read's
- * 13.7 % passes it too; 29 % before no_dam fails it).
+ * 13.7 % passes it too; 29 % before no_dam fails it); since no_dam bounds
+ * only confined water: -1.77 m, 3.18, 10.6 %, 11.4 m.
  * Returns 1 when it ran (the data is in $TALUS_TEST_DATA). */
 #define ZION_BURIED 0.15
 static int test_zion_bare(void) {
