@@ -110,35 +110,46 @@ TALUS_HD static inline int hf_interior(const talus_tile *t, const talus_kctx *c,
   return gx >= r && gy >= r && gx < c->nx - r && gy < c->ny - r;
 }
 
-/* The 4 neighbours of a cell as the water stages see them. Where there is
- * no live cell the index is the cell's own, so every read stays in the
- * buffer and the formulas below need no branches: a head difference to
- * oneself is 0, a flux read from oneself is scaled by in = 0. */
+/* Offset of 8-direction neighbour d of a cell in the buffer (talus_dir8
+ * order: the first 4 are hf_step's). */
+TALUS_HD static inline ptrdiff_t hf_step8(const talus_tile *t, int d) {
+  return (ptrdiff_t)talus_dir8_dx(d) + (ptrdiff_t)talus_dir8_dy(d) * t->pitch;
+}
+
+/* Classifies the neighbours 0..nd-1 (talus_dir8 order; nd 4 or 8) of cell
+ * (x, y) as the water stages see them (talus_nb8_kind for water) into n,
+ * in and open; a cell away from the domain border reads only the NoData
+ * mask. Where there is no live cell the index is the cell's own, so
+ * every read stays in the buffer and the formulas below need no
+ * branches: a head difference to oneself is 0, a flux read from oneself
+ * is scaled by in = 0. */
+TALUS_HD static inline void hf_classify(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                        int nd, size_t *n, float *in, float *open) {
+  size_t idx = talus_idx(t, x, y);
+  int interior = hf_interior(t, c, x, y, 1);
+  talus_nb nodata =
+      c->P.nodata_policy == TALUS_NODATA_OUTFLOW ? TALUS_NB_OUTFLOW : TALUS_NB_REFLECT;
+  for (int d = 0; d < nd; d++) {
+    size_t m = (size_t)((ptrdiff_t)idx + hf_step8(t, d));
+    talus_nb k = interior ? ((t->mask && t->mask[m]) ? nodata : TALUS_NB_INSIDE)
+                          : talus_nb8_kind(t, c, x, y, d, 0);
+    n[d] = k == TALUS_NB_INSIDE ? m : idx;
+    in[d] = k == TALUS_NB_INSIDE ? 1.0f : 0.0f;
+    open[d] = k == TALUS_NB_REFLECT ? 0.0f : 1.0f;
+  }
+}
+
+/* The 4 neighbours of a cell (hf_classify). */
 typedef struct hf_nb4 {
   size_t n[4];   /* neighbour index, or the cell's own where it is no live cell */
   float in[4];   /* 1 where the neighbour is a live cell */
   float open[4]; /* 1 where a pipe exists: live cell or outflow */
-  int outflow;   /* some direction is an outflow border or sink */
 } hf_nb4;
 
-/* Classifies the 4 neighbours of cell (x, y) (talus_nb_kind for water); a
- * cell away from the domain border reads only the NoData mask. */
 TALUS_HD static inline hf_nb4 hf_neighbours(const talus_tile *t, const talus_kctx *c, int x,
                                             int y) {
   hf_nb4 q;
-  size_t idx = talus_idx(t, x, y);
-  int interior = hf_interior(t, c, x, y, 1);
-  talus_nb nd = c->P.nodata_policy == TALUS_NODATA_OUTFLOW ? TALUS_NB_OUTFLOW : TALUS_NB_REFLECT;
-  q.outflow = 0;
-  for (int d = 0; d < 4; d++) {
-    size_t n = (size_t)((ptrdiff_t)idx + hf_step(t, d));
-    talus_nb k = interior ? ((t->mask && t->mask[n]) ? nd : TALUS_NB_INSIDE)
-                          : talus_nb_kind(t, c, x, y, d, 0);
-    q.n[d] = k == TALUS_NB_INSIDE ? n : idx;
-    q.in[d] = k == TALUS_NB_INSIDE ? 1.0f : 0.0f;
-    q.open[d] = k == TALUS_NB_REFLECT ? 0.0f : 1.0f;
-    q.outflow |= k == TALUS_NB_OUTFLOW;
-  }
+  hf_classify(t, c, x, y, 4, q.n, q.in, q.open);
   return q;
 }
 
@@ -148,36 +159,16 @@ TALUS_HD static inline float *hf_fplane(const talus_tile *t, int d) {
   return d < 4 ? t->f + (size_t)d * t->plane : t->fd + (size_t)(d - 4) * t->plane;
 }
 
-/* Offset of 8-direction neighbour d of a cell in the buffer. */
-TALUS_HD static inline ptrdiff_t hf_step8(const talus_tile *t, int d) {
-  return (ptrdiff_t)talus_dir8_dx(d) + (ptrdiff_t)talus_dir8_dy(d) * t->pitch;
-}
-
-/* The 8 neighbours of a cell (hf_nb4's fields, talus_dir8 order): the
- * first 4 are hf_neighbours' (q4). */
+/* The 8 neighbours of a cell (hf_nb4's fields, talus_dir8 order). */
 typedef struct hf_nb8 {
   size_t n[8];
   float in[8], open[8];
-  hf_nb4 q4;
 } hf_nb8;
 
 TALUS_HD static inline hf_nb8 hf_neighbours8(const talus_tile *t, const talus_kctx *c, int x,
                                              int y) {
   hf_nb8 q;
-  size_t idx = talus_idx(t, x, y);
-  int interior = hf_interior(t, c, x, y, 1);
-  talus_nb nd = c->P.nodata_policy == TALUS_NODATA_OUTFLOW ? TALUS_NB_OUTFLOW : TALUS_NB_REFLECT;
-  q.q4.outflow = 0;
-  for (int d = 0; d < 8; d++) {
-    size_t n = (size_t)((ptrdiff_t)idx + hf_step8(t, d));
-    talus_nb k = interior ? ((t->mask && t->mask[n]) ? nd : TALUS_NB_INSIDE)
-                          : talus_nb8_kind(t, c, x, y, d, 0);
-    q.n[d] = k == TALUS_NB_INSIDE ? n : idx;
-    q.in[d] = k == TALUS_NB_INSIDE ? 1.0f : 0.0f;
-    q.open[d] = k == TALUS_NB_REFLECT ? 0.0f : 1.0f;
-    q.q4.outflow |= k == TALUS_NB_OUTFLOW;
-    if (d < 4) q.q4.n[d] = q.n[d], q.q4.in[d] = q.in[d], q.q4.open[d] = q.open[d];
-  }
+  hf_classify(t, c, x, y, 8, q.n, q.in, q.open);
   return q;
 }
 

@@ -502,7 +502,7 @@ static void test_outflow_descent(void) {
   talus_tile t;
   memset(&t, 0, sizeof t);
   t.B = B;
-  hf_nb4 q = {.outflow = 0};
+  hf_nb4 q;
   for (int k = 0; k < 4; k++)
     q.n[k] = 1, q.in[k] = 0.0f, q.open[k] = 0.0f;
   q.n[TALUS_DIR_L] = 0, q.in[TALUS_DIR_L] = 1.0f, q.open[TALUS_DIR_L] = 1.0f;
