@@ -187,18 +187,24 @@ static float roughness(int x, int y, float amp) {
   return amp * (2.0f * talus_hash_unit(11u, x, y, 0, 3u) - 1.0f);
 }
 
-/* A generated valley, nx x ny cells of `cell` metres: a trunk along y
- * falling 4 % towards y = 0, its sides rising 35 %, cut by side valleys
- * every 16 rows that fall towards the trunk, plus 1 m of roughness. */
+/* The height of cell (x, y) of a trunk valley along y, nx cells wide of
+ * `cell` metres: `base` plus `fall` per metre of `along` (the trunk), its
+ * sides rising 35 %, cut by side valleys every 16 rows that fall towards
+ * the trunk. */
+static double valley_z(int x, int y, int nx, double cell, double base, double fall, double along) {
+  double across = fabs(x - 0.5 * (nx - 1)) * cell;
+  double side = fabs(fmod(y, 16.0) - 8.0) * cell; /* distance to a side valley's axis */
+  return base + fall * along + 0.35 * across + 0.25 * side * (across / (0.5 * nx * cell));
+}
+
+/* A generated valley, nx x ny cells of `cell` metres: valley_z's trunk
+ * falling 4 % towards y = 0, plus 1 m of roughness. */
 static float *valley_heights(int nx, int ny, double cell) {
   float *h = malloc(sizeof(float) * (size_t)nx * ny);
   for (int y = 0; y < ny; y++)
-    for (int x = 0; x < nx; x++) {
-      double across = fabs(x - 0.5 * (nx - 1)) * cell, along = y * cell;
-      double side = fabs(fmod(y, 16.0) - 8.0) * cell; /* distance to a side valley's axis */
-      double z = 0.04 * along + 0.35 * across + 0.25 * side * (across / (0.5 * nx * cell));
-      h[(size_t)y * nx + x] = (float)z + roughness(x, y, 1.0f);
-    }
+    for (int x = 0; x < nx; x++)
+      h[(size_t)y * nx + x] =
+          (float)valley_z(x, y, nx, cell, 0.0, 0.04, y * cell) + roughness(x, y, 1.0f);
   return h;
 }
 
@@ -360,7 +366,7 @@ static void check_fans(const char *what, const float *h, const uint8_t *mask, in
 }
 
 /* A generated range front, 96 x 160 cells of 30 m: the mountains of
- * valley_heights (a trunk falling 6 % towards the front at row 96, side
+ * valley_z (a trunk falling 6 % towards the front at row 64, side
  * valleys, 35 % sides) rise over a plain that falls 1 % towards the far
  * edge (row 0 of the buffer is the plain's far edge), with 1 m of roughness. */
 static float *front_heights(int nx, int ny, double cell) {
@@ -369,11 +375,9 @@ static float *front_heights(int nx, int ny, double cell) {
   for (int y = 0; y < ny; y++)
     for (int x = 0; x < nx; x++) {
       double across = fabs(x - 0.5 * (nx - 1)) * cell, plain = 0.01 * y * cell;
-      double side = fabs(fmod(y, 16.0) - 8.0) * cell, rise = (y - front) / 4.0;
-      double z = plain;
+      double rise = (y - front) / 4.0, z = plain;
       if (y >= front) {
-        double mont = 0.01 * front * cell + 0.06 * (y - front) * cell + 0.35 * across +
-                      0.25 * side * (across / (0.5 * nx * cell));
+        double mont = valley_z(x, y, nx, cell, 0.01 * front * cell, 0.06, (y - front) * cell);
         double foot = plain + 0.35 * across * (rise < 1.0 ? rise : 1.0);
         z = mont > foot ? mont : foot;
       }
