@@ -260,9 +260,8 @@ TALUS_HD static inline float hf_dam_bound(float lo, float wet) {
 }
 
 /* hf_flux of a cell whose 4 neighbours are live cells (hf_pipe with in = 1,
- * spelled out; with heightfield.no_dam the neighbours' lowest water
- * surface to hf_sed): no classification and no branches, so the CPU backend runs
- * it over whole rows of interior cells as one vector loop. The selects are
+ * spelled out; the no_dam bound, hf_dam_bound, to hf_sed): no classification and no branches, so
+ * the CPU backend runs it over whole rows of interior cells as one vector loop. The selects are
  * plain ternaries, which a vector loop turns into blends; the live flags
  * are the caller's to store. */
 TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_live(const talus_tile *t,
@@ -302,8 +301,8 @@ hf_flux_store8(const talus_tile *t, const talus_kparams *P, size_t idx, float d,
 }
 
 /* hf_flux_live with the 8 pipes (heightfield.neighbours = 8): the diagonal
- * pipes are √2·l long (gain hf_flux_gain_diag); the lowest water surface
- * of the 8 neighbours to hf_sed. Branch-free, as hf_flux_live. */
+ * pipes are √2·l long (gain hf_flux_gain_diag); the no_dam bound over
+ * the 8 neighbours to hf_sed. Branch-free, as hf_flux_live. */
 TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_live8(const talus_tile *t,
                                                              const talus_kparams *P, size_t idx) {
   const float *B = t->B + idx, *w = t->w + idx, *F = t->f + idx, *FD = t->fd + idx;
@@ -347,8 +346,8 @@ TALUS_HD static inline void hf_flux8(const talus_tile *t, const talus_kctx *c, i
 /* Stage hf_flux (eqs. 2–4): outflow fluxes [m³/s] from the head difference,
  * scaled by K so one step never sends more than the cell's water. As the
  * step's first stage with neighbours it records the cell's live flags
- * (t->nb8) for the later ones, and with heightfield.no_dam the lowest
- * water surface of its open neighbours (in hf_sed, which hf_advect
+ * (t->nb8) for the later ones, and with heightfield.no_dam the bound of
+ * hf_dam_bound over its open neighbours (in hf_sed, which hf_advect
  * overwrites after hf_erode has read it); all four neighbours live is
  * the fast path. */
 TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_flux(const talus_tile *t, const talus_kctx *c,
