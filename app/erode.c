@@ -26,7 +26,8 @@ static void erode_usage(void) {
       "usage: talus erode INPUT -o OUTPUT.tif [-of FORMAT] [options]\n"
       "Erodes a DEM (any GDAL raster, band 1 = height) or a talus state file. A DEM given\n"
       "no -c preset runs the built-in configs/dem-heightfield.ini (channels incised along\n"
-      "the drainage, hillslopes nearly unchanged); a state runs the paper's defaults.\n"
+      "the drainage, hillslopes nearly unchanged); a state continues with the parameters\n"
+      "its run recorded (-c and --set apply over them).\n"
       "  -o, --output FILE      eroded surface, float32 metres (required): GeoTIFF, or -of's\n"
       "  -of FORMAT             GDAL driver of OUTPUT and the --maps (default GTiff; the\n"
       "                         --state stays GeoTIFF): any driver that writes Float32\n"
@@ -355,24 +356,59 @@ static void erode_dem_preset_say(const erode_opts *o) {
                name, lo, hi, cell);
 }
 
-/* Loads presets then --set overrides, in that order; a DEM given no
- * preset gets the built-in one erode_dem_preset picks. */
+/* A state's recorded parameters (io/state.h) as the base of its run, so
+ * `talus erode STATE` continues with the model and keys that wrote it;
+ * none recorded: the defaults, as before states recorded them. */
+static talus_status erode_state_params(const erode_opts *o, talus_params *p) {
+  char *ini = talus_state_params(o->input);
+  if (!ini) return TALUS_OK;
+  char name[TALUS_PATH_MAX + 32];
+  snprintf(name, sizeof name, "the parameters recorded in %s", o->input);
+  talus_status st = talus_params_load_text(p, ini, name);
+  free(ini);
+  return st;
+}
+
+/* --hardness on a state that holds its hardness (io/state.h: the
+ * heightfield model softens it as it runs) would undo that softening:
+ * the state's band wins, and the user is told. */
+static talus_status erode_state_hardness(erode_opts *o) {
+  if (!o->hardness || !talus_state_probe(o->input)) return TALUS_OK;
+  talus_bands_reader *r = NULL;
+  talus_status st = talus_bands_reader_open(o->input, &r);
+  if (st) return st;
+  if (talus_bands_reader_find(r, TALUS_STATE_HARD_NAME) >= 0) {
+    talus_warn("%s holds its run's hardness (softened where it deposited): --hardness %s is "
+               "ignored",
+               o->input, o->hardness);
+    o->hardness = NULL;
+  }
+  talus_bands_reader_close(r);
+  return TALUS_OK;
+}
+
+/* Loads the base (a state's recorded parameters, or the built-in preset
+ * erode_dem_preset picks for a DEM given no -c), presets, then --set
+ * overrides, in that order; keeps the result's INI text for --state. */
 static talus_status erode_params(erode_opts *o, talus_params **out) {
   talus_status st = talus_params_create(out);
+  int state = talus_state_probe(o->input);
   for (int i = 0; !st && i < o->nsets; i++)
     st = app_param_override(*out, o->sets[i]);
-  if (!st && o->nconfigs == 0 && !talus_state_probe(o->input)) {
+  if (!st && o->nconfigs == 0 && !state) {
     erode_dem_preset(o, *out);
     talus_params_free(*out);
     *out = NULL;
     st = talus_params_create(out);
     if (!st) st = talus_params_load_builtin(*out, erode_dem_presets[o->dem_preset - 1].preset);
   }
+  if (!st && state) st = erode_state_params(o, *out);
   for (int i = 0; !st && i < o->nconfigs; i++)
     st = talus_params_load(*out, o->configs[i]);
   for (int i = 0; !st && i < o->nsets; i++)
     st = app_param_override(*out, o->sets[i]);
-  return st;
+  if (!st && !(o->params_ini = talus_params_ini_text(*out, "state"))) st = TALUS_ERR_NOMEM;
+  return st ? st : erode_state_hardness(o);
 }
 
 /* The files a run writes, and what lay at each path before the run: a
@@ -467,6 +503,8 @@ static talus_status erode_state_fill(const talus_bands *b, const talus_state_hea
     int bi = talus_bands_find(b, talus_state_fdiag_name(j));
     if (bi >= 0) talus_state_set_fdiag(t, t->buf, j, b->band[bi]);
   }
+  int hb = talus_bands_find(b, TALUS_STATE_HARD_NAME);
+  if (t->hard && hb >= 0 && !st) talus_state_set_hard(t, t->buf, b->band[hb]);
   return st;
 }
 
@@ -605,6 +643,7 @@ talus_status talus_erode_app(int argc, char **argv) {
   talus_georef_free(&geo);
   talus_params_free(p);
   free(w);
+  if (o) free(o->params_ini);
   free(o);
   return st;
 }

@@ -49,6 +49,7 @@ typedef struct erode_opts {
   int dry_run;             /* --dry-run: print the plan, run nothing */
   talus_device device;     /* --device auto|cpu|cuda */
   double t_start;          /* talus_now() when the command began (the report's set-up time) */
+  char *params_ini;        /* the run's parameters as INI text, recorded in --state (owned) */
   char preview_buf[TALUS_PATH_MAX];
   char section_buf[TALUS_PATH_MAX];
   char keybuf[ERODE_KEY_OPTS][512]; /* "--cell-size 30" as "input.cell_size=30" */

@@ -66,6 +66,7 @@ static talus_status source_open_state(erode_source *s, const char *path, talus_p
     s->acc[a] = talus_bands_reader_find(s->bands, talus_state_acc_name(a));
   for (int j = 0; j < 4; j++)
     s->fd[j] = talus_bands_reader_find(s->bands, talus_state_fdiag_name(j));
+  s->hard = talus_bands_reader_find(s->bands, TALUS_STATE_HARD_NAME);
   /* a state that holds accumulators keeps summing them */
   if (!st && s->acc[0] >= 0) st = talus_params_set(p, "simulation.masks", "1");
   return st ? st : talus_georef_copy(&s->geo, talus_bands_reader_georef(s->bands));
@@ -197,6 +198,10 @@ static talus_status source_fill_state(erode_source *s, talus_tile *t, talus_rect
     st = talus_bands_reader_read(s->bands, s->fd[j], r.x0, r.y0, r.w, r.h, s->v);
     if (!st) talus_state_set_fdiag(t, r, j, s->v);
   }
+  if (t->hard && s->hard >= 0 && !st) {
+    st = talus_bands_reader_read(s->bands, s->hard, r.x0, r.y0, r.w, r.h, s->v);
+    if (!st) talus_state_set_hard(t, r, s->v);
+  }
   return st;
 }
 
@@ -282,17 +287,18 @@ talus_status erode_source_inputs(void *user, talus_tile *t, talus_rect r) {
 }
 
 /* What a domain does before its first step: hardness where a stage reads
- * it (the configured constant, or --hardness's window), and the
- * heightfield model's fold of layer-0 sand into bedrock. */
+ * it and the input holds none (the configured constant, or --hardness's
+ * window), and the heightfield model's fold of layer-0 sand into bedrock. */
 static talus_status source_start(const erode_source *s, talus_tile *t, talus_rect r) {
   const talus_kparams *P = &s->ctx.P;
-  talus_status st = t->hard && s->hardness
+  int fill_hard = t->hard && !(s->bands && s->hard >= 0);
+  talus_status st = fill_hard && s->hardness
                         ? source_map_window(s, &map_hardness, s->hardness, r, s->v, NULL)
                         : TALUS_OK;
   for (int y = 0; y < r.h && !st; y++)
     for (int x = 0; x < r.w; x++) {
       size_t idx = source_idx(t, r, x, y);
-      if (t->hard) t->hard[idx] = s->hardness ? s->v[(size_t)y * r.w + x] : P->hardness;
+      if (fill_hard) t->hard[idx] = s->hardness ? s->v[(size_t)y * r.w + x] : P->hardness;
       if (P->model == TALUS_MODEL_HEIGHTFIELD && t->s[idx] != 0.0f) {
         t->B[idx] += t->s[idx];
         t->s[idx] = 0.0f;

@@ -56,7 +56,10 @@ typedef struct tiled_run {
 
 /* The optional state band groups of a run (io/state.h, TALUS_STATE_*). */
 static int erode_tiled_state_extras(const talus_kparams *P) {
-  return (P->accumulate ? TALUS_STATE_ACC : 0) | (talus_hf_diagonal(P) ? TALUS_STATE_FDIAG : 0);
+  int opt = talus_tile_optional(P);
+  return (opt & TALUS_TILE_ACC ? TALUS_STATE_ACC : 0) |
+         (opt & TALUS_TILE_FDIAG ? TALUS_STATE_FDIAG : 0) |
+         (opt & TALUS_TILE_HARD ? TALUS_STATE_HARD : 0);
 }
 
 static int64_t default_limit(void) {
@@ -131,9 +134,23 @@ static talus_status tiled_plan(tiled_run *t) {
   return TALUS_OK;
 }
 
+/* The cell size [m] a run of o->input uses, from its metadata alone: a
+ * state's own; a DEM's input.cell_size, else its georeferencing. */
+static talus_status erode_plan_cell(const erode_opts *o, const talus_params *p,
+                                    const talus_bands_reader *r, int state, double *cell) {
+  if (state) {
+    const char *c = talus_bands_reader_meta(r, "TALUS_CELL_SIZE");
+    *cell = c ? atof(c) : 0.0;
+    return TALUS_OK;
+  }
+  talus_params_get(p, "input.cell_size", cell);
+  return *cell > 0.0 ? TALUS_OK : talus_raster_cell_size(o->input, cell);
+}
+
 /* The planner's input for o->input without reading its cells: size,
- * layers (a state's own), whether it is a state, the step radius and the
- * threads. */
+ * layers (a state's own), whether it is a state, the step radius (of
+ * the parameters derived on the input's cells, as the run derives them:
+ * the droplets' radius is a length in cells) and the threads. */
 static talus_status erode_plan_input(const erode_opts *o, const talus_params *p,
                                      talus_plan_in *in) {
   talus_bands_reader *r = NULL;
@@ -145,7 +162,12 @@ static talus_status erode_plan_input(const erode_opts *o, const talus_params *p,
   int layers = 0, state = talus_state_reader_probe(r, &layers);
   int bands = talus_bands_reader_nbands(r);
   if (layers > 0) P.nz = layers;
+  double cell = 0.0;
+  st = erode_plan_cell(o, p, r, state, &cell);
   talus_bands_reader_close(r);
+  if (!st && cell > 0.0) P.cell_size = (float)cell;
+  if (!st) st = talus_kparams_derive(&P);
+  if (st) return st;
   *in = tiled_plan_in(o, nx, ny, &P, state);
   in->input_bands = state ? bands : 1;
   in->R = talus_step_radius(&P);

@@ -18,6 +18,7 @@ typedef struct erode_source {
   int band[TALUS_NZ_MAX][TALUS_STATE_FIELDS]; /* state band of field f of layer k, -1 if absent */
   int acc[TALUS_ACC_PLANES];                  /* state band of accumulator a, -1 if absent */
   int fd[4]; /* state band of diagonal flux plane j (heightfield.neighbours = 8), -1 if absent */
+  int hard;  /* state band of the hardness plane, -1 if absent (then --hardness or the constant) */
   int nx, ny;
   double cell;  /* [m] */
   int64_t step; /* global step of the input (states carry one) */

@@ -81,7 +81,7 @@ struct erode_writer {
   int has_nodata;
   float nodata;
   int nx, ny, L, bh; /* map, state layers, block rows */
-  int acc;           /* the state's optional band groups (TALUS_STATE_ACC, _FDIAG) */
+  int acc;           /* the state's optional band groups (TALUS_STATE_ACC, _FDIAG, _HARD) */
   int cap, base;     /* ring rows held, first global row held */
   int nbands;        /* 1 + maps + state bands */
   float **ring;      /* [nbands][cap * nx] */
@@ -140,10 +140,11 @@ static talus_status writer_open_state(erode_writer *w, const talus_georef *geo,
     talus_state_band_names(w->L, w->acc, buf, names);
     talus_state_band_units(w->L, w->acc, units);
     talus_state_meta md;
-    talus_state_metadata(&md, nz, step, cell);
+    st = talus_state_metadata(&md, nz, step, cell, w->o->params_ini);
     talus_write_options o = *wo;
     o.units = units;
-    st = writer_add_file(w, w->o->state, nb, names, md.list, geo, &o, 0);
+    if (!st) st = writer_add_file(w, w->o->state, nb, names, md.list, geo, &o, 0);
+    talus_state_metadata_free(&md);
   }
   free(buf);
   free(names);
@@ -264,6 +265,8 @@ static void writer_state_cell(const erode_writer *w, const talus_tile *t, size_t
     w->ring[b0 + talus_state_acc_band(w->L, a)][off] = talus_state_acc_value(t, idx, a);
   for (int j = 0; (w->acc & TALUS_STATE_FDIAG) && j < 4; j++)
     w->ring[b0 + talus_state_fdiag_band(w->L, w->acc, j)][off] = t->fd[(size_t)j * t->plane + idx];
+  if (w->acc & TALUS_STATE_HARD)
+    w->ring[b0 + talus_state_hard_band(w->L, w->acc)][off] = t->hard[idx];
 }
 
 /* Feeds rectangle r to the preview: both panels' heights, then the after

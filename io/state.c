@@ -42,17 +42,27 @@ int talus_state_reader_probe(const talus_bands_reader *r, int *layers) {
   return state;
 }
 
+/* The metadata item of a state's parameters, and the longest INI text
+ * read back (every key with its comment is about 8 KB). */
+#define STATE_PARAMS_KEY "TALUS_PARAMS"
+#define STATE_PARAMS_MAX ((size_t)1 << 16)
+
 int talus_state_band_count(int L) {
   return 2 + L * TALUS_STATE_FIELDS;
 }
 
 int talus_state_extras(const talus_tile *t) {
-  return (t->acc ? TALUS_STATE_ACC : 0) | (t->fd ? TALUS_STATE_FDIAG : 0);
+  return (t->acc ? TALUS_STATE_ACC : 0) | (t->fd ? TALUS_STATE_FDIAG : 0) |
+         (t->hard ? TALUS_STATE_HARD : 0);
 }
 
 int talus_state_bands(int L, int acc) {
   return talus_state_band_count(L) + (acc & TALUS_STATE_ACC ? TALUS_ACC_PLANES : 0) +
-         (acc & TALUS_STATE_FDIAG ? 4 : 0);
+         (acc & TALUS_STATE_FDIAG ? 4 : 0) + (acc & TALUS_STATE_HARD ? 1 : 0);
+}
+
+int talus_state_hard_band(int L, int acc) {
+  return talus_state_bands(L, acc & ~TALUS_STATE_HARD);
 }
 
 int talus_state_fdiag_band(int L, int acc, int j) {
@@ -107,6 +117,7 @@ void talus_state_band_names(int L, int acc, char (*buf)[TALUS_STATE_NAME_MAX], c
     names[talus_state_acc_band(L, a)] = talus_state_acc_name(a);
   for (int j = 0; (acc & TALUS_STATE_FDIAG) && j < 4; j++)
     names[talus_state_fdiag_band(L, acc, j)] = talus_state_fdiag_name(j);
+  if (acc & TALUS_STATE_HARD) names[talus_state_hard_band(L, acc)] = TALUS_STATE_HARD_NAME;
 }
 
 void talus_state_band_units(int L, int acc, const char **units) {
@@ -122,9 +133,11 @@ void talus_state_band_units(int L, int acc, const char **units) {
     units[talus_state_acc_band(L, a)] = acc_units[a];
   for (int j = 0; (acc & TALUS_STATE_FDIAG) && j < 4; j++)
     units[talus_state_fdiag_band(L, acc, j)] = "m3/s";
+  if (acc & TALUS_STATE_HARD) units[talus_state_hard_band(L, acc)] = NULL; /* a fraction, 0..1 */
 }
 
-void talus_state_metadata(talus_state_meta *m, int nz, int64_t step, double cell) {
+talus_status talus_state_metadata(talus_state_meta *m, int nz, int64_t step, double cell,
+                                  const char *params_ini) {
   snprintf(m->text[0], sizeof m->text[0], "TALUS_STATE=1");
   snprintf(m->text[1], sizeof m->text[1], "TALUS_STATE_VERSION=1");
   snprintf(m->text[2], sizeof m->text[2], "TALUS_LAYERS=%d", nz);
@@ -132,7 +145,31 @@ void talus_state_metadata(talus_state_meta *m, int nz, int64_t step, double cell
   snprintf(m->text[4], sizeof m->text[4], "TALUS_CELL_SIZE=%.17g", cell);
   for (int i = 0; i < TALUS_STATE_META; i++)
     m->list[i] = m->text[i];
-  m->list[TALUS_STATE_META] = NULL;
+  m->params = NULL;
+  if (params_ini) {
+    size_t n = strlen(STATE_PARAMS_KEY) + 1 + strlen(params_ini) + 1;
+    m->params = malloc(n);
+    if (!m->params) return talus_fail(TALUS_ERR_NOMEM, "state", "no memory for the parameters");
+    snprintf(m->params, n, "%s=%s", STATE_PARAMS_KEY, params_ini);
+  }
+  m->list[TALUS_STATE_META] = m->params;
+  m->list[TALUS_STATE_META + 1] = NULL;
+  return TALUS_OK;
+}
+
+void talus_state_metadata_free(talus_state_meta *m) {
+  free(m->params);
+  m->params = NULL;
+}
+
+char *talus_state_params(const char *path) {
+  size_t cap = STATE_PARAMS_MAX;
+  char *text = malloc(cap);
+  if (text && !talus_raster_metadata_item(path, STATE_PARAMS_KEY, text, cap, NULL)) {
+    free(text);
+    return NULL;
+  }
+  return text;
 }
 
 int talus_state_layers(const talus_tile *t, int L) {
@@ -180,11 +217,11 @@ static void state_acc_band(const talus_tile *t, int a, float *band) {
       band[(size_t)y * t->buf.w + x] = talus_state_acc_value(t, talus_idx(t, x, y), a);
 }
 
-/* The band of diagonal flux plane j. */
-static void state_fdiag_band(const talus_tile *t, int j, float *band) {
+/* The band of a per-cell plane of t (a diagonal flux plane, the hardness). */
+static void state_plane_band(const talus_tile *t, const float *plane, float *band) {
   for (int y = 0; y < t->buf.h; y++)
     for (int x = 0; x < t->buf.w; x++)
-      band[(size_t)y * t->buf.w + x] = t->fd[(size_t)j * t->plane + talus_idx(t, x, y)];
+      band[(size_t)y * t->buf.w + x] = plane[talus_idx(t, x, y)];
 }
 
 /* The band of field f of layer k, NaN where absent. */
@@ -220,13 +257,16 @@ talus_status talus_state_write(const char *path, const talus_tile *t, int64_t st
     for (int a = 0; t->acc && a < TALUS_ACC_PLANES; a++)
       state_acc_band(t, a, bands[talus_state_acc_band(L, a)]);
     for (int j = 0; t->fd && j < 4; j++)
-      state_fdiag_band(t, j, bands[talus_state_fdiag_band(L, ex, j)]);
+      state_plane_band(t, t->fd + (size_t)j * t->plane, bands[talus_state_fdiag_band(L, ex, j)]);
+    if (t->hard) state_plane_band(t, t->hard, bands[talus_state_hard_band(L, ex)]);
     talus_state_meta md;
-    talus_state_metadata(&md, t->nz, step, cell);
+    st = talus_state_metadata(&md, t->nz, step, cell, NULL);
     talus_write_options o = wo ? *wo : (talus_write_options){0};
     o.units = units;
-    st = talus_geotiff_write(path, t->buf.w, t->buf.h, nb, (const float *const *)bands, names,
-                             md.list, geo, &o);
+    if (!st)
+      st = talus_geotiff_write(path, t->buf.w, t->buf.h, nb, (const float *const *)bands, names,
+                               md.list, geo, &o);
+    talus_state_metadata_free(&md);
   }
   for (int b = 0; bands && b < nb; b++)
     free(bands[b]);
@@ -300,16 +340,21 @@ void talus_state_set_layer(talus_tile *t, talus_rect r, int f, int k, const floa
     }
 }
 
-void talus_state_set_fdiag(talus_tile *t, talus_rect r, int j, const float *band) {
-  float *pl = t->fd + (size_t)j * t->plane;
+/* The cells of r of a per-cell plane of t from band (r.w × r.h, row-major). */
+static void state_set_plane(const talus_tile *t, talus_rect r, float *plane, const float *band) {
   for (int y = 0; y < r.h; y++)
     for (int x = 0; x < r.w; x++)
-      pl[state_idx(t, r, x, y)] = band[(size_t)y * r.w + x];
+      plane[state_idx(t, r, x, y)] = band[(size_t)y * r.w + x];
+}
+
+void talus_state_set_fdiag(talus_tile *t, talus_rect r, int j, const float *band) {
+  state_set_plane(t, r, t->fd + (size_t)j * t->plane, band);
 }
 
 void talus_state_set_acc(talus_tile *t, talus_rect r, int a, const float *band) {
-  float *pl = t->acc + (size_t)a * t->plane;
-  for (int y = 0; y < r.h; y++)
-    for (int x = 0; x < r.w; x++)
-      pl[state_idx(t, r, x, y)] = band[(size_t)y * r.w + x];
+  state_set_plane(t, r, t->acc + (size_t)a * t->plane, band);
+}
+
+void talus_state_set_hard(talus_tile *t, talus_rect r, const float *band) {
+  state_set_plane(t, r, t->hard, band);
 }

@@ -14,6 +14,12 @@
  *   damage, stability, flux_r, flux_u, flux_l, flux_d; absent slots are NaN.
  *   then, when the run sums them (simulation.masks), the accumulators of
  *   kernels/accum.h: "acc.flow" [m³], "acc.wear" [m], "acc.deposition" [m].
+ *   then, with heightfield.neighbours = 8, the diagonal fluxes "hf.flux_ru",
+ *   "hf.flux_lu", "hf.flux_ld", "hf.flux_rd" [m³/s];
+ *   then, where a stage reads it (the heightfield model, thermal.enable),
+ *   "hardness" (0..1): the heightfield model softens it where it deposits
+ *   (eq. 11), so it is state, not input; a state that holds it runs on it
+ *   and ignores --hardness and thermal.hardness.
  *   Metadata: TALUS_LAYERS (allocated Nz), TALUS_STEP (global step),
  *   TALUS_CELL_SIZE [m].
  * Every persistent field is stored losslessly, so continuing from a state
@@ -54,7 +60,8 @@ int talus_state_reader_probe(const talus_bands_reader *r, int *layers);
 int talus_state_band_count(int L);
 /* The optional band groups of a state (the `acc` argument below, a
  * bitmask; 1 alone is the accumulators, as before the diagonal fluxes). */
-enum { TALUS_STATE_ACC = 1, TALUS_STATE_FDIAG = 2 };
+enum { TALUS_STATE_ACC = 1, TALUS_STATE_FDIAG = 2, TALUS_STATE_HARD = 4 };
+#define TALUS_STATE_HARD_NAME "hardness" /* the band of the hardness plane */
 /* The optional band groups a tile holds: TALUS_STATE_ACC with t->acc,
  * TALUS_STATE_FDIAG with t->fd (heightfield.neighbours = 8). */
 int talus_state_extras(const talus_tile *t);
@@ -69,6 +76,11 @@ int talus_state_fdiag_band(int L, int acc, int j);
 const char *talus_state_fdiag_name(int j);
 /* Fills diagonal flux plane j of the cells of r of t from band. */
 void talus_state_set_fdiag(talus_tile *t, talus_rect r, int j, const float *band);
+/* Index of the hardness band (TALUS_STATE_HARD) in a state of L layers with
+ * the groups of acc: after every other group. */
+int talus_state_hard_band(int L, int acc);
+/* Fills the hardness plane of the cells of r of t from band. */
+void talus_state_set_hard(talus_tile *t, talus_rect r, const float *band);
 /* Index of the band of accumulator a (TALUS_ACC_*) in a state of L layers. */
 int talus_state_acc_band(int L, int a);
 /* The band name of accumulator a ("acc.flow", "acc.wear", "acc.deposition"). */
@@ -98,11 +110,23 @@ void talus_state_band_units(int L, int acc, const char **units);
  * into text, so the struct must not be copied after the call). */
 typedef struct talus_state_meta {
   char text[TALUS_STATE_META][64];
-  const char *list[TALUS_STATE_META + 1];
+  char *params; /* "TALUS_PARAMS=<INI>", owned; NULL without parameters */
+  const char *list[TALUS_STATE_META + 2];
 } talus_state_meta;
 /* Fills m for a state of nz allocated layers at global step `step` with
- * cells of `cell` metres. */
-void talus_state_metadata(talus_state_meta *m, int nz, int64_t step, double cell);
+ * cells of `cell` metres, run with the parameters `params_ini` (INI text,
+ * talus_params_ini_text; NULL: none recorded). A state records its run's
+ * parameters so that `talus erode STATE` continues the same run (the same
+ * model and keys) with no -c; -c and --set still apply over them.
+ * TALUS_ERR_NOMEM when the parameters cannot be copied. Free with
+ * talus_state_metadata_free. */
+talus_status talus_state_metadata(talus_state_meta *m, int nz, int64_t step, double cell,
+                                  const char *params_ini);
+void talus_state_metadata_free(talus_state_meta *m);
+/* The parameters (INI text) the state at path records, as a new string
+ * (free() it), or NULL when it records none (a state written before they
+ * were recorded, or by talus generate). */
+char *talus_state_params(const char *path);
 
 /* The highest column count of t's buffer, or L when that is higher (start
  * with 1; fold tile after tile to get a map's layers). */

@@ -172,12 +172,20 @@ int talus_plan_radius(const talus_kparams *P, const talus_stage_id *plan, int n)
 
 int talus_step_radius(const talus_kparams *P) {
   talus_stage_id plan[4 * TALUS_STAGE_COUNT + 2 * 64];
+  /* The widest step the run can reach: eroding, with a droplet batch. A
+   * run that starts in its spin-up (the DEM presets) reaches it later, so
+   * the probes must not stop at the run's first steps: planned from step 0
+   * alone, the bare DEM run tiled with a halo of 3 cells and stopped at the
+   * spin-up's end, where the droplets read 137. */
+  talus_kparams widest = *P;
+  widest.erosion_spinup = 0;
+  widest.pt_every = 1;
   int worst = 0;
   int cycle = P->enable_support ? P->support_cycle : 1;
   /* The plan differs only at a cycle's first and last step. */
   int64_t probes[3] = {0, cycle > 1 ? 1 : 0, cycle - 1};
   for (int i = 0; i < 3; i++) {
-    int n = talus_step_plan(P, probes[i], plan, (int)(sizeof plan / sizeof plan[0]));
+    int n = talus_step_plan(&widest, probes[i], plan, (int)(sizeof plan / sizeof plan[0]));
     int r = talus_plan_radius(P, plan, n);
     if (r > worst) worst = r;
   }

@@ -3,7 +3,11 @@
 # uninterrupted run (surface and full state), on a scene that splits
 # columns (chasm-source) so every per-column field matters; with the run
 # accumulators (simulation.masks) too, which a state that holds them keeps
-# summing without the key being repeated.
+# summing without the key being repeated. And the bare DEM command
+# (dem-heightfield: pipes and droplets after a spin-up) continued from its
+# state with no -c: the state records its run's parameters and its
+# hardness, which the run softens where it deposits; tiled too, across the
+# spin-up's end, where the droplets widen the step's radius.
 source "$(dirname "$0")/lib_cli.sh"
 
 C="-c $SRC/configs/chasm-source.ini -q --no-preview"
@@ -37,5 +41,41 @@ def acc(p):
 h, r = acc(\"$W/mhalf_state.tif\"), acc(\"$W/mresumed_state.tif\")
 assert all(x > 0 for x in h) and all(b > a for a, b in zip(h, r)), (h, r)
 "'
+# The bare DEM command. A 30 m DEM cut from the chasm-rain scene, its
+# relief raised tenfold (a plateau 250 m above its plain: cliffs where
+# the rivers deposit and soften the hardness, which then changes what they
+# cut: a resume without the stored hardness differs); droplets of 20
+# moves (radius 26) so 48-cell tiles hold them; erosion from step 20.
+"$T" generate chasm-rain -o "$W/n.tif" --size 96 --layers 1 -q
+gdal_translate -q -b 1 "$W/n.tif" "$W/n_dem.tif"
+B=(-q --no-preview --cell-size 30 --set input.z_scale=10 --set erosion.spinup=20
+   --set particles.path_length=600)
+"$T" erode "$W/n_dem.tif" -o "$W/bhalf.tif" "${B[@]}" --steps 60 --state "$W/bhalf_state.tif"
+"$T" erode "$W/bhalf_state.tif" -o "$W/bres.tif" -q --no-preview --steps 40 \
+  --state "$W/bres_state.tif"
+"$T" erode "$W/n_dem.tif" -o "$W/bstraight.tif" "${B[@]}" --steps 100 \
+  --state "$W/bstraight_state.tif"
+check "DEM: the state records the run's parameters" \
+  'gdalinfo "$W/bhalf_state.tif" | grep -q "model = heightfield"'
+check "DEM: the run softened the hardness it stores" '/usr/bin/python3 -c "
+from osgeo import gdal
+d = gdal.Open(\"$W/bhalf_state.tif\")
+b = {d.GetRasterBand(i).GetDescription(): i for i in range(1, d.RasterCount + 1)}
+h = d.GetRasterBand(b[\"hardness\"]).ReadAsArray()
+assert h.min() < h.max(), (h.min(), h.max())
+"'
+check "DEM: resumed with no -c == uninterrupted (surface)" 'cmp -s "$W/bres.tif" "$W/bstraight.tif"'
+check "DEM: resumed with no -c == uninterrupted (state)" \
+  'cmp -s "$W/bres_state.tif" "$W/bstraight_state.tif"'
+"$T" erode "$W/bhalf_state.tif" -o "$W/bres_t.tif" -q --no-preview --steps 40 --tile 48
+check "DEM: resumed tiled == uninterrupted" 'cmp -s "$W/bres_t.tif" "$W/bstraight.tif"'
+"$T" erode "$W/n_dem.tif" -o "$W/btiled.tif" "${B[@]}" --steps 100 --tile 48
+check "DEM: tiled across the spin-up's end == one piece" 'cmp -s "$W/btiled.tif" "$W/bstraight.tif"'
+gdal_translate -q -b 1 -scale 0 1000 0.2 0.2 -ot Float32 "$W/n.tif" "$W/hard.tif"
+msg=$("$T" erode "$W/bhalf_state.tif" -o "$W/bres_h.tif" --no-preview --steps 40 \
+  --hardness "$W/hard.tif" 2>&1)
+check "DEM: --hardness on a state that holds its hardness: ignored, saying so" \
+  '[[ "$msg" == *"--hardness"*"ignored"* ]] && cmp -s "$W/bres_h.tif" "$W/bstraight.tif"'
+
 echo "cli_state_resume: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -99,4 +99,12 @@ talus_status talus_params_write_json(const talus_params *p, FILE *to, int indent
  * TALUS_VERSION_STRING). TALUS_ERR_IO when the stream reports an error. */
 talus_status talus_params_print_ini(const talus_params *p, const char *version, FILE *to);
 
+/* talus_params_print_ini's text as a new string (the header naming
+ * `version`), or NULL with TALUS_ERR_NOMEM recorded; free() it. */
+char *talus_params_ini_text(const talus_params *p, const char *version);
+/* Loads INI text (what talus_params_ini_text wrote, or a file's bytes) over
+ * the current values, all or nothing as talus_params_load; `name` names its
+ * source in messages. */
+talus_status talus_params_load_text(talus_params *params, const char *text, const char *name);
+
 #endif /* TALUS_IO_CONFIG_H */

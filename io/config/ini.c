@@ -100,17 +100,34 @@ static int preset_index(const char *name) {
   return -1;
 }
 
-/* Loads built-in preset i, naming it configs/<name>.ini in messages. */
-static talus_status preset_load(talus_params *params, int i) {
-  const char *text = (const char *)builtin[i].text;
+talus_status talus_params_load_text(talus_params *params, const char *text, const char *name) {
   FILE *f = fmemopen((void *)text, strlen(text), "r");
-  if (!f)
-    return talus_fail(TALUS_ERR_NOMEM, "params", "cannot read the preset %s", builtin[i].name);
-  char where[TALUS_PARAM_KEY_MAX + 16];
-  snprintf(where, sizeof where, "configs/%s.ini", builtin[i].name);
-  talus_status st = ini_load_stream(params, f, where);
+  if (!f) return talus_fail(TALUS_ERR_NOMEM, "params", "cannot read %s", name);
+  talus_status st = ini_load_stream(params, f, name);
   fclose(f);
   return st;
+}
+
+char *talus_params_ini_text(const talus_params *p, const char *version) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  talus_status st = f ? talus_params_print_ini(p, version, f)
+                      : talus_fail(TALUS_ERR_NOMEM, "params", "no memory for the parameters");
+  if (f && fclose(f) && !st)
+    st = talus_fail(TALUS_ERR_NOMEM, "params", "no memory for the parameters");
+  if (st) {
+    free(text);
+    return NULL;
+  }
+  return text;
+}
+
+/* Loads built-in preset i, naming it configs/<name>.ini in messages. */
+static talus_status preset_load(talus_params *params, int i) {
+  char where[TALUS_PARAM_KEY_MAX + 16];
+  snprintf(where, sizeof where, "configs/%s.ini", builtin[i].name);
+  return talus_params_load_text(params, (const char *)builtin[i].text, where);
 }
 
 /* The error for a -c name that is neither a file nor a preset: lists the
