@@ -59,6 +59,19 @@ static double report_mcells(const report_run *run, const report_facts *f) {
 
 /* The ledger object: every flow, each material's volumes, the residuals.
  * Returns a new object (the caller's), or NULL with the error recorded. */
+/* The share of the removed solid still suspended at which the summary
+ * says so. */
+#define REPORT_SUSPENDED_NOTE 0.05
+
+/* The suspended sediment at the end [m³] over the solid (bedrock + sand)
+ * the run removed: material that is neither in the surface nor gone off
+ * the map (0 when the run removed none). */
+static double report_suspended_share(const talus_ledger_summary *L) {
+  double removed = (L->initial[TALUS_MAT_BEDROCK] + L->initial[TALUS_MAT_SAND]) -
+                   (L->current[TALUS_MAT_BEDROCK] + L->current[TALUS_MAT_SAND]);
+  return removed > 0.0 ? L->current[TALUS_MAT_SEDIMENT] / removed : 0.0;
+}
+
 static talus_json *report_json_ledger(const report_facts *rf) {
   const talus_ledger_summary *L = &rf->ledger;
   talus_json *o = talus_json_object(), *flows = talus_json_object(), *mats = talus_json_object();
@@ -82,6 +95,9 @@ static talus_json *report_json_ledger(const report_facts *rf) {
   if (!st) st = talus_json_set(o, "residual_relative_to_material", talus_json_real(rm, "%.6g"));
   if (!st)
     st = talus_json_set(o, "water_residual_relative_to_water_added", talus_json_real(rw, "%.6g"));
+  if (!st)
+    st = talus_json_set(o, "suspended_share_of_removed",
+                        talus_json_real(report_suspended_share(L), "%.6g"));
   talus_json_free(flows);
   talus_json_free(mats);
   if (st) talus_json_free(o);
@@ -215,4 +231,11 @@ void report_print_summary(FILE *to, const report_run *run, const report_facts *f
             L->initial[m], L->current[m], L->inflow[m] - L->outflow[m], L->residual[m]);
   fprintf(to, "talus: ledger residual %.3g m3 (%.2g of material, %.2g of water added)\n",
           L->total_residual, rm, rw);
+  /* Said where it matters: the surface (the output) holds only the bed. */
+  double share = report_suspended_share(L);
+  if (share >= REPORT_SUSPENDED_NOTE)
+    fprintf(to,
+            "talus: %.3g m3 of sediment, %.0f%% of the solid the run removed, is suspended in the "
+            "water at the end: the surface does not hold it (--maps writes it as _sediment)\n",
+            L->current[TALUS_MAT_SEDIMENT], 100.0 * share);
 }

@@ -35,6 +35,23 @@ NOSPIN="--set erosion.spinup=0"
 check "dem-heightfield on noise: report" 'report_ok "$W/dem.json"'
 check "dem-heightfield ran advection, not thermal erosion (off on DEMs)" \
   '! stage_ran "$W/dem.json" thermal_in && stage_ran "$W/dem.json" hf_advect'
+# The load still suspended at the end is not in the surface: the report
+# gives its share of the solid removed, the ledger's and the _sediment
+# map's volume alike.
+check "the report's suspended share is the ledger's and the _sediment map's" '/usr/bin/python3 -c "
+import json
+from osgeo import gdal
+L = json.load(open(\"$W/dem.json\"))[\"ledger\"]
+m = L[\"materials\"]
+removed = sum(m[k][\"initial\"] - m[k][\"current\"] for k in (\"bedrock\", \"sand\"))
+d = gdal.Open(\"$W/dem_sediment.tif\")
+cell = abs(d.GetGeoTransform()[1] * d.GetGeoTransform()[5])
+v = float(d.ReadAsArray().astype(\"float64\").sum()) * cell
+share = L[\"suspended_share_of_removed\"]
+assert removed > 0 and share > 0, (removed, share)
+assert abs(share - m[\"sediment\"][\"current\"] / removed) < 1e-5 * share, share
+assert abs(v / removed - share) < 1e-3 * share, (v / removed, share)
+"'
 lowest=$(gdalinfo -stats "$W/dem_erosion.tif" | sed -n 's/.*STATISTICS_MINIMUM=//p')
 check "the terrain was eroded" 'awk -v m="$lowest" "BEGIN { exit !(m < -1e-3) }"'
 
