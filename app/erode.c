@@ -38,7 +38,8 @@ static void erode_usage(void) {
       "  -c FILE                configuration preset (INI); repeatable, later wins\n"
       "  --set SECTION.KEY=VAL  override one key (see `talus params`); repeatable\n"
       "  --steps N              simulation steps (default 1000; with erosion.spinup > 0,\n"
-      "                         as with the DEM presets: the spin-up + the --strength steps)\n"
+      "                         as with the DEM presets: the spin-up + the --strength steps;\n"
+      "                         a state continues with what is left of its spin-up)\n"
       "  --strength S           light, medium (default) or heavy: erosion.spinup + 1000, 2500\n"
       "                         or 6000 steps when --steps is not given (the DEM presets'\n"
       "                         suggested run is medium)\n"
@@ -121,15 +122,26 @@ static int erode_strength_option(const char *v, erode_opts *o) {
   return -1;
 }
 
+/* The global step a state input carries (TALUS_STEP), 0 for a DEM. */
+static int64_t erode_input_step(const erode_opts *o) {
+  char v[32];
+  return talus_state_probe(o->input) &&
+                 talus_raster_metadata_item(o->input, "TALUS_STEP", v, sizeof v, NULL)
+             ? atoll(v)
+             : 0;
+}
+
 /* The step count when --steps is absent: with a spin-up (the DEM presets)
- * or --strength, erosion.spinup + the strength's steps (medium by
- * default); otherwise the 1000 the parser set. */
+ * or --strength, what is left of erosion.spinup (none for a state past
+ * it) + the strength's steps (medium by default); otherwise the 1000 the
+ * parser set. */
 static void erode_default_steps(erode_opts *o, const talus_params *p) {
   double spinup = 0.0;
   talus_params_get(p, "erosion.spinup", &spinup);
   if (o->steps_given || (!o->strength && !(spinup > 0.0))) return;
   int s = o->strength ? o->strength : ERODE_STRENGTH_MEDIUM;
-  o->steps = (int64_t)spinup + strength_steps[s - ERODE_STRENGTH_LIGHT];
+  int64_t left = (int64_t)spinup - erode_input_step(o);
+  o->steps = (left > 0 ? left : 0) + strength_steps[s - ERODE_STRENGTH_LIGHT];
 }
 
 /* Moves d to the backend --device asks for (picked, and the GPU set up,
