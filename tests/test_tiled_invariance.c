@@ -25,6 +25,7 @@ static talus_tile *warm_state(int nx, int ny, talus_kctx *ctx) {
                                      "source1.radius=8",
                                      "horizontal.strength=3",
                                      "horizontal.split_size=0.25",
+                                     "horizontal.notch_wall=true",
                                      "simulation.masks=1",
                                      NULL};
   talus_domain *d = fixture_domain("chasm-source", W, "chasm-source", sets);
