@@ -48,6 +48,16 @@ typedef struct hz_hit {
  * 1/sqrt(1 + (run/h)²): the same value without atan2 and sin, whose results
  * differ between math libraries (CPU vs GPU). The run is l_c, or the
  * reference cell (talus_kparams_derive's notes).
+ *
+ * horizontal.notch_wall: where the neighbour's water lies under a roof C'
+ * that this column's bedrock reaches (B >= C'), the rock beside it is the
+ * back wall of a notch or cave, a vertical face from S' to C' whatever the
+ * cell size, and sin β = 1. The reference's rise over one cell reads it so
+ * on its 0.125-0.25 m cells (a split's 0.75 m notch: 0.99 over 0.125 m) but
+ * as a slope on coarse ones (0.35 over 2 m, under min_slope), so a notch
+ * there never went deeper than the cell it was cut in. Rock that ends
+ * below the roof is a step in the gap's floor and keeps the slope. `one`
+ * (every neighbour a single open column, C' = TOP) never meets a roof.
  */
 TALUS_HD static inline hz_hit hz_candidate(const talus_tile *t, const talus_kparams *P, size_t j,
                                            int d, float F, float B, int one) {
@@ -59,6 +69,7 @@ TALUS_HD static inline hz_hit hz_candidate(const talus_tile *t, const talus_kpar
     /* Overlap implies B > S and C' >= W' > S, so the rise is positive. */
     float q = P->hz_run / ((one ? B : talus_fminf(B, t->C[j])) - S);
     sinb = 1.0f / sqrtf(1.0f + q * q);
+    if (!one && P->horiz_notch_wall && B >= t->C[j]) sinb = 1.0f;
   }
   float sins = hz_smoothstep(P->horiz_min_slope, 1.0f, sinb) * sinb;
   float vx = t->vx[j], vy = t->vy[j];

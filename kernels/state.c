@@ -49,6 +49,7 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->split_size = 0.75f;
   p->damage_recovery = 0.005f;
   p->horiz_reference_cell = 0.0f;
+  p->horiz_notch_wall = 0;
   p->rho_bedrock = 2600.0f;
   p->rho_sand = 1600.0f;
   p->rho_water = 1000.0f;

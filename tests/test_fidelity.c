@@ -581,13 +581,14 @@ static void test_through_arch_measure(void) {
 
 /* Rock [m² per metre of wall] that splits turn into sand on the face of a
  * 20 m cliff standing in a still lake 3 m deep, after `seconds` of
- * simulated time on a grid of `cell` m: a 32 × 4 m world (every row alike),
- * the cliff filling x >= 16 m, reflecting borders, no rain or evaporation. `ref` is
- * horizontal.reference_cell, `recovery` horizontal.damage_recovery and
- * `min_slope` horizontal.min_slope. */
+ * simulated time on a grid of `cell` m: a 32 m × `height` world (every row
+ * alike), the cliff filling x >= 16 m, reflecting borders, no rain or
+ * evaporation. `ref` is horizontal.reference_cell, `recovery`
+ * horizontal.damage_recovery, `min_slope` horizontal.min_slope and
+ * `notch_wall` horizontal.notch_wall. */
 static double lake_cliff_retreat(float cell, float ref, float recovery, float min_slope,
-                                 double seconds) {
-  int w = (int)(32.0f / cell), h = (int)(4.0f / cell);
+                                 double seconds, int notch_wall, float height) {
+  int w = (int)(32.0f / cell), h = (int)(height / cell);
   talus_tile *t = NULL;
   CHECK(talus_tile_create(&t, (talus_rect){0, 0, w, h}, 8, 0) == TALUS_OK, "cliff tile");
   if (!t) return -1.0;
@@ -608,6 +609,7 @@ static double lake_cliff_retreat(float cell, float ref, float recovery, float mi
   P->horiz_reference_cell = ref;
   P->damage_recovery = recovery;
   P->horiz_min_slope = min_slope;
+  P->horiz_notch_wall = notch_wall;
   talus_kparams_derive(P);
   c.nx = w;
   c.ny = h;
@@ -617,7 +619,7 @@ static double lake_cliff_retreat(float cell, float ref, float recovery, float mi
   CHECK(talus_tiler_advance(t, &c, (talus_rect){0, 0, w, h}, steps, &stats, NULL, NULL) == TALUS_OK,
         "cliff run: %s", talus_last_error());
   talus_tile_free(t);
-  return stats.flows[TALUS_FLOW_SPLIT] * cell * cell / 4.0;
+  return stats.flows[TALUS_FLOW_SPLIT] * cell * cell / height;
 }
 
 /* horizontal.reference_cell makes a scene's horizontal erosion the same on
@@ -634,9 +636,9 @@ static double lake_cliff_retreat(float cell, float ref, float recovery, float mi
  * fail). */
 static void test_lake_cliff_any_grid(void) {
   const double T = 3000.0;
-  double at2 = lake_cliff_retreat(2.0f, 2.0f, 0.000625f, 0.5f, T);
-  double pinned = lake_cliff_retreat(1.0f, 2.0f, 0.000625f, 0.5f, T);
-  double loose = lake_cliff_retreat(1.0f, 0.0f, 0.000625f, 0.5f, T);
+  double at2 = lake_cliff_retreat(2.0f, 2.0f, 0.000625f, 0.5f, T, 0, 4.0f);
+  double pinned = lake_cliff_retreat(1.0f, 2.0f, 0.000625f, 0.5f, T, 0, 4.0f);
+  double loose = lake_cliff_retreat(1.0f, 0.0f, 0.000625f, 0.5f, T, 0, 4.0f);
   printf("lake cliff, %.0f s: rock split per metre of wall %.2f m2 at 2 m cells, %.2f at 1 m "
          "pinned to 2 m, %.2f at 1 m per cell\n",
          T, at2, pinned, loose);
@@ -646,6 +648,34 @@ static void test_lake_cliff_any_grid(void) {
         pinned / at2);
   CHECK(loose / at2 > 2.0, "per cell, 1 m cells split %.2f of the 2 m grid's rock (> 2 expected)",
         loose / at2);
+}
+
+/* horizontal.notch_wall on coarse cells: the same still lake against the
+ * cliff, with the reference's own constants on its own 0.25 m cells
+ * (min_slope 0.9, damage_recovery 0.005 m/s, sin β over one cell) as the
+ * yardstick. There a 0.75 m notch's back wall reads sin β 0.95 and the
+ * notch deepens cell after cell: 11.0 m²/m of rock split in 3000 s (on a
+ * 1 m strip). On 2 m and 1 m cells (pinned to 2 m) the back wall reads 0.35
+ * over the 2 m run and the notch stops one cell deep: 3.00 and 2.25 m²/m,
+ * a quarter of it.
+ * With notch_wall the back wall of a notch (rock rising to the roof over
+ * the water) is a vertical face on any grid: 9.00 and 6.51 m²/m. The
+ * bounds: at least 50 % of the fine grid's rock with notch_wall, less than
+ * 35 % without (the check that fails without the rule). */
+static void test_lake_cliff_notch_wall(void) {
+  const double T = 3000.0;
+  double fine = lake_cliff_retreat(0.25f, 0.0f, 0.005f, 0.9f, T, 0, 1.0f);
+  double at2 = lake_cliff_retreat(2.0f, 2.0f, 0.000625f, 0.5f, T, 0, 4.0f);
+  double nw2 = lake_cliff_retreat(2.0f, 2.0f, 0.000625f, 0.5f, T, 1, 4.0f);
+  double nw1 = lake_cliff_retreat(1.0f, 2.0f, 0.000625f, 0.5f, T, 1, 4.0f);
+  printf("lake cliff, %.0f s: %.2f m2/m at the reference's 0.25 m cells; pinned to 2 m: %.2f at "
+         "2 m cells, with notch_wall %.2f at 2 m and %.2f at 1 m\n",
+         T, fine, at2, nw2, nw1);
+  CHECK(at2 < 0.35 * fine,
+        "without notch_wall 2 m cells split %.2f of the fine grid's rock (< 0.35)", at2 / fine);
+  CHECK(nw2 >= 0.5 * fine && nw1 >= 0.5 * fine,
+        "with notch_wall 2 m and 1 m cells split %.2f and %.2f of the fine grid's rock (>= 0.5)",
+        nw2 / fine, nw1 / fine);
 }
 
 /* arches (item 3), its suggested run: 6000 steps of rain flood the plain
@@ -891,6 +921,7 @@ static const struct {
     {"test_chasm_source", test_chasm_source},
     {"test_through_arch_measure", test_through_arch_measure},
     {"test_lake_cliff_any_grid", test_lake_cliff_any_grid},
+    {"test_lake_cliff_notch_wall", test_lake_cliff_notch_wall},
     {"test_arches", test_arches},
     {"test_cave", test_cave},
     {"test_rivers_rain_texture", test_rivers_rain_texture},

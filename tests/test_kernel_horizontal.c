@@ -247,6 +247,57 @@ static void test_reference_cell(void) {
   CHECK(c.P.hz_recovery == c.P.damage_recovery && c.P.hz_run == 2.0f, "L = 0: the reference's");
 }
 
+/* Damage of the solid wall (1,1) beside a notch in its neighbour (2,1): the
+ * neighbour's lower column is a floor at 0 holding `water` under a roof at
+ * `roof` (its upper column, rock to 10), on 2 m cells with the chasm-rain
+ * pin (reference_cell 2, min_slope 0.5). notch_wall as given. */
+static double notch_wall_damage(float water, float roof, int notch_wall, float *sig_lo,
+                                float *sig_hi) {
+  talus_tile *t = wall_and_pool(water);
+  talus_kctx c = make_ctx(3, 3);
+  c.P.cell_size = 2.0f;
+  c.P.horiz_reference_cell = 2.0f;
+  c.P.horiz_min_slope = 0.5f;
+  c.P.horiz_notch_wall = notch_wall;
+  talus_kparams_derive(&c.P);
+  size_t i = talus_idx(t, 2, 1);
+  t->count[i] = 2;
+  set_col(t, 2, 1, 0, 0.0f, 0.0f, water, roof);
+  set_col(t, 2, 1, 1, 10.0f, 0.0f, 0.0f, TALUS_TOP);
+  run_horizontal(t, &c);
+  size_t j = col(t, 1, 1, 0);
+  double d = t->D[j];
+  *sig_lo = t->sig_lo[j];
+  *sig_hi = t->sig_hi[j];
+  talus_tile_free(t);
+  return d;
+}
+
+/* horizontal.notch_wall: the rock beside a notch (water under a roof that
+ * the rock rises to) is a vertical face whatever the cell size, as the
+ * reference reads it on its 0.125-0.25 m cells (a 0.75 m notch over
+ * 0.125 m: sin β 0.99); over one 2 m run the reference's rise reads
+ * 0.75 / sqrt(0.75^2 + 4) = 0.35, under min_slope, and the notch never
+ * deepens. Rock that ends below the roof is a step in the notch's floor:
+ * still a slope. */
+static void test_notch_wall(void) {
+  float lo, hi;
+  CHECK(notch_wall_damage(0.75f, 0.75f, 0, &lo, &hi) == 0.0,
+        "without notch_wall: the notch's back wall reads sin 0.35 < 0.5, no damage");
+  double got = notch_wall_damage(0.75f, 0.75f, 1, &lo, &hi);
+  talus_kctx c = make_ctx(3, 3);
+  c.P.cell_size = 2.0f;
+  talus_kparams_derive(&c.P);
+  double want = expected_damage(&c.P, 1.0, 0.0, 0.0, 1, 0, 0.75);
+  CHECK_CLOSE(got, want, 1e-6 * want, "notch_wall: the back wall wears at sin beta = 1");
+  CHECK(lo == 0.0f && hi == 0.75f, "the notch's sigma (%g, %g) vs (0, 0.75)", lo, hi);
+  /* A gap whose roof (12 m) lies above the wall's top (10 m): the wall is a
+   * step inside the gap, read over the run as before (10 m over 2 m: 0.98). */
+  double step = notch_wall_damage(0.75f, 12.0f, 1, &lo, &hi);
+  double slope = notch_wall_damage(0.75f, 12.0f, 0, &lo, &hi);
+  CHECK(step == slope, "rock below the roof: the reference's slope (%g vs %g)", step, slope);
+}
+
 int main(void) {
   test_formula_and_attenuation();
   test_floating_column();
@@ -255,5 +306,6 @@ int main(void) {
   test_non_eroding_neighbours();
   test_masked_cell();
   test_reference_cell();
+  test_notch_wall();
   return check_report("test_kernel_horizontal");
 }

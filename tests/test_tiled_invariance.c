@@ -20,13 +20,10 @@
 static talus_tile *warm_state(int nx, int ny, talus_kctx *ctx) {
   /* Strong horizontal erosion and small splits, so that columns split and
    * collapse within the few steps each comparison runs. */
-  static const char *const sets[] = {"simulation.dt=0.15",
-                                     "source1.x=200",
-                                     "source1.radius=8",
-                                     "horizontal.strength=3",
-                                     "horizontal.split_size=0.25",
-                                     "simulation.masks=1",
-                                     NULL};
+  static const char *const sets[] = {"simulation.dt=0.15",         "source1.x=200",
+                                     "source1.radius=8",           "horizontal.strength=3",
+                                     "horizontal.split_size=0.25", "horizontal.notch_wall=true",
+                                     "simulation.masks=1",         NULL};
   talus_domain *d = fixture_domain("chasm-source", W, "chasm-source", sets);
   if (!d || talus_domain_run(d, 100, NULL, NULL)) return NULL;
   talus_tile *t = NULL;

@@ -157,6 +157,9 @@ static const param_decl table[] = {
          "cell size at which min_slope and damage_recovery hold, so a scene erodes alike on "
          "any grid: a wall's slope is taken over this run and healing scales by it / cell "
          "size (0 = the run's cell size, the reference)"),
+    BOOL("horizontal.notch_wall", horiz_notch_wall, 0,
+         "water in a roofed gap (a notch, a cave) wears the rock that rises to the gap's roof "
+         "beside it as a vertical face (sin beta = 1), whatever the cell size"),
 
     BOOL("support.enable", enable_support, 1,
          "bedrock support check: unsupported columns collapse"),
