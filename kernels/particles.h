@@ -1323,20 +1323,17 @@ typedef struct pt_job {
   double out, lost;
 } pt_job;
 
-#define PT_GANG_JOBS 1024 /* droplets a gang is given at a time (cpu/cpu.c) */
-
 /* The lanes: per lane the droplet's job (-1: idle), moves made, position,
  * direction, speed, water, load, own changes of its cell's nodes, the
  * offset in the lanes' windows of its window's node at the buffer's
  * origin, and its pt_drop (events, window; position and load copied in
- * where a scalar function reads them); the jobs to run. */
+ * where a scalar function reads them). */
 typedef struct pt_gang {
   int32_t job[PT_LANES], m[PT_LANES], ix[PT_LANES], iy[PT_LANES];
   float fx[PT_LANES], fy[PT_LANES], dx[PT_LANES], dy[PT_LANES], v[PT_LANES], w[PT_LANES];
   int64_t s[PT_LANES], own[4][PT_LANES];
   int32_t wo[PT_LANES];
   pt_drop d[PT_LANES];
-  pt_job jobs[PT_GANG_JOBS];
 } pt_gang;
 
 /* Lane l takes droplet `job` (pt_born into the lane's window). */

@@ -1254,8 +1254,8 @@ static void test_window(void) {
   }
   /* the lanes (pt_gang_run) with a hardness map that varies from node to
    * node (their bilinear hardness), with fewer droplets a band than lanes
-   * (idle lanes), and with more than PT_GANG_JOBS a band (run and booked
-   * in batches: bands of >= 2R + 1 = 53 rows of 128 cells, 1 in 4 spawns) */
+   * (idle lanes), and with many a band (the jobs' list grows: bands of
+   * >= 2R + 1 = 53 rows of 128 cells, 1 in 4 spawns) */
   static const char *const few[] = {"particles.density_log2=10", "particles.path_length=20", NULL};
   static const char *const dense[] = {"particles.density_log2=2", "particles.path_length=20",
                                       "water.outflow_border=true", NULL};

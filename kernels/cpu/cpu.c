@@ -366,56 +366,46 @@ static inline int cpu_pt_bands(int h, int least, int threads) {
     }                                                                                              \
   }
 
-/* Rows *ry up to y (excluded) are complete: their flows acc go to `rows`
- * (those of the region), acc is zeroed for the next. */
-static inline void cpu_pt_rows_done(talus_rect region, double *rows, int *ry, int y, double *acc) {
-  for (; *ry < y; ++*ry) {
-    int j = *ry - region.y0;
-    if (j >= 0 && j < region.h)
-      memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof(double) * TALUS_FLOW_COUNT);
-    memset(acc, 0, sizeof(double) * TALUS_FLOW_COUNT);
-  }
-}
-
-/* Runs the n droplets in g->jobs (pt_gang_run), then books their outflow
- * and loss to their rows' flows in spawn order, as the body books them;
- * *ry is the row acc sums. */
-static inline void cpu_pt_lanes_flush(const talus_tile *t, const talus_kctx *c, talus_rect region,
-                                      talus_rect book, talus_rect sp, double *rows, pt_gang *g,
-                                      int n, int64_t *win, ptrdiff_t wstride, int *ry,
-                                      double *acc) {
-  pt_gang_run(t, c, g->jobs, n, g, win, wstride);
-  for (int k = 0; k < n; k++) {
-    int b0, b1, x = g->jobs[k].gx - t->buf.x0, y = g->jobs[k].gy - t->buf.y0;
-    cpu_pt_rows_done(region, rows, ry, y, acc);
-    cpu_row_book(book, y, sp.x0 + sp.w, &b0, &b1);
-    if (x >= b0 && x < b1) {
-      acc[TALUS_FLOW_PT_OUTFLOW] += g->jobs[k].out;
-      acc[TALUS_FLOW_PT_LOST] += g->jobs[k].lost;
-    }
-  }
-}
-
 /* The droplets of band rows [ya, yb) in lanes (pt_gang_fits): their jobs
- * in spawn order (pt_spawn), PT_GANG_JOBS at a time, each batch run by
- * pt_gang_run and booked by cpu_pt_lanes_flush (rows as in
- * CPU_STAGE_LOOP_PARTICLES: every row of the region gets its flows). */
-static inline void cpu_pt_band_lanes(const talus_tile *t, const talus_kctx *c, talus_rect region,
-                                     talus_rect book, talus_rect sp, int ya, int yb, double *rows,
-                                     pt_gang *g, int64_t *win, ptrdiff_t wstride) {
-  double acc[TALUS_FLOW_COUNT] = {0};
-  int n = 0, ry = ya;
-  for (int y = ya; y < yb; y++)
+ * in spawn order (pt_spawn), pt_gang_run, then each row's outflow and
+ * loss added in spawn order as the body would book them (rows as in
+ * CPU_STAGE_LOOP_PARTICLES). *jobs (capacity *cap) grows as needed;
+ * returns 0, having run nothing, where it cannot grow (the caller runs
+ * the band one droplet at a time). */
+static inline int cpu_pt_band_lanes(const talus_tile *t, const talus_kctx *c, talus_rect region,
+                                    talus_rect book, talus_rect sp, int ya, int yb, double *rows,
+                                    pt_job **jobs, int *cap, pt_gang *g, int64_t *win,
+                                    ptrdiff_t wstride) {
+  int n = 0, room = 1;
+  for (int y = ya; y < yb && room; y++)
     CPU_PT_ROW_HITS(sp, y, x, {
       uint32_t o;
-      if (pt_spawn(t, c, x, y, &o)) {
-        g->jobs[n++] = (pt_job){t->buf.x0 + x, t->buf.y0 + y, o, 0.0, 0.0};
-        if (n == PT_GANG_JOBS)
-          cpu_pt_lanes_flush(t, c, region, book, sp, rows, g, n, win, wstride, &ry, acc), n = 0;
+      if (room && pt_spawn(t, c, x, y, &o)) {
+        if (n == *cap) {
+          pt_job *grown = realloc(*jobs, (size_t)(*cap ? 2 * *cap : 256) * sizeof **jobs);
+          if (grown) *jobs = grown, *cap = *cap ? 2 * *cap : 256;
+          room = grown != NULL;
+        }
+        if (room) (*jobs)[n++] = (pt_job){t->buf.x0 + x, t->buf.y0 + y, o, 0.0, 0.0};
       }
     });
-  cpu_pt_lanes_flush(t, c, region, book, sp, rows, g, n, win, wstride, &ry, acc);
-  cpu_pt_rows_done(region, rows, &ry, yb, acc); /* the last droplets' row and those after it */
+  if (!room) return 0;
+  pt_gang_run(t, c, *jobs, n, g, win, wstride);
+  int k = 0;
+  for (int y = ya; y < yb; y++) {
+    double acc[TALUS_FLOW_COUNT] = {0};
+    int b0, b1, j = y - region.y0;
+    cpu_row_book(book, y, sp.x0 + sp.w, &b0, &b1);
+    for (; k < n && (*jobs)[k].gy == t->buf.y0 + y; k++) {
+      int x = (*jobs)[k].gx - t->buf.x0;
+      if (x >= b0 && x < b1) {
+        acc[TALUS_FLOW_PT_OUTFLOW] += (*jobs)[k].out;
+        acc[TALUS_FLOW_PT_LOST] += (*jobs)[k].lost;
+      }
+    }
+    if (j >= 0 && j < region.h) memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);
+  }
+  return 1;
 }
 
 /* CPU_STAGE_LOOP for the droplet stage (kernels/particles.h, whose body
@@ -446,15 +436,16 @@ static inline void cpu_pt_band_lanes(const talus_tile *t, const talus_kctx *c, t
     _Pragma("omp parallel") {                                                                      \
       int64_t *win = calloc((wlen + PT_ROW8) * (lanes ? PT_LANES : 1), sizeof *win);               \
       pt_gang *gang = lanes && win ? malloc(sizeof *gang) : NULL;                                  \
-      int lane = gang != NULL; /* else one droplet at a time (no window: the table) */             \
+      pt_job *jobs = NULL;                                                                         \
+      int cap = 0;                                                                                 \
       for (int colour = 0; colour < 2; colour++) {                                                 \
         _Pragma("omp for schedule(static)") for (int b = colour; b < nb; b += 2) {                 \
           CPU_FTZ_ENTER                                                                            \
           int y1 = sp.y0 + (b + 1) * band < sp.y0 + sp.h ? sp.y0 + (b + 1) * band : sp.y0 + sp.h;  \
-          if (lane)                                                                                \
-            cpu_pt_band_lanes(t, c, region, book, sp, sp.y0 + b * band, y1, rows, gang, win,       \
-                              (ptrdiff_t)(wlen + PT_ROW8));                                        \
-          for (int y = sp.y0 + b * band; y < y1 && !lane; y++) {                                   \
+          int lane =                                                                               \
+              gang && cpu_pt_band_lanes(t, c, region, book, sp, sp.y0 + b * band, y1, rows, &jobs, \
+                                        &cap, gang, win, (ptrdiff_t)(wlen + PT_ROW8));             \
+          for (int y = sp.y0 + b * band; y < y1 && !lane; y++) { /* else one at a time */          \
             double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                            \
             int b0, b1, j = y - region.y0;                                                         \
             cpu_row_book(book, y, sp.x0 + sp.w, &b0, &b1);                                         \
@@ -465,6 +456,7 @@ static inline void cpu_pt_band_lanes(const talus_tile *t, const talus_kctx *c, t
           CPU_FTZ_LEAVE                                                                            \
         }                                                                                          \
       }                                                                                            \
+      free(jobs);                                                                                  \
       free(gang);                                                                                  \
       free(win);                                                                                   \
     }                                                                                              \
