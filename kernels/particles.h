@@ -76,7 +76,9 @@
  *   deposits its load where it stands (only stale cells see it).
  * - Scatter without float atomics. CPU (cpu/cpu.c, CPU_STAGE_LOOP_PARTICLES):
  *   spawn rows in bands of 2R + 1 rows; even bands in parallel, then odd
- *   bands; same-coloured bands write disjoint rows. CUDA: one thread per
+ *   bands; same-coloured bands write disjoint rows; a band's heightfield
+ *   droplets run 8 at a time in vector lanes (pt_gang_run: the same float
+ *   operations per droplet, so the same bytes). CUDA: one thread per
  *   spawn cell, adds by 64-bit integer atomics (exact, order-free).
  * - Stages: pt_clear (radius 0) zeroes the planes of the cells pt_apply
  *   will read (the river plane only with the river on: pt_kinds);
