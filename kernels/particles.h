@@ -76,7 +76,9 @@
  *   deposits its load where it stands (only stale cells see it).
  * - Scatter without float atomics. CPU (cpu/cpu.c, CPU_STAGE_LOOP_PARTICLES):
  *   spawn rows in bands of 2R + 1 rows; even bands in parallel, then odd
- *   bands; same-coloured bands write disjoint rows. CUDA: one thread per
+ *   bands; same-coloured bands write disjoint rows; a band's heightfield
+ *   droplets run 8 at a time in vector lanes (pt_gang_run: the same float
+ *   operations per droplet, so the same bytes). CUDA: one thread per
  *   spawn cell, adds by 64-bit integer atomics (exact, order-free).
  * - Stages: pt_clear (radius 0) zeroes the planes of the cells pt_apply
  *   will read (the river plane only with the river on: pt_kinds);
@@ -568,6 +570,28 @@ TALUS_HD static inline int64_t pt_own1(const pt_drop *d, const talus_tile *t, co
   return own;
 }
 
+/* Height h [m] of a node plus a droplet's own change there, own [units]:
+ * a select, not a branch (h unchanged where own is 0). */
+TALUS_HD static inline TALUS_FORCE_INLINE float pt_plus_own(float h, int64_t own) {
+  float hk = (float)((double)h + (double)own * (1.0 / PT_UNIT));
+  return own ? hk : h;
+}
+
+/* Bilinear value at offset (fx, fy) of the 4 node values v0..v3 of a
+ * cell, node k = (k & 1, k >> 1). */
+TALUS_HD static inline TALUS_FORCE_INLINE float pt_lerp(float v0, float v1, float v2, float v3,
+                                                        float fx, float fy) {
+  return (v0 * (1.0f - fx) + v1 * fx) * (1.0f - fy) + (v2 * (1.0f - fx) + v3 * fx) * fy;
+}
+
+/* The gradient [per cell] at offset (fx, fy) of the bilinear surface
+ * through node heights h0..h3, to *gx, *gy. */
+TALUS_HD static inline TALUS_FORCE_INLINE void pt_grad(float h0, float h1, float h2, float h3,
+                                                       float fx, float fy, float *gx, float *gy) {
+  *gx = (h1 - h0) * (1.0f - fy) + (h3 - h2) * fy;
+  *gy = (h2 - h0) * (1.0f - fx) + (h3 - h1) * fx;
+}
+
 /* Bilinear height at (ix + fx, iy + fy) of the terrain (B, or B + s of
  * columns cols when cols is not NULL) plus the droplet's own changes
  * own[4] of the cell's nodes and, when g is not NULL, its gradient [m per
@@ -584,15 +608,10 @@ TALUS_HD static inline TALUS_FORCE_INLINE float pt_sample(const talus_tile *t, i
   } else {
     h[0] = t->B[i], h[1] = t->B[i + 1], h[2] = t->B[i + p], h[3] = t->B[i + p + 1];
   }
-  for (int k = 0; k < 4; k++) { /* a select, not a branch: h unchanged where own is 0 */
-    float hk = (float)((double)h[k] + (double)own[k] * (1.0 / PT_UNIT));
-    h[k] = own[k] ? hk : h[k];
-  }
-  if (g) {
-    g[0] = (h[1] - h[0]) * (1.0f - fy) + (h[3] - h[2]) * fy;
-    g[1] = (h[2] - h[0]) * (1.0f - fx) + (h[3] - h[1]) * fx;
-  }
-  return (h[0] * (1.0f - fx) + h[1] * fx) * (1.0f - fy) + (h[2] * (1.0f - fx) + h[3] * fx) * fy;
+  for (int k = 0; k < 4; k++)
+    h[k] = pt_plus_own(h[k], own[k]);
+  if (g) pt_grad(h[0], h[1], h[2], h[3], fx, fy, &g[0], &g[1]);
+  return pt_lerp(h[0], h[1], h[2], h[3], fx, fy);
 }
 
 /* Field f (a per-column field: s, w) of the droplet's columns at its 4
@@ -608,8 +627,7 @@ TALUS_HD static inline void pt_field4(const talus_tile *t, const float *f, const
 TALUS_HD static inline float pt_field(const talus_tile *t, const float *f, const pt_drop *d) {
   float v[4];
   pt_field4(t, f, d, v);
-  return (v[0] * (1.0f - d->fx) + v[1] * d->fx) * (1.0f - d->fy) +
-         (v[2] * (1.0f - d->fx) + v[3] * d->fx) * d->fy;
+  return pt_lerp(v[0], v[1], v[2], v[3], d->fx, d->fy);
 }
 
 /* The largest of field f at the droplet's 4 nodes. */
@@ -627,8 +645,7 @@ TALUS_HD static inline float pt_hardness(const talus_tile *t, const talus_kparam
   size_t i = talus_idx(t, d->ix - t->buf.x0, d->iy - t->buf.y0);
   const float *H = t->hard;
   size_t p = (size_t)t->pitch;
-  return (H[i] * (1.0f - d->fx) + H[i + 1] * d->fx) * (1.0f - d->fy) +
-         (H[i + p] * (1.0f - d->fx) + H[i + p + 1] * d->fx) * d->fy;
+  return pt_lerp(H[i], H[i + 1], H[i + p], H[i + p + 1], d->fx, d->fy);
 }
 
 /* The cells (ix, iy) whose brush box [ix − r, ix + r + 1]² lies inside
@@ -883,14 +900,22 @@ typedef struct pt_pos {
   float fx, fy;
 } pt_pos;
 
+/* One axis of pt_moved: cell i, offset f, direction d; returns the new
+ * cell, its offset to *nf. */
+TALUS_HD static inline TALUS_FORCE_INLINE int32_t pt_moved1(int32_t i, float f, float d,
+                                                            float *nf) {
+  float x = f + d;
+  int cx = (x >= 1.0f) - (x < 0.0f); /* −1, 0 or 1 */
+  float g = x - (float)cx;
+  *nf = g < 1.0f ? g : 0.99999994f; /* f + 1 may round up to 1 */
+  return i + cx;
+}
+
 /* The droplet's position moved one cell along its direction, carrying
  * whole cells. */
 TALUS_HD static inline pt_pos pt_moved(const pt_drop *d) {
-  float fx = d->fx + d->dx, fy = d->fy + d->dy;
-  int cx = (fx >= 1.0f) - (fx < 0.0f), cy = (fy >= 1.0f) - (fy < 0.0f); /* −1, 0 or 1 */
-  pt_pos p = {d->ix + cx, d->iy + cy, fx - (float)cx, fy - (float)cy};
-  p.fx = p.fx < 1.0f ? p.fx : 0.99999994f; /* fx + 1 may round up to 1 */
-  p.fy = p.fy < 1.0f ? p.fy : 0.99999994f;
+  pt_pos p;
+  p.ix = pt_moved1(d->ix, d->fx, d->dx, &p.fx), p.iy = pt_moved1(d->iy, d->fy, d->dy, &p.fy);
   return p;
 }
 
@@ -908,22 +933,35 @@ TALUS_HD static inline float pt_erodible(const pt_drop *d, const talus_tile *t,
   return amt <= sand ? amt : sand + (amt - sand) * P->pt_bedrock_erodibility;
 }
 
+/* pt_exchange's choice for a droplet of load s [units], speed v and
+ * water w stepping Δh = dh [m]: 1 to deposit *u units (≤ s), else 0 to
+ * erode up to *amt [m] (before pt_erodible). */
+TALUS_HD static inline TALUS_FORCE_INLINE int pt_choice(const talus_kparams *P, int64_t s, float v,
+                                                        float w, float dh, int64_t *u, float *amt) {
+  float load = (float)((double)s * (1.0 / PT_UNIT));
+  float S = -dh / P->cell_size; /* the slope: capacity per metre of path, not per cell */
+  float cap = (S > P->pt_min_slope ? S : P->pt_min_slope) * v * w * P->pt_capacity;
+  int dep = dh > 0.0f || load > cap;
+  float da = dh > 0.0f ? (dh < load ? dh : load) : P->pt_deposit_move * (load - cap);
+  int64_t du =
+      (int64_t)((double)(dep ? da : 0.0f) * PT_UNIT); /* converts a deposit's amount only */
+  float ea = P->pt_erode_move * (cap - load);
+  *u = du < s ? du : s, *amt = ea < -dh ? ea : -dh;
+  return dep;
+}
+
 /* Erodes or deposits at the droplet's position for a step of Δh to the
  * next position, against capacity c [m]. */
 TALUS_HD static inline TALUS_FORCE_INLINE void
 pt_exchange(pt_drop *d, const talus_tile *t, const talus_kctx *c, float dh, int layered) {
   const talus_kparams *P = &c->P;
-  float load = (float)((double)d->s * (1.0 / PT_UNIT));
-  float S = -dh / P->cell_size; /* the slope: capacity per metre of path, not per cell */
-  float cap = (S > P->pt_min_slope ? S : P->pt_min_slope) * d->v * d->w * P->pt_capacity;
-  if (dh > 0.0f || load > cap) {
-    float amt = dh > 0.0f ? (dh < load ? dh : load) : P->pt_deposit_move * (load - cap);
-    int64_t u = (int64_t)((double)amt * PT_UNIT);
-    pt_deposit(d, t, u < d->s ? u : d->s, 0);
+  int64_t u;
+  float amt;
+  if (pt_choice(P, d->s, d->v, d->w, dh, &u, &amt)) {
+    pt_deposit(d, t, u, 0);
     return;
   }
-  float amt = P->pt_erode_move * (cap - load);
-  amt = pt_erodible(d, t, P, amt < -dh ? amt : -dh, layered);
+  amt = pt_erodible(d, t, P, amt, layered);
   if (amt > 0.0f) pt_erode(d, t, c, (int64_t)((double)amt * PT_UNIT), layered);
 }
 
@@ -988,7 +1026,7 @@ TALUS_HD static inline void pt_hand(pt_drop *d, const talus_tile *t) {
 
 /* Asks the cache for one address (CPU only: a hint, no effect on
  * results; the GPU has no use for it). */
-TALUS_HD static inline void pt_prefetch1(const void *p) {
+TALUS_HD static inline TALUS_FORCE_INLINE void pt_prefetch1(const void *p) {
 #ifndef __CUDA_ARCH__
   __builtin_prefetch(p, 1, 3);
 #else
@@ -1003,9 +1041,12 @@ TALUS_HD static inline void pt_prefetch1(const void *p) {
  * touches mostly cold lines of planes far larger than the cache, one
  * chain of dependent moves at a time; a move ahead hides most of the
  * miss. The rows clip to the buffer (pt_where guarantees only the
- * domain's part of the box). */
-TALUS_HD static inline void pt_prefetch(const talus_tile *t, const talus_kctx *c, int ix, int iy,
-                                        int layered) {
+ * domain's part of the box). Forced inline, as pt_prefetch1: a call of
+ * it has no side effect the compiler sees, and GCC 12 deleted the call
+ * where it did not inline it (the droplet lanes' first version: no
+ * prefetch instruction left in the stage, the lanes 1.6× slower). */
+TALUS_HD static inline TALUS_FORCE_INLINE void pt_prefetch(const talus_tile *t, const talus_kctx *c,
+                                                           int ix, int iy, int layered) {
   int r = c->P.pt_brush_radius, x = ix - t->buf.x0, y = iy - t->buf.y0;
   int xa = x - r + 1 > 0 ? x - r + 1 : 0, xb = x + r + 1 < t->buf.w ? x + r + 1 : t->buf.w - 1;
   int ya = y - r + 1 > 0 ? y - r + 1 : 0, yb = y + r + 1 < t->buf.h ? y + r + 1 : t->buf.h - 1;
@@ -1027,6 +1068,29 @@ TALUS_HD static inline void pt_prefetch(const talus_tile *t, const talus_kctx *c
   }
 }
 
+/* The speed after a step of Δh = dh [m]: per metre of drop, not per
+ * cell of slope. */
+TALUS_HD static inline TALUS_FORCE_INLINE float pt_speed(const talus_kparams *P, float v,
+                                                         float dh) {
+  float v2 = v * v - P->pt_gravity * dh;
+  return sqrtf(v2 > 0.0f ? v2 : 0.0f);
+}
+
+/* The water after a move: evaporation, then the gain. */
+TALUS_HD static inline TALUS_FORCE_INLINE float pt_water(const talus_kparams *P, float w) {
+  return w * (1.0f - P->pt_evap_move) + P->pt_gain_move;
+}
+
+/* The direction d·I − (1 − I)·g (inertia I, gradient g [per cell]) to
+ * (*nx, *ny), unnormalised; returns its length (normalise where
+ * > 1e-12, else a random direction). */
+TALUS_HD static inline TALUS_FORCE_INLINE float pt_turn(const talus_kparams *P, float dx, float dy,
+                                                        float gx, float gy, float *nx, float *ny) {
+  *nx = P->pt_inertia * dx - (1.0f - P->pt_inertia) * gx;
+  *ny = P->pt_inertia * dy - (1.0f - P->pt_inertia) * gy;
+  return sqrtf(*nx * *nx + *ny * *ny);
+}
+
 /* One move of the droplet (the notes' droplet step). Each move reads its
  * own changes of the next cell's nodes (pt_own4) before its exchange and
  * again after it (or adds the exchange's event where the events are
@@ -1044,9 +1108,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_step(pt_drop *d, const talus_ti
   if (pt_in_river(d, t, P)) return 4;
   if (deep) return 3;
   float g[2], h0 = pt_sample(t, d->ix, d->iy, d->fx, d->fy, layered ? d->col : NULL, d->own, g);
-  float dx = P->pt_inertia * d->dx - (1.0f - P->pt_inertia) * g[0];
-  float dy = P->pt_inertia * d->dy - (1.0f - P->pt_inertia) * g[1];
-  float len = sqrtf(dx * dx + dy * dy);
+  float dx, dy, len = pt_turn(P, d->dx, d->dy, g[0], g[1], &dx, &dy);
   if (len > 1e-12f) {
     d->dx = dx / len, d->dy = dy / len;
   } else {
@@ -1073,9 +1135,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_step(pt_drop *d, const talus_ti
     pt_own4(d, t, c, next.ix, next.iy, layered ? cols : NULL, own);
   else if (d->n > n) /* replayed before, or the table dropped just now: add it */
     pt_event_own(&d->ev[n], t, c, next.ix, next.iy, layered ? cols : NULL, own);
-  float v2 = d->v * d->v - P->pt_gravity * dh; /* per metre of drop, not per cell of slope */
-  d->v = sqrtf(v2 > 0.0f ? v2 : 0.0f);
-  d->w = d->w * (1.0f - P->pt_evap_move) + P->pt_gain_move;
+  d->v = pt_speed(P, d->v, dh), d->w = pt_water(P, d->w);
   d->ix = next.ix, d->iy = next.iy, d->fx = next.fx, d->fy = next.fy, d->z = h0 + dh;
   for (int k = 0; k < 4; k++)
     d->own[k] = own[k], d->col[k] = cols[k];
@@ -1122,6 +1182,50 @@ TALUS_HD static inline void pt_win_clear(pt_drop *d, int r) {
   }
 }
 
+/* Droplet d born at global cell (gx, gy) at offset o of the spawn hash,
+ * keeping its own changes in win (the zeroed window, pt_win_side²·columns
+ * int64, CPU only) or, with NULL, in the table. */
+TALUS_HD static inline TALUS_FORCE_INLINE void pt_born(pt_drop *d, const talus_tile *t,
+                                                       const talus_kctx *c, int gx, int gy,
+                                                       uint32_t o, int layered, int64_t *win) {
+  const talus_kparams *P = &c->P;
+  d->ix = gx, d->iy = gy;
+  d->fx = (float)(o & 0xFFFFu) * (1.0f / 65536.0f), d->fy = (float)(o >> 16) * (1.0f / 65536.0f);
+  d->dx = d->dy = 0.0f, d->v = P->pt_initial_speed, d->w = P->pt_initial_water;
+  d->s = 0, d->taken = 0, d->n = 0, d->z = 0.0f, d->ox = gx, d->oy = gy;
+  d->keys = PT_OWN_TABLE ? 0 : -1;
+  d->win = NULL, d->wside = d->wplane = 0, d->wcols = 0;
+  pt_inner(t, c, d->in);
+#ifndef __CUDA_ARCH__
+  if (win && PT_OWN_TABLE) {
+    int bias, side = pt_win_side(P, &bias);
+    d->wside = side, d->wplane = (ptrdiff_t)side * side;
+    d->win = win + (ptrdiff_t)bias * side + bias, d->keys = 1;
+  }
+#else
+  (void)win;
+#endif
+  for (int k = 0; k < 4; k++)
+    d->own[k] = 0, d->col[k] = 0;
+  if (layered) { /* rain falls on the top columns */
+    pt_cols(t, gx, gy, TALUS_TOP, d->col);
+    d->z = pt_sample(t, gx, gy, d->fx, d->fy, d->col, d->own, NULL);
+  }
+}
+
+/* The end of droplet d, `end` as pt_step returned it (0: it made its L
+ * moves): its load to the river, deposited or lost (booked to flows),
+ * its window zeroed again. */
+TALUS_HD static inline TALUS_FORCE_INLINE void
+pt_died(pt_drop *d, const talus_tile *t, const talus_kctx *c, int end, double *flows) {
+  const talus_kparams *P = &c->P;
+  if (!end && pt_in_river(d, t, P)) end = 4; /* its last move ended in the river */
+  if (end == 4) pt_hand(d, t);               /* the load to the river's suspended sediment */
+  if (d->s > 0 && (end || P->pt_deposit_at_death)) pt_deposit(d, t, d->s, 1);
+  if (d->s > 0) flows[TALUS_FLOW_PT_LOST] += (double)d->s * (1.0 / PT_UNIT);
+  if (PT_WIN(d)) pt_win_clear(d, P->pt_brush_radius);
+}
+
 /* The droplet spawned at global cell (gx, gy) at offset o of the spawn
  * hash, from birth to its end; its outflow and loss are booked here. win:
  * the zeroed window of own changes (pt_win_side²·columns int64, CPU only),
@@ -1129,39 +1233,13 @@ TALUS_HD static inline void pt_win_clear(pt_drop *d, int r) {
 TALUS_HD static inline TALUS_FORCE_INLINE int pt_run(const talus_tile *t, const talus_kctx *c,
                                                      int gx, int gy, uint32_t o, double *flows,
                                                      int layered, int64_t *win) {
-  const talus_kparams *P = &c->P;
   pt_drop d;
-  d.ix = gx, d.iy = gy;
-  d.fx = (float)(o & 0xFFFFu) * (1.0f / 65536.0f), d.fy = (float)(o >> 16) * (1.0f / 65536.0f);
-  d.dx = d.dy = 0.0f, d.v = P->pt_initial_speed, d.w = P->pt_initial_water;
-  d.s = 0, d.taken = 0, d.n = 0, d.z = 0.0f, d.ox = gx, d.oy = gy, d.keys = PT_OWN_TABLE ? 0 : -1;
-  d.win = NULL, d.wside = d.wplane = 0, d.wcols = 0;
-  pt_inner(t, c, d.in);
-#ifndef __CUDA_ARCH__
-  if (win && PT_OWN_TABLE) {
-    int bias, side = pt_win_side(P, &bias);
-    d.wside = side, d.wplane = (ptrdiff_t)side * side;
-    d.win = win + (ptrdiff_t)bias * side + bias, d.keys = 1;
-  }
-#else
-  (void)win;
-#endif
-  for (int k = 0; k < 4; k++)
-    d.own[k] = 0, d.col[k] = 0;
-  if (layered) { /* rain falls on the top columns */
-    pt_cols(t, gx, gy, TALUS_TOP, d.col);
-    d.z = pt_sample(t, gx, gy, d.fx, d.fy, d.col, d.own, NULL);
-  }
+  pt_born(&d, t, c, gx, gy, o, layered, win);
   int end = 0, m = 0;
-  for (; m < P->pt_max_moves && !end; m++)
+  for (; m < c->P.pt_max_moves && !end; m++)
     end = pt_step(&d, t, c, m, o, flows, layered);
-  int moves = end ? m - 1 : m;
-  if (!end && pt_in_river(&d, t, P)) end = 4; /* its last move ended in the river */
-  if (end == 4) pt_hand(&d, t);               /* the load to the river's suspended sediment */
-  if (d.s > 0 && (end || P->pt_deposit_at_death)) pt_deposit(&d, t, d.s, 1);
-  if (d.s > 0) flows[TALUS_FLOW_PT_LOST] += (double)d.s * (1.0 / PT_UNIT);
-  if (PT_WIN(&d)) pt_win_clear(&d, P->pt_brush_radius);
-  return moves;
+  pt_died(&d, t, c, end, flows);
+  return end ? m - 1 : m;
 }
 
 /* 1 when the hash rule spawns a droplet at global cell (gx, gy) on
@@ -1206,6 +1284,207 @@ TALUS_HD static inline void k_pt_trace(const talus_tile *t, const talus_kctx *c,
                                        double *flows) {
   k_pt_trace_win(t, c, x, y, flows, NULL);
 }
+
+#ifndef __CUDA_ARCH__
+/* Droplets in lanes (CPU): the heightfield droplets of a band run PT_LANES
+ * at a time, each move as vector loops over the lanes (the bilinear
+ * samples with own changes, the turn, the move, the exchange's choice,
+ * speed and water: pt_plus_own, pt_lerp, pt_grad, pt_turn, pt_moved1,
+ * pt_choice, pt_speed, pt_water, the scalar body's float operations in
+ * its order) and per lane where a droplet writes (pt_deposit, pt_erode,
+ * pt_died: the scalar body's functions on the lane's pt_drop) or leaves
+ * the common case (a random direction, pt_where_in off its inner cells).
+ * One droplet's moves are one chain of dependent operations (samples,
+ * a root, two divisions, the brush's int64 division); lanes overlap 8
+ * chains and share the instructions. Each droplet books its outflow and
+ * loss (each at most once: a droplet that flows out ends with no load)
+ * to its pt_job, which the loop adds to its row's flows in spawn order:
+ * the same sums. A lane keeps its own window of own changes. Used where
+ * pt_gang_fits: heightfields, no river (pt_hand), brushes of side ≤ 8
+ * (pt_erode_row8's box), the window (PT_OWN_TABLE). */
+#ifndef PT_LANES
+#define PT_LANES 8
+#endif
+
+/* 1 when tile t's droplets run in lanes: heightfields without a river,
+ * brushes of side ≤ PT_ROW8, the window, and buffer and windows small
+ * enough for the lanes' 32-bit indices (a vector gather's; buffer-local
+ * cells and the lanes' window nodes). */
+static inline int pt_gang_fits(const talus_tile *t, const talus_kctx *c) {
+  int64_t ws = pt_win_side(&c->P, NULL), lim = INT32_MAX / 2;
+  return PT_OWN_TABLE && c->P.model != TALUS_MODEL_LAYERED && !pt_river_on(&c->P) &&
+         2 * c->P.pt_brush_radius + 1 <= PT_ROW8 && (int64_t)t->pitch * (t->buf.h + 1) < lim &&
+         (int64_t)PT_LANES * (ws * ws + PT_ROW8) + (t->buf.h + t->buf.w + 2) * (ws + 1) < lim;
+}
+
+/* A droplet to run: its spawn cell and offset hash, and what it booked to
+ * PT_OUTFLOW and PT_LOST (0 where it booked nothing). */
+typedef struct pt_job {
+  int32_t gx, gy;
+  uint32_t o;
+  double out, lost;
+} pt_job;
+
+/* The lanes: per lane the droplet's job (-1: idle), moves made, position,
+ * direction, speed, water, load, own changes of its cell's nodes, the
+ * offset in the lanes' windows of its window's node at the buffer's
+ * origin, and its pt_drop (events, window; position and load copied in
+ * where a scalar function reads them). */
+typedef struct pt_gang {
+  int32_t job[PT_LANES], m[PT_LANES], ix[PT_LANES], iy[PT_LANES];
+  float fx[PT_LANES], fy[PT_LANES], dx[PT_LANES], dy[PT_LANES], v[PT_LANES], w[PT_LANES];
+  int64_t s[PT_LANES], own[4][PT_LANES];
+  int32_t wo[PT_LANES];
+  pt_drop d[PT_LANES];
+} pt_gang;
+
+/* Lane l takes droplet `job` (pt_born into the lane's window). */
+static inline void pt_gang_start(pt_gang *g, int l, int job, const pt_job *jobs,
+                                 const talus_tile *t, const talus_kctx *c, int64_t *win,
+                                 ptrdiff_t wstride) {
+  pt_drop *d = &g->d[l];
+  int gx = jobs[job].gx, gy = jobs[job].gy;
+  pt_born(d, t, c, gx, gy, jobs[job].o, 0, win + (ptrdiff_t)l * wstride);
+  g->job[l] = job, g->m[l] = 0, g->ix[l] = gx, g->iy[l] = gy, g->fx[l] = d->fx, g->fy[l] = d->fy;
+  g->dx[l] = d->dx, g->dy[l] = d->dy, g->v[l] = d->v, g->w[l] = d->w, g->s[l] = d->s;
+  for (int k = 0; k < 4; k++)
+    g->own[k][l] = 0;
+  g->wo[l] = (int32_t)(d->win - win) - (gy - t->buf.y0) * (int32_t)d->wside - (gx - t->buf.x0);
+}
+
+/* Runs droplets jobs[0 .. n) in the lanes (pt_gang_fits), booking each
+ * one's outflow and loss to its job. win: PT_LANES zeroed windows of
+ * wstride int64 (pt_win_side² + PT_ROW8), left zeroed. */
+static inline void pt_gang_run(const talus_tile *t, const talus_kctx *c, pt_job *jobs, int n,
+                               pt_gang *g, int64_t *win, ptrdiff_t wstride) {
+  const talus_kparams *P = &c->P;
+  const float *B = t->B, *H = t->hard;
+  const int32_t p = t->pitch, bx = t->buf.x0, by = t->buf.y0; /* 32-bit indices: the lanes' */
+  const int32_t ws = pt_win_side(P, NULL);                    /* gathers (pt_gang_fits) */
+  int32_t in[4];
+  pt_inner(t, c, in);
+  int next = 0, live = 0;
+  for (int l = 0; l < PT_LANES; l++) {
+    g->job[l] = -1;
+    g->ix[l] = (int32_t)bx, g->iy[l] = (int32_t)by, g->fx[l] = g->fy[l] = 0.0f; /* idle: a valid */
+    g->wo[l] = (int32_t)(l * wstride); /* cell (the buffer's first), reads that nothing uses */
+    if (next < n) pt_gang_start(g, l, next++, jobs, t, c, win, wstride), live++;
+  }
+  while (live) {
+    float h0[PT_LANES], dh[PT_LANES], nfx[PT_LANES], nfy[PT_LANES], ea[PT_LANES];
+    int32_t nix[PT_LANES], niy[PT_LANES], rnd[PT_LANES], dep[PT_LANES], where[PT_LANES];
+    int64_t u[PT_LANES], on[4][PT_LANES];
+    /* the sample at the position, the turn (pt_step) */
+#pragma omp simd simdlen(PT_LANES)
+    for (int l = 0; l < PT_LANES; l++) {
+      int32_t i = (g->iy[l] - by) * p + (g->ix[l] - bx);
+      float a0 = pt_plus_own(B[i], g->own[0][l]), a1 = pt_plus_own(B[i + 1], g->own[1][l]);
+      float a2 = pt_plus_own(B[i + p], g->own[2][l]), a3 = pt_plus_own(B[i + p + 1], g->own[3][l]);
+      float gx, gy, nx, ny;
+      pt_grad(a0, a1, a2, a3, g->fx[l], g->fy[l], &gx, &gy);
+      h0[l] = pt_lerp(a0, a1, a2, a3, g->fx[l], g->fy[l]);
+      float len = pt_turn(P, g->dx[l], g->dy[l], gx, gy, &nx, &ny);
+      rnd[l] = !(len > 1e-12f);
+      g->dx[l] = rnd[l] ? g->dx[l] : nx / len, g->dy[l] = rnd[l] ? g->dy[l] : ny / len;
+    }
+    for (int l = 0; l < PT_LANES; l++)
+      if (rnd[l] && g->job[l] >= 0)
+        pt_random_dir(jobs[g->job[l]].o + (uint32_t)g->m[l] * 0x9E3779B9u, &g->dx[l], &g->dy[l]);
+#pragma omp simd simdlen(PT_LANES)
+    for (int l = 0; l < PT_LANES; l++) {
+      nix[l] = pt_moved1(g->ix[l], g->fx[l], g->dx[l], &nfx[l]);
+      niy[l] = pt_moved1(g->iy[l], g->fy[l], g->dy[l], &nfy[l]);
+    }
+    /* where it may go (pt_where_in): its end, or the next cell's lines */
+    for (int l = 0; l < PT_LANES; l++) {
+      where[l] = -1; /* idle */
+      if (g->job[l] < 0) continue;
+      where[l] = pt_where_in(t, c, nix[l], niy[l], in);
+      if (where[l] == 1 && P->outflow_water) {
+        jobs[g->job[l]].out = (double)g->s[l] * (1.0 / PT_UNIT);
+        g->s[l] = 0;
+      }
+    }
+    /* the own changes and the sample at the next position, the choice */
+    for (int l = 0; l < PT_LANES; l++) { /* int64 loads by lane: no 64-bit gathers in 256 bits */
+      int go = where[l] == 0;
+      int32_t o = g->wo[l] + ((go ? niy[l] : g->iy[l]) - by) * ws + ((go ? nix[l] : g->ix[l]) - bx);
+      on[0][l] = win[o], on[1][l] = win[o + 1], on[2][l] = win[o + ws], on[3][l] = win[o + ws + 1];
+    }
+#pragma omp simd simdlen(PT_LANES)
+    for (int l = 0; l < PT_LANES; l++) {
+      int go = where[l] == 0;
+      int32_t i = ((go ? niy[l] : g->iy[l]) - by) * p + ((go ? nix[l] : g->ix[l]) - bx);
+      int64_t o0 = on[0][l], o1 = on[1][l], o2 = on[2][l], o3 = on[3][l];
+      float a0 = pt_plus_own(B[i], o0), a1 = pt_plus_own(B[i + 1], o1);
+      float a2 = pt_plus_own(B[i + p], o2), a3 = pt_plus_own(B[i + p + 1], o3);
+      dh[l] = pt_lerp(a0, a1, a2, a3, nfx[l], nfy[l]) - h0[l];
+      float amt;
+      dep[l] = pt_choice(P, g->s[l], g->v[l], g->w[l], dh[l], &u[l], &amt);
+      ea[l] = amt;
+    }
+    if (H) { /* pt_erodible: the bilinear hardness at the position */
+#pragma omp simd simdlen(PT_LANES)
+      for (int l = 0; l < PT_LANES; l++) {
+        int32_t i = (g->iy[l] - by) * p + (g->ix[l] - bx);
+        ea[l] =
+            ea[l] * (1.0f - pt_lerp(H[i], H[i + 1], H[i + p], H[i + p + 1], g->fx[l], g->fy[l]));
+      }
+    } else {
+#pragma omp simd simdlen(PT_LANES)
+      for (int l = 0; l < PT_LANES; l++)
+        ea[l] = ea[l] * (1.0f - P->hardness);
+    }
+    /* the exchange (pt_exchange), per lane: its writes */
+    for (int l = 0; l < PT_LANES; l++) {
+      if (where[l]) continue;
+      pt_drop *d = &g->d[l];
+      d->ix = g->ix[l], d->iy = g->iy[l], d->fx = g->fx[l], d->fy = g->fy[l], d->s = g->s[l];
+      int n0 = d->n;
+      if (dep[l])
+        pt_deposit(d, t, u[l], 0);
+      else if (ea[l] > 0.0f)
+        pt_erode(d, t, c, (int64_t)((double)ea[l] * PT_UNIT), 0);
+      g->s[l] = d->s;
+      dep[l] = d->n > n0; /* from here: an event, whose shares the next cell's own changes gain */
+      pt_prefetch(t, c, nix[l], niy[l], 0); /* for its next move, a gang's move ahead */
+    }
+    /* the own changes after the exchange, speed, water, the move */
+    for (int l = 0; l < PT_LANES; l++) {
+      int32_t o = g->wo[l] + (niy[l] - by) * ws + (nix[l] - bx);
+      if (where[l] == 0 && dep[l])
+        on[0][l] = win[o], on[1][l] = win[o + 1], on[2][l] = win[o + ws],
+        on[3][l] = win[o + ws + 1];
+      if (where[l] == 0)
+        for (int k = 0; k < 4; k++)
+          g->own[k][l] = on[k][l];
+    }
+#pragma omp simd simdlen(PT_LANES)
+    for (int l = 0; l < PT_LANES; l++) { /* selects, not branches: lanes that ended keep theirs */
+      int go = where[l] == 0;
+      float v = pt_speed(P, g->v[l], dh[l]), w = pt_water(P, g->w[l]);
+      g->v[l] = go ? v : g->v[l], g->w[l] = go ? w : g->w[l];
+      g->ix[l] = go ? nix[l] : g->ix[l], g->iy[l] = go ? niy[l] : g->iy[l];
+      g->fx[l] = go ? nfx[l] : g->fx[l], g->fy[l] = go ? nfy[l] : g->fy[l];
+      g->m[l] += go;
+    }
+    /* the lanes whose droplet ended: pt_died, the next droplet */
+    for (int l = 0; l < PT_LANES; l++) {
+      if (where[l] < 0 || (where[l] == 0 && g->m[l] < P->pt_max_moves)) continue;
+      pt_drop *d = &g->d[l];
+      double fl[TALUS_FLOW_COUNT] = {0};
+      d->ix = g->ix[l], d->iy = g->iy[l], d->fx = g->fx[l], d->fy = g->fy[l], d->s = g->s[l];
+      pt_died(d, t, c, where[l], fl);
+      jobs[g->job[l]].lost = fl[TALUS_FLOW_PT_LOST];
+      g->job[l] = -1;
+      if (next < n)
+        pt_gang_start(g, l, next++, jobs, t, c, win, wstride);
+      else
+        live--;
+    }
+  }
+}
+#endif
 
 /* pt_apply's river total: adds `R` units of droplet load to the suspended
  * sediment t->r of column ci (the pipes carry it on, or settle it, by

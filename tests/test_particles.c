@@ -1197,7 +1197,9 @@ static talus_kctx first_batch(talus_domain *d) {
 }
 
 /* The CPU stage's droplets (each thread's window of own changes;
- * pt_erode_row8 for heightfield brushes of side <= 8) against the table
+ * pt_erode_row8 for heightfield brushes of side <= 8; on heightfields
+ * without a river and with those brushes PT_LANES droplets at a time,
+ * pt_gang_run) against the table
  * every droplet keeps on the GPU (k_pt_trace, cell by cell, rows booked
  * as the stage books them): the same totals bit for bit, the same
  * outflow and loss (brush 3 without the death deposit: losses; brush 6:
@@ -1223,10 +1225,10 @@ static void window_vs_table(talus_domain *d, const char *label) {
   for (size_t i = 0; table && i < n; i++)
     diff += table[i] != t->pt_acc[i], nonzero += table[i] != 0;
   int same = memcmp(ft, fw, sizeof ft) == 0;
-  printf("%s: window vs table: %zu of %zu totals differ (%zu nonzero), flows %s (outflow %.6g, "
+  printf("%s: %s vs table: %zu of %zu totals differ (%zu nonzero), flows %s (outflow %.6g, "
          "lost %.6g m3)\n",
-         label, diff, n, nonzero, same ? "equal" : "differ", fw[TALUS_FLOW_PT_OUTFLOW],
-         fw[TALUS_FLOW_PT_LOST]);
+         label, pt_gang_fits(t, &c) ? "lanes" : "window", diff, n, nonzero,
+         same ? "equal" : "differ", fw[TALUS_FLOW_PT_OUTFLOW], fw[TALUS_FLOW_PT_LOST]);
   CHECK(table && diff == 0 && nonzero > 0, "%s: window vs table: %zu totals differ", label, diff);
   CHECK(same, "%s: window vs table: the flows differ", label);
   free(table);
@@ -1249,6 +1251,31 @@ static void test_window(void) {
     talus_domain *d = make_domain(n, n, h, sets[i]);
     CHECK(d != NULL, "%s domain", names[i]);
     if (d) window_vs_table(d, names[i]), talus_domain_free(d);
+  }
+  /* the lanes (pt_gang_run) with a hardness map that varies from node to
+   * node (their bilinear hardness), with fewer droplets a band than lanes
+   * (idle lanes), and with many a band (the jobs' list grows: bands of
+   * >= 2R + 1 = 53 rows of 128 cells, 1 in 4 spawns) */
+  static const char *const few[] = {"particles.density_log2=10", "particles.path_length=20", NULL};
+  static const char *const dense[] = {"particles.density_log2=2", "particles.path_length=20",
+                                      "water.outflow_border=true", NULL};
+  const char *const *lsets[] = {r2, few, dense};
+  const char *lnames[] = {"lanes hardness map", "lanes few droplets", "lanes dense"};
+  for (int i = 0; i < 3; i++) {
+    talus_domain *d = make_domain(n, n, h, lsets[i]);
+    CHECK(d != NULL && d->tile->hard != NULL, "%s domain", lnames[i]);
+    if (!d || !d->tile->hard) {
+      talus_domain_free(d);
+      continue;
+    }
+    talus_tile *t = d->tile;
+    for (int y = 0; y < t->buf.h; y++)
+      for (int x = 0; x < t->buf.w; x++)
+        t->hard[talus_idx(t, x, y)] = 0.6f * talus_hash_unit(7u, x, y, 0, 5u);
+    talus_kctx c = first_batch(d);
+    CHECK(pt_gang_fits(t, &c), "%s: the lanes run this case", lnames[i]);
+    window_vs_table(d, lnames[i]);
+    talus_domain_free(d);
   }
   /* NoData discs: brushes beside them weigh their nodes 0 (the 8-lane
    * rows' mask words), droplets reaching them stop at a border */

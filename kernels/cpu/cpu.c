@@ -345,6 +345,69 @@ static inline int cpu_pt_bands(int h, int least, int threads) {
   return nb > 0 ? nb : (h > 0);
 }
 
+#define CPU_PT_CHUNK 256 /* cells whose spawn hashes one vector loop tests */
+/* Runs stmt for each cell x (buffer-local) of spawn row y of region sp
+ * whose spawn hash hits (pt_hashed), in x order. */
+#define CPU_PT_ROW_HITS(sp, y, x, ...)                                                             \
+  for (int xb = (sp).x0; xb < (sp).x0 + (sp).w; xb += CPU_PT_CHUNK) {                              \
+    int hn_ = (sp).x0 + (sp).w - xb < CPU_PT_CHUNK ? (sp).x0 + (sp).w - xb : CPU_PT_CHUNK;         \
+    uint8_t hit[CPU_PT_CHUNK];                                                                     \
+    _Pragma("omp simd") for (int i = 0; i < hn_; i++) hit[i] =                                     \
+        (uint8_t)pt_hashed(&c->P, t->buf.x0 + xb + i, t->buf.y0 + (y), c->step);                   \
+    for (int i = hn_; i < CPU_PT_CHUNK && (i & 7); i++)                                            \
+      hit[i] = 0;                                                                                  \
+    for (int i8 = 0; i8 < hn_; i8 += 8) { /* 8 cells a word, hits in x order */                    \
+      uint64_t word;                                                                               \
+      memcpy(&word, hit + i8, sizeof word);                                                        \
+      for (; word; word &= word - 1) {                                                             \
+        int x = xb + i8 + __builtin_ctzll(word) / 8;                                               \
+        __VA_ARGS__;                                                                               \
+      }                                                                                            \
+    }                                                                                              \
+  }
+
+/* The droplets of band rows [ya, yb) in lanes (pt_gang_fits): their jobs
+ * in spawn order (pt_spawn), pt_gang_run, then each row's outflow and
+ * loss added in spawn order as the body would book them (rows as in
+ * CPU_STAGE_LOOP_PARTICLES). *jobs (capacity *cap) grows as needed;
+ * returns 0, having run nothing, where it cannot grow (the caller runs
+ * the band one droplet at a time). */
+static inline int cpu_pt_band_lanes(const talus_tile *t, const talus_kctx *c, talus_rect region,
+                                    talus_rect book, talus_rect sp, int ya, int yb, double *rows,
+                                    pt_job **jobs, int *cap, pt_gang *g, int64_t *win,
+                                    ptrdiff_t wstride) {
+  int n = 0, room = 1;
+  for (int y = ya; y < yb && room; y++)
+    CPU_PT_ROW_HITS(sp, y, x, {
+      uint32_t o;
+      if (room && pt_spawn(t, c, x, y, &o)) {
+        if (n == *cap) {
+          pt_job *grown = realloc(*jobs, (size_t)(*cap ? 2 * *cap : 256) * sizeof **jobs);
+          if (grown) *jobs = grown, *cap = *cap ? 2 * *cap : 256;
+          room = grown != NULL;
+        }
+        if (room) (*jobs)[n++] = (pt_job){t->buf.x0 + x, t->buf.y0 + y, o, 0.0, 0.0};
+      }
+    });
+  if (!room) return 0;
+  pt_gang_run(t, c, *jobs, n, g, win, wstride);
+  int k = 0;
+  for (int y = ya; y < yb; y++) {
+    double acc[TALUS_FLOW_COUNT] = {0};
+    int b0, b1, j = y - region.y0;
+    cpu_row_book(book, y, sp.x0 + sp.w, &b0, &b1);
+    for (; k < n && (*jobs)[k].gy == t->buf.y0 + y; k++) {
+      int x = (*jobs)[k].gx - t->buf.x0;
+      if (x >= b0 && x < b1) {
+        acc[TALUS_FLOW_PT_OUTFLOW] += (*jobs)[k].out;
+        acc[TALUS_FLOW_PT_LOST] += (*jobs)[k].lost;
+      }
+    }
+    if (j >= 0 && j < region.h) memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);
+  }
+  return 1;
+}
+
 /* CPU_STAGE_LOOP for the droplet stage (kernels/particles.h, whose body
  * scatters into its radius R): the spawn rows (pt_spawn_region) in bands
  * of 2R + 1 rows, the even bands in parallel, then the odd ones, so the
@@ -361,47 +424,40 @@ static inline int cpu_pt_bands(int h, int least, int threads) {
  * change a result: rows book in x order, totals are integer sums.
  * Each thread gives its droplets one zeroed window of own changes
  * (pt_win_side, a plane per layer, PT_ROW8 slack; the table if it cannot
- * have one). */
-#define CPU_PT_CHUNK 256 /* cells whose spawn hashes one vector loop tests */
+ * have one). Where the lanes fit (pt_gang_fits) a band's droplets run
+ * PT_LANES at a time instead (cpu_pt_band_lanes), a window each. */
 #define CPU_STAGE_LOOP_PARTICLES(body)                                                             \
   {                                                                                                \
     talus_rect sp = pt_spawn_region(t, &c->P, region);                                             \
     int nb = cpu_pt_bands(sp.h, 2 * pt_radius(&c->P) + 1, omp_get_max_threads());                  \
-    int band = nb > 0 ? (sp.h + nb - 1) / nb : 1;                                                  \
+    int band = nb > 0 ? (sp.h + nb - 1) / nb : 1, lanes = pt_gang_fits(t, c);                      \
     size_t wside = (size_t)pt_win_side(&c->P, NULL);                                               \
     size_t wlen = wside * wside * (size_t)(c->P.model == TALUS_MODEL_LAYERED ? t->nz : 1);         \
     _Pragma("omp parallel") {                                                                      \
-      int64_t *win = calloc(wlen + PT_ROW8, sizeof *win);                                          \
+      int64_t *win = calloc((wlen + PT_ROW8) * (lanes ? PT_LANES : 1), sizeof *win);               \
+      pt_gang *gang = lanes && win ? malloc(sizeof *gang) : NULL;                                  \
+      pt_job *jobs = NULL;                                                                         \
+      int cap = 0;                                                                                 \
       for (int colour = 0; colour < 2; colour++) {                                                 \
         _Pragma("omp for schedule(static)") for (int b = colour; b < nb; b += 2) {                 \
           CPU_FTZ_ENTER                                                                            \
           int y1 = sp.y0 + (b + 1) * band < sp.y0 + sp.h ? sp.y0 + (b + 1) * band : sp.y0 + sp.h;  \
-          for (int y = sp.y0 + b * band; y < y1; y++) {                                            \
+          int lane =                                                                               \
+              gang && cpu_pt_band_lanes(t, c, region, book, sp, sp.y0 + b * band, y1, rows, &jobs, \
+                                        &cap, gang, win, (ptrdiff_t)(wlen + PT_ROW8));             \
+          for (int y = sp.y0 + b * band; y < y1 && !lane; y++) { /* else one at a time */          \
             double acc[TALUS_FLOW_COUNT] = {0}, junk[TALUS_FLOW_COUNT];                            \
             int b0, b1, j = y - region.y0;                                                         \
             cpu_row_book(book, y, sp.x0 + sp.w, &b0, &b1);                                         \
-            for (int xb = sp.x0; xb < sp.x0 + sp.w; xb += CPU_PT_CHUNK) {                          \
-              int n = sp.x0 + sp.w - xb < CPU_PT_CHUNK ? sp.x0 + sp.w - xb : CPU_PT_CHUNK;         \
-              uint8_t hit[CPU_PT_CHUNK];                                                           \
-              _Pragma("omp simd") for (int i = 0; i < n; i++) hit[i] =                             \
-                  (uint8_t)pt_hashed(&c->P, t->buf.x0 + xb + i, t->buf.y0 + y, c->step);           \
-              for (int i = n; i < CPU_PT_CHUNK && (i & 7); i++)                                    \
-                hit[i] = 0;                                                                        \
-              for (int i8 = 0; i8 < n; i8 += 8) { /* 8 cells a word, hits in x order */            \
-                uint64_t word;                                                                     \
-                memcpy(&word, hit + i8, sizeof word);                                              \
-                for (; word; word &= word - 1) {                                                   \
-                  int i = i8 + __builtin_ctzll(word) / 8;                                          \
-                  body(t, c, xb + i, y, (xb + i >= b0 && xb + i < b1) ? acc : junk, win);          \
-                }                                                                                  \
-              }                                                                                    \
-            }                                                                                      \
+            CPU_PT_ROW_HITS(sp, y, x, body(t, c, x, y, (x >= b0 && x < b1) ? acc : junk, win));    \
             if (j >= 0 && j < region.h)                                                            \
               memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);                        \
           }                                                                                        \
           CPU_FTZ_LEAVE                                                                            \
         }                                                                                          \
       }                                                                                            \
+      free(jobs);                                                                                  \
+      free(gang);                                                                                  \
       free(win);                                                                                   \
     }                                                                                              \
   }
