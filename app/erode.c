@@ -122,15 +122,6 @@ static int erode_strength_option(const char *v, erode_opts *o) {
   return -1;
 }
 
-/* The global step a state input carries (TALUS_STEP), 0 for a DEM. */
-static int64_t erode_input_step(const erode_opts *o) {
-  char v[32];
-  return talus_state_probe(o->input) &&
-                 talus_raster_metadata_item(o->input, "TALUS_STEP", v, sizeof v, NULL)
-             ? atoll(v)
-             : 0;
-}
-
 /* The step count when --steps is absent: with a spin-up (the DEM presets)
  * or --strength, what is left of erosion.spinup (none for a state past
  * it) + the strength's steps (medium by default); otherwise the 1000 the
@@ -140,7 +131,7 @@ static void erode_default_steps(erode_opts *o, const talus_params *p) {
   talus_params_get(p, "erosion.spinup", &spinup);
   if (o->steps_given || (!o->strength && !(spinup > 0.0))) return;
   int s = o->strength ? o->strength : ERODE_STRENGTH_MEDIUM;
-  int64_t left = (int64_t)spinup - erode_input_step(o);
+  int64_t left = (int64_t)spinup - o->input_step;
   o->steps = (left > 0 ? left : 0) + strength_steps[s - ERODE_STRENGTH_LIGHT];
 }
 
@@ -368,35 +359,33 @@ static void erode_dem_preset_say(const erode_opts *o) {
                name, lo, hi, cell);
 }
 
-/* A state's recorded parameters (io/state.h) as the base of its run, so
- * `talus erode STATE` continues with the model and keys that wrote it;
- * none recorded: the defaults, as before states recorded them. */
-static talus_status erode_state_params(const erode_opts *o, talus_params *p) {
-  char *ini = talus_state_params(o->input);
-  if (!ini) return TALUS_OK;
-  char name[TALUS_PATH_MAX + 32];
-  snprintf(name, sizeof name, "the parameters recorded in %s", o->input);
-  talus_status st = talus_params_load_text(p, ini, name);
-  free(ini);
-  return st;
-}
-
-/* --hardness on a state that holds its hardness (io/state.h: the
- * heightfield model softens it as it runs) would undo that softening:
- * the state's band wins, and the user is told. */
-static talus_status erode_state_hardness(erode_opts *o) {
-  if (!o->hardness || !talus_state_probe(o->input)) return TALUS_OK;
+/* What a state input brings to its run, read in one open (io/state.h):
+ * its recorded parameters as the base of the run, so `talus erode STATE`
+ * continues with the model and keys that wrote it (none recorded: the
+ * defaults, as before states recorded them); its step, for what is left
+ * of the spin-up; and its hardness, which the heightfield model softens as
+ * it runs, so --hardness would undo that: the state's band wins, and the
+ * user is told. */
+static talus_status erode_state_input(erode_opts *o, talus_params *p) {
   talus_bands_reader *r = NULL;
+  talus_state_header h;
   talus_status st = talus_bands_reader_open(o->input, &r);
-  if (st) return st;
-  if (talus_bands_reader_find(r, TALUS_STATE_HARD_NAME) >= 0) {
+  if (!st) st = talus_state_header_reader(r, &h);
+  if (!st) o->input_step = h.step;
+  const char *ini = st ? NULL : talus_state_reader_params(r);
+  if (ini) {
+    char name[TALUS_PATH_MAX + 32];
+    snprintf(name, sizeof name, "the parameters recorded in %s", o->input);
+    st = talus_params_load_text(p, ini, name);
+  }
+  if (!st && o->hardness && talus_bands_reader_find(r, TALUS_STATE_HARD_NAME) >= 0) {
     talus_warn("%s holds its run's hardness (softened where it deposited): --hardness %s is "
                "ignored",
                o->input, o->hardness);
     o->hardness = NULL;
   }
   talus_bands_reader_close(r);
-  return TALUS_OK;
+  return st;
 }
 
 /* Loads the base (a state's recorded parameters, or the built-in preset
@@ -414,13 +403,13 @@ static talus_status erode_params(erode_opts *o, talus_params **out) {
     st = talus_params_create(out);
     if (!st) st = talus_params_load_builtin(*out, erode_dem_presets[o->dem_preset - 1].preset);
   }
-  if (!st && state) st = erode_state_params(o, *out);
+  if (!st && state) st = erode_state_input(o, *out);
   for (int i = 0; !st && i < o->nconfigs; i++)
     st = talus_params_load(*out, o->configs[i]);
   for (int i = 0; !st && i < o->nsets; i++)
     st = app_param_override(*out, o->sets[i]);
   if (!st && !(o->params_ini = talus_params_ini_text(*out, "state"))) st = TALUS_ERR_NOMEM;
-  return st ? st : erode_state_hardness(o);
+  return st;
 }
 
 /* The files a run writes, and what lay at each path before the run: a

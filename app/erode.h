@@ -50,6 +50,7 @@ typedef struct erode_opts {
   talus_device device;     /* --device auto|cpu|cuda */
   double t_start;          /* talus_now() when the command began (the report's set-up time) */
   char *params_ini;        /* the run's parameters as INI text, recorded in --state (owned) */
+  int64_t input_step; /* a state input's global step (0 for a DEM): what is left of the spin-up */
   char preview_buf[TALUS_PATH_MAX];
   char section_buf[TALUS_PATH_MAX];
   char keybuf[ERODE_KEY_OPTS][512]; /* "--cell-size 30" as "input.cell_size=30" */

@@ -139,9 +139,10 @@ static talus_status tiled_plan(tiled_run *t) {
 static talus_status erode_plan_cell(const erode_opts *o, const talus_params *p,
                                     const talus_bands_reader *r, int state, double *cell) {
   if (state) {
-    const char *c = talus_bands_reader_meta(r, "TALUS_CELL_SIZE");
-    *cell = c ? atof(c) : 0.0;
-    return TALUS_OK;
+    talus_state_header h;
+    talus_status st = talus_state_header_reader(r, &h);
+    *cell = st ? 0.0 : h.cell;
+    return st;
   }
   talus_params_get(p, "input.cell_size", cell);
   return *cell > 0.0 ? TALUS_OK : talus_raster_cell_size(o->input, cell);

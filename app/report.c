@@ -57,8 +57,6 @@ static double report_mcells(const report_run *run, const report_facts *f) {
   return run->seconds > 0 ? cells / run->seconds / 1e6 : 0.0;
 }
 
-/* The ledger object: every flow, each material's volumes, the residuals.
- * Returns a new object (the caller's), or NULL with the error recorded. */
 /* The share of the removed solid still suspended at which the summary
  * says so. */
 #define REPORT_SUSPENDED_NOTE 0.05
@@ -72,6 +70,9 @@ static double report_suspended_share(const talus_ledger_summary *L) {
   return removed > 0.0 ? L->current[TALUS_MAT_SEDIMENT] / removed : 0.0;
 }
 
+/* The ledger object: every flow, each material's volumes, the residuals,
+ * the share still suspended. Returns a new object (the caller's), or NULL
+ * with the error recorded. */
 static talus_json *report_json_ledger(const report_facts *rf) {
   const talus_ledger_summary *L = &rf->ledger;
   talus_json *o = talus_json_object(), *flows = talus_json_object(), *mats = talus_json_object();

@@ -42,10 +42,9 @@ int talus_state_reader_probe(const talus_bands_reader *r, int *layers) {
   return state;
 }
 
-/* The metadata item of a state's parameters, and the longest INI text
- * read back (every key with its comment is about 8 KB). */
+/* The metadata item of a state's parameters (the INI of every key, about
+ * 8 KB). */
 #define STATE_PARAMS_KEY "TALUS_PARAMS"
-#define STATE_PARAMS_MAX ((size_t)1 << 16)
 
 int talus_state_band_count(int L) {
   return 2 + L * TALUS_STATE_FIELDS;
@@ -162,14 +161,8 @@ void talus_state_metadata_free(talus_state_meta *m) {
   m->params = NULL;
 }
 
-char *talus_state_params(const char *path) {
-  size_t cap = STATE_PARAMS_MAX;
-  char *text = malloc(cap);
-  if (text && !talus_raster_metadata_item(path, STATE_PARAMS_KEY, text, cap, NULL)) {
-    free(text);
-    return NULL;
-  }
-  return text;
+const char *talus_state_reader_params(const talus_bands_reader *r) {
+  return talus_bands_reader_meta(r, STATE_PARAMS_KEY);
 }
 
 int talus_state_layers(const talus_tile *t, int L) {

@@ -123,10 +123,10 @@ typedef struct talus_state_meta {
 talus_status talus_state_metadata(talus_state_meta *m, int nz, int64_t step, double cell,
                                   const char *params_ini);
 void talus_state_metadata_free(talus_state_meta *m);
-/* The parameters (INI text) the state at path records, as a new string
- * (free() it), or NULL when it records none (a state written before they
- * were recorded, or by talus generate). */
-char *talus_state_params(const char *path);
+/* The parameters (INI text) the open state r records, owned by r, or NULL
+ * when it records none (a state written before they were recorded, or by
+ * talus generate). */
+const char *talus_state_reader_params(const talus_bands_reader *r);
 
 /* The highest column count of t's buffer, or L when that is higher (start
  * with 1; fold tile after tile to get a map's layers). */
