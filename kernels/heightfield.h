@@ -324,22 +324,26 @@ TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_live8(const talus_tile *t
   t->hf_sed[idx] = hf_dam_bound(lo, wet);
 }
 
-/* hf_flux of a cell with the 8 pipes that is not fully live: the pipes
- * classified (talus_nb8_kind); a diagonal outflow border or NoData sink
- * is a virtual neighbour as an axis one (the cell's terrain, no water). */
-TALUS_HD static inline void hf_flux8(const talus_tile *t, const talus_kctx *c, int x, int y) {
+/* hf_flux of a cell that is not fully live, with nd = 4 or 8 pipes: the
+ * pipes classified (hf_classify); an outflow border or NoData sink, axis or
+ * diagonal, is a virtual neighbour (the cell's terrain, no water). */
+TALUS_HD static inline void hf_flux_border(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                           int nd) {
   const talus_kparams *P = &c->P;
-  size_t idx = talus_idx(t, x, y);
-  float d = t->w[idx], h = t->B[idx] + d, f[8], lo = HF_NO_SURFACE, wet = 0.0f;
-  hf_nb8 q = hf_neighbours8(t, c, x, y);
-  for (int k = 0; k < 8; k++) {
+  size_t idx = talus_idx(t, x, y), n[8];
+  float d = t->w[idx], h = t->B[idx] + d, f[8], in[8], open[8], lo = HF_NO_SURFACE, wet = 0.0f;
+  hf_classify(t, c, x, y, nd, n, in, open);
+  for (int k = 0; k < nd; k++) {
     float gain = P->dt * (k < 4 ? P->hf_flux_gain : P->hf_flux_gain_diag);
-    f[k] = hf_pipe(t, hf_fplane(t, k)[idx], h, d, gain, q.n[k], q.in[k]) * q.open[k];
-    float hn = q.in[k] > 0.0f ? t->B[q.n[k]] + t->w[q.n[k]] : t->B[idx];
-    lo = q.open[k] > 0.0f && hn < lo ? hn : lo;
-    wet += q.in[k] > 0.0f && t->w[q.n[k]] >= 0.5f * d ? 1.0f : 0.0f;
+    f[k] = hf_pipe(t, hf_fplane(t, k)[idx], h, d, gain, n[k], in[k]) * open[k];
+    float hn = in[k] > 0.0f ? t->B[n[k]] + t->w[n[k]] : t->B[idx];
+    lo = open[k] > 0.0f && hn < lo ? hn : lo;
+    wet += in[k] > 0.0f && t->w[n[k]] >= 0.5f * d ? 1.0f : 0.0f;
   }
-  hf_flux_store8(t, P, idx, d, f);
+  if (nd == 8)
+    hf_flux_store8(t, P, idx, d, f);
+  else
+    hf_flux_store(t, P, idx, d, f);
   if (P->hf_no_dam) t->hf_sed[idx] = hf_dam_bound(lo, wet);
 }
 
@@ -358,29 +362,12 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_flux(const talus_tile *t, co
   const talus_kparams *P = &c->P;
   unsigned live = talus_nb8_live(t, c, x, y);
   t->nb8[idx] = (uint16_t)live;
-  if (P->hf_diagonal) {
-    if (live == 0xFFu)
-      hf_flux_live8(t, P, idx);
-    else
-      hf_flux8(t, c, x, y);
-    return;
-  }
-  if ((live & 15u) == 15u) {
+  if (P->hf_diagonal && live == 0xFFu)
+    hf_flux_live8(t, P, idx);
+  else if (!P->hf_diagonal && (live & 15u) == 15u)
     hf_flux_live(t, P, idx);
-    return;
-  }
-  float d = t->w[idx], h = t->B[idx] + d, gain = P->dt * P->hf_flux_gain, f[4];
-  hf_nb4 q = hf_neighbours(t, c, x, y);
-  float lo = HF_NO_SURFACE, wet = 0.0f;
-  for (int k = 0; k < 4; k++) {
-    f[k] = hf_pipe(t, t->f[(size_t)k * t->plane + idx], h, d, gain, q.n[k], q.in[k]) * q.open[k];
-    /* an outflow border's virtual neighbour: the cell's terrain, no water */
-    float hn = q.in[k] > 0.0f ? t->B[q.n[k]] + t->w[q.n[k]] : t->B[idx];
-    lo = q.open[k] > 0.0f && hn < lo ? hn : lo;
-    wet += q.in[k] > 0.0f && t->w[q.n[k]] >= 0.5f * d ? 1.0f : 0.0f;
-  }
-  hf_flux_store(t, P, idx, d, f);
-  if (P->hf_no_dam) t->hf_sed[idx] = hf_dam_bound(lo, wet);
+  else
+    hf_flux_border(t, c, x, y, P->hf_diagonal ? 8 : 4);
 }
 
 /* Transport capacity (eq. 8) of a cell with velocity (u, v), water d1 and
