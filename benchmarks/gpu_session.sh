@@ -5,11 +5,12 @@
 #                (-DCMAKE_BUILD_TYPE=Release -DTALUS_CUDA=ON -DTALUS_MPI=ON
 #                -DTALUS_CUDA_ARCHITECTURES=90)
 #   libs.tar.xz  their shared libraries but glibc's (GDAL and its needs)
+#   (benchmarks/gpu_pack.sh BUILD makes the three archives)
 #   root.tar.xz  proj.db and GDAL's data (usr/share/proj, usr/share/gdal),
 #                unpacked into /; also Debian's OpenMPI, which is left
 #                packed: the machine's own OpenMPI 4.1.6 (Ubuntu) serves
 #                talus's libmpi.so.40, and mixing the two crashed mpirun
-#   sh benchmarks/gpu_session.sh setup [test|mpi|device|bench|ooc|particles|ranks|ncu|gallery|big]...
+#   sh benchmarks/gpu_session.sh setup [test|mpi|device|bench|ooc|particles|particles8192|ncupt|ranks|ncu|gallery|big]...
 # Each part appends to $OUT/session.log; JSON goes to $OUT/json.tar.gz (the
 # device tool returns at most 8 files).
 OUT=${OUT:-/tmp/gpu_out}
@@ -49,6 +50,17 @@ for what in "$@"; do
         timeout 120 $G/benchmarks/talus_bench --configs configs --device cpu --threads 16 --stream-mib 64 \
           --repeat 1 $P -o "$J/particles_cpu16.json"
         grep -hE '"(workload|device|ms_per_step|droplets_per_s)"' "$J"/particles_*.json ;;
+  particles8192) # issue 17's GPU target: droplets/s at 8192² (erodr's parameters,
+        # density 2^-8: 262 144 droplets a batch), heightfield and layered stacks
+        log particles8192; P="--size 8192 --steps 10 --warmup 2"
+        $B $P --workloads particles -o "$J/particles_8192.json"
+        $B $P --workloads particles_layered -o "$J/particles_layered_8192.json"
+        grep -hE '"(workload|ms_per_step|droplets_per_s|moves_per_s)"' "$J"/particles*_8192.json ;;
+  ncupt) # the droplet kernel at 8192²
+        log ncupt; timeout 120 ncu --clock-control none --section SpeedOfLight --section LaunchStats \
+          --section Occupancy --csv --kernel-name-base demangled -k regex:k_pt_ --launch-skip 2 --launch-count 3 \
+          $B --size 8192 --steps 2 --warmup 0 --workloads particles > "$OUT/ncu_particles_8192.csv" 2>> "$OUT/ncu.err"
+        echo "ncu rc=$?"; wc -l "$OUT"/ncu_particles_8192.csv ;;
   ranks) # 2 ranks sharing the GPU against one process, 2048² rivers-rain, 4 tiles
         log ranks; T="timeout 100 $G/talus"
         $T generate rivers-rain -o /tmp/r2048.tif --size 2048 --layers 4 -q

@@ -79,7 +79,8 @@
  *   bands; same-coloured bands write disjoint rows; a band's heightfield
  *   droplets run 8 at a time in vector lanes (pt_gang_run: the same float
  *   operations per droplet, so the same bytes). CUDA: one thread per
- *   spawn cell, adds by 64-bit integer atomics (exact, order-free).
+ *   droplet from a list of the spawn cells (cuda.cu, launch_pt_trace),
+ *   adds by 64-bit integer atomics (exact, order-free).
  * - Stages: pt_clear (radius 0) zeroes the planes of the cells pt_apply
  *   will read (the river plane only with the river on: pt_kinds);
  *   pt_trace (radius R) runs the droplets spawned in its region grown by

@@ -106,7 +106,9 @@ struct slot {
   unsigned char *pack;      /* device staging of packed halo blocks */
   unsigned char *pack_host; /* pinned host copy of pack */
   size_t pack_bytes;
-  int *layers; /* device [TALUS_HALO_PARTS] column maxima of the blocks */
+  int *layers;      /* device [TALUS_HALO_PARTS] column maxima of the blocks */
+  unsigned *spawns; /* device pt_trace's spawn list: [0, rows] row starts, then the cells */
+  size_t spawns_cap;
 };
 
 /* Host arrays pinned by talus_cuda_pin (two tile buffers' worth). */
@@ -121,6 +123,7 @@ constexpr int PINNED_MAX = 2 * (int)(sizeof fields / sizeof fields[0]);
 struct backend {
   bool ready;
   int device;
+  int sms; /* the device's multiprocessors: the droplet grid's size */
   char name[256];
   slot s[TALUS_CUDA_SLOTS];
   int cur; /* the slot the calls act on */
@@ -391,13 +394,154 @@ talus_status launch(const talus_kctx *c, talus_rect region, talus_rect book) {
   return cuda_ok(cudaGetLastError(), "stage launch");
 }
 
+/* ---------------------------------------------------------------------
+ * Droplets (pt_trace) from a spawn list. The hash spawns one droplet in
+ * 2^density_log2 cells, so a thread per cell left 31 of a warp's 32 lanes
+ * idle while its one droplet walked its path (at 8192², 285 ms a batch,
+ * 12 % occupancy, 2 % of DRAM: ncu 2026-11-27). Instead: the spawn cells
+ * of the region are listed in row-major order (a warp per row, ballots,
+ * a scan of the rows' counts), then one wave of threads walks the list
+ * with a fixed stride (pt_trace_list says which thread takes which
+ * droplet). At 8192² the batch's 262 144 droplets took 44 ms instead of
+ * 286 (H200, 2026-11-27, the list read in order by blocks of consecutive
+ * droplets; the order now used is not yet timed). Droplets of a batch do not
+ * see each other (particles.h) and scatter by integer atomics, so which
+ * thread runs a droplet changes no height; the list's order and the fixed
+ * stride keep the ledger's block sums in the same order every run.
+ * ------------------------------------------------------------------- */
+
+/* Bit 1 when cell (x, y) spawns a droplet this step, else 0 (pt_spawn). */
+__device__ unsigned pt_spawns_at(const talus_tile &t, const talus_kctx &c, int x, int y) {
+  uint32_t o;
+  return (unsigned)pt_spawn(&t, &c, x, y, &o);
+}
+
+/* Pass 0: rows[r] = the spawn cells of region row r. Pass 1: writes row
+ * r's cells (their region-local index) from list[rows[r]] on, in x
+ * order. A warp per row (threadIdx.y), lanes over x. */
+template <int PASS>
+__global__ void pt_spawn_rows(talus_tile t, talus_kctx c, talus_rect region, unsigned *rows,
+                              unsigned *list) {
+  int r = (int)(blockIdx.x * BLOCK_Y + threadIdx.y), lane = (int)threadIdx.x;
+  if (r >= region.h) return; /* whole warps: region.h rows of BLOCK_X lanes */
+  unsigned n = PASS ? rows[r] : 0u;
+  for (int x0 = 0; x0 < region.w; x0 += BLOCK_X) {
+    int x = x0 + lane;
+    unsigned hit = x < region.w ? pt_spawns_at(t, c, region.x0 + x, region.y0 + r) : 0u;
+    unsigned ballot = __ballot_sync(0xffffffffu, hit);
+    if (PASS && hit)
+      list[n + (unsigned)__popc(ballot & ((1u << lane) - 1u))] = (unsigned)r * region.w + x;
+    n += (unsigned)__popc(ballot);
+  }
+  if (!PASS && lane == 0) rows[r] = n;
+}
+
+/* rows[0..n) counts → exclusive starts, rows[n] = the total; one block of
+ * 1024 threads, each over a contiguous run of rows. */
+__global__ void pt_spawn_scan(unsigned *rows, int n) {
+  __shared__ unsigned sums[1024];
+  int per = (n + 1023) / 1024, a = (int)threadIdx.x * per, b = min(a + per, n);
+  unsigned s = 0;
+  for (int i = a; i < b; i++)
+    s += rows[i];
+  sums[threadIdx.x] = s;
+  __syncthreads();
+  for (int o = 1; o < 1024; o <<= 1) { /* inclusive scan of the runs' sums */
+    unsigned v = threadIdx.x >= (unsigned)o ? sums[threadIdx.x - o] : 0u;
+    __syncthreads();
+    sums[threadIdx.x] += v;
+    __syncthreads();
+  }
+  unsigned run = threadIdx.x ? sums[threadIdx.x - 1] : 0u;
+  for (int i = a; i < b; i++) {
+    unsigned v = rows[i];
+    rows[i] = run;
+    run += v;
+  }
+  if (threadIdx.x == 1023) rows[n] = sums[1023];
+}
+
+/* The droplets of the list (list[0..*total)); flows booked by spawn
+ * cells inside book, summed per block as stage_kernel does. Droplet j
+ * goes to block j mod B, then to the block's warps, then to their lanes
+ * (B = gridDim.x, one wave of resident blocks): a batch of fewer droplets
+ * than warps runs one droplet per warp, as many warps apart as it can
+ * (a warp's lanes walk their paths in lock step, so 32 droplets in one
+ * warp take as long as the slowest, with their branches in turn), and a
+ * large batch fills every lane. */
+__global__ void __launch_bounds__(BLOCK_X *BLOCK_Y, 1)
+    pt_trace_list(talus_tile t, talus_kctx c, talus_rect region, talus_rect book,
+                  const unsigned *total, const unsigned *list, double *partial) {
+  unsigned stride = gridDim.x * BLOCK_X * BLOCK_Y;
+  unsigned j = blockIdx.x + gridDim.x * (threadIdx.y + BLOCK_Y * threadIdx.x);
+  double acc[TALUS_FLOW_COUNT], one[TALUS_FLOW_COUNT];
+#pragma unroll
+  for (int f = 0; f < TALUS_FLOW_COUNT; f++)
+    acc[f] = 0.0;
+  for (unsigned n = *total; j < n; j += stride) {
+    int x = region.x0 + (int)(list[j] % (unsigned)region.w);
+    int y = region.y0 + (int)(list[j] / (unsigned)region.w);
+#pragma unroll
+    for (int f = 0; f < TALUS_FLOW_COUNT; f++)
+      one[f] = 0.0;
+    k_pt_trace(&t, &c, x, y, one);
+    if (x >= book.x0 && x < book.x0 + book.w && y >= book.y0 && y < book.y0 + book.h)
+#pragma unroll
+      for (int f = 0; f < TALUS_FLOW_COUNT; f++)
+        acc[f] += one[f];
+  }
+  block_flows(acc, partial, (int)gridDim.x);
+}
+
+/* Queues pt_trace over the droplets spawned in region (pt_spawn_region of
+ * the stage's region): the list, then the droplets, then the ledger row's
+ * block sums. Owns q.spawns (grown to the region's rows + 1 + cells: every
+ * cell could spawn at density 2^0). */
+talus_status launch_pt_trace(const talus_kctx *c, talus_rect region, talus_rect book) {
+  slot &q = cur();
+  if (region.w <= 0 || region.h <= 0) return TALUS_OK;
+  size_t need = (size_t)region.h + 1 + (size_t)region.w * region.h;
+  if (need > 0xffffffffu)
+    return talus_fail(TALUS_ERR_DEVICE, "cuda", "droplet region of %d x %d cells: too large",
+                      region.w, region.h);
+  talus_status st = TALUS_OK;
+  if (need > q.spawns_cap) {
+    st = cuda_ok(cudaStreamSynchronize(q.stream), "droplet spawn list"); /* may be read */
+    cudaFree(q.spawns);
+    q.spawns = nullptr;
+    q.spawns_cap = 0;
+    if (!st) st = cuda_ok(cudaMalloc(&q.spawns, need * sizeof(unsigned)), "droplet spawn list");
+    if (st) return st;
+    q.spawns_cap = need;
+  }
+  unsigned *rows = q.spawns, *list = q.spawns + region.h + 1;
+  dim3 block(BLOCK_X, BLOCK_Y), rgrid((unsigned)((region.h + BLOCK_Y - 1) / BLOCK_Y));
+  pt_spawn_rows<0><<<rgrid, block, 0, q.stream>>>(q.d, *c, region, rows, list);
+  pt_spawn_scan<<<1, 1024, 0, q.stream>>>(rows, region.h);
+  pt_spawn_rows<1><<<rgrid, block, 0, q.stream>>>(q.d, *c, region, rows, list);
+  /* one wave: as many blocks as the multiprocessors hold at once */
+  int per_sm = 1;
+  st = cuda_ok(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pt_trace_list, BLOCK_X * BLOCK_Y, 0),
+      "droplet grid");
+  int nblocks = (per_sm > 0 ? per_sm : 1) * (G.sms > 0 ? G.sms : 1);
+  if (!st) st = ensure_partial(q, (size_t)nblocks);
+  if (st) return st;
+  pt_trace_list<<<nblocks, block, 0, q.stream>>>(q.d, *c, region, book, rows + region.h, list,
+                                                 q.partial);
+  double *row = q.rows + (size_t)q.nrows * TALUS_FLOW_COUNT;
+  flows_reduce<<<TALUS_FLOW_COUNT, 256, 0, q.stream>>>(q.partial, nblocks, row);
+  return cuda_ok(cudaGetLastError(), "droplet launch");
+}
+
 /* Queues stage `id`: its BODY with its CUDA_MINB, as its row of
- * stages.def says. */
+ * stages.def says (pt_trace from its spawn list). */
 talus_status launch_stage(const talus_kctx *c, talus_stage_id id, talus_rect region,
                           talus_rect book) {
   /* pt_trace runs the droplets of its region grown by their reach
-   * (pt_spawn_region), one thread per spawn cell. */
-  if (id == TALUS_STAGE_PT_TRACE) region = pt_spawn_region(&cur().d, &c->P, region);
+   * (pt_spawn_region), one thread per droplet. */
+  if (id == TALUS_STAGE_PT_TRACE)
+    return launch_pt_trace(c, pt_spawn_region(&cur().d, &c->P, region), book);
   switch (id) {
 #define TALUS_STAGE(ID, NAME, RADIUS, BODY, CPU_LOOP, CUDA_MINB)                                   \
   case TALUS_STAGE_##ID:                                                                           \
@@ -638,6 +782,7 @@ extern "C" talus_status talus_cuda_init(int local_rank, char *name, size_t len) 
       if (!st) st = slot_init(q);
     if (!st) st = cuda_ok(cudaEventCreateWithFlags(&G.fence, cudaEventDisableTiming), "event");
     if (st) return st;
+    G.sms = prop.multiProcessorCount;
     snprintf(G.name, sizeof G.name, "%s (device %d of %d, sm_%d%d)", prop.name, G.device, n,
              prop.major, prop.minor);
     G.ready = true;
@@ -917,6 +1062,9 @@ extern "C" void talus_cuda_release(void) {
     q.partial = nullptr;
     q.partial_blocks = 0;
     free_pack(q);
+    cudaFree(q.spawns);
+    q.spawns = nullptr;
+    q.spawns_cap = 0;
     q.queued = 0;
     q.nrows = 0;
   }
