@@ -41,8 +41,10 @@ static void erode_usage(void) {
       "                         as with the DEM presets: the spin-up + the --strength steps;\n"
       "                         a state continues with what is left of its spin-up)\n"
       "  --strength S           light, medium (default) or heavy: erosion.spinup + 1000, 2500\n"
-      "                         or 6000 steps when --steps is not given (the DEM presets'\n"
-      "                         suggested run is medium)\n"
+      "                         or 6000 droplet batches' steps when --steps is not given\n"
+      "                         (x particles.every: dem-heightfield's batches come every 2\n"
+      "                         steps, so medium is 1500 + 5000); the DEM presets' suggested\n"
+      "                         run is medium\n"
       "  --maps                 also write <out>_water, _sand, _sediment, _erosion, _columns,\n"
       "                         _water_surface .tif (with -of: OUTPUT's extension)\n"
       "  --state FILE           write the full layered state (continue with `talus erode FILE`)\n"
@@ -124,15 +126,21 @@ static int erode_strength_option(const char *v, erode_opts *o) {
 
 /* The step count when --steps is absent: with a spin-up (the DEM presets)
  * or --strength, what is left of erosion.spinup (none for a state past
- * it) + the strength's steps (medium by default); otherwise the 1000 the
- * parser set. */
+ * it) + the strength's steps (medium by default), times particles.every
+ * when droplets run, so a strength is the same number of droplet batches
+ * (the droplets do most of a DEM run's erosion; dem-heightfield runs them
+ * every 2 steps to give the rivers time to carry their load); otherwise
+ * the 1000 the parser set. */
 static void erode_default_steps(erode_opts *o, const talus_params *p) {
-  double spinup = 0.0;
+  double spinup = 0.0, droplets = 0.0, every = 1.0;
   talus_params_get(p, "erosion.spinup", &spinup);
   if (o->steps_given || (!o->strength && !(spinup > 0.0))) return;
+  talus_params_get(p, "particles.enable", &droplets);
+  if (droplets != 0.0) talus_params_get(p, "particles.every", &every);
   int s = o->strength ? o->strength : ERODE_STRENGTH_MEDIUM;
   int64_t left = (int64_t)spinup - o->input_step;
-  o->steps = (left > 0 ? left : 0) + strength_steps[s - ERODE_STRENGTH_LIGHT];
+  o->steps = (left > 0 ? left : 0) +
+             strength_steps[s - ERODE_STRENGTH_LIGHT] * (every >= 1.0 ? (int64_t)every : 1);
 }
 
 /* Moves d to the backend --device asks for (picked, and the GPU set up,

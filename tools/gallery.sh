@@ -75,9 +75,11 @@ DATA=${TALUS_TEST_DATA:-$SRC/../shared/data/dem}
 DEM=$DATA/bigtujunga_srtm30m_utm11.tif
 if [ -f "$DEM" ]; then
   gdal_translate -q -srcwin 300 50 360 360 "$DEM" "$W/dem.tif"
-  # Both DEM presets, each for its suggested run: 1500 steps of water
-  # spin-up, then 2500 of stream-power erosion (--strength medium).
-  render dem-bigtujunga "$W/dem.tif" dem-heightfield 4000
+  # Both DEM presets, each for its suggested run (--strength medium):
+  # 1500 steps of water spin-up, then 2500 droplet batches, one every 2
+  # steps (dem-heightfield), or 2500 steps of stream-power erosion
+  # (dem-default).
+  render dem-bigtujunga "$W/dem.tif" dem-heightfield 6500
   render dem-bigtujunga-layered "$W/dem.tif" dem-default 4000
   # Droplets alone (configs/particles.ini): 2000 batches, ~8 per cell.
   render dem-bigtujunga-particles "$W/dem.tif" particles 2000
