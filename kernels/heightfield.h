@@ -51,6 +51,11 @@
  *   outflow border (SEDIMENT_OUTFLOW). NoData cells follow the policy. The
  *   stream-power descent across an outflow face is the slope arriving
  *   from the opposite side (hf_outflow_descent): the terrain runs on.
+ * - Base level (heightfield.base_level): a bed never dissolves below the
+ *   lowest bed of its neighbours, so an outlet (whose virtual neighbour is
+ *   its own height) is fixed and a river cuts down towards it; no pit or
+ *   edge trench deepens (hf_water_tail lowers the capacity to what takes
+ *   exactly the drop).
  * - No dams (heightfield.no_dam): a deposit never lifts a cell's bed above
  *   the lowest water surface (terrain + water) of its 4 neighbours, read
  *   by hf_flux at the step's start (an outflow border's virtual neighbour:
@@ -408,16 +413,15 @@ TALUS_HD static inline float hf_stream_capacity(const talus_kparams *P, float dr
   return P->hf_capacity * depth * talus_stream_power(P, q, sine, P->hf_min_tilt);
 }
 
-/* Steepest descent [tangent] from the cell whose terrain is at B to the
- * lowest of its 4 neighbours at B + off[k] (0 where there is none: no
- * drop), 0 where every neighbour is higher: the slope of the stream-power
- * law. */
-TALUS_HD static inline float hf_descent(const float *B, float cell_size, const ptrdiff_t off[4]) {
+/* Drop [m] from the cell whose terrain is at B to the lowest of its 4
+ * neighbours at B + off[k] (0 where there is none: no drop), 0 where
+ * every neighbour is higher. */
+TALUS_HD static inline float hf_drop(const float *B, const ptrdiff_t off[4]) {
   float b = B[0], lo = b;
   TALUS_UNROLL4
   for (int k = 0; k < 4; k++)
     lo = B[off[k]] < lo ? B[off[k]] : lo;
-  return (b - lo) / cell_size;
+  return b - lo;
 }
 
 /* The steepest descent `lo` of a cell at an outflow border or NoData
@@ -441,10 +445,12 @@ TALUS_HD static inline float hf_outflow_descent(const talus_tile *t, const hf_nb
 
 /* Inflows fi[R,U,L,D] of a cell [m³/s] and its terrain gradient g[0..1]:
  * central differences, one-sided where a neighbour is no live cell; g[2]
- * the steepest descent (hf_descent). The slow path of hf_water; books
- * outflow across outflow borders. */
+ * the steepest descent [tangent] (hf_drop over l_c, across an open face
+ * with no live cell hf_outflow_descent's), g[3] the drop [m] (hf_drop: an
+ * open face with no live cell drops nothing, so an outlet has none). The
+ * slow path of hf_water; books outflow across outflow borders. */
 TALUS_HD static inline void hf_border_inflow(const talus_tile *t, const talus_kctx *c, int x, int y,
-                                             float fi[4], float g[3], double *flows) {
+                                             float fi[4], float g[4], double *flows) {
   size_t idx = talus_idx(t, x, y);
   hf_nb4 q = hf_neighbours(t, c, x, y);
   double kdt = (double)c->P.dt / ((double)c->P.cell_size * (double)c->P.cell_size);
@@ -462,8 +468,8 @@ TALUS_HD static inline void hf_border_inflow(const talus_tile *t, const talus_kc
   ptrdiff_t off[4];
   for (int k = 0; k < 4; k++)
     off[k] = (ptrdiff_t)q.n[k] - (ptrdiff_t)idx;
-  g[2] = hf_descent(t->B + idx, c->P.cell_size, off);
-  g[2] = hf_outflow_descent(t, &q, idx, c->P.cell_size, g[2]);
+  g[3] = hf_drop(t->B + idx, off);
+  g[2] = hf_outflow_descent(t, &q, idx, c->P.cell_size, g[3] / c->P.cell_size);
 }
 
 /* hf_water from the cell's outflows fo, inflows fi and terrain gradient g
@@ -472,10 +478,10 @@ TALUS_HD static inline void hf_border_inflow(const talus_tile *t, const talus_kc
 TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_tail(const talus_tile *t,
                                                                const talus_kparams *P, size_t idx,
                                                                double net, float dwx, float dwy,
-                                                               const float g[3]);
+                                                               const float g[4]);
 TALUS_HD static inline TALUS_FORCE_INLINE double
 hf_water_finish(const talus_tile *t, const talus_kparams *P, size_t idx, const float fo[4],
-                const float fi[4], const float g[3]) {
+                const float fi[4], const float g[4]) {
   /* Sums as fixed trees: short dependency chains, the same rounding everywhere. */
   double net = (((double)fi[0] + (double)fi[1]) + ((double)fi[2] + (double)fi[3])) -
                (((double)fo[0] + (double)fo[1]) + ((double)fo[2] + (double)fo[3]));
@@ -491,7 +497,7 @@ hf_water_finish(const talus_tile *t, const talus_kparams *P, size_t idx, const f
  * outflow takes this step) goes to hf_advect. */
 TALUS_HD static inline TALUS_FORCE_INLINE double
 hf_water_finish8(const talus_tile *t, const talus_kparams *P, size_t idx, const float fo[8],
-                 const float fi[8], const float g[3]) {
+                 const float fi[8], const float g[4]) {
   double net = ((((double)fi[0] + (double)fi[1]) + ((double)fi[2] + (double)fi[3])) +
                 (((double)fi[4] + (double)fi[5]) + ((double)fi[6] + (double)fi[7]))) -
                ((((double)fo[0] + (double)fo[1]) + ((double)fo[2] + (double)fo[3])) +
@@ -513,7 +519,7 @@ hf_water_finish8(const talus_tile *t, const talus_kparams *P, size_t idx, const 
 TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_tail(const talus_tile *t,
                                                                const talus_kparams *P, size_t idx,
                                                                double net, float dwx, float dwy,
-                                                               const float g[3]) {
+                                                               const float g[4]) {
   float l = P->cell_size;
   double kdt = (double)P->dt / ((double)l * (double)l);
   float d1 = t->w[idx];
@@ -529,7 +535,27 @@ TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_tail(const talus_tile 
   t->vy[idx] = v;
   float cap = hf_capacity(P, g[0], g[1], u, v, d1);
   float stream = hf_stream_capacity(P, g[2], dwx, dwy, dm);
-  t->hf_cap[idx] = P->erosion_law == TALUS_LAW_STREAM_POWER ? stream : cap;
+  cap = P->erosion_law == TALUS_LAW_STREAM_POWER ? stream : cap;
+  /* heightfield.base_level: a bed never dissolves below the lowest bed
+   * of its neighbours (g[3], the drop; an outlet's virtual neighbour is
+   * its own height, so it has none: a fixed base level). Without it the
+   * outlet took its slope from upstream (hf_outflow_descent), each cut
+   * steepened it, and a trench ran up the river: 5.5 km deep at the west
+   * edge of the whole Big Tujunga map (the bare command), 414 m at Fort
+   * Worth's east edge, 303 m at Zion's. hf_erode dissolves k·(C − s) a
+   * step (k = Δt·(1 − H)·K_s, its product in its order); a capacity C
+   * above s + drop / k would take more than the drop, so it is lowered to
+   * that, which takes exactly the drop and keeps the rate of any smaller
+   * excess. A capacity below the load s (a deposit) is never above it.
+   * Where k is 0 nothing dissolves. A river thus cuts only down towards
+   * its outlet: on an integer DEM's flat (cells on end of equal height)
+   * the last cell above a step cuts first, then the one above it. */
+  float H = hf_hardness(t, P, idx), soft = H < 1.0f ? 1.0f - H : 0.0f;
+  float k = P->dt * soft * P->hf_dissolve;
+  float reach = g[3] / (k > 0.0f ? k : 1.0f);
+  float most = t->r[idx] + (k > 0.0f ? reach : cap);
+  most = P->hf_base_level ? most : cap;
+  t->hf_cap[idx] = cap < most ? cap : most;
   return clamp;
 }
 
@@ -539,7 +565,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_tail(const talus_tile 
  * hf_water_finish for the caller to book. */
 TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_live(const talus_tile *t,
                                                                const talus_kparams *P, size_t idx) {
-  float fo[4], fi[4], g[3];
+  float fo[4], fi[4], g[4];
   ptrdiff_t n[4], p = t->pitch, plane = (ptrdiff_t)t->plane;
   const float *B = t->B + idx, *F = t->f + idx; /* as in hf_flux_live */
   for (int k = 0; k < 4; k++) {
@@ -550,27 +576,25 @@ TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_live(const talus_tile 
   float inv2l = 1.0f / (2.0f * P->cell_size); /* the slow path's 1/sx, bitwise */
   g[0] = (B[1] - B[-1]) * inv2l;
   g[1] = (B[p] - B[-p]) * inv2l;
-  g[2] = hf_descent(B, P->cell_size, n);
+  g[3] = hf_drop(B, n);
+  g[2] = g[3] / P->cell_size;
   return hf_water_finish(t, P, idx, fo, fi, g);
 }
 
-/* The steepest descent with the 8 pipes: the larger of hf_descent's (axes)
- * and the drop to the lowest diagonal neighbour (at B + off[k], 0 where
- * none) over √2·l_c (D8). */
-TALUS_HD static inline float hf_descent_diag(const float *B, float cell_size,
-                                             const ptrdiff_t off[4], float axis) {
-  float b = B[0], lo = b;
-  TALUS_UNROLL4
-  for (int k = 0; k < 4; k++)
-    lo = B[off[k]] < lo ? B[off[k]] : lo;
-  float diag = (b - lo) / (cell_size * 1.41421356f);
-  return diag > axis ? diag : axis;
+/* The steepest descent and the drop with the 8 pipes, from the axes'
+ * (g[2], g[3]) and the diagonals' drop `diag` (hf_drop over the diagonal
+ * neighbours): the larger descent, the drop to diagonals over √2·l_c
+ * (D8), and the larger drop. */
+TALUS_HD static inline void hf_descent_diag(float g[4], float diag, float cell_size) {
+  float slope = diag / (cell_size * 1.41421356f);
+  g[2] = slope > g[2] ? slope : g[2];
+  g[3] = diag > g[3] ? diag : g[3];
 }
 
 /* hf_water_live with the 8 pipes (every neighbour live). */
 TALUS_HD static inline TALUS_FORCE_INLINE double
 hf_water_live8(const talus_tile *t, const talus_kparams *P, size_t idx) {
-  float fo[8], fi[8], g[3];
+  float fo[8], fi[8], g[4];
   ptrdiff_t n[4], m[4], p = t->pitch, plane = (ptrdiff_t)t->plane;
   const float *B = t->B + idx, *F = t->f + idx, *FD = t->fd + idx;
   TALUS_UNROLL4
@@ -585,7 +609,9 @@ hf_water_live8(const talus_tile *t, const talus_kparams *P, size_t idx) {
   float inv2l = 1.0f / (2.0f * P->cell_size);
   g[0] = (B[1] - B[-1]) * inv2l;
   g[1] = (B[p] - B[-p]) * inv2l;
-  g[2] = hf_descent_diag(B, P->cell_size, m, hf_descent(B, P->cell_size, n));
+  g[3] = hf_drop(B, n);
+  g[2] = g[3] / P->cell_size;
+  hf_descent_diag(g, hf_drop(B, m), P->cell_size);
   return hf_water_finish8(t, P, idx, fo, fi, g);
 }
 
@@ -595,7 +621,7 @@ hf_water_live8(const talus_tile *t, const talus_kparams *P, size_t idx) {
 TALUS_HD static inline double hf_water8(const talus_tile *t, const talus_kctx *c, int x, int y,
                                         double *flows) {
   size_t idx = talus_idx(t, x, y);
-  float fo[8], fi[8], g[3];
+  float fo[8], fi[8], g[4];
   hf_border_inflow(t, c, x, y, fi, g, flows);
   hf_nb8 q = hf_neighbours8(t, c, x, y);
   double kdt = (double)c->P.dt / ((double)c->P.cell_size * (double)c->P.cell_size);
@@ -607,7 +633,7 @@ TALUS_HD static inline double hf_water8(const talus_tile *t, const talus_kctx *c
     if (q.open[k] > q.in[k]) flows[TALUS_FLOW_WATER_OUTFLOW] += kdt * (double)fo[k];
     m[k - 4] = (ptrdiff_t)q.n[k] - (ptrdiff_t)idx;
   }
-  g[2] = hf_descent_diag(t->B + idx, c->P.cell_size, m, g[2]);
+  hf_descent_diag(g, hf_drop(t->B + idx, m), c->P.cell_size);
   return hf_water_finish8(t, &c->P, idx, fo, fi, g);
 }
 
@@ -624,7 +650,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_water(const talus_tile *t, c
   } else if ((t->nb8[idx] & 15u) == 15u) {
     clamp = hf_water_live(t, &c->P, idx);
   } else {
-    float fo[4], fi[4], g[3];
+    float fo[4], fi[4], g[4];
     for (int k = 0; k < 4; k++)
       fo[k] = t->f[(size_t)k * t->plane + idx];
     hf_border_inflow(t, c, x, y, fi, g, flows);

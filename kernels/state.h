@@ -186,6 +186,7 @@ typedef struct talus_kparams {
   float hf_min_tilt;     /* floor of the slope factor of the capacity [sin] */
   float hf_river_width;  /* width a river's discharge is spread over [m]; 0 = the cell's */
   int hf_no_dam;         /* 1: a deposit never lifts a bed above its neighbours' water surface */
+  int hf_base_level;     /* 1: dissolving never takes a bed below its lowest neighbour's */
   int hf_diagonal;       /* 1: water pipes to the 4 diagonal neighbours too (8 pipes, t->fd) */
   float hf_min_hardness; /* R_min: softening stops here */
   float hf_softening;    /* K_h [1/m] */

@@ -20,7 +20,10 @@
  *     stands above both its valid neighbours along a row or a column (a
  *     pile no slope could hold: a grid artefact, not a landform), and the
  *     tallest one the run built: the least of a cell's tower and its rise
- *     (a cell left standing while the river cut beside it was not built).
+ *     (a cell left standing while the river cut beside it was not built);
+ *   - the most a cell on the map's edge was lowered: an outlet that took
+ *     its slope from upstream dug a trench that ran away (5.5 km deep at
+ *     the west edge of the whole Big Tujunga map; heightfield.base_level).
  * A fixture of the tests (static functions, no state); it owns nothing it
  * returns beyond the struct.
  */
@@ -55,6 +58,7 @@ typedef struct carve_metrics {
   double tower_before;    /* tallest one-cell tower of the input [m] */
   double tower_after;     /* ... and of the output [m] */
   double tower_built;     /* the most a raised cell stands as a tower: min(tower, dz) [m] */
+  double edge_lowered;    /* the most a valid cell on the map's edge was lowered [m] */
 } carve_metrics;
 
 /* A binary min-heap of cells keyed by height: the priority-flood queue. */
@@ -216,6 +220,9 @@ static inline carve_metrics carve_measure(const float *before, const float *afte
     if (acc[i] <= CARVE_HILL_CELLS) m.hills++, m.hill_erosion += ero, m.hill_net += dz;
     if (acc[i] >= CARVE_TRUNK_CELLS)
       m.trunks++, m.trunk_net += dz, m.trunk_buried += dz > CARVE_BURIED_M;
+    long x = i % nx, y = i / nx;
+    if ((x == 0 || y == 0 || x == nx - 1 || y == ny - 1) && -dz > m.edge_lowered)
+      m.edge_lowered = -dz;
   }
   m.relief = hi - lo;
   double inv = nv > 0 ? 1.0 / (double)nv : 0.0;
@@ -262,11 +269,11 @@ static inline void carve_print(FILE *to, const char *what, const carve_metrics *
           "%s: channels %ld erosion %.4g m net %+.4g m | hillslopes %ld erosion %.4g m net "
           "%+.4g m | ratio %.3g | r(erosion, log acc) %.3f | p99.9 |dz| %.4g m = %.2f%% of relief "
           "%.0f m | non-finite %ld | trunks %ld net %+.4g m, %.1f%% raised > %.0f m | tallest "
-          "one-cell tower %.3g m (input %.3g m), built %.3g m\n",
+          "one-cell tower %.3g m (input %.3g m), built %.3g m | edge lowered %.3g m\n",
           what, m->channels, m->channel_erosion, m->channel_net, m->hills, m->hill_erosion,
           m->hill_net, m->ratio, m->correlation, m->p999, 100.0 * m->p999 / m->relief, m->relief,
           m->nonfinite, m->trunks, m->trunk_net, 100.0 * m->trunk_buried, CARVE_BURIED_M,
-          m->tower_after, m->tower_before, m->tower_built);
+          m->tower_after, m->tower_before, m->tower_built, m->edge_lowered);
 }
 
 /* Where a run lays its load (dem-carving.md: deposition on valley floors

@@ -638,11 +638,68 @@ static void test_no_dam(void) {
   CHECK(lo_sheet > 1e30f, "no bound on unconfined water (%.6g)", (double)lo_sheet);
 }
 
+/* A valley of 30 m cells falling 5 % to the east edge, its sides rising
+ * 10 % to its axis (row ny / 2), whose outlet, the axis's last cell, is
+ * the map's lowest. */
+static float *valley_heights(int nx, int ny) {
+  float *h = malloc((size_t)nx * ny * sizeof *h);
+  for (int y = 0; y < ny; y++)
+    for (int x = 0; x < nx; x++)
+      h[(size_t)y * nx + x] = (float)(300.0 + 1.5 * (nx - 1 - x) + 3.0 * abs(y - ny / 2));
+  return h;
+}
+
+/* How much the outlet of valley_heights drops in `steps` steps of the
+ * pipes of dem-heightfield (no droplets, no spin-up, heavy rain, the
+ * outflow border all round) with heightfield.base_level `on`; *most the
+ * most any cell of the valley's axis dropped. */
+static double valley_outlet_drop(int on, int steps, double *most) {
+  const int nx = 40, ny = 15;
+  const char *sets[] = {"particles.enable=false", "erosion.spinup=0", "water.rain=0.01",
+                        on ? "heightfield.base_level=true" : "heightfield.base_level=false", NULL};
+  float *h = valley_heights(nx, ny), *after = malloc(sizeof(float) * nx * ny);
+  talus_params *p = fixture_params("dem-heightfield", sets);
+  talus_domain *d = NULL;
+  if (p && talus_domain_create(&d, nx, ny, 30.0, h, NULL, p))
+    fprintf(stderr, "domain: %s\n", talus_last_error());
+  talus_params_free(p);
+  double drop = NAN;
+  *most = 0.0;
+  if (d && !talus_domain_run(d, steps, NULL, NULL)) {
+    talus_domain_read(d, TALUS_FIELD_SURFACE, 0, after);
+    size_t axis = (size_t)(ny / 2) * nx;
+    drop = (double)h[axis + nx - 1] - (double)after[axis + nx - 1];
+    for (int x = 0; x < nx; x++) {
+      double low = (double)h[axis + x] - (double)after[axis + x];
+      *most = low > *most ? low : *most;
+    }
+  }
+  talus_domain_free(d);
+  free(h), free(after);
+  return drop;
+}
+
+/* An outlet at the map's edge is a fixed base level
+ * (heightfield.base_level): the valley's outlet does not drop at all. The
+ * rule off (the control), the outlet's descent is the slope arriving from
+ * upstream, each cut steepens it, and it runs away (on the whole Big
+ * Tujunga map a trench 5.5 km deep, the bare command's). */
+static void test_base_level(void) {
+  double most_on = 0.0, most_off = 0.0;
+  double on = valley_outlet_drop(1, 2000, &most_on), off = valley_outlet_drop(0, 2000, &most_off);
+  printf("base level: the valley's outlet dropped %.4g m (its axis at most %.4g m); without the "
+         "rule %.4g m (%.4g m)\n",
+         on, most_on, off, most_off);
+  CHECK(on <= 0.0, "with a fixed base level the outlet dropped %.6g m", on);
+  CHECK(off > 1.0, "without it the outlet dropped only %.6g m (the control)", off);
+}
+
 int main(void) {
   memcpy(full_run8, full_run, sizeof full_run);
   memcpy(walled_run8, walled_run, sizeof walled_run);
   full_run8[0] = walled_run8[0] = "heightfield.neighbours=8";
   test_no_dam();
+  test_base_level();
   test_river_width();
   test_corner_advection();
   test_deposit_bound();

@@ -226,6 +226,10 @@ static const param_decl table[] = {
     BOOL("heightfield.no_dam", hf_no_dam, 0,
          "a river's deposit never lifts its bed above the lowest water surface (terrain + water) "
          "of its 4 neighbours: no dam across its own course, the excess load travels on"),
+    BOOL("heightfield.base_level", hf_base_level, 0,
+         "dissolving never takes a cell's bed below the lowest bed of its neighbours, and an "
+         "outflow border or NoData sink is a fixed base level (its virtual neighbour is its own "
+         "height): rivers cut down towards their outlets, no pit or border trench deepens"),
     ENUM("heightfield.neighbours", hf_diagonal, "4|8", 2, 0,
          "water pipes to 4 neighbours (Mei et al.) or 8: diagonal pipes of length sqrt(2) x "
          "cell_size too, with their own fluxes, the sediment carried along all 8 (isotropic "
