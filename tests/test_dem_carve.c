@@ -279,6 +279,41 @@ static int test_bigtujunga_bare(const talus_dem *dem) {
   return 1;
 }
 
+/* The bare command on the whole Big Tujunga map (1197 x 643 cells of
+ * 30 m), the newcomer's first command on it: it carves (channels incise,
+ * ratio >= 5, no trunk buried, no tower built > CARVE_BUILT_M, p99.9 |dz|
+ * within 5 % of the relief) and no trench runs up from an edge. Its west
+ * edge, the trunk river's outlet onto the San Fernando Valley, was dug
+ * 5.5 km deep (1.5 km with a batch every step) before
+ * heightfield.base_level; the windows showed 40 m at most. Measured:
+ * channels -9.0 m net, ratio 7.53, r 0.37, p99.9 3.2 %, trunks -9.9 m,
+ * 0.0 % raised, built 5.6 m, edge 19.5 m. Not checked: the tallest
+ * one-cell tower, 106 m against the input's 28 m: a pillar left standing
+ * in the trunk gorge (column 582, row 358) as its neighbours were cut
+ * 100 m (issue 15, open). */
+static void test_bigtujunga_whole(const talus_dem *dem) {
+  const char *what = "bigtujunga 1197x643, bare command";
+  float *after = carve_run_with("dem-heightfield", NULL, bare_steps(), dem->height, dem->nodata,
+                                dem->nx, dem->ny, dem->cell_size, NULL);
+  CHECK(after != NULL, "%s: the run failed", what);
+  if (!after) return;
+  carve_metrics m = carve_measure(dem->height, after, dem->nodata, dem->nx, dem->ny);
+  carve_print(stdout, what, &m);
+  CHECK(m.channel_net < 0.0, "%s: net dz on channels %+.3g m", what, m.channel_net);
+  CHECK(m.channel_erosion >= 5.0 * m.hill_erosion, "%s: channels erode %.3g m, hillslopes %.3g m",
+        what, m.channel_erosion, m.hill_erosion);
+  CHECK(m.p999 <= 0.05 * m.relief, "%s: p99.9 |dz| %.3g m of relief %.0f m", what, m.p999,
+        m.relief);
+  CHECK(m.nonfinite == 0, "%s: %ld non-finite heights", what, m.nonfinite);
+  CHECK(m.tower_built <= CARVE_BUILT_M, "%s: the run built a one-cell tower %.3g m tall", what,
+        m.tower_built);
+  CHECK(m.edge_lowered <= CARVE_EDGE_SHARE * m.relief,
+        "%s: a cell on the map's edge lowered %.3g m (relief %.0f m)", what, m.edge_lowered,
+        m.relief);
+  check_trunks(what, &m, 0.02);
+  free(after);
+}
+
 /* A 128 x 128 window of Big Tujunga (columns 428.., rows 178..) carves
  * under every DEM preset. */
 static int test_bigtujunga(void) {
@@ -296,6 +331,7 @@ static int test_bigtujunga(void) {
   check_droplets("bigtujunga 128x128, particles", h, NULL, n, n, dem.cell_size);
   free(h);
   test_bigtujunga_bare(&dem);
+  test_bigtujunga_whole(&dem);
   talus_dem_free(&dem);
   return 1;
 }
