@@ -17,7 +17,8 @@
  *   slip   a = max(min(max((S - S' - T·d)/8, 0)·l_c/d + creep, (C' - B' - s' - w')·room), 0)
  *   K_w, K_r, K_a limiters in that order.
  * Borders: water outflow uses a virtual neighbour B' = own B, s' = w' = 0,
- * C' = ∞ (pipe -2); a reflecting border or NoData wall has no pipe (-1) and
+ * C' = ∞ (pipe -2; the stream-power tilt reads the column's own water
+ * surface there, pipes_direction); a reflecting border or NoData wall has no pipe (-1) and
  * its flux is set to 0 — the reference keeps the stale flux there, which
  * drains water through a wall. Slippage borders follow outflow_slippage.
  *
@@ -178,7 +179,13 @@ pipes_direction(const talus_tile *t, const talus_kctx *c, int x, int y, int k, i
     pipes_col v = {q.B, 0.0f, 0.0f, TALUS_TOP};
     t->pipe[dc] = -2;
     *f_out = pipes_flux(P, t->f[dc], q, v, 0);
-    *h_out = q.B;
+    /* the water surface's tilt (stream_power) sees no drop across an
+     * open face: read as the virtual neighbour's bare bed, the face
+     * dropped by the outlet's depth, which grew as the outlet sank, and
+     * the outlet scoured itself a pit (the whole Big Tujunga map, the
+     * trunk's outlet: 208 m; 34 m with this, kernels/heightfield.h's
+     * base_level has no layered counterpart yet) */
+    *h_out = energy ? q.B + q.s + q.w : q.B;
   } else {
     t->pipe[dc] = -1;
   }
