@@ -478,16 +478,16 @@ TALUS_HD static inline void hf_border_inflow(const talus_tile *t, const talus_kc
 TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_tail(const talus_tile *t,
                                                                const talus_kparams *P, size_t idx,
                                                                double net, float dwx, float dwy,
-                                                               const float g[4]);
+                                                               const float g[4], int base);
 TALUS_HD static inline TALUS_FORCE_INLINE double
 hf_water_finish(const talus_tile *t, const talus_kparams *P, size_t idx, const float fo[4],
-                const float fi[4], const float g[4]) {
+                const float fi[4], const float g[4], int base) {
   /* Sums as fixed trees: short dependency chains, the same rounding everywhere. */
   double net = (((double)fi[0] + (double)fi[1]) + ((double)fi[2] + (double)fi[3])) -
                (((double)fo[0] + (double)fo[1]) + ((double)fo[2] + (double)fo[3]));
   float dwx = 0.5f * (fi[TALUS_DIR_L] - fo[TALUS_DIR_L] + fo[TALUS_DIR_R] - fi[TALUS_DIR_R]);
   float dwy = 0.5f * (fi[TALUS_DIR_D] - fo[TALUS_DIR_D] + fo[TALUS_DIR_U] - fi[TALUS_DIR_U]);
-  return hf_water_tail(t, P, idx, net, dwx, dwy, g);
+  return hf_water_tail(t, P, idx, net, dwx, dwy, g, base);
 }
 
 /* hf_water_finish with the 8 pipes (talus_dir8 order): the through-flux
@@ -497,7 +497,7 @@ hf_water_finish(const talus_tile *t, const talus_kparams *P, size_t idx, const f
  * outflow takes this step) goes to hf_advect. */
 TALUS_HD static inline TALUS_FORCE_INLINE double
 hf_water_finish8(const talus_tile *t, const talus_kparams *P, size_t idx, const float fo[8],
-                 const float fi[8], const float g[4]) {
+                 const float fi[8], const float g[4], int base) {
   double net = ((((double)fi[0] + (double)fi[1]) + ((double)fi[2] + (double)fi[3])) +
                 (((double)fi[4] + (double)fi[5]) + ((double)fi[6] + (double)fi[7]))) -
                ((((double)fo[0] + (double)fo[1]) + ((double)fo[2] + (double)fo[3])) +
@@ -511,15 +511,17 @@ hf_water_finish8(const talus_tile *t, const talus_kparams *P, size_t idx, const 
   float l = P->cell_size, d1 = t->w[idx];
   float inv = P->dt / ((d1 > 0.0f ? d1 : 1.0f) * l * l);
   t->kr[idx] = d1 > 0.0f ? inv : 0.0f;
-  return hf_water_tail(t, P, idx, net, dwx, dwy, g);
+  return hf_water_tail(t, P, idx, net, dwx, dwy, g, base);
 }
 
 /* The rest of hf_water from the net inflow [m³/s] and the through-flux
- * (dwx, dwy): new water, velocity and capacity. */
+ * (dwx, dwy): new water, velocity and capacity; `base` is
+ * heightfield.base_level (a constant of the CPU's vector loops,
+ * CPU_LIVE_LANES, so a run without the rule does none of its work). */
 TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_tail(const talus_tile *t,
                                                                const talus_kparams *P, size_t idx,
                                                                double net, float dwx, float dwy,
-                                                               const float g[4]) {
+                                                               const float g[4], int base) {
   float l = P->cell_size;
   double kdt = (double)P->dt / ((double)l * (double)l);
   float d1 = t->w[idx];
@@ -554,7 +556,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_tail(const talus_tile 
   float k = P->dt * soft * P->hf_dissolve;
   float reach = g[3] / (k > 0.0f ? k : 1.0f);
   float most = t->r[idx] + (k > 0.0f ? reach : cap);
-  most = P->hf_base_level ? most : cap;
+  most = base ? most : cap;
   t->hf_cap[idx] = cap < most ? cap : most;
   return clamp;
 }
@@ -563,8 +565,8 @@ TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_tail(const talus_tile 
  * differences, no classification and no branches, so the CPU backend runs
  * whole rows of interior cells as one vector loop. Returns the clamp of
  * hf_water_finish for the caller to book. */
-TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_live(const talus_tile *t,
-                                                               const talus_kparams *P, size_t idx) {
+TALUS_HD static inline TALUS_FORCE_INLINE double
+hf_water_live(const talus_tile *t, const talus_kparams *P, size_t idx, int base) {
   float fo[4], fi[4], g[4];
   ptrdiff_t n[4], p = t->pitch, plane = (ptrdiff_t)t->plane;
   const float *B = t->B + idx, *F = t->f + idx; /* as in hf_flux_live */
@@ -578,7 +580,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_live(const talus_tile 
   g[1] = (B[p] - B[-p]) * inv2l;
   g[3] = hf_drop(B, n);
   g[2] = g[3] / P->cell_size;
-  return hf_water_finish(t, P, idx, fo, fi, g);
+  return hf_water_finish(t, P, idx, fo, fi, g, base);
 }
 
 /* The steepest descent and the drop with the 8 pipes, from the axes'
@@ -593,7 +595,7 @@ TALUS_HD static inline void hf_descent_diag(float g[4], float diag, float cell_s
 
 /* hf_water_live with the 8 pipes (every neighbour live). */
 TALUS_HD static inline TALUS_FORCE_INLINE double
-hf_water_live8(const talus_tile *t, const talus_kparams *P, size_t idx) {
+hf_water_live8(const talus_tile *t, const talus_kparams *P, size_t idx, int base) {
   float fo[8], fi[8], g[4];
   ptrdiff_t n[4], m[4], p = t->pitch, plane = (ptrdiff_t)t->plane;
   const float *B = t->B + idx, *F = t->f + idx, *FD = t->fd + idx;
@@ -612,7 +614,7 @@ hf_water_live8(const talus_tile *t, const talus_kparams *P, size_t idx) {
   g[3] = hf_drop(B, n);
   g[2] = g[3] / P->cell_size;
   hf_descent_diag(g, hf_drop(B, m), P->cell_size);
-  return hf_water_finish8(t, P, idx, fo, fi, g);
+  return hf_water_finish8(t, P, idx, fo, fi, g, base);
 }
 
 /* hf_water with the 8 pipes on a cell not fully live: hf_border_inflow's
@@ -634,7 +636,7 @@ TALUS_HD static inline double hf_water8(const talus_tile *t, const talus_kctx *c
     m[k - 4] = (ptrdiff_t)q.n[k] - (ptrdiff_t)idx;
   }
   hf_descent_diag(g, hf_drop(t->B + idx, m), c->P.cell_size);
-  return hf_water_finish8(t, &c->P, idx, fo, fi, g);
+  return hf_water_finish8(t, &c->P, idx, fo, fi, g, c->P.hf_base_level);
 }
 
 /* Stage hf_water (eqs. 5–8): new water height from the net flux, velocity
@@ -646,15 +648,16 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_water(const talus_tile *t, c
   if (talus_cell_masked(t, idx)) return;
   double clamp;
   if (c->P.hf_diagonal) {
-    clamp = t->nb8[idx] == 0xFFu ? hf_water_live8(t, &c->P, idx) : hf_water8(t, c, x, y, flows);
+    clamp = t->nb8[idx] == 0xFFu ? hf_water_live8(t, &c->P, idx, c->P.hf_base_level)
+                                 : hf_water8(t, c, x, y, flows);
   } else if ((t->nb8[idx] & 15u) == 15u) {
-    clamp = hf_water_live(t, &c->P, idx);
+    clamp = hf_water_live(t, &c->P, idx, c->P.hf_base_level);
   } else {
     float fo[4], fi[4], g[4];
     for (int k = 0; k < 4; k++)
       fo[k] = t->f[(size_t)k * t->plane + idx];
     hf_border_inflow(t, c, x, y, fi, g, flows);
-    clamp = hf_water_finish(t, &c->P, idx, fo, fi, g);
+    clamp = hf_water_finish(t, &c->P, idx, fo, fi, g, c->P.hf_base_level);
   }
   if (clamp < 0.0) flows[TALUS_FLOW_WATER_OVERFILL] += clamp; /* water added by the clamp */
 }

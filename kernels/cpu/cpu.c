@@ -134,29 +134,33 @@ static void cpu_live_run(const talus_tile *t, const talus_kctx *c, int y, int x0
 }
 
 /* hf_flux and hf_water on a cell of a live run (cpu_live_run: all 8
- * neighbours live); each returns the height its stage books. */
+ * neighbours live); each returns the height its stage books. `base` is
+ * heightfield.base_level as a constant of the vector loop
+ * (CPU_STAGE_LOOP_LIVE; hf_flux has no use for it). */
 static inline TALUS_FORCE_INLINE double cpu_hf_flux_live(const talus_tile *t, const talus_kctx *c,
-                                                         int x, int y) {
+                                                         int x, int y, int base) {
+  (void)base;
   size_t idx = talus_idx(t, x, y);
   t->nb8[idx] = 0xFFu;
   hf_flux_live(t, &c->P, idx);
   return 0.0;
 }
 static inline TALUS_FORCE_INLINE double cpu_hf_water_live(const talus_tile *t, const talus_kctx *c,
-                                                          int x, int y) {
-  return hf_water_live(t, &c->P, talus_idx(t, x, y));
+                                                          int x, int y, int base) {
+  return hf_water_live(t, &c->P, talus_idx(t, x, y), base);
 }
 /* The same with the 8 pipes (heightfield.neighbours = 8). */
 static inline TALUS_FORCE_INLINE double cpu_hf_flux_live8(const talus_tile *t, const talus_kctx *c,
-                                                          int x, int y) {
+                                                          int x, int y, int base) {
+  (void)base;
   size_t idx = talus_idx(t, x, y);
   t->nb8[idx] = 0xFFu;
   hf_flux_live8(t, &c->P, idx);
   return 0.0;
 }
 static inline TALUS_FORCE_INLINE double cpu_hf_water_live8(const talus_tile *t, const talus_kctx *c,
-                                                           int x, int y) {
-  return hf_water_live8(t, &c->P, talus_idx(t, x, y));
+                                                           int x, int y, int base) {
+  return hf_water_live8(t, &c->P, talus_idx(t, x, y), base);
 }
 
 /* Adds the non-zero lanes [k0, k1) of lane to *acc in order. A row whose
@@ -180,6 +184,12 @@ static inline void cpu_lane_book_nonzero(double *acc, const double *lane, int k0
  * adds them (zeros, which the body would not add, are skipped). Vector
  * lanes compute what the scalar body computes (no contraction, no
  * reassociation), so results do not change. */
+/* The vector loop of a live run over `fn`, heightfield.base_level as the
+ * constant `base` (a select on the flag inside the loop cost hf_water
+ * 25-35 % with the rule off; a branch kept it from vectorising). */
+#define CPU_LIVE_LANES(fn, base)                                                                   \
+  _Pragma("omp simd") for (int xv = xa; xv < xb; xv++) lane[xv - xa] = fn(t, c, xv, y, base)
+
 #define CPU_STAGE_LOOP_LIVE(body, live, live8, flow)                                               \
   _Pragma("omp parallel") {                                                                        \
     CPU_FTZ_ENTER                                                                                  \
@@ -192,10 +202,14 @@ static inline void cpu_lane_book_nonzero(double *acc, const double *lane, int k0
       if (lane) cpu_live_run(t, c, y, x, x1, &xa, &xb);                                            \
       for (; x < xa; x++)                                                                          \
         body(t, c, x, y, (x >= b0 && x < b1) ? acc : junk);                                        \
-      if (c->P.hf_diagonal) { /* heightfield.neighbours = 8: its own vector loop */                \
-        _Pragma("omp simd") for (int xv = xa; xv < xb; xv++) lane[xv - xa] = live8(t, c, xv, y);   \
+      if (c->P.hf_diagonal && c->P.hf_base_level) { /* heightfield.neighbours = 8 */               \
+        CPU_LIVE_LANES(live8, 1);                                                                  \
+      } else if (c->P.hf_diagonal) {                                                               \
+        CPU_LIVE_LANES(live8, 0);                                                                  \
+      } else if (c->P.hf_base_level) {                                                             \
+        CPU_LIVE_LANES(live, 1);                                                                   \
       } else {                                                                                     \
-        _Pragma("omp simd") for (int xv = xa; xv < xb; xv++) lane[xv - xa] = live(t, c, xv, y);    \
+        CPU_LIVE_LANES(live, 0);                                                                   \
       }                                                                                            \
       cpu_lane_book_nonzero(&acc[flow], lane, (b0 > xa ? b0 : xa) - xa, (b1 < xb ? b1 : xb) - xa); \
       x = xb;                                                                                      \
