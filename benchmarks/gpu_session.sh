@@ -20,6 +20,7 @@ export LD_LIBRARY_PATH="$G/lib:$LD_LIBRARY_PATH" PATH="$G/path:$PATH"
 export TALUS_SOURCE_DIR=$PWD TALUS_BIN=$G/talus OMP_WAIT_POLICY=passive
 B="timeout 120 $G/benchmarks/talus_bench --configs configs --device cuda --threads 16 --stream-mib 64 --repeat 1"
 J=$OUT/json
+N="timeout 120 ncu --clock-control none --section SpeedOfLight --section LaunchStats --section Occupancy --csv"
 log() { echo "== $(date -u +%T) $*"; }
 # secs REPORT: the run's erosion seconds from a --report JSON
 secs() { grep -o '"seconds": [0-9.e+-]*' "$1" | head -1 | cut -d' ' -f2; }
@@ -57,8 +58,7 @@ for what in "$@"; do
         $B $P --workloads particles_layered -o "$J/particles_layered_8192.json"
         grep -hE '"(workload|ms_per_step|droplets_per_s|moves_per_s)"' "$J"/particles*_8192.json ;;
   ncupt) # the droplet kernel at 8192²
-        log ncupt; timeout 120 ncu --clock-control none --section SpeedOfLight --section LaunchStats \
-          --section Occupancy --csv --kernel-name-base demangled -k regex:k_pt_ --launch-skip 2 --launch-count 3 \
+        log ncupt; $N --kernel-name-base demangled -k regex:pt_trace --launch-skip 2 --launch-count 3 \
           $B --size 8192 --steps 2 --warmup 0 --workloads particles > "$OUT/ncu_particles_8192.csv" 2>> "$OUT/ncu.err"
         echo "ncu rc=$?"; wc -l "$OUT"/ncu_particles_8192.csv ;;
   ranks) # 2 ranks sharing the GPU against one process, 2048² rivers-rain, 4 tiles
@@ -73,12 +73,12 @@ for what in "$@"; do
         cmp /tmp/one.tif /tmp/p1.tif && cmp /tmp/p1.tif /tmp/p2.tif && echo "ranks: outputs equal"
         echo "erosion s: one piece $(secs "$J/ranks_piece.json"), 1 process tiled $(secs "$J/ranks_1.json"), 2 ranks $(secs "$J/ranks_2.json")" ;;
   ncu)  # one step's kernels of each model, and the droplet kernels
-        log ncu; N="timeout 120 ncu --clock-control none --section SpeedOfLight --section LaunchStats --section Occupancy --csv"
+        log ncu
         $N -k regex:stage_kernel --launch-skip 12 --launch-count 14 $B --size 2048 --steps 3 \
           --warmup 0 --workloads rivers_rain > "$OUT/ncu_rivers_rain.csv" 2>> "$OUT/ncu.err"
         $N -k regex:stage_kernel --launch-skip 10 --launch-count 8 $B --size 4096 --steps 3 \
           --warmup 0 --workloads heightfield > "$OUT/ncu_heightfield.csv" 2>> "$OUT/ncu.err"
-        $N --kernel-name-base demangled -k regex:k_pt_ --launch-skip 6 --launch-count 6 $B --size 2048 --steps 3 --warmup 0 \
+        $N --kernel-name-base demangled -k regex:pt_ --launch-skip 6 --launch-count 6 $B --size 2048 --steps 3 --warmup 0 \
           --workloads particles > "$OUT/ncu_particles.csv" 2>> "$OUT/ncu.err"
         echo "ncu rc=$?"; wc -l "$OUT"/ncu_*.csv ;;
   gallery) # tools/gallery.sh's scenes on the GPU (the DEM ones need the data: skipped)

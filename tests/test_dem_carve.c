@@ -85,6 +85,12 @@ static float *carve_run(const char *preset, const float *h, const uint8_t *mask,
  * west edge 5.5 km; the layered dem-default on the generated valley
  * 7.5 m, 1.1 %). */
 #define CARVE_EDGE_SHARE 0.02
+static void check_edge(const char *what, const carve_metrics *m) {
+  CHECK(m->edge_lowered <= CARVE_EDGE_SHARE * m->relief,
+        "%s: a cell on the map's edge lowered %.3g m (relief %.0f m)", what, m->edge_lowered,
+        m->relief);
+}
+
 static void check_figures(const char *what, const carve_metrics *m, double ratio, double share,
                           int incise) {
   carve_print(stdout, what, m);
@@ -102,9 +108,7 @@ static void check_figures(const char *what, const carve_metrics *m, double ratio
         m->tower_before);
   CHECK(m->tower_built <= CARVE_BUILT_M, "%s: the run built a one-cell tower %.3g m tall", what,
         m->tower_built);
-  CHECK(m->edge_lowered <= CARVE_EDGE_SHARE * m->relief,
-        "%s: a cell on the map's edge lowered %.3g m (relief %.0f m)", what, m->edge_lowered,
-        m->relief);
+  check_edge(what, m);
 }
 
 /* No droplet run runs away: no cell is raised or lowered by more than
@@ -279,6 +283,32 @@ static int test_bigtujunga_bare(const talus_dem *dem) {
   return 1;
 }
 
+/* The bare command's run on the whole of `dem` (a newcomer's first
+ * command on it) and the checks a whole map's run shares: the channels
+ * incise at least `ratio` times the hillslopes' erosion, p99.9 |dz| within
+ * 5 % of the relief, no NaN, no trench from an edge (check_edge), at most
+ * `trunks` of the trunk cells raised > 5 m. Returns 1 with the figures in
+ * *m when the run ran. */
+static int check_bare_map(const char *what, const talus_dem *dem, double ratio, double trunks,
+                          carve_metrics *m) {
+  float *after = carve_run_with("dem-heightfield", NULL, bare_steps(), dem->height, dem->nodata,
+                                dem->nx, dem->ny, dem->cell_size, NULL);
+  CHECK(after != NULL, "%s: the run failed", what);
+  if (!after) return 0;
+  *m = carve_measure(dem->height, after, dem->nodata, dem->nx, dem->ny);
+  carve_print(stdout, what, m);
+  CHECK(m->channel_net < 0.0, "%s: net dz on channels %+.3g m", what, m->channel_net);
+  CHECK(m->channel_erosion >= ratio * m->hill_erosion,
+        "%s: channels erode %.3g m, hillslopes %.3g m", what, m->channel_erosion, m->hill_erosion);
+  CHECK(m->p999 <= 0.05 * m->relief, "%s: p99.9 |dz| %.3g m of relief %.0f m", what, m->p999,
+        m->relief);
+  CHECK(m->nonfinite == 0, "%s: %ld non-finite heights", what, m->nonfinite);
+  check_edge(what, m);
+  check_trunks(what, m, trunks);
+  free(after);
+  return 1;
+}
+
 /* The bare command on the whole Big Tujunga map (1197 x 643 cells of
  * 30 m), the newcomer's first command on it: it carves (channels incise,
  * ratio >= 5, no trunk buried, no tower built > CARVE_BUILT_M, p99.9 |dz|
@@ -293,25 +323,10 @@ static int test_bigtujunga_bare(const talus_dem *dem) {
  * 100 m (issue 15, open). */
 static void test_bigtujunga_whole(const talus_dem *dem) {
   const char *what = "bigtujunga 1197x643, bare command";
-  float *after = carve_run_with("dem-heightfield", NULL, bare_steps(), dem->height, dem->nodata,
-                                dem->nx, dem->ny, dem->cell_size, NULL);
-  CHECK(after != NULL, "%s: the run failed", what);
-  if (!after) return;
-  carve_metrics m = carve_measure(dem->height, after, dem->nodata, dem->nx, dem->ny);
-  carve_print(stdout, what, &m);
-  CHECK(m.channel_net < 0.0, "%s: net dz on channels %+.3g m", what, m.channel_net);
-  CHECK(m.channel_erosion >= 5.0 * m.hill_erosion, "%s: channels erode %.3g m, hillslopes %.3g m",
-        what, m.channel_erosion, m.hill_erosion);
-  CHECK(m.p999 <= 0.05 * m.relief, "%s: p99.9 |dz| %.3g m of relief %.0f m", what, m.p999,
-        m.relief);
-  CHECK(m.nonfinite == 0, "%s: %ld non-finite heights", what, m.nonfinite);
-  CHECK(m.tower_built <= CARVE_BUILT_M, "%s: the run built a one-cell tower %.3g m tall", what,
-        m.tower_built);
-  CHECK(m.edge_lowered <= CARVE_EDGE_SHARE * m.relief,
-        "%s: a cell on the map's edge lowered %.3g m (relief %.0f m)", what, m.edge_lowered,
-        m.relief);
-  check_trunks(what, &m, 0.02);
-  free(after);
+  carve_metrics m;
+  if (check_bare_map(what, dem, 5.0, 0.02, &m))
+    CHECK(m.tower_built <= CARVE_BUILT_M, "%s: the run built a one-cell tower %.3g m tall", what,
+          m.tower_built);
 }
 
 /* A 128 x 128 window of Big Tujunga (columns 428.., rows 178..) carves
@@ -359,26 +374,8 @@ static int test_bigtujunga(void) {
 static int test_zion_bare(void) {
   talus_dem dem;
   if (!test_dem_open("zion_srtm3s.tif", &dem)) return 0;
-  int nx = dem.nx, ny = dem.ny;
-  float *after = carve_run_with("dem-heightfield", NULL, bare_steps(), dem.height, dem.nodata, nx,
-                                ny, dem.cell_size, NULL);
-  const char *what = "zion 465x457, bare command";
-  CHECK(after != NULL, "%s: the run failed", what);
-  if (after) {
-    carve_metrics m = carve_measure(dem.height, after, dem.nodata, nx, ny);
-    carve_print(stdout, what, &m);
-    CHECK(m.channel_net < 0.0, "%s: net dz on channels %+.3g m", what, m.channel_net);
-    CHECK(m.channel_erosion >= ZION_RATIO * m.hill_erosion,
-          "%s: channels erode %.3g m, hillslopes %.3g m", what, m.channel_erosion, m.hill_erosion);
-    CHECK(m.edge_lowered <= CARVE_EDGE_SHARE * m.relief,
-          "%s: a cell on the map's edge lowered %.3g m (relief %.0f m)", what, m.edge_lowered,
-          m.relief);
-    CHECK(m.p999 <= 0.05 * m.relief, "%s: p99.9 |dz| %.3g m of relief %.0f m", what, m.p999,
-          m.relief);
-    CHECK(m.nonfinite == 0, "%s: %ld non-finite heights", what, m.nonfinite);
-    check_trunks(what, &m, ZION_BURIED);
-  }
-  free(after);
+  carve_metrics m;
+  check_bare_map("zion 465x457, bare command", &dem, ZION_RATIO, ZION_BURIED, &m);
   talus_dem_free(&dem);
   return 1;
 }

@@ -19,10 +19,11 @@
 #include <math.h>
 #include <omp.h>
 
-/* A heightfield domain of nx × ny cells of `cell` metres over heights h. */
-static talus_domain *make_domain(int nx, int ny, double cell, const float *h,
-                                 const char *const *sets) {
-  talus_params *p = fixture_params(NULL, sets);
+/* A heightfield domain of nx × ny cells of `cell` metres over heights h,
+ * with `preset` (NULL: the defaults) and sets over it. */
+static talus_domain *make_preset_domain(const char *preset, int nx, int ny, double cell,
+                                        const float *h, const char *const *sets) {
+  talus_params *p = fixture_params(preset, sets);
   talus_domain *d = NULL;
   if (p && talus_params_set(p, "simulation.model", "heightfield"))
     fprintf(stderr, "model: %s\n", talus_last_error());
@@ -30,6 +31,12 @@ static talus_domain *make_domain(int nx, int ny, double cell, const float *h,
     fprintf(stderr, "domain: %s\n", talus_last_error());
   talus_params_free(p);
   return d;
+}
+
+/* make_preset_domain with the defaults. */
+static talus_domain *make_domain(int nx, int ny, double cell, const float *h,
+                                 const char *const *sets) {
+  return make_preset_domain(NULL, nx, ny, cell, h, sets);
 }
 
 /* Small hash noise in [-amp, amp] for cell (x, y). */
@@ -659,11 +666,7 @@ static double valley_outlet_drop(int on, int steps, double *most) {
   const char *sets[] = {"particles.enable=false", "erosion.spinup=0", "water.rain=0.01",
                         on ? "heightfield.base_level=true" : "heightfield.base_level=false", NULL};
   float *h = valley_heights(nx, ny), *after = malloc(sizeof(float) * nx * ny);
-  talus_params *p = fixture_params("dem-heightfield", sets);
-  talus_domain *d = NULL;
-  if (p && talus_domain_create(&d, nx, ny, 30.0, h, NULL, p))
-    fprintf(stderr, "domain: %s\n", talus_last_error());
-  talus_params_free(p);
+  talus_domain *d = make_preset_domain("dem-heightfield", nx, ny, 30.0, h, sets);
   double drop = NAN;
   *most = 0.0;
   if (d && !talus_domain_run(d, steps, NULL, NULL)) {

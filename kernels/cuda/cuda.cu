@@ -123,7 +123,7 @@ constexpr int PINNED_MAX = 2 * (int)(sizeof fields / sizeof fields[0]);
 struct backend {
   bool ready;
   int device;
-  int sms; /* the device's multiprocessors: the droplet grid's size */
+  int pt_blocks; /* pt_trace_list's grid: one wave of resident blocks (set at init) */
   char name[256];
   slot s[TALUS_CUDA_SLOTS];
   int cur; /* the slot the calls act on */
@@ -245,18 +245,28 @@ talus_status ensure_scratch(slot &q, talus_stage_id id) {
   return TALUS_OK;
 }
 
-talus_status ensure_partial(slot &q, size_t blocks) {
-  if (blocks <= q.partial_blocks) return TALUS_OK;
+/* Frees a buffer of q that grow_buffer sized (*cap units). */
+template <typename T> void free_buffer(T *&p, size_t &cap) {
+  cudaFree(p);
+  p = nullptr;
+  cap = 0;
+}
+
+/* Grows q's device buffer p to hold n units of `unit` elements (cap: the
+ * units it holds); nothing when it holds them. */
+template <typename T>
+talus_status grow_buffer(slot &q, T *&p, size_t &cap, size_t n, size_t unit, const char *what) {
+  if (n <= cap) return TALUS_OK;
   /* The old buffer may still be read by queued work of this slot. */
-  talus_status st = cuda_ok(cudaStreamSynchronize(q.stream), "ledger block sums");
-  cudaFree(q.partial);
-  q.partial = nullptr;
-  q.partial_blocks = 0;
-  if (!st)
-    st = cuda_ok(cudaMalloc(&q.partial, blocks * TALUS_FLOW_COUNT * sizeof(double)),
-                 "ledger block sums");
-  if (!st) q.partial_blocks = blocks;
+  talus_status st = cuda_ok(cudaStreamSynchronize(q.stream), what);
+  free_buffer(p, cap);
+  if (!st) st = cuda_ok(cudaMalloc(&p, n * unit * sizeof(T)), what);
+  if (!st) cap = n;
   return st;
+}
+
+talus_status ensure_partial(slot &q, size_t blocks) {
+  return grow_buffer(q, q.partial, q.partial_blocks, blocks, TALUS_FLOW_COUNT, "ledger block sums");
 }
 
 /* Sums the block's booked flows: each warp by a fixed shuffle tree, then
@@ -504,33 +514,18 @@ talus_status launch_pt_trace(const talus_kctx *c, talus_rect region, talus_rect 
   if (need > 0xffffffffu)
     return talus_fail(TALUS_ERR_DEVICE, "cuda", "droplet region of %d x %d cells: too large",
                       region.w, region.h);
-  talus_status st = TALUS_OK;
-  if (need > q.spawns_cap) {
-    st = cuda_ok(cudaStreamSynchronize(q.stream), "droplet spawn list"); /* may be read */
-    cudaFree(q.spawns);
-    q.spawns = nullptr;
-    q.spawns_cap = 0;
-    if (!st) st = cuda_ok(cudaMalloc(&q.spawns, need * sizeof(unsigned)), "droplet spawn list");
-    if (st) return st;
-    q.spawns_cap = need;
-  }
+  talus_status st = grow_buffer(q, q.spawns, q.spawns_cap, need, 1, "droplet spawn list");
+  if (!st) st = ensure_partial(q, (size_t)G.pt_blocks);
+  if (st) return st;
   unsigned *rows = q.spawns, *list = q.spawns + region.h + 1;
   dim3 block(BLOCK_X, BLOCK_Y), rgrid((unsigned)((region.h + BLOCK_Y - 1) / BLOCK_Y));
   pt_spawn_rows<0><<<rgrid, block, 0, q.stream>>>(q.d, *c, region, rows, list);
   pt_spawn_scan<<<1, 1024, 0, q.stream>>>(rows, region.h);
   pt_spawn_rows<1><<<rgrid, block, 0, q.stream>>>(q.d, *c, region, rows, list);
-  /* one wave: as many blocks as the multiprocessors hold at once */
-  int per_sm = 1;
-  st = cuda_ok(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pt_trace_list, BLOCK_X * BLOCK_Y, 0),
-      "droplet grid");
-  int nblocks = (per_sm > 0 ? per_sm : 1) * (G.sms > 0 ? G.sms : 1);
-  if (!st) st = ensure_partial(q, (size_t)nblocks);
-  if (st) return st;
-  pt_trace_list<<<nblocks, block, 0, q.stream>>>(q.d, *c, region, book, rows + region.h, list,
-                                                 q.partial);
+  pt_trace_list<<<G.pt_blocks, block, 0, q.stream>>>(q.d, *c, region, book, rows + region.h, list,
+                                                     q.partial);
   double *row = q.rows + (size_t)q.nrows * TALUS_FLOW_COUNT;
-  flows_reduce<<<TALUS_FLOW_COUNT, 256, 0, q.stream>>>(q.partial, nblocks, row);
+  flows_reduce<<<TALUS_FLOW_COUNT, 256, 0, q.stream>>>(q.partial, G.pt_blocks, row);
   return cuda_ok(cudaGetLastError(), "droplet launch");
 }
 
@@ -782,7 +777,12 @@ extern "C" talus_status talus_cuda_init(int local_rank, char *name, size_t len) 
       if (!st) st = slot_init(q);
     if (!st) st = cuda_ok(cudaEventCreateWithFlags(&G.fence, cudaEventDisableTiming), "event");
     if (st) return st;
-    G.sms = prop.multiProcessorCount;
+    int per_sm = 1; /* pt_trace_list's blocks a multiprocessor holds at once */
+    st = cuda_ok(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pt_trace_list, BLOCK_X * BLOCK_Y, 0),
+        "droplet grid");
+    if (st) return st;
+    G.pt_blocks = (per_sm > 0 ? per_sm : 1) * prop.multiProcessorCount;
     snprintf(G.name, sizeof G.name, "%s (device %d of %d, sm_%d%d)", prop.name, G.device, n,
              prop.major, prop.minor);
     G.ready = true;
@@ -1058,13 +1058,9 @@ extern "C" void talus_cuda_release(void) {
   for (slot &q : G.s) {
     cudaStreamSynchronize(q.stream);
     free_arrays(q);
-    cudaFree(q.partial);
-    q.partial = nullptr;
-    q.partial_blocks = 0;
+    free_buffer(q.partial, q.partial_blocks);
     free_pack(q);
-    cudaFree(q.spawns);
-    q.spawns = nullptr;
-    q.spawns_cap = 0;
+    free_buffer(q.spawns, q.spawns_cap);
     q.queued = 0;
     q.nrows = 0;
   }
