@@ -72,6 +72,7 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->thermal_talus_deg = 30.0f;
   p->thermal_rate = 0.1f;
   p->thermal_creep = 0.0f;
+  p->thermal_crests = 0;
   p->hardness = 0.5f;
   p->hf_hydraulic = 1;
   p->hf_water_swell = 1;

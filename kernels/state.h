@@ -172,6 +172,7 @@ typedef struct talus_kparams {
   float thermal_talus_deg; /* talus angle α [deg]: steeper material moves */
   float thermal_rate;      /* K_t [1/s] */
   float thermal_creep;     /* heightfield: linear creep (hillslope diffusion) [m²/s] */
+  int thermal_crests;      /* 1: the talus rule moves material off one-cell crests only */
   float hardness;          /* default hardness H in [0,1] of cells without a raster */
   /* heightfield model (kernels/heightfield.h; Mei et al. with Jákó's extensions) */
   int hf_hydraulic;      /* 0: no water stages (thermal only) */

@@ -54,6 +54,12 @@
  * (a wave of λ cells decays at D·(2π/λl_c)²). The layered model's loose
  * material creeps by sand.creep (pipes.h).
  *
+ * thermal.crests_only keeps only the pipes whose opposite pipe carries an
+ * excess too (thermal_crests_only): a one-cell fin, spur or pillar sheds
+ * to the talus angle, a cliff or slope with higher ground behind it does
+ * not move, so a steep angle can clear what a river cut around on a DEM
+ * without shedding the DEM's real cliffs.
+ *
  * Layered model: the surface is the top S = B + s of each cell's topmost
  * column, and only topmost columns send or receive. Their ceiling is
  * TALUS_TOP and the space above a top surface is open sky, so material
@@ -128,6 +134,22 @@ TALUS_HD static inline double thermal_sum8(const double v[8]) {
   return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
 }
 
+/* thermal.crests_only: keeps the excess of a pipe only where the opposite
+ * pipe has one too, so material leaves a cell only across a one-cell crest
+ * (a fin, a spur or a pillar falling steeper than the talus angle on both
+ * sides of an axis or a diagonal), never off a cliff or slope with higher
+ * ground behind it. On a DEM a river cutting beside a one-cell spur left it
+ * standing as a pillar (the whole Big Tujunga map: 106 m over the gorge's
+ * floor on both sides, 30 m wide), which the full rule at 60 degrees
+ * brought down but also shed Zion's real cliffs. */
+TALUS_HD static inline void thermal_crests_only(float e[8]) {
+  float keep[8];
+  for (int d = 0; d < 8; d++)
+    keep[d] = e[thermal_opp(d)] > 0.0f ? e[d] : 0.0f;
+  for (int d = 0; d < 8; d++)
+    e[d] = keep[d];
+}
+
 /* Excess over the talus slope of each of the 8 pipes of cell (x, y) with
  * live flags `live` (0 for walls and pipes that carry nothing), and the
  * drop S − S_i of each (0 where not positive or not live); returns the
@@ -145,8 +167,10 @@ TALUS_HD static inline float thermal_excess(const talus_tile *t, const talus_kct
     float dS = S - thermal_surface(t, P, (size_t)((ptrdiff_t)idx + thermal_step(t, d)));
     drop[d] = talus_pos(dS);
     e[d] = talus_pos(dS - rise[d >> 2]); /* branch-free: the sign of an excess is random */
-    emax = talus_gtf(e[d], emax);
   }
+  if (P->thermal_crests) thermal_crests_only(e);
+  for (int d = 0; d < 8; d++)
+    emax = talus_gtf(e[d], emax);
   *esum = thermal_sum8f(e);
   return emax;
 }
@@ -186,6 +210,54 @@ k_thermal_out(const talus_tile *t, const talus_kctx *c, int x, int y, double *fl
   float creep[2] = {c->P.tcreep_axis * soft, c->P.tcreep_diag * soft};
   for (int d = 0; d < 8; d++)
     t->thermal[8 * idx + (size_t)d] = e[d] * scale + creep[d >> 2] * drop[d];
+}
+
+/* k_thermal_out on a heightfield cell whose 8 neighbours are live cells
+ * (the CPU's vector loops over runs of them, cpu.c): thermal_excess's and
+ * k_thermal_out's arithmetic in their order, without the classification
+ * and the branches, so the same bits. `crests` is thermal.crests_only as
+ * a constant of the loop. */
+TALUS_HD static inline TALUS_FORCE_INLINE void
+thermal_out_live(const talus_tile *t, const talus_kparams *P, size_t idx, int crests) {
+  const float *B = t->B + idx;
+  float S = B[0], e[8], drop[8], emax = 0.0f;
+  float rise[2] = {P->thermal_tan * P->cell_size, P->thermal_tan * P->cell_size * 1.41421356f};
+  for (int d = 0; d < 8; d++) {
+    float dS = S - B[thermal_step(t, d)];
+    drop[d] = talus_pos(dS);
+    e[d] = talus_pos(dS - rise[d >> 2]);
+  }
+  if (crests) thermal_crests_only(e);
+  for (int d = 0; d < 8; d++)
+    emax = talus_gtf(e[d], emax);
+  float esum = thermal_sum8f(e), h = thermal_hardness(t, P, idx);
+  float amount = thermal_fraction(P, h) * emax * 0.5f, total = emax > 0.0f ? amount : 0.0f;
+  /* total > 0 means esum > 0: the guard only keeps idle lanes finite */
+  float scale = total > 0.0f ? total / (esum > 0.0f ? esum : 1.0f) : 0.0f;
+  float soft = 1.0f - h, creep[2] = {P->tcreep_axis * soft, P->tcreep_diag * soft};
+  float *o = t->thermal + 8 * idx;
+  for (int d = 0; d < 8; d++)
+    o[d] = e[d] * scale + creep[d >> 2] * drop[d];
+  t->nb8[idx] = 0xFFu;
+}
+
+/* k_thermal_in on a heightfield cell whose 8 neighbours are live cells:
+ * thermal_gather's sums and the heightfield's update without branches
+ * (a cell that sends and receives nothing keeps its bits and books 0). */
+TALUS_HD static inline TALUS_FORCE_INLINE void thermal_in_live(const talus_tile *t, size_t idx,
+                                                               double *flows) {
+  double o[8], i[8];
+  for (int d = 0; d < 8; d++) {
+    size_t n = (size_t)((ptrdiff_t)idx + thermal_step(t, d));
+    o[d] = (double)t->thermal[8 * idx + (size_t)d];
+    i[d] = (double)t->thermal[8 * n + (size_t)thermal_opp(d)];
+  }
+  double out = thermal_sum8(o), in = thermal_sum8(i);
+  double exact = (double)t->B[idx] - out + in;
+  float Bn = (float)exact;
+  int idle = out == 0.0 && in == 0.0;
+  flows[TALUS_FLOW_THERMAL_ROUNDING] += idle ? 0.0 : (double)Bn - exact;
+  t->B[idx] = idle ? t->B[idx] : Bn;
 }
 
 /* What cell (x, y) sends (out) and receives (in) this step [m]. */

@@ -52,11 +52,15 @@ same rivers-stream $G "$W/rivers-rain.tif" rivers-rain --steps 60 --set erosion.
 same rivers-range $G "$W/rivers-rain.tif" rivers-rain --steps 60 --set sand.slippage_range=0.7
 same rivers-cell $G "$W/rivers-rain.tif" rivers-rain --steps 60 --cell-size 3
 same arches-cell $G "$W/arches.tif" arches --steps 60 --cell-size 0.3
-# the heightfield's vector loops (rain, erode, advect, settle) against the
+# the heightfield's vector loops (rain, erode, advect, settle) and its
+# thermal runs (thermal_out_live, thermal_in_live; crests_only as the
+# loop's constant; at 5 degrees the noise has crests to shed) against the
 # cell-by-cell bodies; a tiled run and a DEM with NoData put general cells
 # next to the live runs
 "$T" generate noise -o "$W/noise.tif" --size 96 --seed 3 >/dev/null
 same heightfield $G "$W/noise.tif" heightfield-default --steps 150 --set thermal.enable=true
+same heightfield-crests $G "$W/noise.tif" heightfield-default --steps 150 \
+  --set thermal.crests_only=true --set thermal.talus_angle=5
 same heightfield-tiled $G "$W/noise.tif" heightfield-default --steps 60 --tile 32
 dem=${TALUS_TEST_DATA:-}/austria_srtm30s.tif
 if [ -n "${TALUS_TEST_DATA:-}" ] && [ -f "$dem" ]; then

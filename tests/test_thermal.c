@@ -6,7 +6,9 @@
  * turns into a peak; hardness 1 stops it; in the layered model bedrock
  * weathers into sand (booked), the ledger closes, and nothing moves into
  * or out of the space under an overhang; the ledger closes with thermal on
- * top of the full layered model; 1 and 2 threads give equal bytes.
+ * top of the full layered model; 1 and 2 threads give equal bytes;
+ * thermal.crests_only brings down a one-cell spur and pillar to the talus
+ * angle and leaves a cliff with higher ground behind it to the bit.
  */
 #include "check.h"
 #include "scene_fixture.h"
@@ -159,6 +161,72 @@ static void test_hardness_stops(void) {
   free(b);
   free(h);
   talus_domain_free(d);
+}
+
+/* A plateau 100 m high (rows < 12) whose cliff drops to 0 in one 30 m
+ * cell, a one-cell spur running south from it (column 16, rows 12-20) and
+ * a free pillar 100 m high (8, 24): heights of a 32² map. */
+static float *crest_heights(int n) {
+  float *h = calloc((size_t)n * n, sizeof *h);
+  for (int y = 0; y < n; y++)
+    for (int x = 0; x < n; x++)
+      if (y < 12 || (x == 16 && y <= 20) || (x == 8 && y == 24)) h[(size_t)y * n + x] = 100.0f;
+  return h;
+}
+
+/* How far cell (x, y) of s stands above both its x neighbours [m]. */
+static double crest_rise(const float *s, int n, int x, int y) {
+  size_t i = (size_t)y * n + x;
+  return fmin(s[i] - s[i - 1], s[i] - s[i + 1]);
+}
+
+/* thermal.crests_only at 60 degrees on 30 m cells: the spur and the pillar
+ * shed to the talus rise (tan 60 x 30 m = 52 m over the ground on both
+ * sides) while the plateau's cliff, 100 m over one cell with higher ground
+ * behind it, stands to the bit; the volume is kept. The control without
+ * the rule sheds the cliff too. */
+static void test_crests_only(void) {
+  const int n = 32;
+  float *h = crest_heights(n);
+  double rise = tan(60.0 * M_PI / 180.0) * 30.0;
+  for (int only = 1; only >= 0; only--) {
+    const char *sets[] = {"simulation.model=heightfield",
+                          "heightfield.hydraulic=false",
+                          "thermal.enable=true",
+                          "thermal.talus_angle=60",
+                          "thermal.rate=2",
+                          "thermal.hardness=0",
+                          "simulation.dt=0.1",
+                          only ? "thermal.crests_only=true" : "thermal.crests_only=false",
+                          NULL};
+    talus_domain *d = make_domain(n, 30.0, h, sets);
+    CHECK(d && talus_domain_run(d, 3000, NULL, NULL) == TALUS_OK, "crest domain ran");
+    if (!d) break;
+    float *b = surface(d);
+    double spur = 0.0, cliff_moved = 0.0, pillar = crest_rise(b, n, 8, 24);
+    for (int y = 13; y <= 19; y++)
+      spur = fmax(spur, crest_rise(b, n, 16, y));
+    for (int y = 9; y <= 13; y++)
+      for (int x = 2; x <= 6; x++)
+        cliff_moved = fmax(cliff_moved, fabs(b[(size_t)y * n + x] - h[(size_t)y * n + x]));
+    double dv = sum_of(b, n, 0) - sum_of(h, n, 0);
+    printf("crests_only=%d: spur %.2f m, pillar %.2f m over their ground (talus rise %.2f m), "
+           "cliff moved %.3g m, volume %+.3g m\n",
+           only, spur, pillar, rise, cliff_moved, dv);
+    if (only) {
+      CHECK(spur <= rise + 1.0 && spur >= rise - 5.0, "spur stands %.2f m (talus %.2f)", spur,
+            rise);
+      CHECK(pillar <= rise + 1.0 && pillar >= rise - 5.0, "pillar stands %.2f m (talus %.2f)",
+            pillar, rise);
+      CHECK(cliff_moved == 0.0, "the cliff moved %.3g m with crests_only", cliff_moved);
+    } else {
+      CHECK(cliff_moved > 10.0, "control: the full rule sheds the cliff (%.3g m)", cliff_moved);
+    }
+    CHECK(fabs(dv) < 0.01, "volume changed by %.3g m", dv);
+    free(b);
+    talus_domain_free(d);
+  }
+  free(h);
 }
 
 static const char *const layered_thermal[] = {"simulation.layers=2",     "water.rain=0",
@@ -319,6 +387,7 @@ int main(void) {
   test_cone_heightfield();
   test_pit();
   test_hardness_stops();
+  test_crests_only();
   test_cone_layered();
   test_overhang_untouched();
   test_ledger_layered_full();

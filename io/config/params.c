@@ -193,6 +193,10 @@ static const param_decl table[] = {
          "talus angle, "
          "D*dt/l_c^2 of the height difference per step over 8 pipes; it rounds the one-cell "
          "crests and streaks that water erosion leaves (0: off)"),
+    BOOL("thermal.crests_only", thermal_crests, 0,
+         "the talus rule moves material only off one-cell crests: through a pipe whose "
+         "opposite pipe falls steeper than the talus angle too (a one-cell fin, spur or "
+         "pillar), never off a cliff or slope with higher ground behind it"),
     REAL("thermal.hardness", hardness, 0, 1, 0.5, "",
          "hardness H of cells without a --hardness raster (1 = unerodible); thermal and "
          "heightfield dissolution run at 1 - H of their rate"),

@@ -15,6 +15,12 @@
  *   below with cpu_hf_run_end; rain only without noise or sources), the
  *   advect one from rows of each cell's shares computed once
  *   (CPU_STAGE_LOOP_HF_ADVECT);
+ * - heightfield thermal_out and thermal_in: the live run through the
+ *   branch-free bodies thermal_out_live (thermal.crests_only as the
+ *   loop's constant) and thermal_in_live. GCC leaves them scalar (the 8
+ *   pipes of a cell are stored side by side), but without the
+ *   classification and branches a thermal run takes ~0.64x the samples
+ *   (Big Tujunga 360², benchmarks/RESULTS.md);
  * - layered rain without sources: live cells of one column are a vector
  *   loop (cpu_rain_one; CPU_STAGE_LOOP_ONE_SIMD_BOOKED), its noise's hash
  *   vectorised with it (the copy for rain_noise > 0);
@@ -783,6 +789,26 @@ static inline TALUS_FORCE_INLINE void cpu_hf_settle_live(const talus_tile *t, co
   (void)c, (void)flows;
   hf_settle_cell(t, talus_idx(t, x, y));
 }
+
+/* Thermal erosion on the heightfield (kernels/thermal.h) on a cell of a
+ * live run: thermal_out with thermal.crests_only as the loop's constant
+ * v, and thermal_in. The layered model's cells take the general body. */
+static inline TALUS_FORCE_INLINE void cpu_thermal_out_live(const talus_tile *t, const talus_kctx *c,
+                                                           int x, int y, double *flows, int v) {
+  (void)flows;
+  thermal_out_live(t, &c->P, talus_idx(t, x, y), v);
+}
+static inline TALUS_FORCE_INLINE void cpu_thermal_in_live(const talus_tile *t, const talus_kctx *c,
+                                                          int x, int y, double *flows, int v) {
+  (void)c, (void)v;
+  thermal_in_live(t, talus_idx(t, x, y), flows);
+}
+static inline int cpu_thermal_run_end(const talus_tile *t, const talus_kctx *c, int y, int x,
+                                      int xa, int xb, int x1) {
+  int hf = c->P.model == TALUS_MODEL_HEIGHTFIELD;
+  return hf ? cpu_hf_run_end(t, c, y, x, xa, xb, x1) : x;
+}
+static const int cpu_thermal_in_ids[] = {TALUS_FLOW_THERMAL_ROUNDING};
 
 /* The flows the fast heightfield bodies book. */
 static const int cpu_hf_rain_ids[] = {TALUS_FLOW_RAIN};
