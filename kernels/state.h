@@ -43,13 +43,15 @@
 #define TALUS_FORCE_INLINE
 #endif
 
-/* Fully unrolls a loop over the 4 directions, so that a CPU row loop
+/* Fully unrolls a loop over the 4 (8) directions, so that a CPU row loop
  * around the cell body holds no inner loop and can be an `omp simd` loop
  * (GCC does not unroll the larger direction loops by itself). */
 #if defined(__GNUC__) && !defined(__CUDACC__)
 #define TALUS_UNROLL4 _Pragma("GCC unroll 4")
+#define TALUS_UNROLL8 _Pragma("GCC unroll 8")
 #else
 #define TALUS_UNROLL4
+#define TALUS_UNROLL8
 #endif
 
 #define TALUS_NZ_MAX      16
@@ -315,7 +317,7 @@ typedef struct talus_tile {
   float *vx, *vy; /* [nz*plane] velocity [m/s] */
   float *sig_lo, *sig_hi; /* [nz*plane] horizontal-erosion overlap σ of max damage */
   /* scratch allocated by the first stage that needs it (talus_stage_scratch) */
-  float *thermal;  /* [8*plane] thermal outflow [m], thermal[8*idx + d] (d: talus_dir8) */
+  float *thermal;  /* [8*plane] thermal outflow [m], thermal[d*plane + idx] (d: talus_dir8) */
   float *hf_cap;   /* [plane] heightfield transport capacity C [m] */
   float *hf_sed;   /* [plane] heightfield: the lowest water surface of the 4 neighbours [m]
                       (hf_flux -> hf_erode, heightfield.no_dam), then the advected sediment

@@ -4,8 +4,10 @@
  *
  *   thermal_out  every cell computes what it sends through each of its 8
  *                pipes (talus_dir8 order; diagonals are √2·l_c long) and
- *                stores it in t->thermal[8·idx + d] (the 8 pipes of a cell
- *                side by side: thermal_in reads 3 short runs, not 8 planes);
+ *                stores it in plane d of t->thermal (thermal_pipe: 8 planes
+ *                of the tile's plane size, so a row of cells reads and
+ *                writes each pipe as one contiguous run, which the CPU's
+ *                vector loops need and the GPU's warps coalesce);
  *   thermal_in   every cell pays its own outflows and collects what its
  *                neighbours sent it (their pipe in the opposite direction).
  *
@@ -107,6 +109,11 @@ TALUS_HD static inline ptrdiff_t thermal_step(const talus_tile *t, int d) {
   return (ptrdiff_t)dx + (ptrdiff_t)dy * t->pitch;
 }
 
+/* Pipe d of the cell at idx in t->thermal (plane d). */
+TALUS_HD static inline float *thermal_pipe(const talus_tile *t, size_t idx, int d) {
+  return t->thermal + (size_t)d * t->plane + idx;
+}
+
 /* talus_dir8_opp without branches: a straight pipe's opposite is straight,
  * a diagonal's diagonal, two steps round either way. */
 TALUS_HD static inline int thermal_opp(int d) {
@@ -144,8 +151,10 @@ TALUS_HD static inline double thermal_sum8(const double v[8]) {
  * brought down but also shed Zion's real cliffs. */
 TALUS_HD static inline void thermal_crests_only(float e[8]) {
   float keep[8];
+  TALUS_UNROLL8
   for (int d = 0; d < 8; d++)
     keep[d] = e[thermal_opp(d)] > 0.0f ? e[d] : 0.0f;
+  TALUS_UNROLL8
   for (int d = 0; d < 8; d++)
     e[d] = keep[d];
 }
@@ -209,7 +218,7 @@ k_thermal_out(const talus_tile *t, const talus_kctx *c, int x, int y, double *fl
   float soft = 1.0f - thermal_hardness(t, &c->P, idx);
   float creep[2] = {c->P.tcreep_axis * soft, c->P.tcreep_diag * soft};
   for (int d = 0; d < 8; d++)
-    t->thermal[8 * idx + (size_t)d] = e[d] * scale + creep[d >> 2] * drop[d];
+    *thermal_pipe(t, idx, d) = e[d] * scale + creep[d >> 2] * drop[d];
 }
 
 /* k_thermal_out on a heightfield cell whose 8 neighbours are live cells
@@ -222,22 +231,26 @@ thermal_out_live(const talus_tile *t, const talus_kparams *P, size_t idx, int cr
   const float *B = t->B + idx;
   float S = B[0], e[8], drop[8], emax = 0.0f;
   float rise[2] = {P->thermal_tan * P->cell_size, P->thermal_tan * P->cell_size * 1.41421356f};
+  TALUS_UNROLL8
   for (int d = 0; d < 8; d++) {
-    float dS = S - B[thermal_step(t, d)];
-    drop[d] = talus_pos(dS);
-    e[d] = talus_pos(dS - rise[d >> 2]);
+    /* talus_pos and talus_gtf as ternaries (the same selects): their SSE
+     * scalar intrinsics would keep the row loop scalar */
+    float dS = S - B[thermal_step(t, d)], ex = dS - rise[d >> 2];
+    drop[d] = dS > 0.0f ? dS : 0.0f;
+    e[d] = ex > 0.0f ? ex : 0.0f;
   }
   if (crests) thermal_crests_only(e);
+  TALUS_UNROLL8
   for (int d = 0; d < 8; d++)
-    emax = talus_gtf(e[d], emax);
+    emax = e[d] > emax ? e[d] : emax;
   float esum = thermal_sum8f(e), h = thermal_hardness(t, P, idx);
   float amount = thermal_fraction(P, h) * emax * 0.5f, total = emax > 0.0f ? amount : 0.0f;
   /* total > 0 means esum > 0: the guard only keeps idle lanes finite */
   float scale = total > 0.0f ? total / (esum > 0.0f ? esum : 1.0f) : 0.0f;
   float soft = 1.0f - h, creep[2] = {P->tcreep_axis * soft, P->tcreep_diag * soft};
-  float *o = t->thermal + 8 * idx;
+  TALUS_UNROLL8
   for (int d = 0; d < 8; d++)
-    o[d] = e[d] * scale + creep[d >> 2] * drop[d];
+    *thermal_pipe(t, idx, d) = e[d] * scale + creep[d >> 2] * drop[d];
   t->nb8[idx] = 0xFFu;
 }
 
@@ -247,15 +260,16 @@ thermal_out_live(const talus_tile *t, const talus_kparams *P, size_t idx, int cr
 TALUS_HD static inline TALUS_FORCE_INLINE void thermal_in_live(const talus_tile *t, size_t idx,
                                                                double *flows) {
   double o[8], i[8];
+  TALUS_UNROLL8
   for (int d = 0; d < 8; d++) {
     size_t n = (size_t)((ptrdiff_t)idx + thermal_step(t, d));
-    o[d] = (double)t->thermal[8 * idx + (size_t)d];
-    i[d] = (double)t->thermal[8 * n + (size_t)thermal_opp(d)];
+    o[d] = (double)*thermal_pipe(t, idx, d);
+    i[d] = (double)*thermal_pipe(t, n, thermal_opp(d));
   }
   double out = thermal_sum8(o), in = thermal_sum8(i);
   double exact = (double)t->B[idx] - out + in;
   float Bn = (float)exact;
-  int idle = out == 0.0 && in == 0.0;
+  int idle = (out == 0.0) & (in == 0.0); /* no &&: a branch would keep the loop scalar */
   flows[TALUS_FLOW_THERMAL_ROUNDING] += idle ? 0.0 : (double)Bn - exact;
   t->B[idx] = idle ? t->B[idx] : Bn;
 }
@@ -270,8 +284,8 @@ TALUS_HD static inline void thermal_gather(const talus_tile *t, const talus_kctx
   for (int d = 0; d < 8; d++) {
     int on = (int)(live >> d & 1u);
     size_t n = on ? (size_t)((ptrdiff_t)idx + thermal_step(t, d)) : idx;
-    o[d] = (double)t->thermal[8 * idx + (size_t)d];
-    i[d] = on ? (double)t->thermal[8 * n + (size_t)thermal_opp(d)] : 0.0;
+    o[d] = (double)*thermal_pipe(t, idx, d);
+    i[d] = on ? (double)*thermal_pipe(t, n, thermal_opp(d)) : 0.0;
   }
   *out = thermal_sum8(o);
   *in = thermal_sum8(i);
