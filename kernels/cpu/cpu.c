@@ -16,11 +16,11 @@
  *   advect one from rows of each cell's shares computed once
  *   (CPU_STAGE_LOOP_HF_ADVECT);
  * - heightfield thermal_out and thermal_in: the live run through the
- *   branch-free bodies thermal_out_live (thermal.crests_only as the
- *   loop's constant) and thermal_in_live. GCC leaves them scalar (the 8
- *   pipes of a cell are stored side by side), but without the
- *   classification and branches a thermal run takes ~0.64x the samples
- *   (Big Tujunga 360², benchmarks/RESULTS.md);
+ *   branch-free bodies thermal_out_live (a vector loop; thermal.crests_only
+ *   as the loop's constant) and thermal_in_live (GCC finds its 16 double
+ *   conversions a cell not worth vectorising, so it runs scalar, but
+ *   without the classification and branches; benchmarks/RESULTS.md,
+ *   "One-cell crests");
  * - layered rain without sources: live cells of one column are a vector
  *   loop (cpu_rain_one; CPU_STAGE_LOOP_ONE_SIMD_BOOKED), its noise's hash
  *   vectorised with it (the copy for rain_noise > 0);
