@@ -1301,19 +1301,22 @@ TALUS_HD static inline void k_pt_trace(const talus_tile *t, const talus_kctx *c,
  * loss (each at most once: a droplet that flows out ends with no load)
  * to its pt_job, which the loop adds to its row's flows in spawn order:
  * the same sums. A lane keeps its own window of own changes. Used where
- * pt_gang_fits: heightfields, no river (pt_hand), brushes of side ≤ 8
- * (pt_erode_row8's box), the window (PT_OWN_TABLE). */
+ * pt_gang_fits: heightfields, no river by discharge (a river by depth:
+ * pt_gang_river, pt_hand), brushes of side ≤ 8 (pt_erode_row8's box),
+ * the window (PT_OWN_TABLE). */
 #ifndef PT_LANES
 #define PT_LANES 8
 #endif
 
-/* 1 when tile t's droplets run in lanes: heightfields without a river,
- * brushes of side ≤ PT_ROW8, the window, and buffer and windows small
- * enough for the lanes' 32-bit indices (a vector gather's; buffer-local
- * cells and the lanes' window nodes). */
+/* 1 when tile t's droplets run in lanes: heightfields without a river
+ * by discharge (particles.river_discharge; a river by depth, the DEM
+ * preset's, runs in them: pt_gang_river), brushes of side ≤ PT_ROW8, the
+ * window, and buffer and windows small enough for the lanes' 32-bit
+ * indices (a vector gather's; buffer-local cells and the lanes' window
+ * nodes). */
 static inline int pt_gang_fits(const talus_tile *t, const talus_kctx *c) {
   int64_t ws = pt_win_side(&c->P, NULL), lim = INT32_MAX / 2;
-  return PT_OWN_TABLE && c->P.model != TALUS_MODEL_LAYERED && !pt_river_on(&c->P) &&
+  return PT_OWN_TABLE && c->P.model != TALUS_MODEL_LAYERED && !(c->P.pt_river_discharge > 0.0f) &&
          2 * c->P.pt_brush_radius + 1 <= PT_ROW8 && (int64_t)t->pitch * (t->buf.h + 1) < lim &&
          (int64_t)PT_LANES * (ws * ws + PT_ROW8) + (t->buf.h + t->buf.w + 2) * (ws + 1) < lim;
 }
@@ -1351,6 +1354,19 @@ static inline void pt_gang_start(pt_gang *g, int l, int job, const pt_job *jobs,
   for (int k = 0; k < 4; k++)
     g->own[k][l] = 0;
   g->wo[l] = (int32_t)(d->win - win) - (gy - t->buf.y0) * (int32_t)d->wside - (gx - t->buf.x0);
+}
+
+/* pt_in_river by depth for the droplet of lane l, at the position its
+ * move starts from (pt_step checks there first): the deepest water of
+ * its 4 nodes reaches particles.river_depth (0: off). */
+static inline int pt_gang_river(const talus_tile *t, const talus_kparams *P, const pt_gang *g,
+                                int l) {
+  if (!(P->pt_river_depth > 0.0f)) return 0;
+  const float *W = t->w;
+  int32_t p = t->pitch, i = (g->iy[l] - t->buf.y0) * p + (g->ix[l] - t->buf.x0);
+  float a = W[i] > W[i + 1] ? W[i] : W[i + 1],
+        b = W[i + p] > W[i + p + 1] ? W[i + p] : W[i + p + 1];
+  return (a > b ? a : b) >= P->pt_river_depth;
 }
 
 /* Runs droplets jobs[0 .. n) in the lanes (pt_gang_fits), booking each
@@ -1396,11 +1412,13 @@ static inline void pt_gang_run(const talus_tile *t, const talus_kctx *c, pt_job 
       nix[l] = pt_moved1(g->ix[l], g->fx[l], g->dx[l], &nfx[l]);
       niy[l] = pt_moved1(g->iy[l], g->fy[l], g->dy[l], &nfy[l]);
     }
-    /* where it may go (pt_where_in): its end, or the next cell's lines */
+    /* where it may go: the river it stands in (pt_gang_river, ending 4:
+     * pt_died hands its load over), else pt_where_in: its end, or the
+     * next cell's lines (the turn above changed only its direction) */
     for (int l = 0; l < PT_LANES; l++) {
       where[l] = -1; /* idle */
       if (g->job[l] < 0) continue;
-      where[l] = pt_where_in(t, c, nix[l], niy[l], in);
+      where[l] = pt_gang_river(t, P, g, l) ? 4 : pt_where_in(t, c, nix[l], niy[l], in);
       if (where[l] == 1 && P->outflow_water) {
         jobs[g->job[l]].out = (double)g->s[l] * (1.0 / PT_UNIT);
         g->s[l] = 0;

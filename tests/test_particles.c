@@ -1198,7 +1198,7 @@ static talus_kctx first_batch(talus_domain *d) {
 
 /* The CPU stage's droplets (each thread's window of own changes;
  * pt_erode_row8 for heightfield brushes of side <= 8; on heightfields
- * without a river and with those brushes PT_LANES droplets at a time,
+ * without a river by discharge and with those brushes PT_LANES droplets at a time,
  * pt_gang_run) against the table
  * every droplet keeps on the GPU (k_pt_trace, cell by cell, rows booked
  * as the stage books them): the same totals bit for bit, the same
@@ -1252,13 +1252,19 @@ static void test_window(void) {
   static const char *const few[] = {"particles.density_log2=10", "particles.path_length=20", NULL};
   static const char *const dense[] = {"particles.density_log2=2", "particles.path_length=20",
                                       "water.outflow_border=true", NULL};
+  /* and a river by depth (pt_gang_river, the DEM preset's): pools over
+   * the lower nodes (set_pools), droplets ending in them hand their load
+   * to the river plane, compared too */
+  static const char *const river[] = {"particles.density_log2=4", "particles.path_length=40",
+                                      "particles.river_depth=0.5", NULL};
   static const struct {
     const char *const *sets;
     const char *name;
-    int lanes; /* a hardness map, and the lanes must run the case */
+    int lanes; /* 1: a hardness map, and the lanes must run the case; 2: and pools */
   } cases[] = {{r2, "window r 2", 0},          {r3, "window r 3", 0},
                {r6, "window r 6", 0},          {r2, "lanes hardness map", 1},
-               {few, "lanes few droplets", 1}, {dense, "lanes dense", 1}};
+               {few, "lanes few droplets", 1}, {dense, "lanes dense", 1},
+               {river, "lanes river", 2}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     talus_domain *d = make_domain(n, n, h, cases[i].sets);
     int ok = d != NULL && (!cases[i].lanes || d->tile->hard != NULL);
@@ -1271,11 +1277,19 @@ static void test_window(void) {
     for (int y = 0; cases[i].lanes && y < t->buf.h; y++)
       for (int x = 0; x < t->buf.w; x++)
         t->hard[talus_idx(t, x, y)] = 0.6f * talus_hash_unit(7u, x, y, 0, 5u);
+    if (cases[i].lanes == 2) set_pools(t, 0.4f, 0);
     if (cases[i].lanes) {
       talus_kctx c = first_batch(d);
       CHECK(pt_gang_fits(t, &c), "%s: the lanes run this case", cases[i].name);
     }
     window_vs_table(d, cases[i].name);
+    if (cases[i].lanes == 2) { /* the river plane holds what was handed over */
+      int64_t handed = 0;
+      for (size_t k = 0; k < t->plane; k++)
+        handed += t->pt_acc[pt_plane(t, 2, 0) + k];
+      printf("%s: %.6g m3 handed to the river\n", cases[i].name, (double)handed / PT_UNIT);
+      CHECK(handed > 0, "%s: droplets reached the pools", cases[i].name);
+    }
     talus_domain_free(d);
   }
   /* NoData discs: brushes beside them weigh their nodes 0 (the 8-lane
