@@ -22,6 +22,12 @@ const talus_stage_def *talus_stage_def_of(talus_stage_id id) {
   return &stage_table[id];
 }
 
+/* 1 when global step `step` runs thermal erosion: thermal.enable, on the
+ * steps thermal.every selects (each covering that many steps' time). */
+static int thermal_runs(const talus_kparams *P, int64_t step) {
+  return P->enable_thermal && step % (int64_t)(P->thermal_every > 0 ? P->thermal_every : 1) == 0;
+}
+
 static int plan_push(talus_stage_id *out, int n, int max, talus_stage_id id) {
   if (n < 0 || n >= max) return -1;
   out[n] = id;
@@ -32,20 +38,20 @@ static int plan_push(talus_stage_id *out, int n, int max, talus_stage_id id) {
  * thermal outflow, erosion/deposition (with evaporation: nothing between
  * it and the end of the step reads water), sediment advection, thermal
  * collection. */
-static int plan_heightfield(const talus_kparams *P, talus_stage_id *out, int max) {
-  int n = 0;
+static int plan_heightfield(const talus_kparams *P, int64_t step, talus_stage_id *out, int max) {
+  int n = 0, thermal = thermal_runs(P, step);
   if (P->hf_hydraulic) {
     n = plan_push(out, n, max, TALUS_STAGE_HF_RAIN);
     n = plan_push(out, n, max, TALUS_STAGE_HF_FLUX);
     n = plan_push(out, n, max, TALUS_STAGE_HF_WATER);
   }
-  if (P->enable_thermal) n = plan_push(out, n, max, TALUS_STAGE_THERMAL_OUT);
+  if (thermal) n = plan_push(out, n, max, TALUS_STAGE_THERMAL_OUT);
   if (P->hf_hydraulic) {
     n = plan_push(out, n, max, TALUS_STAGE_HF_ERODE);
     n = plan_push(out, n, max, TALUS_STAGE_HF_ADVECT);
     n = plan_push(out, n, max, TALUS_STAGE_HF_SETTLE);
   }
-  if (P->enable_thermal) n = plan_push(out, n, max, TALUS_STAGE_THERMAL_IN);
+  if (thermal) n = plan_push(out, n, max, TALUS_STAGE_THERMAL_IN);
   return n;
 }
 
@@ -73,7 +79,7 @@ static int plan_layered(const talus_kparams *P, int64_t step, talus_stage_id *ou
   }
   n = plan_push(out, n, max, TALUS_STAGE_VERTICAL);
   n = plan_particles(P, step, out, n, max);
-  if (P->enable_thermal) {
+  if (thermal_runs(P, step)) {
     n = plan_push(out, n, max, TALUS_STAGE_THERMAL_OUT);
     n = plan_push(out, n, max, TALUS_STAGE_THERMAL_IN);
   }
@@ -92,7 +98,7 @@ static int plan_layered(const talus_kparams *P, int64_t step, talus_stage_id *ou
 int talus_step_plan(const talus_kparams *P, int64_t step, talus_stage_id *out, int max) {
   int n = P->accumulate ? plan_push(out, 0, max, TALUS_STAGE_ACC_BEGIN) : 0;
   if (P->model == TALUS_MODEL_HEIGHTFIELD)
-    n = plan_particles(P, step, out, n + plan_heightfield(P, out + n, max - n), max);
+    n = plan_particles(P, step, out, n + plan_heightfield(P, step, out + n, max - n), max);
   else
     n = plan_layered(P, step, out, n, max);
   return P->accumulate ? plan_push(out, n, max, TALUS_STAGE_ACC_END) : n;
@@ -180,6 +186,7 @@ int talus_step_radius(const talus_kparams *P) {
   talus_kparams widest = *P;
   widest.erosion_spinup = 0;
   widest.pt_every = 1;
+  widest.thermal_every = 1;
   int worst = 0;
   int cycle = P->enable_support ? P->support_cycle : 1;
   /* The plan differs only at a cycle's first and last step. */

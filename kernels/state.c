@@ -73,6 +73,7 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->thermal_rate = 0.1f;
   p->thermal_creep = 0.0f;
   p->thermal_crests = 0;
+  p->thermal_every = 1;
   p->hardness = 0.5f;
   p->hf_hydraulic = 1;
   p->hf_water_swell = 1;
@@ -171,15 +172,15 @@ int pt_units_capped(const talus_kparams *p) {
 /* The creep share of one step, D·dt/l_c², of key `key` = D [m²/s] in
  * *share, or an error when it exceeds `bound`: past it a peak sends more
  * than half its drop and overshoots into a pit. */
-static talus_status creep_share(const talus_kparams *p, const char *key, float D, float bound,
-                                float *share) {
-  *share = D * p->dt / (p->cell_size * p->cell_size);
+static talus_status creep_share(const talus_kparams *p, const char *key, float D, float dt,
+                                float bound, float *share) {
+  *share = D * dt / (p->cell_size * p->cell_size);
   if (*share <= bound) return TALUS_OK;
   return talus_fail(TALUS_ERR_RANGE, "params",
                     "%s = %g m2/s is unstable at dt = %g s and cell size %g m: "
                     "creep*dt/cell_size^2 must be <= %g (%s <= %g)",
-                    key, (double)D, (double)p->dt, (double)p->cell_size, (double)bound, key,
-                    (double)bound * (double)p->cell_size * (double)p->cell_size / (double)p->dt);
+                    key, (double)D, (double)dt, (double)p->cell_size, (double)bound, key,
+                    (double)bound * (double)p->cell_size * (double)p->cell_size / (double)dt);
 }
 
 /* The heightfield's thermal creep shares per pipe (the 9-point weights of
@@ -198,7 +199,7 @@ static talus_status thermal_creep_derive(talus_kparams *p) {
                       "creeps by sand.creep",
                       (double)p->thermal_creep);
   float creep = 0.0f;
-  talus_status st = creep_share(p, "thermal.creep", p->thermal_creep, 0.1f, &creep);
+  talus_status st = creep_share(p, "thermal.creep", p->thermal_creep, p->thermal_dt, 0.1f, &creep);
   p->tcreep_axis = creep * (2.0f / 3.0f);
   p->tcreep_diag = creep * (1.0f / 6.0f);
   return st;
@@ -217,12 +218,14 @@ talus_status talus_kparams_derive(talus_kparams *p) {
   /* A cycle lasts maxDist / (2 l_c P) steps: propagation covers 2P cells per
    * step, so stability can travel max_prop_distance within one cycle. */
   p->thermal_tan = tanf(p->thermal_talus_deg * 0.017453292519943295f);
+  /* thermal.every: a thermal step covers that many steps' time (× 1 is exact) */
+  p->thermal_dt = p->dt * (float)(p->thermal_every > 0 ? p->thermal_every : 1);
   /* A receiver has as many senders as pipes: each may fill its share. */
   p->slip_room = p->slip_diagonal ? 0.125f : 0.25f;
   /* Creep weights of the isotropic 9-point Laplacian, (4·axis + diagonals)
    * / 6 l_c²: an axis pipe carries 2/3, a diagonal 1/6 of D·dt/l_c²·ΔS. */
   float creep = 0.0f;
-  talus_status st = creep_share(p, "sand.creep", p->sand_creep, 0.125f, &creep);
+  talus_status st = creep_share(p, "sand.creep", p->sand_creep, p->dt, 0.125f, &creep);
   if (st != TALUS_OK) return st;
   p->creep_axis = p->slip_diagonal ? creep * (2.0f / 3.0f) : creep;
   p->creep_diag = p->slip_diagonal ? creep * (1.0f / 6.0f) : 0.0f;

@@ -175,6 +175,7 @@ typedef struct talus_kparams {
   float thermal_rate;      /* K_t [1/s] */
   float thermal_creep;     /* heightfield: linear creep (hillslope diffusion) [m²/s] */
   int thermal_crests;      /* 1: the talus rule moves material off one-cell crests only */
+  int thermal_every;       /* thermal erosion on the steps divisible by this */
   float hardness;          /* default hardness H in [0,1] of cells without a raster */
   /* heightfield model (kernels/heightfield.h; Mei et al. with Jákó's extensions) */
   int hf_hydraulic;      /* 0: no water stages (thermal only) */
@@ -230,6 +231,7 @@ typedef struct talus_kparams {
   float tan_dry, tan_wet;
   int support_cycle;              /* steps per support cycle */
   float thermal_tan;              /* tan α of the thermal talus angle */
+  float thermal_dt;               /* the time one thermal step covers: dt × thermal_every [s] */
   float tcreep_axis, tcreep_diag; /* thermal creep share per pipe and step (heightfield) */
   float slip_room;                /* share of a receiver's free space one slippage pipe may fill */
   float creep_axis, creep_diag;   /* creep share per pipe and step: sand_creep·dt/l_c²·weight */

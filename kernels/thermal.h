@@ -97,7 +97,7 @@ TALUS_HD static inline float thermal_hardness(const talus_tile *t, const talus_k
 
 /* The step fraction c for material of hardness h (0 for loose sand). */
 TALUS_HD static inline float thermal_fraction(const talus_kparams *P, float h) {
-  float c = P->thermal_rate * P->dt * (1.0f - h);
+  float c = P->thermal_rate * P->thermal_dt * (1.0f - h); /* thermal.every: its steps' time */
   return c < 0.0f ? 0.0f : (c > THERMAL_MAX_FRACTION ? THERMAL_MAX_FRACTION : c);
 }
 

@@ -33,8 +33,8 @@ NOSPIN="--set erosion.spinup=0"
 "$T" erode "$W/n.tif" -o "$W/dem.tif" -c "$SRC/configs/dem-heightfield.ini" --steps 200 $Q \
   $NOSPIN --report "$W/dem.json" --maps
 check "dem-heightfield on noise: report" 'report_ok "$W/dem.json"'
-check "dem-heightfield ran advection, not thermal erosion (off on DEMs)" \
-  '! stage_ran "$W/dem.json" thermal_in && stage_ran "$W/dem.json" hf_advect'
+check "dem-heightfield ran advection and its crest-only thermal erosion" \
+  'stage_ran "$W/dem.json" thermal_in && stage_ran "$W/dem.json" hf_advect'
 # The load still suspended at the end is not in the surface: the report
 # gives its share of the solid removed, the ledger's and the _sediment
 # map's volume alike.

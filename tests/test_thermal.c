@@ -8,7 +8,8 @@
  * or out of the space under an overhang; the ledger closes with thermal on
  * top of the full layered model; 1 and 2 threads give equal bytes;
  * thermal.crests_only brings down a one-cell spur and pillar to the talus
- * angle and leaves a cliff with higher ground behind it to the bit.
+ * angle and leaves a cliff with higher ground behind it to the bit;
+ * thermal.every skips steps and covers their time.
  */
 #include "check.h"
 #include "scene_fixture.h"
@@ -189,7 +190,8 @@ static void test_crests_only(void) {
   const int n = 32;
   float *h = crest_heights(n);
   double rise = tan(60.0 * M_PI / 180.0) * 30.0;
-  for (int only = 1; only >= 0; only--) {
+  /* only: 2 with thermal.every = 10 (a step covering ten steps' time) */
+  for (int only = 2; only >= 0; only--) {
     const char *sets[] = {"simulation.model=heightfield",
                           "heightfield.hydraulic=false",
                           "thermal.enable=true",
@@ -198,6 +200,7 @@ static void test_crests_only(void) {
                           "thermal.hardness=0",
                           "simulation.dt=0.1",
                           only ? "thermal.crests_only=true" : "thermal.crests_only=false",
+                          only == 2 ? "thermal.every=10" : "thermal.every=1",
                           NULL};
     talus_domain *d = make_domain(n, 30.0, h, sets);
     CHECK(d && talus_domain_run(d, 3000, NULL, NULL) == TALUS_OK, "crest domain ran");
@@ -210,9 +213,9 @@ static void test_crests_only(void) {
       for (int x = 2; x <= 6; x++)
         cliff_moved = fmax(cliff_moved, fabs(b[(size_t)y * n + x] - h[(size_t)y * n + x]));
     double dv = sum_of(b, n, 0) - sum_of(h, n, 0);
-    printf("crests_only=%d: spur %.2f m, pillar %.2f m over their ground (talus rise %.2f m), "
-           "cliff moved %.3g m, volume %+.3g m\n",
-           only, spur, pillar, rise, cliff_moved, dv);
+    printf("crests_only=%d, every %d: spur %.2f m, pillar %.2f m over their ground (talus rise "
+           "%.2f m), cliff moved %.3g m, volume %+.3g m\n",
+           only > 0, only == 2 ? 10 : 1, spur, pillar, rise, cliff_moved, dv);
     if (only) {
       CHECK(spur <= rise + 1.0 && spur >= rise - 5.0, "spur stands %.2f m (talus %.2f)", spur,
             rise);
@@ -226,6 +229,44 @@ static void test_crests_only(void) {
     free(b);
     talus_domain_free(d);
   }
+  free(h);
+}
+
+/* thermal.every = 10: the talus rule runs on step 0 and then not until
+ * step 10 (steps 1-9 leave the surface to the bit), and a step covers ten
+ * steps' time: its first step moves 10x what one step of the rule at
+ * every = 1 moves (the fraction below the 2/9 cap). */
+static void test_every(void) {
+  const int n = 24;
+  float *h = cone_heights(n, 1.0, 20.0, 1.5);
+  double moved[2] = {0.0, 0.0};
+  for (int k = 0; k < 2; k++) {
+    const char *sets[] = {"simulation.model=heightfield",
+                          "heightfield.hydraulic=false",
+                          "thermal.enable=true",
+                          "thermal.rate=0.1",
+                          "thermal.hardness=0",
+                          "simulation.dt=0.1",
+                          k ? "thermal.every=10" : "thermal.every=1",
+                          NULL};
+    talus_domain *d = make_domain(n, 1.0, h, sets);
+    CHECK(d && talus_domain_run(d, 1, NULL, NULL) == TALUS_OK, "every domain ran");
+    if (!d) break;
+    float *a = surface(d);
+    for (int i = 0; i < n * n; i++)
+      moved[k] += fabs(a[i] - h[i]);
+    talus_domain_run(d, 9, NULL, NULL);
+    float *b = surface(d);
+    int same = !memcmp(a, b, (size_t)n * n * sizeof *a);
+    if (k) CHECK(same, "thermal.every=10: steps 1-9 moved material");
+    if (!k) CHECK(!same, "thermal.every=1: steps 1-9 moved nothing");
+    free(a), free(b);
+    talus_domain_free(d);
+  }
+  printf("thermal.every: step 0 moved %.6g m (every 1), %.6g m (every 10): ratio %.4f\n", moved[0],
+         moved[1], moved[1] / moved[0]);
+  CHECK(fabs(moved[1] / moved[0] - 10.0) < 1e-3, "every 10 moved %.4fx one step's material",
+        moved[1] / moved[0]);
   free(h);
 }
 
@@ -388,6 +429,7 @@ int main(void) {
   test_pit();
   test_hardness_stops();
   test_crests_only();
+  test_every();
   test_cone_layered();
   test_overhang_untouched();
   test_ledger_layered_full();

@@ -193,6 +193,9 @@ static const param_decl table[] = {
          "talus angle, "
          "D*dt/l_c^2 of the height difference per step over 8 pipes; it rounds the one-cell "
          "crests and streaks that water erosion leaves (0: off)"),
+    INT("thermal.every", thermal_every, 1, 1000000, 1,
+        "thermal erosion on the steps divisible by this, each covering that many steps' time "
+        "(the same rate per second; a slow process need not run every step)"),
     BOOL("thermal.crests_only", thermal_crests, 0,
          "the talus rule moves material only off one-cell crests: through a pipe whose "
          "opposite pipe falls steeper than the talus angle too (a one-cell fin, spur or "
