@@ -195,7 +195,8 @@ static const param_decl table[] = {
          "crests and streaks that water erosion leaves (0: off)"),
     INT("thermal.every", thermal_every, 1, 1000000, 1,
         "thermal erosion on the steps divisible by this, each covering that many steps' time "
-        "(the same rate per second; a slow process need not run every step)"),
+        "(the same rate per second while the step fraction stays under its 2/9 cap; a slow "
+        "process need not run every step)"),
     BOOL("thermal.crests_only", thermal_crests, 0,
          "the talus rule moves material only off one-cell crests: through a pipe whose "
          "opposite pipe falls steeper than the talus angle too (a one-cell fin, spur or "
