@@ -102,6 +102,14 @@ TALUS_HD static inline float hf_hardness(const talus_tile *t, const talus_kparam
   return t->hard ? t->hard[idx] : P->hardness;
 }
 
+/* The share k = Δt·(1 − H)·K_s of the excess capacity C − s that a cell
+ * of hardness H dissolves a step (eq. 9a; hf_erode_cell), which
+ * heightfield.base_level's bound in hf_water_tail must match bit for bit. */
+TALUS_HD static inline float hf_dissolve_rate(const talus_kparams *P, float H) {
+  float soft = H < 1.0f ? 1.0f - H : 0.0f;
+  return P->dt * soft * P->hf_dissolve;
+}
+
 /* Offset of neighbour d of a cell in the buffer. */
 TALUS_HD static inline ptrdiff_t hf_step(const talus_tile *t, int d) {
   return (ptrdiff_t)talus_dir_dx(d) + (ptrdiff_t)talus_dir_dy(d) * t->pitch;
@@ -545,15 +553,14 @@ TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_tail(const talus_tile 
    * steepened it, and a trench ran up the river: 5.5 km deep at the west
    * edge of the whole Big Tujunga map (the bare command), 414 m at Fort
    * Worth's east edge, 303 m at Zion's. hf_erode dissolves k·(C − s) a
-   * step (k = Δt·(1 − H)·K_s, its product in its order); a capacity C
+   * step (k = hf_dissolve_rate); a capacity C
    * above s + drop / k would take more than the drop, so it is lowered to
    * that, which takes exactly the drop and keeps the rate of any smaller
    * excess. A capacity below the load s (a deposit) is never above it.
    * Where k is 0 nothing dissolves. A river thus cuts only down towards
    * its outlet: on an integer DEM's flat (cells on end of equal height)
    * the last cell above a step cuts first, then the one above it. */
-  float H = hf_hardness(t, P, idx), soft = H < 1.0f ? 1.0f - H : 0.0f;
-  float k = P->dt * soft * P->hf_dissolve;
+  float k = hf_dissolve_rate(P, hf_hardness(t, P, idx));
   float reach = g[3] / (k > 0.0f ? k : 1.0f);
   float most = t->r[idx] + (k > 0.0f ? reach : cap);
   most = base ? most : cap;
@@ -683,8 +690,7 @@ hf_erode_cell(const talus_tile *t, const talus_kparams *P, size_t idx, int erodi
   float C = t->hf_cap[idx], s = t->r[idx], b = t->B[idx], d = t->w[idx];
   float H = hf_hardness(t, P, idx);
   /* dissolution */
-  float soft = H < 1.0f ? 1.0f - H : 0.0f;
-  float Xs = P->dt * soft * P->hf_dissolve * (C - s);
+  float Xs = hf_dissolve_rate(P, H) * (C - s);
   Xs = Xs < C - s ? Xs : C - s;
   float bs = b - Xs;
   double ms = (double)b - (double)bs;

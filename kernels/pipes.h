@@ -179,13 +179,14 @@ pipes_direction(const talus_tile *t, const talus_kctx *c, int x, int y, int k, i
     pipes_col v = {q.B, 0.0f, 0.0f, TALUS_TOP};
     t->pipe[dc] = -2;
     *f_out = pipes_flux(P, t->f[dc], q, v, 0);
-    /* the water surface's tilt (stream_power) sees no drop across an
-     * open face: read as the virtual neighbour's bare bed, the face
+    /* the paper's law reads the virtual neighbour's bare bed; the water
+     * surface's tilt (stream_power) keeps the column's own surface set
+     * above, no drop across an open face: read as the bare bed, the face
      * dropped by the outlet's depth, which grew as the outlet sank, and
      * the outlet scoured itself a pit (the whole Big Tujunga map, the
      * trunk's outlet: 208 m; 34 m with this, kernels/heightfield.h's
      * base_level has no layered counterpart yet) */
-    *h_out = energy ? q.B + q.s + q.w : q.B;
+    if (!energy) *h_out = q.B;
   } else {
     t->pipe[dc] = -1;
   }

@@ -17,10 +17,9 @@
  *   (CPU_STAGE_LOOP_HF_ADVECT);
  * - heightfield thermal_out and thermal_in: the live run through the
  *   branch-free bodies thermal_out_live (a vector loop; thermal.crests_only
- *   as the loop's constant) and thermal_in_live (GCC finds its 16 double
- *   conversions a cell not worth vectorising, so it runs scalar, but
- *   without the classification and branches; benchmarks/RESULTS.md,
- *   "One-cell crests");
+ *   as the loop's constant) and thermal_in_live (scalar: it reads 16
+ *   planes a cell, and vectorised it ran no faster; benchmarks/RESULTS.md,
+ *   "One-cell crests" and "`thermal.every`");
  * - layered rain without sources: live cells of one column are a vector
  *   loop (cpu_rain_one; CPU_STAGE_LOOP_ONE_SIMD_BOOKED), its noise's hash
  *   vectorised with it (the copy for rain_noise > 0);
