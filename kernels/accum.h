@@ -69,4 +69,27 @@ TALUS_HD static inline void k_acc_end(const talus_tile *t, const talus_kctx *c, 
   if (dS > 0.0) a[TALUS_ACC_DEPOSITION * t->plane] += (float)dS;
 }
 
+/* k_acc_begin and k_acc_end on a heightfield cell of a live run (the CPU's
+ * vector loops, cpu.c): one column, so acc_solid is B + s, and the same
+ * additions in the same order without the branches, so the same bits (an
+ * accumulator only ever adds non-negative values, so adding the 0.0f of
+ * a step that did not wear or deposit leaves it as it was). `diag` says
+ * whether the tile has the diagonal fluxes (heightfield.neighbours = 8). */
+TALUS_HD static inline TALUS_FORCE_INLINE void acc_begin_live(const talus_tile *t, size_t idx) {
+  t->acc_s0[idx] = 0.0 + ((double)t->B[idx] + (double)t->s[idx]);
+}
+TALUS_HD static inline TALUS_FORCE_INLINE void
+acc_end_live(const talus_tile *t, const talus_kparams *P, size_t idx, int diag) {
+  float out = 0.0f;
+  for (int d = 0; d < 4; d++)
+    out += t->f[(size_t)d * t->plane + idx];
+  for (int j = 0; diag && j < 4; j++)
+    out += t->fd[(size_t)j * t->plane + idx];
+  double dS = (0.0 + ((double)t->B[idx] + (double)t->s[idx])) - t->acc_s0[idx];
+  float *a = t->acc + idx;
+  a[TALUS_ACC_FLOW * t->plane] += out * P->dt;
+  a[TALUS_ACC_WEAR * t->plane] += dS < 0.0 ? (float)-dS : 0.0f;
+  a[TALUS_ACC_DEPOSITION * t->plane] += dS > 0.0 ? (float)dS : 0.0f;
+}
+
 #endif /* TALUS_KERNELS_ACCUM_H */

@@ -74,6 +74,7 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->thermal_creep = 0.0f;
   p->thermal_crests = 0;
   p->thermal_every = 1;
+  p->thermal_bank_deg = 0.0f;
   p->hardness = 0.5f;
   p->hf_hydraulic = 1;
   p->hf_water_swell = 1;
@@ -220,6 +221,11 @@ talus_status talus_kparams_derive(talus_kparams *p) {
   p->thermal_tan = tanf(p->thermal_talus_deg * 0.017453292519943295f);
   /* thermal.every: a thermal step covers that many steps' time (× 1 is exact) */
   p->thermal_dt = p->dt * (float)(p->thermal_every > 0 ? p->thermal_every : 1);
+  /* thermal.bank_angle reads each cell's net change since the run began
+   * from the accumulators (kernels/thermal.h), so it turns them on */
+  int banks = p->enable_thermal && p->thermal_bank_deg > 0.0f;
+  p->thermal_bank_tan = banks ? tanf(p->thermal_bank_deg * 0.017453292519943295f) : 0.0f;
+  if (banks) p->accumulate = 1;
   /* A receiver has as many senders as pipes: each may fill its share. */
   p->slip_room = p->slip_diagonal ? 0.125f : 0.25f;
   /* Creep weights of the isotropic 9-point Laplacian, (4·axis + diagonals)

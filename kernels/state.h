@@ -176,6 +176,7 @@ typedef struct talus_kparams {
   float thermal_creep;     /* heightfield: linear creep (hillslope diffusion) [m²/s] */
   int thermal_crests;      /* 1: the talus rule moves material off one-cell crests only */
   int thermal_every;       /* thermal erosion on the steps divisible by this */
+  float thermal_bank_deg;  /* bank angle [deg] the steps the run cut shed to; 0 off */
   float hardness;          /* default hardness H in [0,1] of cells without a raster */
   /* heightfield model (kernels/heightfield.h; Mei et al. with Jákó's extensions) */
   int hf_hydraulic;      /* 0: no water stages (thermal only) */
@@ -232,6 +233,7 @@ typedef struct talus_kparams {
   int support_cycle;              /* steps per support cycle */
   float thermal_tan;              /* tan α of the thermal talus angle */
   float thermal_dt;               /* the time one thermal step covers: dt × thermal_every [s] */
+  float thermal_bank_tan;         /* tan of thermal_bank_deg with thermal on, else 0 */
   float tcreep_axis, tcreep_diag; /* thermal creep share per pipe and step (heightfield) */
   float slip_room;                /* share of a receiver's free space one slippage pipe may fill */
   float creep_axis, creep_diag;   /* creep share per pipe and step: sand_creep·dt/l_c²·weight */

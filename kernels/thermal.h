@@ -62,6 +62,18 @@
  * not move, so a steep angle can clear what a river cut around on a DEM
  * without shedding the DEM's real cliffs.
  *
+ * thermal.bank_angle sheds, at that angle, the part of a step that the run
+ * itself cut (thermal_bank_excess): the receiver's lowering since the run
+ * began beyond the sender's, read from the run's accumulators (net change
+ * N = deposition − wear, kernels/accum.h; the angle turns them on). A
+ * river that cuts a slot leaves walls steeper than any hillslope stands
+ * (the bare command on the whole Big Tujunga map: a trunk gorge 3–5 cells
+ * wide, 70–110 m deep, walls of 90 m over one 30 m cell); their excess
+ * over the bank angle falls in, as the walls of a real incising gorge do,
+ * and the gorge widens into a V that the river must clear. A DEM's own
+ * cliffs (N − N_i = 0 where nothing cut) keep their steepness; a river
+ * undercutting one sheds what it cut.
+ *
  * Layered model: the surface is the top S = B + s of each cell's topmost
  * column, and only topmost columns send or receive. Their ceiling is
  * TALUS_TOP and the space above a top surface is open sky, so material
@@ -159,6 +171,44 @@ TALUS_HD static inline void thermal_crests_only(float e[8]) {
     e[d] = keep[d];
 }
 
+/* The cell's net change of solid since the run began [m] (thermal.bank_angle;
+ * the accumulators are on whenever it is, talus_kparams_derive). */
+TALUS_HD static inline float thermal_net(const talus_tile *t, size_t idx) {
+  return t->acc[TALUS_ACC_DEPOSITION * t->plane + idx] - t->acc[TALUS_ACC_WEAR * t->plane + idx];
+}
+
+/* thermal.bank_angle: the excess of a pipe over the bank slope (`rise` for
+ * its length), capped by the part of its drop the run cut, N − N_i (the
+ * receiver lowered that much more than the sender since the run began);
+ * 0 where the run cut nothing or the drop stays under the bank slope.
+ * thermal_excess keeps the larger of it and the talus rule's excess. */
+TALUS_HD static inline float thermal_bank_excess(float drop, float rise, float N, float N_i) {
+  float cut = N - N_i, ex = drop - rise;
+  float e = ex < cut ? ex : cut;
+  return e > 0.0f ? e : 0.0f;
+}
+
+/* thermal.bank_angle on the 8 pipes of the cell at idx with live flags
+ * `live` and drops drop[8] (0 where not live): each e[d] becomes the
+ * larger of itself and thermal_bank_excess. A pipe that is not live reads
+ * the cell itself as its neighbour (N − N = 0: no excess), so the vector
+ * loop's constant 0xFF and the cell-by-cell flags take one body. */
+TALUS_HD static inline TALUS_FORCE_INLINE void thermal_banks(const talus_tile *t,
+                                                             const talus_kparams *P, size_t idx,
+                                                             unsigned live, const float drop[8],
+                                                             float e[8]) {
+  float bank[2] = {P->thermal_bank_tan * P->cell_size,
+                   P->thermal_bank_tan * P->cell_size * 1.41421356f};
+  float N = thermal_net(t, idx);
+  TALUS_UNROLL8
+  for (int d = 0; d < 8; d++) {
+    ptrdiff_t off = (live >> d & 1u) ? thermal_step(t, d) : 0;
+    float eb = thermal_bank_excess(drop[d], bank[d >> 2], N,
+                                   thermal_net(t, (size_t)((ptrdiff_t)idx + off)));
+    e[d] = eb > e[d] ? eb : e[d];
+  }
+}
+
 /* Excess over the talus slope of each of the 8 pipes of cell (x, y) with
  * live flags `live` (0 for walls and pipes that carry nothing), and the
  * drop S − S_i of each (0 where not positive or not live); returns the
@@ -178,6 +228,7 @@ TALUS_HD static inline float thermal_excess(const talus_tile *t, const talus_kct
     e[d] = talus_pos(dS - rise[d >> 2]); /* branch-free: the sign of an excess is random */
   }
   if (P->thermal_crests) thermal_crests_only(e);
+  if (P->thermal_bank_tan > 0.0f) thermal_banks(t, P, idx, live, drop, e);
   for (int d = 0; d < 8; d++)
     emax = talus_gtf(e[d], emax);
   *esum = thermal_sum8f(e);
@@ -221,13 +272,16 @@ k_thermal_out(const talus_tile *t, const talus_kctx *c, int x, int y, double *fl
     *thermal_pipe(t, idx, d) = e[d] * scale + creep[d >> 2] * drop[d];
 }
 
+/* The rules thermal_out_live applies, as bits of a constant of its loop. */
+enum { THERMAL_LIVE_CRESTS = 1, THERMAL_LIVE_BANKS = 2 };
+
 /* k_thermal_out on a heightfield cell whose 8 neighbours are live cells
  * (the CPU's vector loops over runs of them, cpu.c): thermal_excess's and
  * k_thermal_out's arithmetic in their order, without the classification
- * and the branches, so the same bits. `crests` is thermal.crests_only as
- * a constant of the loop. */
+ * and the branches, so the same bits. `rules` (THERMAL_LIVE_*) says
+ * whether thermal.crests_only and thermal.bank_angle are on. */
 TALUS_HD static inline TALUS_FORCE_INLINE void
-thermal_out_live(const talus_tile *t, const talus_kparams *P, size_t idx, int crests) {
+thermal_out_live(const talus_tile *t, const talus_kparams *P, size_t idx, int rules) {
   const float *B = t->B + idx;
   float S = B[0], e[8], drop[8], emax = 0.0f;
   float rise[2] = {P->thermal_tan * P->cell_size, P->thermal_tan * P->cell_size * 1.41421356f};
@@ -239,7 +293,8 @@ thermal_out_live(const talus_tile *t, const talus_kparams *P, size_t idx, int cr
     drop[d] = dS > 0.0f ? dS : 0.0f;
     e[d] = ex > 0.0f ? ex : 0.0f;
   }
-  if (crests) thermal_crests_only(e);
+  if (rules & THERMAL_LIVE_CRESTS) thermal_crests_only(e);
+  if (rules & THERMAL_LIVE_BANKS) thermal_banks(t, P, idx, 0xFFu, drop, e);
   TALUS_UNROLL8
   for (int d = 0; d < 8; d++)
     emax = e[d] > emax ? e[d] : emax;

@@ -21,6 +21,11 @@
  *     pile no slope could hold: a grid artefact, not a landform), and the
  *     tallest one the run built: the least of a cell's tower and its rise
  *     (a cell left standing while the river cut beside it was not built);
+ *   - the tallest wall the run cut (carve_cut_wall): over the 8
+ *     neighbour pairs, the part of a step steeper than a given slope that
+ *     the run made (its drop less the input's), the least of the two: a
+ *     river's slot with walls no hillslope holds (the whole Big Tujunga
+ *     map: 124 m over 50 degrees), not a DEM's own cliff;
  *   - the most a cell on the map's edge was lowered: an outlet that took
  *     its slope from upstream dug a trench that ran away (5.5 km deep at
  *     the west edge of the whole Big Tujunga map; heightfield.base_level).
@@ -186,6 +191,30 @@ static inline double carve_tower(const float *z, const float *base, const uint8_
       double r = carve_rise(z[i], z[n[0]], z[n[1]], z[n[2]], z[n[3]]);
       if (base) r = fmin(r, (double)z[i] - (double)base[i]);
       top = r > top ? r : top;
+    }
+  return top;
+}
+
+/* The tallest wall the run cut [m]: over every pair of valid 8-neighbours
+ * of `cell` metres, min(drop − tan(deg)·distance, drop − the input's
+ * drop), the most of it (0 when no step the run steepened passes deg). */
+static inline double carve_cut_wall(const float *before, const float *after, const uint8_t *mask,
+                                    int nx, int ny, double cell, double deg) {
+  double top = 0.0, T = tan(deg * M_PI / 180.0);
+  for (int y = 0; y < ny; y++)
+    for (int x = 0; x < nx; x++) {
+      long i = (long)y * nx + x;
+      if ((mask && mask[i]) || !isfinite(after[i])) continue;
+      for (int d = 0; d < 8; d++) {
+        int u = x + carve_dx[d], v = y + carve_dy[d];
+        long j = (long)v * nx + u;
+        if (u < 0 || v < 0 || u >= nx || v >= ny || (mask && mask[j]) || !isfinite(after[j]))
+          continue;
+        double drop = (double)after[i] - (double)after[j];
+        double cut = drop - ((double)before[i] - (double)before[j]);
+        double e = fmin(drop - T * cell * carve_dist[d], cut);
+        top = e > top ? e : top;
+      }
     }
   return top;
 }

@@ -61,6 +61,12 @@ same arches-cell $G "$W/arches.tif" arches --steps 60 --cell-size 0.3
 same heightfield $G "$W/noise.tif" heightfield-default --steps 150 --set thermal.enable=true
 same heightfield-crests $G "$W/noise.tif" heightfield-default --steps 150 \
   --set thermal.crests_only=true --set thermal.talus_angle=5
+# thermal.bank_angle: the accumulators' live runs (acc_begin_live,
+# acc_end_live) and the bank rule in thermal_out_live (the hydraulic run's
+# millimetres of cutting give it steps to shed at 10 degrees)
+same heightfield-banks $G "$W/noise.tif" heightfield-default --steps 150 \
+  --set thermal.enable=true --set thermal.crests_only=true --set thermal.talus_angle=5 \
+  --set thermal.bank_angle=10
 same heightfield-tiled $G "$W/noise.tif" heightfield-default --steps 60 --tile 32
 dem=${TALUS_TEST_DATA:-}/austria_srtm30s.tif
 if [ -n "${TALUS_TEST_DATA:-}" ] && [ -f "$dem" ]; then

@@ -9,9 +9,12 @@
  * top of the full layered model; 1 and 2 threads give equal bytes;
  * thermal.crests_only brings down a one-cell spur and pillar to the talus
  * angle and leaves a cliff with higher ground behind it to the bit;
- * thermal.every skips steps and covers their time.
+ * thermal.every skips steps and covers their time; thermal.bank_angle
+ * relaxes the walls of a trench the run cut to the bank angle and leaves
+ * the same trench to the bit where the input had it.
  */
 #include "check.h"
+#include "kernels/cpu/cpu.h"
 #include "scene_fixture.h"
 
 #include <math.h>
@@ -270,6 +273,106 @@ static void test_every(void) {
   free(h);
 }
 
+/* thermal.bank_angle, driven stage by stage on one tile so that the
+ * accumulators can say what the run cut: a 100 m plateau of 30 m cells
+ * with two trenches 3 cells wide down to 0 m, trench A (columns 6-8)
+ * booked as cut by the run (wear 100 m) and trench B (columns 26-28) as
+ * the input's own. At 40 degrees A's walls fall in until no step into it
+ * is steeper than the bank rise (25.2 m over 30 m) and it widens into a V;
+ * B's walls stand to the bit, and so does A without the rule. The talus
+ * rule itself is held off (89 degrees), so only the bank rule moves
+ * anything; the volume is kept. */
+enum { BANK_NX = 36, BANK_NY = 12, BANK_STEPS = 400 };
+
+static int bank_trench(int x) {
+  return (x >= 6 && x <= 8) ? 1 : (x >= 26 && x <= 28) ? 2 : 0;
+}
+
+static talus_tile *bank_tile(void) {
+  talus_tile *t = NULL;
+  talus_rect r = {0, 0, BANK_NX, BANK_NY};
+  if (talus_tile_create(&t, r, 1, TALUS_TILE_ACC) != TALUS_OK) return NULL;
+  for (int y = 0; y < BANK_NY; y++)
+    for (int x = 0; x < BANK_NX; x++) {
+      size_t i = talus_idx(t, x, y);
+      t->B[i] = bank_trench(x) ? 0.0f : 100.0f;
+      if (bank_trench(x) == 1) t->acc[TALUS_ACC_WEAR * t->plane + i] = 100.0f;
+    }
+  return t;
+}
+
+static void bank_run(talus_tile *t, const talus_kctx *c) {
+  static const talus_stage_id plan[] = {TALUS_STAGE_ACC_BEGIN, TALUS_STAGE_THERMAL_OUT,
+                                        TALUS_STAGE_THERMAL_IN, TALUS_STAGE_ACC_END};
+  double flows[TALUS_FLOW_COUNT];
+  for (int s = 0; s < BANK_STEPS; s++)
+    for (size_t k = 0; k < sizeof plan / sizeof plan[0]; k++) {
+      memset(flows, 0, sizeof flows);
+      if (talus_cpu_stage(t, c, plan[k], t->buf, flows) != TALUS_OK) {
+        CHECK(0, "bank stage %d: %s", (int)plan[k], talus_last_error());
+        return;
+      }
+    }
+}
+
+/* The steepest drop [m] from a cell of columns x0..x1 to its x neighbour. */
+static double bank_steepest(const talus_tile *t, int x0, int x1) {
+  double worst = 0.0;
+  for (int y = 0; y < BANK_NY; y++)
+    for (int x = x0; x < x1; x++)
+      worst = fmax(worst, fabs(t->B[talus_idx(t, x + 1, y)] - t->B[talus_idx(t, x, y)]));
+  return worst;
+}
+
+static void test_bank(void) {
+  double rise = tan(40.0 * M_PI / 180.0) * 30.0;
+  for (int on = 1; on >= 0; on--) {
+    talus_kctx c;
+    memset(&c, 0, sizeof c);
+    talus_kparams_defaults(&c.P);
+    c.P.model = TALUS_MODEL_HEIGHTFIELD, c.P.hf_hydraulic = 0, c.P.enable_thermal = 1;
+    c.P.thermal_talus_deg = 89.0f, c.P.thermal_rate = 2.0f, c.P.hardness = 0.0f;
+    c.P.dt = 0.1f, c.P.cell_size = 30.0f, c.P.thermal_bank_deg = on ? 40.0f : 0.0f;
+    CHECK(talus_kparams_derive(&c.P) == TALUS_OK, "bank params");
+    CHECK(c.P.accumulate == on, "bank_angle turns the accumulators on (%d)", c.P.accumulate);
+    c.nx = BANK_NX, c.ny = BANK_NY;
+    talus_tile *t = bank_tile();
+    CHECK(t != NULL, "bank tile");
+    if (!t) return;
+    double before = 0.0, after = 0.0, b_moved = 0.0;
+    for (int y = 0; y < BANK_NY; y++)
+      for (int x = 0; x < BANK_NX; x++)
+        before += t->B[talus_idx(t, x, y)];
+    bank_run(t, &c);
+    for (int y = 0; y < BANK_NY; y++)
+      for (int x = 0; x < BANK_NX; x++) {
+        float b = t->B[talus_idx(t, x, y)];
+        after += b;
+        if (x >= 18) b_moved = fmax(b_moved, fabs(b - (bank_trench(x) ? 0.0f : 100.0f)));
+      }
+    printf("bank_angle %s: trench A's cross-section", on ? "40" : "off");
+    for (int x = 2; x <= 12; x++)
+      printf(" %.1f", (double)t->B[talus_idx(t, x, BANK_NY / 2)]);
+    printf(" m\n");
+    double steep_a = bank_steepest(t, 0, 17), steep_b = bank_steepest(t, 18, BANK_NX - 1);
+    double wall = 100.0 - t->B[talus_idx(t, 4, BANK_NY / 2)];
+    printf("bank_angle %s: trench A's steepest step %.2f m (bank rise %.2f m), the cell 2 from "
+           "its edge lowered %.2f m; trench B's steepest %.2f m, moved %.3g m; volume %+.3g m\n",
+           on ? "40" : "off", steep_a, rise, wall, steep_b, b_moved, after - before);
+    if (on) {
+      CHECK(steep_a <= rise + 0.5, "trench A's walls stand %.2f m over a cell (bank %.2f m)",
+            steep_a, rise);
+      CHECK(wall > 5.0, "trench A did not widen: 2 cells out lowered %.2f m", wall);
+    } else {
+      CHECK(steep_a == 100.0, "control: without the rule trench A's walls moved (%.2f m)", steep_a);
+    }
+    CHECK(b_moved == 0.0, "trench B, the input's own, moved %.3g m", b_moved);
+    CHECK(steep_b == 100.0, "trench B's walls %.2f m", steep_b);
+    CHECK(fabs(after - before) < 0.05, "volume changed by %.3g m", after - before);
+    talus_tile_free(t);
+  }
+}
+
 static const char *const layered_thermal[] = {"simulation.layers=2",     "water.rain=0",
                                               "water.evaporation=0",     "sand.slippage=false",
                                               "sand.petrification=0",    "erosion.enable=false",
@@ -430,6 +533,7 @@ int main(void) {
   test_hardness_stops();
   test_crests_only();
   test_every();
+  test_bank();
   test_cone_layered();
   test_overhang_untouched();
   test_ledger_layered_full();

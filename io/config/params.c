@@ -201,6 +201,11 @@ static const param_decl table[] = {
          "the talus rule moves material only off one-cell crests: through a pipe whose "
          "opposite pipe falls steeper than the talus angle too (a one-cell fin, spur or "
          "pillar), never off a cliff or slope with higher ground behind it"),
+    REAL("thermal.bank_angle", thermal_bank_deg, 0, 89, 0, "deg",
+         "steps the run itself cut (a cell lowered more than its upper neighbour since the "
+         "run began) shed to this angle even where crests_only keeps them: a gorge a river "
+         "cuts widens into a V, a DEM's own cliffs stay (0: off; turns simulation.masks' "
+         "accumulators on, which it reads)"),
     REAL("thermal.hardness", hardness, 0, 1, 0.5, "",
          "hardness H of cells without a --hardness raster (1 = unerodible); thermal and "
          "heightfield dissolution run at 1 - H of their rate"),

@@ -20,6 +20,8 @@
  *   as the loop's constant) and thermal_in_live (scalar: it reads 16
  *   planes a cell, and vectorised it ran no faster; benchmarks/RESULTS.md,
  *   "One-cell crests" and "`thermal.every`");
+ * - heightfield acc_begin and acc_end (simulation.masks, thermal.bank_angle):
+ *   the live run through acc_begin_live and acc_end_live (vector loops);
  * - layered rain without sources: live cells of one column are a vector
  *   loop (cpu_rain_one; CPU_STAGE_LOOP_ONE_SIMD_BOOKED), its noise's hash
  *   vectorised with it (the copy for rain_noise > 0);
@@ -802,12 +804,26 @@ static inline TALUS_FORCE_INLINE void cpu_thermal_in_live(const talus_tile *t, c
   (void)c, (void)v;
   thermal_in_live(t, talus_idx(t, x, y), flows);
 }
-static inline int cpu_thermal_run_end(const talus_tile *t, const talus_kctx *c, int y, int x,
+/* The live run on the heightfield; no fast run in the layered model. */
+static inline int cpu_hf_only_run_end(const talus_tile *t, const talus_kctx *c, int y, int x,
                                       int xa, int xb, int x1) {
   int hf = c->P.model == TALUS_MODEL_HEIGHTFIELD;
   return hf ? cpu_hf_run_end(t, c, y, x, xa, xb, x1) : x;
 }
 static const int cpu_thermal_in_ids[] = {TALUS_FLOW_THERMAL_ROUNDING};
+
+/* acc_begin and acc_end on the heightfield's live runs (acc_begin_live,
+ * acc_end_live); `v` says whether the tile has diagonal fluxes. */
+static inline TALUS_FORCE_INLINE void cpu_acc_begin_live(const talus_tile *t, const talus_kctx *c,
+                                                         int x, int y, double *flows, int v) {
+  (void)c, (void)flows, (void)v;
+  acc_begin_live(t, talus_idx(t, x, y));
+}
+static inline TALUS_FORCE_INLINE void cpu_acc_end_live(const talus_tile *t, const talus_kctx *c,
+                                                       int x, int y, double *flows, int v) {
+  (void)flows;
+  acc_end_live(t, &c->P, talus_idx(t, x, y), v);
+}
 
 /* The flows the fast heightfield bodies book. */
 static const int cpu_hf_rain_ids[] = {TALUS_FLOW_RAIN};
