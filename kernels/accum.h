@@ -69,8 +69,8 @@ TALUS_HD static inline void k_acc_end(const talus_tile *t, const talus_kctx *c, 
   if (dS > 0.0) a[TALUS_ACC_DEPOSITION * t->plane] += (float)dS;
 }
 
-/* k_acc_begin and k_acc_end on a heightfield cell of a live run (the CPU's
- * vector loops, cpu.c): one column, so acc_solid is B + s, and the same
+/* k_acc_begin and k_acc_end on a live cell of one column (either model;
+ * the CPU's vector loops, cpu.c): acc_solid is B + s, and the same
  * additions in the same order without the branches, so the same bits (an
  * accumulator only ever adds non-negative values, so adding the 0.0f of
  * a step that did not wear or deposit leaves it as it was). `diag` says

@@ -319,6 +319,31 @@ static int test_bigtujunga_bare(const talus_dem *dem) {
   return 1;
 }
 
+/* dem-default's suggested run (the layered model, spin-up + 2500 steps)
+ * on the same 360² window: it carves (check_figures, towers included)
+ * and cuts no wall steeper than a hillslope holds (check_cut_walls).
+ * Its stream-power law cut one-cell slots (the tallest cut wall 105 m,
+ * a spur left 66 m tall) until the preset's thermal.bank_angle and
+ * crests_only: 7.2 m, 27.1 m (input 23 m), ratio 30.1, r 0.22. */
+static void test_bigtujunga_layered(const talus_dem *dem) {
+  const char *what = "bigtujunga 360x360, dem-default";
+  int n = 360, x0 = 300, y0 = 50;
+  float *h = dem_window(dem, x0, y0, n);
+  double spinup = 0.0;
+  talus_params *p = fixture_params("dem-default", NULL);
+  if (p) talus_params_get(p, "erosion.spinup", &spinup);
+  talus_params_free(p);
+  float *after =
+      carve_run_with("dem-default", NULL, (int)spinup + 2500, h, NULL, n, n, dem->cell_size, NULL);
+  CHECK(after != NULL, "%s: the run failed", what);
+  if (after) {
+    carve_metrics m = carve_measure(h, after, NULL, n, n);
+    check_figures(what, &m, 5.0, 0.05, 1);
+    check_cut_walls(what, h, after, NULL, n, n, dem->cell_size);
+  }
+  free(after), free(h);
+}
+
 /* The bare command's run on the whole of `dem` (a newcomer's first
  * command on it) and the checks a whole map's run shares: the channels
  * incise at least `ratio` times the hillslopes' erosion, p99.9 |dz| within
@@ -377,6 +402,7 @@ static int test_bigtujunga(void) {
   check_droplets("bigtujunga 128x128, particles", h, NULL, n, n, dem.cell_size);
   free(h);
   test_bigtujunga_bare(&dem);
+  test_bigtujunga_layered(&dem);
   test_bigtujunga_whole(&dem);
   talus_dem_free(&dem);
   return 1;

@@ -53,8 +53,14 @@ static int64_t cell_bytes_one(const talus_plan_in *in) {
   if (!in->heightfield) return cell_bytes_full(in);
   return 64 + (in->heightfield == 2 ? 32 : 0) + cell_bytes_fdiag(in) + (int64_t)in->extra_scratch;
 }
+/* A kept tile's persistent fields: count, mask and B, s, w, C, r, D, p
+ * and the fluxes of every layer (a reset writes each layer's ceiling),
+ * plus the optional planes (hardness; the accumulators, which
+ * simulation.masks and thermal.bank_angle keep; the diagonal fluxes). */
 static int64_t cell_bytes_kept(const talus_plan_in *in) {
-  return 6 + 44 * (int64_t)in->nz + cell_bytes_fdiag(in);
+  int64_t optional = (in->optional & TALUS_TILE_HARD ? 4 : 0) +
+                     (in->optional & TALUS_TILE_ACC ? 4 * TALUS_ACC_PLANES : 0);
+  return 6 + 44 * (int64_t)in->nz + optional + cell_bytes_fdiag(in);
 }
 
 /* Bands of the input as read. */

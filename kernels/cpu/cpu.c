@@ -20,8 +20,9 @@
  *   as the loop's constant) and thermal_in_live (scalar: it reads 16
  *   planes a cell, and vectorised it ran no faster; benchmarks/RESULTS.md,
  *   "One-cell crests" and "`thermal.every`");
- * - heightfield acc_begin and acc_end (simulation.masks, thermal.bank_angle):
- *   the live run through acc_begin_live and acc_end_live (vector loops);
+ * - acc_begin and acc_end (simulation.masks, thermal.bank_angle): live
+ *   cells of one column, either model, through acc_begin_live and
+ *   acc_end_live (vector loops);
  * - layered rain without sources: live cells of one column are a vector
  *   loop (cpu_rain_one; CPU_STAGE_LOOP_ONE_SIMD_BOOKED), its noise's hash
  *   vectorised with it (the copy for rain_noise > 0);
@@ -664,7 +665,7 @@ static inline int cpu_hf_rain_run_end(const talus_tile *t, const talus_kctx *c, 
       int y = region.y0 + j, x = region.x0, x1 = region.x0 + region.w, xa = x1, xb = x1;           \
       if (fast) cpu_live_run(t, c, y, x, x1, &xa, &xb);                                            \
       while (x < x1) {                                                                             \
-        int e = run_end(t, c, y, x, xa, xb, x1);                                                   \
+        int e = fast ? run_end(t, c, y, x, xa, xb, x1) : x;                                        \
         switch (v) {                                                                               \
         case 0:                                                                                    \
           _Pragma("omp simd") for (int xv = x; xv < e; xv++) one(&tl, &cl, xv, y, junk, 0);        \
@@ -812,7 +813,7 @@ static inline int cpu_hf_only_run_end(const talus_tile *t, const talus_kctx *c, 
 }
 static const int cpu_thermal_in_ids[] = {TALUS_FLOW_THERMAL_ROUNDING};
 
-/* acc_begin and acc_end on the heightfield's live runs (acc_begin_live,
+/* acc_begin and acc_end on live cells of one column (acc_begin_live,
  * acc_end_live); `v` says whether the tile has diagonal fluxes. */
 static inline TALUS_FORCE_INLINE void cpu_acc_begin_live(const talus_tile *t, const talus_kctx *c,
                                                          int x, int y, double *flows, int v) {
