@@ -54,6 +54,17 @@ for core in 37 64 100; do
 done
 run hdisk noise.tif "${HF[@]}" --steps 8 --tile 100 --store "$W/hstore"
 check "heightfield: disk store == one piece" 'same_as hmono hdisk'
+# thermal.bank_angle: each cell sheds what the run cut of its steps, read
+# from the accumulators (persistent planes the halos and the store carry)
+HB=("${HF[@]}" --set thermal.bank_angle=10)
+run bmono noise.tif "${HB[@]}" --steps 8
+check "heightfield: the bank rule changes the terrain" '! cmp -s "$W/bmono.tif" "$W/hmono.tif"'
+for core in 37 100; do
+  run "b${core}" noise.tif "${HB[@]}" --steps 8 --tile $core --steps-per-exchange 3
+  check "heightfield, bank rule: tile $core K 3 == one piece" 'same_as bmono "b${core}"'
+done
+run bdisk noise.tif "${HB[@]}" --steps 8 --tile 64 --steps-per-exchange 2 --store "$W/bstore"
+check "heightfield, bank rule: disk store == one piece" 'same_as bmono bdisk'
 check "the outputs differ from the input (the runs did something)" '! cmp -s "$W/hmono.tif" "$W/noise.tif"'
 
 # --- a DEM (not a state) with NoData holes, both NoData policies -------
