@@ -49,6 +49,18 @@ TALUS_HD static inline void k_acc_begin(const talus_tile *t, const talus_kctx *c
   if (!talus_cell_masked(t, idx)) t->acc_s0[idx] = acc_solid(t, idx);
 }
 
+/* Adds a step's outflow `out` [m³/s] and solid change dS [m] to the
+ * cell's accumulators, without branches (both acc_end bodies end here):
+ * an accumulator only ever adds non-negative values, so adding the 0.0f
+ * of a step that did not wear or deposit leaves it as it was. */
+TALUS_HD static inline TALUS_FORCE_INLINE void
+acc_add_step(const talus_tile *t, const talus_kparams *P, size_t idx, float out, double dS) {
+  float *a = t->acc + idx;
+  a[TALUS_ACC_FLOW * t->plane] += out * P->dt;
+  a[TALUS_ACC_WEAR * t->plane] += dS < 0.0 ? (float)-dS : 0.0f;
+  a[TALUS_ACC_DEPOSITION * t->plane] += dS > 0.0 ? (float)dS : 0.0f;
+}
+
 /* Stage acc_end: adds the step's outflow, wear and deposition to the
  * cell's accumulators. */
 TALUS_HD static inline void k_acc_end(const talus_tile *t, const talus_kctx *c, int x, int y,
@@ -62,19 +74,14 @@ TALUS_HD static inline void k_acc_end(const talus_tile *t, const talus_kctx *c, 
       out += t->f[talus_dcol(t, idx, k, d)];
   for (int j = 0; t->fd && j < 4; j++) /* heightfield.neighbours = 8 */
     out += t->fd[(size_t)j * t->plane + idx];
-  double dS = acc_solid(t, idx) - t->acc_s0[idx];
-  float *a = t->acc + idx;
-  a[TALUS_ACC_FLOW * t->plane] += out * c->P.dt;
-  if (dS < 0.0) a[TALUS_ACC_WEAR * t->plane] += (float)-dS;
-  if (dS > 0.0) a[TALUS_ACC_DEPOSITION * t->plane] += (float)dS;
+  acc_add_step(t, &c->P, idx, out, acc_solid(t, idx) - t->acc_s0[idx]);
 }
 
 /* k_acc_begin and k_acc_end on a live cell of one column (either model;
  * the CPU's vector loops, cpu.c): acc_solid is B + s, and the same
- * additions in the same order without the branches, so the same bits (an
- * accumulator only ever adds non-negative values, so adding the 0.0f of
- * a step that did not wear or deposit leaves it as it was). `diag` says
- * whether the tile has the diagonal fluxes (heightfield.neighbours = 8). */
+ * additions in the same order without the column loop, so the same bits.
+ * `diag` says whether the tile has the diagonal fluxes
+ * (heightfield.neighbours = 8). */
 TALUS_HD static inline TALUS_FORCE_INLINE void acc_begin_live(const talus_tile *t, size_t idx) {
   t->acc_s0[idx] = 0.0 + ((double)t->B[idx] + (double)t->s[idx]);
 }
@@ -85,11 +92,7 @@ acc_end_live(const talus_tile *t, const talus_kparams *P, size_t idx, int diag) 
     out += t->f[(size_t)d * t->plane + idx];
   for (int j = 0; diag && j < 4; j++)
     out += t->fd[(size_t)j * t->plane + idx];
-  double dS = (0.0 + ((double)t->B[idx] + (double)t->s[idx])) - t->acc_s0[idx];
-  float *a = t->acc + idx;
-  a[TALUS_ACC_FLOW * t->plane] += out * P->dt;
-  a[TALUS_ACC_WEAR * t->plane] += dS < 0.0 ? (float)-dS : 0.0f;
-  a[TALUS_ACC_DEPOSITION * t->plane] += dS > 0.0 ? (float)dS : 0.0f;
+  acc_add_step(t, P, idx, out, (0.0 + ((double)t->B[idx] + (double)t->s[idx])) - t->acc_s0[idx]);
 }
 
 #endif /* TALUS_KERNELS_ACCUM_H */

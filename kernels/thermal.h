@@ -253,6 +253,22 @@ TALUS_HD static inline float thermal_amount(const talus_tile *t, const talus_kpa
   return s + rock;
 }
 
+/* Stores the cell's 8 pipe outflows [m]: the `total` it sends (eq. 14)
+ * shared by excess e[8] (their sum esum), plus, on the heightfield, linear
+ * creep of each pipe's drop at the softness 1 − h (0 when thermal.creep is
+ * 0: + 0 keeps the bits). Both thermal_out bodies end here. */
+TALUS_HD static inline TALUS_FORCE_INLINE void thermal_store(const talus_tile *t,
+                                                             const talus_kparams *P, size_t idx,
+                                                             const float e[8], const float drop[8],
+                                                             float esum, float total, float h) {
+  /* total > 0 means esum > 0: the guard only keeps idle vector lanes finite */
+  float scale = total > 0.0f ? total / (esum > 0.0f ? esum : 1.0f) : 0.0f;
+  float soft = 1.0f - h, creep[2] = {P->tcreep_axis * soft, P->tcreep_diag * soft};
+  TALUS_UNROLL8
+  for (int d = 0; d < 8; d++)
+    *thermal_pipe(t, idx, d) = e[d] * scale + creep[d >> 2] * drop[d];
+}
+
 /* Stage thermal_out for cell (x, y): stores the 8 pipe outflows [m] (and
  * the live flags thermal_in reads): the talus rule's share of eq. 14 by
  * excess, plus, on the heightfield, linear creep of each pipe's drop at
@@ -265,11 +281,7 @@ k_thermal_out(const talus_tile *t, const talus_kctx *c, int x, int y, double *fl
   float e[8], drop[8], esum = 0.0f;
   float emax = thermal_excess(t, c, x, y, thermal_live(t, c, x, y), e, drop, &esum);
   float total = emax > 0.0f ? thermal_amount(t, &c->P, idx, emax) : 0.0f;
-  float scale = total > 0.0f ? total / esum : 0.0f;
-  float soft = 1.0f - thermal_hardness(t, &c->P, idx);
-  float creep[2] = {c->P.tcreep_axis * soft, c->P.tcreep_diag * soft};
-  for (int d = 0; d < 8; d++)
-    *thermal_pipe(t, idx, d) = e[d] * scale + creep[d >> 2] * drop[d];
+  thermal_store(t, &c->P, idx, e, drop, esum, total, thermal_hardness(t, &c->P, idx));
 }
 
 /* The rules thermal_out_live applies, as bits of a constant of its loop. */
@@ -300,12 +312,7 @@ thermal_out_live(const talus_tile *t, const talus_kparams *P, size_t idx, int ru
     emax = e[d] > emax ? e[d] : emax;
   float esum = thermal_sum8f(e), h = thermal_hardness(t, P, idx);
   float amount = thermal_fraction(P, h) * emax * 0.5f, total = emax > 0.0f ? amount : 0.0f;
-  /* total > 0 means esum > 0: the guard only keeps idle lanes finite */
-  float scale = total > 0.0f ? total / (esum > 0.0f ? esum : 1.0f) : 0.0f;
-  float soft = 1.0f - h, creep[2] = {P->tcreep_axis * soft, P->tcreep_diag * soft};
-  TALUS_UNROLL8
-  for (int d = 0; d < 8; d++)
-    *thermal_pipe(t, idx, d) = e[d] * scale + creep[d >> 2] * drop[d];
+  thermal_store(t, P, idx, e, drop, esum, total, h);
   t->nb8[idx] = 0xFFu;
 }
 

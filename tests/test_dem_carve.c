@@ -289,16 +289,25 @@ static int test_dem_open(const char *file, talus_dem *dem) {
   return dir && !talus_dem_read(path, NULL, dem);
 }
 
-/* The bare command's steps: dem-heightfield's spin-up + 2500 droplet
- * batches, one every particles.every steps (app/erode.c,
- * erode_default_steps, medium). */
-static int bare_steps(void) {
-  talus_params *p = fixture_params("dem-heightfield", NULL);
-  double spinup = 0.0, every = 1.0;
+/* The suggested run of a DEM preset, as `talus erode` runs it with no
+ * --steps (app/erode.c, erode_default_steps, medium): its spin-up + 2500
+ * steps, or 2500 droplet batches, one every particles.every steps
+ * (dem-heightfield: the bare command's; dem-default: every 1). */
+static int suggested_steps(const char *preset) {
+  talus_params *p = fixture_params(preset, NULL);
+  double spinup = 0.0, droplets = 0.0, every = 1.0;
   if (p) talus_params_get(p, "erosion.spinup", &spinup);
-  if (p) talus_params_get(p, "particles.every", &every);
+  if (p) talus_params_get(p, "particles.enable", &droplets);
+  if (p && droplets != 0.0) talus_params_get(p, "particles.every", &every);
   talus_params_free(p);
   return (int)spinup + 2500 * (int)every;
+}
+
+/* The 360 x 360 window of Big Tujunga (columns 300.., rows 50..) that the
+ * gallery shows (malloc'd). */
+#define BT_WINDOW 360
+static float *bt_gallery_window(const talus_dem *dem) {
+  return dem_window(dem, 300, 50, BT_WINDOW);
 }
 
 /* The bare command's run (`talus erode dem.tif -o out.tif`: dem-heightfield
@@ -307,11 +316,10 @@ static int bare_steps(void) {
  * (check_figures) and builds no tower (CARVE_BUILT_M). Returns 1 when it
  * ran. */
 static int test_bigtujunga_bare(const talus_dem *dem) {
-  int n = 360, x0 = 300, y0 = 50;
-  float *h = dem_window(dem, x0, y0, n);
-  int steps = bare_steps();
-  float *after =
-      carve_run_with("dem-heightfield", NULL, steps, h, NULL, n, n, dem->cell_size, NULL);
+  int n = BT_WINDOW;
+  float *h = bt_gallery_window(dem);
+  float *after = carve_run_with("dem-heightfield", NULL, suggested_steps("dem-heightfield"), h,
+                                NULL, n, n, dem->cell_size, NULL);
   check_carved("bigtujunga 360x360, bare command", h, after, NULL, n, n, 0.02, dem->cell_size);
   if (after)
     check_cut_walls("bigtujunga 360x360, bare command", h, after, NULL, n, n, dem->cell_size);
@@ -327,14 +335,10 @@ static int test_bigtujunga_bare(const talus_dem *dem) {
  * crests_only: 7.2 m, 27.1 m (input 23 m), ratio 30.1, r 0.22. */
 static void test_bigtujunga_layered(const talus_dem *dem) {
   const char *what = "bigtujunga 360x360, dem-default";
-  int n = 360, x0 = 300, y0 = 50;
-  float *h = dem_window(dem, x0, y0, n);
-  double spinup = 0.0;
-  talus_params *p = fixture_params("dem-default", NULL);
-  if (p) talus_params_get(p, "erosion.spinup", &spinup);
-  talus_params_free(p);
-  float *after =
-      carve_run_with("dem-default", NULL, (int)spinup + 2500, h, NULL, n, n, dem->cell_size, NULL);
+  int n = BT_WINDOW;
+  float *h = bt_gallery_window(dem);
+  float *after = carve_run_with("dem-default", NULL, suggested_steps("dem-default"), h, NULL, n, n,
+                                dem->cell_size, NULL);
   CHECK(after != NULL, "%s: the run failed", what);
   if (after) {
     carve_metrics m = carve_measure(h, after, NULL, n, n);
@@ -353,8 +357,8 @@ static void test_bigtujunga_layered(const talus_dem *dem) {
  * *m when the run ran. */
 static int check_bare_map(const char *what, const talus_dem *dem, double ratio, double trunks,
                           carve_metrics *m) {
-  float *after = carve_run_with("dem-heightfield", NULL, bare_steps(), dem->height, dem->nodata,
-                                dem->nx, dem->ny, dem->cell_size, NULL);
+  float *after = carve_run_with("dem-heightfield", NULL, suggested_steps("dem-heightfield"),
+                                dem->height, dem->nodata, dem->nx, dem->ny, dem->cell_size, NULL);
   CHECK(after != NULL, "%s: the run failed", what);
   if (!after) return 0;
   *m = carve_measure(dem->height, after, dem->nodata, dem->nx, dem->ny);
