@@ -45,11 +45,13 @@ assert all(x > 0 for x in h) and all(b > a for a, b in zip(h, r)), (h, r)
 # relief raised tenfold (a plateau 250 m above its plain: cliffs where
 # the rivers deposit and soften the hardness, which then changes what they
 # cut: a resume without the stored hardness differs); droplets of 20
-# moves (radius 26) so 48-cell tiles hold them; erosion from step 20.
+# moves (radius 26) so 48-cell tiles hold them; erosion from step 20;
+# droplets that start with a full unit of water (the preset's start nearly
+# dry and gather it along their path, which in 20 batches softens nothing).
 "$T" generate chasm-rain -o "$W/n.tif" --size 96 --layers 1 -q
 gdal_translate -q -b 1 "$W/n.tif" "$W/n_dem.tif"
 B=(-q --no-preview --cell-size 30 --set input.z_scale=10 --set erosion.spinup=20
-   --set particles.path_length=600)
+   --set particles.path_length=600 --set particles.initial_water=1)
 "$T" erode "$W/n_dem.tif" -o "$W/bhalf.tif" "${B[@]}" --steps 60 --state "$W/bhalf_state.tif"
 "$T" erode "$W/bhalf_state.tif" -o "$W/bres.tif" -q --no-preview --steps 40 \
   --state "$W/bres_state.tif"
