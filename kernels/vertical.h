@@ -15,6 +15,18 @@
  * horizontal erosion, so recovery belongs to that process, and a run with
  * vertical erosion off must still let damage (and with it splits) recover.
  *
+ * Base level (erosion.base_level). A cell beside an outflow face (the
+ * domain's open border or a NoData sink) erodes no bedrock (vt_outlet):
+ * its water leaves across a face with no drop (pipes.h), so nothing holds
+ * its bed up, and an outlet that sank steepened the reach above it, which
+ * sank in turn: a trench ran up the river from the edge (dem-default on
+ * the whole Big Tujunga map: 27.7 m; with a capacity that carries the
+ * load out, 88 m). With the rule the outlets are fixed and rivers cut
+ * down towards them, as heightfield.base_level does for the heightfield
+ * model. Sand still leaves and settles there. With the rule the CPU's
+ * fast body runs only cells whose 8 neighbours are live
+ * (cpu_vertical_run_end), so a cell it runs (`one`) is never an outlet.
+ *
  * Deviation from the reference (its defect 8): ceiling erosion is gated by
  * the same 1 mm water ramp as floor erosion, and only a column with a column
  * above has a ceiling to erode, so a dry gap no longer eats its roof.
@@ -24,7 +36,8 @@
  * differently from glibc's.
  *
  * Fast path: vt_cell with `one` nonzero (TALUS_ONE, state.h) promises a
- * live cell of one column (the CPU backend checks it), and whether erosion
+ * live cell of one column, with erosion.base_level one whose 8 neighbours
+ * are live too (the CPU backend checks it), and whether erosion
  * runs (TALUS_ONE_ERODE); the constant count removes the ceiling and the
  * column loop, the operations are the general path's. k_vertical passes 0.
  */
@@ -88,9 +101,11 @@ vt_ceiling(const talus_tile *t, const talus_kparams *P, size_t i, int k, int n, 
   return talus_fminf(rate, talus_fmaxf(t->B[talus_col(t, i, k + 1)] - C, 0.0f));
 }
 
-/* Bedrock eroded from the floor of column k; fades out as sand covers it. */
+/* Bedrock eroded from the floor of column k; fades out as sand covers it;
+ * none on a fixed outlet (`fixed`, vt_outlet). */
 TALUS_HD static inline float vt_floor(const talus_tile *t, const talus_kparams *P, size_t i, int k,
-                                      vt_factors f) {
+                                      vt_factors f, int fixed) {
+  if (fixed) return 0.0f;
   size_t j = talus_col(t, i, k);
   float bare = talus_fmaxf(1.0f - t->s[j] / P->sand_threshold, 0.0f);
   float paper = bare * P->bedrock_dissolve * f.slope * f.speed * f.ws * P->dt;
@@ -120,13 +135,15 @@ TALUS_HD static inline void vt_exchange(const talus_tile *t, const talus_kparams
 }
 
 /* Vertical erosion of column k of cell i (n columns): ceiling and floor
- * bedrock become sand, then sand and sediment exchange. */
+ * bedrock become sand (the floor's not where `fixed`), then sand and
+ * sediment exchange. */
 TALUS_HD static inline TALUS_FORCE_INLINE void vt_erode(const talus_tile *t, const talus_kparams *P,
-                                                        size_t i, int k, int n, double *flows) {
+                                                        size_t i, int k, int n, int fixed,
+                                                        double *flows) {
   size_t j = talus_col(t, i, k);
   vt_factors f = vt_factors_of(t, P, j, t->w[j]);
   float dC = vt_ceiling(t, P, i, k, n, f);
-  float dB = vt_floor(t, P, i, k, f);
+  float dB = vt_floor(t, P, i, k, f, fixed);
   t->C[j] += dC;
   t->s[j] += dC + dB;
   t->B[j] -= dB;
@@ -156,6 +173,23 @@ TALUS_HD static inline int vt_eroding(const talus_kparams *P, int64_t step, int 
   return one ? (one & TALUS_ONE_ERODE) != 0 : P->enable_vertical && talus_eroding(P, step);
 }
 
+/* 1 when cell (x, y) has an axis neighbour that is an outflow face for
+ * water (the domain's open border, a NoData sink): erosion.base_level
+ * holds its bedrock. A neighbour outside the buffer is a stale cell's
+ * (the tiler's regions keep every core cell's neighbours in the buffer),
+ * read as inside rather than past the mask. */
+TALUS_HD static inline int vt_outlet(const talus_tile *t, const talus_kctx *c, int x, int y) {
+  for (int d = 0; d < 4; d++) {
+    int nx = x + talus_dir_dx(d), ny = y + talus_dir_dy(d);
+    int gx = t->buf.x0 + nx, gy = t->buf.y0 + ny;
+    int domain = gx >= 0 && gy >= 0 && gx < c->nx && gy < c->ny;
+    int buffer = nx >= 0 && ny >= 0 && nx < t->buf.w && ny < t->buf.h;
+    if (domain && !buffer) continue;
+    if (talus_nb_kind(t, c, x, y, d, 0) == TALUS_NB_OUTFLOW) return 1;
+  }
+  return 0;
+}
+
 /* Vertical erosion and damage recovery of every column of live cell
  * (x, y), bottom-up; `one` as in the notes at the top. */
 TALUS_HD static inline TALUS_FORCE_INLINE void vt_cell(const talus_tile *t, const talus_kctx *c,
@@ -163,8 +197,9 @@ TALUS_HD static inline TALUS_FORCE_INLINE void vt_cell(const talus_tile *t, cons
   const talus_kparams *P = &c->P;
   size_t i = talus_idx(t, x, y);
   int n = one ? 1 : t->count[i];
+  int fixed = !one && P->base_level && vt_eroding(P, c->step, one) && vt_outlet(t, c, x, y);
   for (int k = 0; k < n; k++) {
-    if (vt_eroding(P, c->step, one)) vt_erode(t, P, i, k, n, flows);
+    if (vt_eroding(P, c->step, one)) vt_erode(t, P, i, k, n, fixed, flows);
     if (P->enable_horizontal) vt_recover(t, P, i, k);
   }
 }

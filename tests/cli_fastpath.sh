@@ -72,6 +72,9 @@ dem=${TALUS_TEST_DATA:-}/austria_srtm30s.tif
 if [ -n "${TALUS_TEST_DATA:-}" ] && [ -f "$dem" ]; then
   same dem-outflow $G "$dem" dem-default --steps 30
   same dem-wall $G "$dem" dem-default --steps 30 --nodata wall
+  # erosion.base_level: the edge cells take the general body (cpu_vertical_run_end)
+  same dem-base $G "$dem" dem-default --steps 30 --set erosion.spinup=0 --set water.rain=0.01 \
+    --set erosion.base_level=true
   same dem-heightfield $G "$dem" dem-heightfield --steps 30 --set erosion.spinup=0
 fi
 

@@ -80,6 +80,17 @@ for policy in outflow wall; do
   run "dt_$policy" dem.tif "${D[@]}" --tile 37 --steps-per-exchange 3 --store "$W/dstore"
   check "DEM, NoData $policy: tile 37 K 3 on disk == one piece" 'same_as "dm_$policy" "dt_$policy"'
 done
+# erosion.base_level (the layered model holds the bedrock of cells beside
+# an outflow face: the map's edge, the NoData sinks): eroding from step 0
+# under heavy rain, tiled on disk == one piece, and the rule holds cells
+# the run without it lowers.
+L=(-c "$SRC/configs/dem-default.ini" --steps 12 --set simulation.dt=0.2 --set erosion.spinup=0
+   --set water.rain=0.05 --set erosion.base_level=true)
+run lb_mono dem.tif "${L[@]}"
+run lb_tile dem.tif "${L[@]}" --tile 37 --steps-per-exchange 3 --store "$W/lstore"
+check "DEM, erosion.base_level: tile 37 K 3 on disk == one piece" 'same_as lb_mono lb_tile'
+run lb_off dem.tif "${L[@]}" --set erosion.base_level=false
+check "DEM, erosion.base_level: the rule changes the result" '! cmp -s "$W/lb_mono.tif" "$W/lb_off.tif"'
 
 echo "cli_tiles: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -263,6 +263,55 @@ static void test_balance(void) {
   talus_tile_free(t);
 }
 
+/* erosion.base_level on a 3 x 3 domain of wet, eroding cells: with the
+ * border open (outflow) its 8 border cells erode no bedrock and the centre
+ * erodes as before; with the rule off, or the border a wall, every cell
+ * erodes alike; beside a NoData sink (nodata_policy outflow) only the
+ * sink's 4 axis neighbours are held. The centre runs the CPU's fast body,
+ * the border cells the general one. `sink` >= 0: that cell is NoData. */
+static int base_level_held(int base, int open, int sink, int *held) {
+  talus_kctx c = make_ctx();
+  c.P.enable_horizontal = 0;
+  c.P.base_level = base;
+  c.P.outflow_water = open;
+  c.P.nodata_policy = TALUS_NODATA_OUTFLOW;
+  c.nx = c.ny = 3;
+  talus_tile *t = NULL;
+  if (talus_tile_create(&t, (talus_rect){0, 0, 3, 3}, 8, 0) != TALUS_OK) return 0;
+  for (int i = 0; i < 9; i++) {
+    size_t j = talus_idx(t, i % 3, i / 3);
+    t->B[j] = 10.0f, t->s[j] = 0.0f, t->w[j] = 1.0f, t->r[j] = 0.0f;
+    t->sina[j] = 0.3f, t->vx[j] = 2.0f;
+    t->mask[j] = (uint8_t)(i == sink);
+  }
+  double flows[TALUS_FLOW_COUNT] = {0};
+  CHECK(talus_cpu_stage(t, &c, TALUS_STAGE_VERTICAL, (talus_rect){0, 0, 3, 3}, flows) == TALUS_OK,
+        "vertical stage failed");
+  float low = 10.0f; /* what an eroding cell comes to: the lowest */
+  for (int i = 0; i < 9; i++)
+    low = fminf(low, t->B[talus_idx(t, i % 3, i / 3)]);
+  CHECK(low < 10.0f, "no cell erodes");
+  int n = 0;
+  for (int i = 0; i < 9; i++) {
+    float b = t->B[talus_idx(t, i % 3, i / 3)];
+    held[i] = b == 10.0f;
+    n += held[i];
+    CHECK(held[i] || b == low, "cell %d eroded %.9g, another %.9g", i, 10.0 - b, 10.0 - low);
+  }
+  talus_tile_free(t);
+  return n;
+}
+
+static void test_base_level(void) {
+  int held[9];
+  CHECK(base_level_held(1, 1, -1, held) == 8 && !held[4], "open border: the 8 border cells held");
+  CHECK(base_level_held(0, 1, -1, held) == 0, "the rule off: none held");
+  CHECK(base_level_held(1, 0, -1, held) == 0, "walled border: none held");
+  int n = base_level_held(1, 0, 1, held); /* the sink at (1, 0) */
+  CHECK(n == 4 && held[0] && held[2] && held[4] && held[1],
+        "beside the sink: the sink and its 3 axis neighbours unchanged (%d cells)", n);
+}
+
 int main(void) {
   test_dissolve();
   test_deposit();
@@ -270,5 +319,6 @@ int main(void) {
   test_ceiling_erosion();
   test_recovery();
   test_balance();
+  test_base_level();
   return check_report("test_kernel_vertical");
 }

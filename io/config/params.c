@@ -143,6 +143,10 @@ static const param_decl table[] = {
     INT("erosion.spinup", erosion_spinup, 0, 1000000000, 0,
         "steps (global step count) during which water flows but nothing erodes (droplets "
         "wait too), so the discharge reaches the channels before they cut (both models)"),
+    BOOL("erosion.base_level", base_level, 0,
+         "layered model: a cell beside an outflow border or NoData sink erodes no bedrock, so "
+         "the outlets are a fixed base level and rivers cut down towards them, no trench runs "
+         "up from an edge (the heightfield's is heightfield.base_level)"),
 
     BOOL("horizontal.enable", enable_horizontal, 1,
          "horizontal erosion of walls by flowing water, splitting columns (overhangs)"),

@@ -596,6 +596,17 @@ static inline int cpu_one_cell_run_end(const talus_tile *t, const talus_kctx *c,
   CPU_SCAN_RETURN(x, x1, r[u] != 1);
 }
 
+/* Vertical: cpu_one_cell_run_end's cells, and with erosion.base_level
+ * only those of the live run [xa, xb) (8 live neighbours): a cell beside
+ * an outflow face takes the general body, which holds its bedrock
+ * (vt_outlet); the fast body promises none is an outlet. */
+static inline int cpu_vertical_run_end(const talus_tile *t, const talus_kctx *c, int y, int x,
+                                       int xa, int xb, int x1) {
+  if (!c->P.base_level) return cpu_one_cell_run_end(t, c, y, x, xa, xb, x1);
+  if (x < xa || x >= xb) return x;
+  return cpu_one_cell_run_end(t, c, y, x, xa, xb, xb);
+}
+
 /* Split: the first cell from x on (x1 when none) that k_split may change:
  * a NoData cell (k_split skips it), a stacked one, or one whose damage
  * reaches the split size; none while horizontal erosion is off. */
