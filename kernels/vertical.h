@@ -197,9 +197,10 @@ TALUS_HD static inline TALUS_FORCE_INLINE void vt_cell(const talus_tile *t, cons
   const talus_kparams *P = &c->P;
   size_t i = talus_idx(t, x, y);
   int n = one ? 1 : t->count[i];
-  int fixed = !one && P->base_level && vt_eroding(P, c->step, one) && vt_outlet(t, c, x, y);
+  int eroding = vt_eroding(P, c->step, one);
+  int fixed = eroding && !one && P->base_level && vt_outlet(t, c, x, y);
   for (int k = 0; k < n; k++) {
-    if (vt_eroding(P, c->step, one)) vt_erode(t, P, i, k, n, fixed, flows);
+    if (eroding) vt_erode(t, P, i, k, n, fixed, flows);
     if (P->enable_horizontal) vt_recover(t, P, i, k);
   }
 }

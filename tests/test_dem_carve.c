@@ -348,6 +348,10 @@ static void test_bigtujunga_layered(const talus_dem *dem) {
     carve_metrics m = carve_measure(h, after, NULL, n, n);
     check_figures(what, &m, 5.0, 0.05, 1);
     check_cut_walls(what, h, after, NULL, n, n, dem->cell_size);
+    /* erosion.base_level: the edge keeps its bedrock, and a DEM starts
+     * as bedrock, so no edge cell ends below the input (without the rule
+     * this window's edge was dug 13.7 m, the whole map's 27.7 m) */
+    CHECK(m.edge_lowered <= 0.0, "%s: the held edge was lowered %.3g m", what, m.edge_lowered);
   }
   free(after), free(h);
 }
