@@ -40,6 +40,7 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->critical_power = 0.0f;
   p->erosion_spinup = 0;
   p->base_level = 0;
+  p->capacity_fade = 1;
   p->talus_dry_deg = 30.0f;
   p->talus_wet_deg = 0.0f;
   p->slippage_range = 1.0f;

@@ -145,6 +145,7 @@ typedef struct talus_kparams {
   float critical_power;       /* stream power √q·S below which nothing erodes [√(m²/s)] */
   int erosion_spinup;         /* global steps before erosion starts (water only) */
   int base_level;             /* 1: a layered cell on an outflow face erodes no bedrock */
+  int capacity_fade;          /* 1: the capacity fades with depth as the incision does */
   /* sand */
   float talus_dry_deg, talus_wet_deg; /* angles of repose [deg] */
   float slippage_range;               /* water depth of full wet talus [m] */

@@ -27,6 +27,14 @@
  * fast body runs only cells whose 8 neighbours are live
  * (cpu_vertical_run_end), so a cell it runs (`one`) is never an outlet.
  *
+ * Capacity fade (erosion.capacity_fade). The water's depth fade
+ * (1 - tanh(2w/w_max)) damps the floor's incision, which grows with depth
+ * (a pool that deepened would dig faster); with the key off it no longer
+ * damps the capacity, so a deep river carries the load its discharge
+ * gives instead of burying its own floor (dem-default: Mandakini's trunk
+ * cells raised > 5 m 30 % -> 1.8 %), and a still pool, whose surface has
+ * no tilt, carries nothing either way.
+ *
  * Deviation from the reference (its defect 8): ceiling erosion is gated by
  * the same 1 mm water ramp as floor erosion, and only a column with a column
  * above has a ceiling to erode, so a dry gap no longer eats its roof.
@@ -62,7 +70,7 @@ TALUS_HD static inline float vt_smoothstep(float e0, float e1, float v) {
  * stream_power, which replaces slope·speed·ws by power·depth in the
  * floor's incision and in the capacity), and which law is in force. */
 typedef struct vt_factors {
-  float slope, speed, wet, ws, power, depth;
+  float slope, speed, wet, ws, power, depth, load;
   int stream;
 } vt_factors;
 
@@ -85,6 +93,13 @@ TALUS_HD static inline vt_factors vt_factors_of(const talus_tile *t, const talus
   f.stream = P->erosion_law == TALUS_LAW_STREAM_POWER;
   f.power = talus_stream_power(P, sqrtf(vx * vx + vy * vy) * w, sa, 0.0f);
   f.depth = w * f.ws;
+  /* The capacity's water factor: faded as the incision's, or with
+   * erosion.capacity_fade off only the 1 mm ramp. The fade keeps deep
+   * water from digging its own pit (incision ~ depth, a positive
+   * feedback), but on the capacity it made the deepest rivers carry the
+   * least and bury their own floors; a still pool still holds no load, as
+   * its surface has no tilt. */
+  f.load = P->capacity_fade ? f.ws : f.wet;
   return f;
 }
 
@@ -119,7 +134,8 @@ TALUS_HD static inline float vt_floor(const talus_tile *t, const talus_kparams *
 TALUS_HD static inline void vt_exchange(const talus_tile *t, const talus_kparams *P, size_t j,
                                         vt_factors f, double *flows) {
   float s = t->s[j], r = t->r[j];
-  float cap = f.stream ? P->capacity * f.power * f.depth : P->capacity * f.slope * f.speed * f.ws;
+  float cap = f.stream ? P->capacity * f.power * (t->w[j] * f.load)
+                       : P->capacity * f.slope * f.speed * f.load;
   if (cap > r) {
     float d = talus_fminf(P->sand_dissolve * (cap - r) * P->dt, s);
     t->s[j] = s - d;

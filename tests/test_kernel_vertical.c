@@ -312,6 +312,52 @@ static void test_base_level(void) {
         "beside the sink: the sink and its 3 axis neighbours unchanged (%d cells)", n);
 }
 
+/* erosion.capacity_fade off: the capacity takes the water's whole depth
+ * (stream_power: K·(√q·S)·w; paper: K·slope′·speed′ with only the 1 mm
+ * ramp), while the floor's incision keeps its fade; a still pool (no
+ * surface tilt) holds no load either way. Deep water (8 m of w_max 10)
+ * makes the fade 0.078, so the two differ 12.9-fold. */
+static double fade_case(int law, int fade, float sand, float sina, double *eroded) {
+  talus_kctx c = make_ctx();
+  c.P.enable_horizontal = 0;
+  c.P.erosion_law = law;
+  c.P.capacity_fade = fade;
+  c.P.capacity = 1e-3f; /* below the sand present: the dissolved share is K_s·cap·dt */
+  double flows[TALUS_FLOW_COUNT];
+  talus_tile *t = make_tile();
+  set_col(t, 0, 10.0f, sand, 8.0f, TALUS_TOP, 0.0f, sina, 2.0f);
+  run_vertical(t, &c, flows);
+  *eroded = flows[TALUS_FLOW_BEDROCK_EROSION];
+  double dissolved = flows[TALUS_FLOW_DISSOLVE];
+  talus_tile_free(t);
+  return dissolved;
+}
+
+static void test_capacity_fade(void) {
+  talus_kctx c = make_ctx();
+  double w = 8.0, fade = 1 - tanh(2 * w / c.P.water_max_height), e_on, e_off, speed, wet;
+  double power = sqrt(2.0 * w) * 0.3; /* q = |v|·w, S = 0.3, no critical power */
+  double want_on = c.P.sand_dissolve * 1e-3 * power * w * fade * c.P.dt;
+  double want_off = c.P.sand_dissolve * 1e-3 * power * w * c.P.dt;
+  double on = fade_case(TALUS_LAW_STREAM_POWER, 1, 5.0f, 0.3f, &e_on);
+  double off = fade_case(TALUS_LAW_STREAM_POWER, 0, 5.0f, 0.3f, &e_off);
+  CHECK_CLOSE(on, want_on, 1e-5 * want_on, "stream_power, faded: K_s·K·power·w·fade·dt");
+  CHECK_CLOSE(off, want_off, 1e-5 * want_off, "stream_power, unfaded: K_s·K·power·w·dt");
+  CHECK(off > 10.0 * on, "deep water carries %.3g x the faded load", off / on);
+  double paper_on = fade_case(TALUS_LAW_PAPER, 1, 5.0f, 0.3f, &e_on);
+  double paper_off = fade_case(TALUS_LAW_PAPER, 0, 5.0f, 0.3f, &e_off);
+  double pf = factor(&c.P, 0.3, 2.0, w, &speed, &wet);
+  CHECK_CLOSE(paper_on, c.P.sand_dissolve * 1e-3 * pf * c.P.dt, 1e-5 * paper_on, "paper, faded");
+  CHECK_CLOSE(paper_off, paper_on / fade, 1e-4 * paper_off, "paper, unfaded: the fade undone");
+  /* Bare rock: the incision fades either way. */
+  fade_case(TALUS_LAW_STREAM_POWER, 1, 0.0f, 0.3f, &e_on);
+  fade_case(TALUS_LAW_STREAM_POWER, 0, 0.0f, 0.3f, &e_off);
+  CHECK(e_on > 0.0 && e_on == e_off, "incision keeps its fade (%.9g vs %.9g)", e_on, e_off);
+  /* A still pool: no tilt, no power, nothing carried. */
+  CHECK(fade_case(TALUS_LAW_STREAM_POWER, 0, 5.0f, 0.0f, &e_off) == 0.0 && e_off == 0.0,
+        "a still pool neither dissolves nor erodes");
+}
+
 int main(void) {
   test_dissolve();
   test_deposit();
@@ -320,5 +366,6 @@ int main(void) {
   test_recovery();
   test_balance();
   test_base_level();
+  test_capacity_fade();
   return check_report("test_kernel_vertical");
 }

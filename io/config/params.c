@@ -147,6 +147,10 @@ static const param_decl table[] = {
          "layered model: a cell beside an outflow border or NoData sink erodes no bedrock, so "
          "the outlets are a fixed base level and rivers cut down towards them, no trench runs "
          "up from an edge (the heightfield's is heightfield.base_level)"),
+    BOOL("erosion.capacity_fade", capacity_fade, 1,
+         "layered model: the sediment capacity fades with the water's depth as the bedrock "
+         "incision does (1 - tanh(2w/w_max)); false: only the incision fades, so a deep river "
+         "carries the load its discharge gives while a still pool (no surface tilt) holds none"),
 
     BOOL("horizontal.enable", enable_horizontal, 1,
          "horizontal erosion of walls by flowing water, splitting columns (overhangs)"),
