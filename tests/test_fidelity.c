@@ -334,6 +334,14 @@ static int chasm_fallen(const talus_tile *t, const unsigned char *cut, const uns
   return cells;
 }
 
+/* The integer in environment variable `name`, or `fallback` when it is
+ * unset or not a positive number. */
+static int env_int(const char *name, int fallback) {
+  const char *v = getenv(name);
+  int k = v ? atoi(v) : 0;
+  return k > 0 ? k : fallback;
+}
+
 /* chasm-rain (fidelity item 3; paper fig. 3, top row: "a chasm eroded by
  * rain, forming overhangs and a triangular ridge that collapses after
  * further erosion"). The rain is not all evaporated; the plateau drains
@@ -353,7 +361,14 @@ static int chasm_fallen(const talus_tile *t, const unsigned char *cut, const uns
  * steps, which fails here; with the preset's 20000 (7.7 m), 5. Figures at
  * 128²: see configs/chasm-rain.ini. */
 static void test_chasm_rain(void) {
-  const int n = 128, first = 6000, cut_at = 12000, fall_at = 15000;
+  /* TALUS_CHASM_SIZE runs the same checks at another size, with the cut
+   * and the fall at TALUS_CHASM_CUT and TALUS_CHASM_FALL steps: the
+   * ctest test_fidelity_chasm256 runs 256² to 18 000 steps (at 12 000 a
+   * ridge 10.4 m tall with 160 floor cells undercut; by 18 000, 24 of
+   * them fell >= 3 m, deepest 15.0 m). */
+  const int n = env_int("TALUS_CHASM_SIZE", 128), first = 6000;
+  const int cut_at = env_int("TALUS_CHASM_CUT", 12000),
+            fall_at = env_int("TALUS_CHASM_FALL", 15000);
   talus_domain *d = scene_run("chasm-rain", n, first);
   if (!d) return;
   double l = d->ctx.P.cell_size;
