@@ -78,6 +78,15 @@ if [ -n "${TALUS_TEST_DATA:-}" ] && [ -f "$dem" ]; then
   same dem-heightfield $G "$dem" dem-heightfield --steps 30 --set erosion.spinup=0
 fi
 
+# split's scan passes over NoData cells (cpu_split_next): the chasm-rain
+# terrain as a DEM whose plain (0 m) is NoData, cut under by game-terrain's
+# horizontal erosion (~600 m3 of columns split by 1000 steps) beside it
+"$T" generate chasm-rain -o "$W/chasm.tif" --size 64 --seed 5 >/dev/null
+gdal_translate -q -b 1 -ot Int16 -a_nodata 0 -mo TALUS_STATE=0 "$W/chasm.tif" "$W/chasm_dem.tif"
+same dem-splits $G "$W/chasm_dem.tif" game-terrain --steps 1000 --nodata outflow
+check "dem-splits: columns split" \
+  'grep -q "\"split\": [1-9]" "$W/dem-splits.a.json"'
+
 for isa in base v3; do
   I=TALUS_CPU_ISA=$isa
   same rivers-rain-$isa $I "$W/rivers-rain.tif" rivers-rain --steps 60

@@ -116,12 +116,32 @@ static inline void cpu_row_book(talus_rect book, int y, int x1, int *b0, int *b1
     CPU_FTZ_LEAVE                                                                                  \
   }
 
+/* The longest span [*a + i, *a + j) of the n cells from mask row m (pitch
+ * p: the rows above and below at m - p, m + p) with no masked cell in
+ * their 3 x 3 neighbourhoods; *a == *b when there is none. */
+static void cpu_live_span(const uint8_t *m, ptrdiff_t p, int n, int *a, int *b) {
+  int best = 0, from = 0, start = 0;
+  for (int i = 0; i <= n; i++) {
+    int dead = i < n && ((m[i - 1 - p] | m[i - 1] | m[i - 1 + p]) | (m[i - p] | m[i] | m[i + p]) |
+                         (m[i + 1 - p] | m[i + 1] | m[i + 1 + p]));
+    if (i < n && !dead) continue;
+    if (i - start > best) best = i - start, from = start;
+    start = i + 1;
+  }
+  *b = *a + from + best;
+  *a += from;
+}
+
 /* The cells [*xa, *xb) of row y within [x0, x1) whose 8 neighbours are all
  * live cells (inside the domain, no NoData cell within one cell) and lie
  * in the tile's buffer: there a stage's interior fast path needs no
- * classification. Empty when the row or a row next to it holds a NoData
- * cell there. (A radius-0 stage's region reaches the buffer's edge, whose
- * neighbours, and mask, lie outside it.) */
+ * classification. Where the row or a row next to it holds NoData cells,
+ * the longest such span between them (the first of equals); empty when
+ * there is none. Before, any NoData cell in the three rows emptied the
+ * run: on a DEM clipped to a country or a coast nearly every row ran the
+ * general bodies (Austria's 30" map, 58 % NoData: 16.6 Mcell-steps/s
+ * against Big Tujunga's 61.7). (A radius-0 stage's region reaches the
+ * buffer's edge, whose neighbours, and mask, lie outside it.) */
 static void cpu_live_run(const talus_tile *t, const talus_kctx *c, int y, int x0, int x1, int *xa,
                          int *xb) {
   int gy = t->buf.y0 + y, lo = 1 - t->buf.x0, hi = c->nx - 1 - t->buf.x0;
@@ -136,7 +156,10 @@ static void cpu_live_run(const talus_tile *t, const talus_kctx *c, int y, int x0
     unsigned any = 0;
     _Pragma("omp simd reduction(|:any)") for (int i = 0; i < b - a + 2; i++) any |=
         (unsigned)(m[i - p] | m[i] | m[i + p]);
-    if (any) return;
+    if (any) {
+      cpu_live_span(m + 1, p, b - a, &a, &b);
+      if (a >= b) return;
+    }
   }
   *xa = a, *xb = b;
 }
@@ -608,15 +631,17 @@ static inline int cpu_vertical_run_end(const talus_tile *t, const talus_kctx *c,
 }
 
 /* Split: the first cell from x on (x1 when none) that k_split may change:
- * a NoData cell (k_split skips it), a stacked one, or one whose damage
- * reaches the split size; none while horizontal erosion is off. */
+ * a live cell that is stacked or whose damage reaches the split size;
+ * none while horizontal erosion is off. NoData cells are passed over too
+ * (k_split returns on them): on Austria's DEM, 58 % NoData, the body's
+ * call on each of them had made split cost 5.3 of the run's 82 s. */
 static inline int cpu_split_next(const talus_tile *t, const talus_kctx *c, int y, int x, int x1) {
   if (!c->P.enable_horizontal) return x1;
   size_t i0 = talus_idx(t, 0, y);
   const uint8_t *r = t->count + i0, *mask = t->mask ? t->mask + i0 : NULL;
   const float *D = t->D + i0;
   float ss = c->P.split_size;
-  if (mask) CPU_SCAN_RETURN(x, x1, (mask[u] != 0) | (r[u] != 1) | (D[u] >= ss));
+  if (mask) CPU_SCAN_RETURN(x, x1, (mask[u] == 0) & ((r[u] != 1) | (D[u] >= ss)));
   CPU_SCAN_RETURN(x, x1, (r[u] != 1) | (D[u] >= ss));
 }
 
