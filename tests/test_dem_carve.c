@@ -356,17 +356,18 @@ static void test_bigtujunga_layered(const talus_dem *dem) {
   free(after), free(h);
 }
 
-/* The bare command's run on the whole of `dem` (a newcomer's first
- * command on it) and the checks a whole map's run shares: the channels
+/* `preset`'s suggested run on the whole of `dem` (dem-heightfield: the
+ * bare command, a newcomer's first command on it) and the checks a whole
+ * map's run shares: the channels
  * incise at least `ratio` times the hillslopes' erosion, p99.9 |dz| within
  * 5 % of the relief, no NaN, no trench from an edge (check_edge), at most
  * `trunks` of the trunk cells raised > 5 m, no wall the run cut steeper
  * than a hillslope stands (check_cut_walls). Returns 1 with the figures in
  * *m when the run ran. */
-static int check_bare_map(const char *what, const talus_dem *dem, double ratio, double trunks,
-                          carve_metrics *m) {
-  float *after = carve_run_with("dem-heightfield", NULL, suggested_steps("dem-heightfield"),
-                                dem->height, dem->nodata, dem->nx, dem->ny, dem->cell_size, NULL);
+static int check_map(const char *what, const char *preset, const talus_dem *dem, double ratio,
+                     double trunks, carve_metrics *m) {
+  float *after = carve_run_with(preset, NULL, suggested_steps(preset), dem->height, dem->nodata,
+                                dem->nx, dem->ny, dem->cell_size, NULL);
   CHECK(after != NULL, "%s: the run failed", what);
   if (!after) return 0;
   *m = carve_measure(dem->height, after, dem->nodata, dem->nx, dem->ny);
@@ -396,7 +397,7 @@ static int check_bare_map(const char *what, const talus_dem *dem, double ratio, 
 static void test_bigtujunga_whole(const talus_dem *dem) {
   const char *what = "bigtujunga 1197x643, bare command";
   carve_metrics m;
-  if (check_bare_map(what, dem, 5.0, 0.02, &m)) check_towers(what, &m);
+  if (check_map(what, "dem-heightfield", dem, 5.0, 0.02, &m)) check_towers(what, &m);
 }
 
 /* A 128 x 128 window of Big Tujunga (columns 428.., rows 178..) carves
@@ -436,15 +437,9 @@ static int test_bigtujunga(void) {
  * depth fade"). */
 static void test_zion_layered(const talus_dem *dem) {
   const char *what = "zion_srtm3s.tif, dem-default";
-  float *after = carve_run_with("dem-default", NULL, suggested_steps("dem-default"), dem->height,
-                                dem->nodata, dem->nx, dem->ny, dem->cell_size, NULL);
-  CHECK(after != NULL, "%s: the run failed", what);
-  if (!after) return;
-  carve_metrics m = carve_measure(dem->height, after, dem->nodata, dem->nx, dem->ny);
-  check_carving(what, &m, SHARED_RATIO, 0.05, 1);
-  check_trunks(what, &m, 0.05);
-  CHECK(m.edge_lowered <= 0.0, "%s: the held edge was lowered %.3g m", what, m.edge_lowered);
-  free(after);
+  carve_metrics m;
+  if (check_map(what, "dem-default", dem, SHARED_RATIO, 0.05, &m))
+    CHECK(m.edge_lowered <= 0.0, "%s: the held edge was lowered %.3g m", what, m.edge_lowered);
 }
 
 /* The bare command on the whole of each other shared DEM the preset is
@@ -453,7 +448,7 @@ static void test_zion_layered(const talus_dem *dem) {
  * know it works") on every one of them: its channels incise (net dz < 0)
  * at least SHARED_RATIO times the hillslopes' erosion, p99.9 |dz| stays
  * within 5 % of the relief, no trench runs up from an edge, no wall the
- * run cut stands steeper than a hillslope (check_bare_map), and at most
+ * run cut stands steeper than a hillslope (check_map), and at most
  * `buried` of the trunk cells rise > 5 m.
  *   - Zion (465 x 457 cells of 82.6 m, 3" at 37.3 N): trunk canyons one
  *     cell wide with dry neighbours, often running diagonally between
@@ -483,7 +478,7 @@ static int test_shared_dems(void) {
     char what[96];
     snprintf(what, sizeof what, "%s %dx%d, bare command", dems[i].file, dem.nx, dem.ny);
     carve_metrics m;
-    ran += check_bare_map(what, &dem, SHARED_RATIO, dems[i].buried, &m);
+    ran += check_map(what, "dem-heightfield", &dem, SHARED_RATIO, dems[i].buried, &m);
     if (i == 0) test_zion_layered(&dem);
     talus_dem_free(&dem);
   }

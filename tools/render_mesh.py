@@ -4,7 +4,7 @@ OBJ written by `talus export` (Y up, x east, z south) to a PNG, to look at
 a mesh without a DCC tool. Needs numpy and GDAL's Python bindings
 (/usr/bin/python3 on the talus machines).
 
-Usage: render_mesh.py MESH.obj OUT.png [--azimuth DEG] [--elevation DEG]
+Usage: render_mesh.py MESH.obj [MESH.obj ...] OUT.png [--azimuth DEG] [--elevation DEG]
                       [--width PX] [--zscale F] [--section AXIS:M] [--box X0:X1:Z0:Z1]
   azimuth: compass direction the viewer looks from (default 200: from the
   south-south-west); elevation above the horizon (default 30).
@@ -13,6 +13,8 @@ Usage: render_mesh.py MESH.obj OUT.png [--azimuth DEG] [--elevation DEG]
   dark brown (the inside of its faces).
   box: only the triangles whose centre lies in x0..x1, z0..z1 metres (a
   block cut out of the terrain, drawn as large as the width allows).
+Several meshes are drawn with the same view side by side, bottom-aligned,
+8 white pixels apart (a state before and after, as the README's gallery).
 Colours: tops (caps facing up) sandy, walls grey, undersides (cave ceilings,
 overhangs, arch soffits) orange, lit from above the viewer's left shoulder.
 """
@@ -22,6 +24,9 @@ import sys
 
 import numpy as np
 from osgeo import gdal
+
+
+BACKGROUND = [235, 240, 245]  # the sky behind a mesh
 
 
 def read_obj(path):
@@ -95,7 +100,7 @@ def render(v, f, args):
     base = (n[:, 1] < -0.5) & (a[:, 1] <= v[:, 1].min())
     colour[base & facing] = colour[base & facing] * [0.5, 0.5, 0.55] / [235, 120, 40] * 150
     img = np.zeros((height, args.width, 3))
-    img[:] = [235, 240, 245]
+    img[:] = BACKGROUND
     zbuf = np.full((height, args.width), -np.inf)
     for t in order:
         i = f[t]
@@ -120,9 +125,24 @@ def render(v, f, args):
     return np.clip(img, 0, 255).astype(np.uint8)
 
 
+def side_by_side(imgs):
+    """The images (h, w, 3) in a row, bottom-aligned on the background,
+    8 white pixels between them."""
+    h = max(i.shape[0] for i in imgs)
+    cols = []
+    for k, i in enumerate(imgs):
+        pad = np.empty((h, i.shape[1], 3), np.uint8)
+        pad[:] = BACKGROUND
+        pad[h - i.shape[0]:] = i
+        cols.append(pad)
+        if k + 1 < len(imgs):
+            cols.append(np.full((h, 8, 3), 255, np.uint8))
+    return np.concatenate(cols, axis=1)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("mesh")
+    p.add_argument("mesh", nargs="+")
     p.add_argument("png")
     p.add_argument("--azimuth", type=float, default=200.0)
     p.add_argument("--elevation", type=float, default=30.0)
@@ -131,10 +151,13 @@ def main():
     p.add_argument("--section", default=None)
     p.add_argument("--box", default=None)
     args = p.parse_args()
-    v, f = read_obj(args.mesh)
-    if not len(f):
-        sys.exit("render_mesh.py: no triangles in " + args.mesh)
-    img = render(v, f, args)
+    imgs = []
+    for mesh in args.mesh:
+        v, f = read_obj(mesh)
+        if not len(f):
+            sys.exit("render_mesh.py: no triangles in " + mesh)
+        imgs.append(render(v, f, args))
+    img = side_by_side(imgs)
     mem = gdal.GetDriverByName("MEM").Create("", img.shape[1], img.shape[0], 3, gdal.GDT_Byte)
     for b in range(3):
         mem.GetRasterBand(b + 1).WriteArray(img[:, :, b])

@@ -116,18 +116,22 @@ static inline void cpu_row_book(talus_rect book, int y, int x1, int *b0, int *b1
     CPU_FTZ_LEAVE                                                                                  \
   }
 
-/* The longest span [*a + i, *a + j) of the n cells from mask row m (pitch
- * p: the rows above and below at m - p, m + p) with no masked cell in
- * their 3 x 3 neighbourhoods; *a == *b when there is none. */
+/* The longest run of the n cells from *a whose 3 x 3 neighbourhoods hold
+ * no masked cell, as [*a, *b) (the first of equals; *a == *b when there
+ * is none). m is the mask row at cell *a - 1, p its pitch; each column's
+ * OR over the three rows is read once. */
 static void cpu_live_span(const uint8_t *m, ptrdiff_t p, int n, int *a, int *b) {
   int best = 0, from = 0, start = 0;
-  for (int i = 0; i <= n; i++) {
-    int dead = i < n && ((m[i - 1 - p] | m[i - 1] | m[i - 1 + p]) | (m[i - p] | m[i] | m[i + p]) |
-                         (m[i + 1 - p] | m[i + 1] | m[i + 1 + p]));
-    if (i < n && !dead) continue;
-    if (i - start > best) best = i - start, from = start;
-    start = i + 1;
+  unsigned c0 = m[-p] | m[0] | m[p], c1 = m[1 - p] | m[1] | m[1 + p];
+  for (int i = 0; i < n; i++) {
+    unsigned c2 = m[i + 2 - p] | m[i + 2] | m[i + 2 + p];
+    if (c0 | c1 | c2) { /* cell i is dead: the run before it ends */
+      if (i - start > best) best = i - start, from = start;
+      start = i + 1;
+    }
+    c0 = c1, c1 = c2;
   }
+  if (n - start > best) best = n - start, from = start;
   *b = *a + from + best;
   *a += from;
 }
@@ -157,7 +161,7 @@ static void cpu_live_run(const talus_tile *t, const talus_kctx *c, int y, int x0
     _Pragma("omp simd reduction(|:any)") for (int i = 0; i < b - a + 2; i++) any |=
         (unsigned)(m[i - p] | m[i] | m[i + p]);
     if (any) {
-      cpu_live_span(m + 1, p, b - a, &a, &b);
+      cpu_live_span(m, p, b - a, &a, &b);
       if (a >= b) return;
     }
   }
