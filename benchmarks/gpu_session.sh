@@ -58,7 +58,7 @@ for what in "$@"; do
         $B $P --workloads particles_layered -o "$J/particles_layered_8192.json"
         grep -hE '"(workload|ms_per_step|droplets_per_s|moves_per_s)"' "$J"/particles*_8192.json ;;
   ncupt) # the droplet kernel at 8192²
-        log ncupt; $N --kernel-name-base demangled -k regex:pt_trace --launch-skip 2 --launch-count 3 \
+        log ncupt; $N --kernel-name-base demangled -k regex:pt_trace --launch-skip 1 --launch-count 1 \
           $B --size 8192 --steps 2 --warmup 0 --workloads particles > "$OUT/ncu_particles_8192.csv" 2>> "$OUT/ncu.err"
         echo "ncu rc=$?"; wc -l "$OUT"/ncu_particles_8192.csv ;;
   ranks) # 2 ranks sharing the GPU against one process, 2048² rivers-rain, 4 tiles

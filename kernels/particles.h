@@ -258,8 +258,12 @@ typedef struct pt_event {
  * droplet). Each entry is the integer sum of the shares the droplet wrote
  * there, exactly what the replay adds up. A table that would pass
  * PT_OWN_KEYS keys (long lives, wide brushes) is dropped for the replay of
- * the events, which are always recorded: either way the same sums. */
-#define PT_OWN_LOG2  10                     /* log2 of the table's slots */
+ * the events, which are always recorded: either way the same sums. The
+ * GPU keeps a table per thread in local memory, so its size is the
+ * droplets' memory traffic there: 512 slots instead of 1024 took a batch
+ * at 8192² from 46.6 to 41.9 ms (H100, 2026-11-28; 256 slots 40.4 ms, but
+ * a droplet past 192 keys, a long life or a wide brush, replays). */
+#define PT_OWN_LOG2  9                      /* log2 of the table's slots */
 #define PT_OWN_SLOTS (1 << PT_OWN_LOG2)     /* slots of the table of own changes */
 #define PT_OWN_KEYS  (PT_OWN_SLOTS / 4 * 3) /* keys it may hold (load ≤ 3/4) */
 #define PT_OWN_BIAS  512                    /* > R ≤ 256 + 8 + 1: offsets from the spawn */

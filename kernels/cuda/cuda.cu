@@ -478,8 +478,12 @@ __global__ void pt_spawn_scan(unsigned *rows, int n) {
  * than warps runs one droplet per warp, as many warps apart as it can
  * (a warp's lanes walk their paths in lock step, so 32 droplets in one
  * warp take as long as the slowest, with their branches in turn), and a
- * large batch fills every lane. */
-__global__ void __launch_bounds__(BLOCK_X *BLOCK_Y, 1)
+ * large batch fills every lane. Two blocks a multiprocessor (128
+ * registers, not 152): 53.8 -> 46.6 ms a batch at 8192² (H100,
+ * 2026-11-28; 3 and 4 blocks, 80 and 64 registers, 47.7 and 46.6 ms:
+ * the droplets wait on their tables in local memory, not on registers). */
+#define PT_TRACE_MINB 2
+__global__ void __launch_bounds__(BLOCK_X *BLOCK_Y, PT_TRACE_MINB)
     pt_trace_list(talus_tile t, talus_kctx c, talus_rect region, talus_rect book,
                   const unsigned *total, const unsigned *list, double *partial) {
   unsigned stride = gridDim.x * BLOCK_X * BLOCK_Y;
