@@ -559,9 +559,16 @@ TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_tail(const talus_tile 
    * excess. A capacity below the load s (a deposit) is never above it.
    * Where k is 0 nothing dissolves. A river thus cuts only down towards
    * its outlet: on an integer DEM's flat (cells on end of equal height)
-   * the last cell above a step cuts first, then the one above it. */
+   * the last cell above a step cuts first, then the one above it.
+   * heightfield.grade raises the bound by grade·l_c: with it alone, a
+   * river cut to its outlet's height all the way up (min_tilt keeps the
+   * capacity of a flat bed above its load), a dead-flat trench: Zion's
+   * west-edge valley planed 2.5 km upstream to the outlet's 1024 m, 26-50
+   * m deep. With grade 0 the bound is the drop itself (g[3] >= 0). */
   float k = hf_dissolve_rate(P, hf_hardness(t, P, idx));
-  float reach = g[3] / (k > 0.0f ? k : 1.0f);
+  float drop = g[3] - P->hf_grade * l;
+  drop = drop > 0.0f ? drop : 0.0f;
+  float reach = drop / (k > 0.0f ? k : 1.0f);
   float most = t->r[idx] + (k > 0.0f ? reach : cap);
   most = base ? most : cap;
   t->hf_cap[idx] = cap < most ? cap : most;

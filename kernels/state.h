@@ -181,20 +181,21 @@ typedef struct talus_kparams {
   float thermal_bank_deg;  /* bank angle [deg] the steps the run cut shed to; 0 off */
   float hardness;          /* default hardness H in [0,1] of cells without a raster */
   /* heightfield model (kernels/heightfield.h; Mei et al. with Jákó's extensions) */
-  int hf_hydraulic;      /* 0: no water stages (thermal only) */
-  int hf_water_swell;    /* 1: dissolving raises the water, depositing lowers it */
-  float hf_rain_scale;   /* K_r */
-  float hf_pipe_area;    /* A [m²]; 0 = l_c² */
-  float hf_pipe_length;  /* l [m]; 0 = l_c */
-  float hf_capacity;     /* K_c [s] */
-  float hf_dissolve;     /* K_s [1/s] */
-  float hf_deposit;      /* K_d [1/s] */
-  float hf_max_depth;    /* depth where l_max reaches 0 [m] */
-  float hf_min_tilt;     /* floor of the slope factor of the capacity [sin] */
-  float hf_river_width;  /* width a river's discharge is spread over [m]; 0 = the cell's */
-  int hf_no_dam;         /* 1: a deposit never lifts a bed above its neighbours' water surface */
-  int hf_base_level;     /* 1: dissolving never takes a bed below its lowest neighbour's */
-  int hf_diagonal;       /* 1: water pipes to the 4 diagonal neighbours too (8 pipes, t->fd) */
+  int hf_hydraulic;     /* 0: no water stages (thermal only) */
+  int hf_water_swell;   /* 1: dissolving raises the water, depositing lowers it */
+  float hf_rain_scale;  /* K_r */
+  float hf_pipe_area;   /* A [m²]; 0 = l_c² */
+  float hf_pipe_length; /* l [m]; 0 = l_c */
+  float hf_capacity;    /* K_c [s] */
+  float hf_dissolve;    /* K_s [1/s] */
+  float hf_deposit;     /* K_d [1/s] */
+  float hf_max_depth;   /* depth where l_max reaches 0 [m] */
+  float hf_min_tilt;    /* floor of the slope factor of the capacity [sin] */
+  float hf_river_width; /* width a river's discharge is spread over [m]; 0 = the cell's */
+  int hf_no_dam;        /* 1: a deposit never lifts a bed above its neighbours' water surface */
+  int hf_base_level;    /* 1: dissolving never takes a bed below its lowest neighbour's */
+  float hf_grade;  /* with hf_base_level: the least descent kept [m/m] (the bound + grade·l) */
+  int hf_diagonal; /* 1: water pipes to the 4 diagonal neighbours too (8 pipes, t->fd) */
   float hf_min_hardness; /* R_min: softening stops here */
   float hf_softening;    /* K_h [1/m] */
   float hf_evaporation;  /* K_e [1/s] */

@@ -698,12 +698,74 @@ static void test_base_level(void) {
   CHECK(off > 1.0, "without it the outlet dropped only %.6g m (the control)", off);
 }
 
+/* A valley of 30 m cells whose axis (row ny / 2) falls 1 % to a knick
+ * 20 m tall three cells above its outlet at the east edge, its sides
+ * rising 10 %: Zion's west-edge valley in small. */
+static float *knick_heights(int nx, int ny) {
+  float *h = malloc((size_t)nx * ny * sizeof *h);
+  for (int y = 0; y < ny; y++)
+    for (int x = 0; x < nx; x++)
+      h[(size_t)y * nx + x] =
+          (float)(300.0 + 0.3 * (nx - 1 - x) + (x < nx - 3 ? 20.0 : 0.0) + 3.0 * abs(y - ny / 2));
+  return h;
+}
+
+/* The pipes of dem-heightfield (as valley_outlet_drop) on knick_heights
+ * for `steps` steps with heightfield.grade `grade`: the least descent
+ * from an axis cell that was cut (by more than 1 cm) to the next axis
+ * cell downstream (*flattest, m), and the most any axis cell was cut. */
+static void knick_run(const char *grade, int steps, double *flattest, double *cut) {
+  const int nx = 40, ny = 15;
+  const char *sets[] = {"particles.enable=false",
+                        "erosion.spinup=0",
+                        "water.rain=0.01",
+                        "heightfield.base_level=true",
+                        grade,
+                        NULL};
+  float *h = knick_heights(nx, ny), *after = malloc(sizeof(float) * nx * ny);
+  talus_domain *d = make_preset_domain("dem-heightfield", nx, ny, 30.0, h, sets);
+  *flattest = *cut = NAN;
+  if (d && !talus_domain_run(d, steps, NULL, NULL)) {
+    talus_domain_read(d, TALUS_FIELD_SURFACE, 0, after);
+    const float *in = h + (size_t)(ny / 2) * nx, *out = after + (size_t)(ny / 2) * nx;
+    *flattest = INFINITY, *cut = 0.0;
+    for (int x = 0; x + 1 < nx; x++) {
+      double lowered = (double)in[x] - out[x];
+      *cut = fmax(*cut, lowered);
+      if (lowered > 0.01) *flattest = fmin(*flattest, (double)out[x] - out[x + 1]);
+    }
+  }
+  talus_domain_free(d);
+  free(h), free(after);
+}
+
+/* heightfield.grade: a river cut down towards its outlet keeps that
+ * descent. With base_level alone (min_tilt keeps a flat bed's capacity
+ * above its load) the cells above the outlet are planed flat at its
+ * height, and in Zion's west-edge valley that flat ran 2.5 km upstream,
+ * 26-50 m deep. With grade 0.02 at 30 m cells, every axis cell the
+ * knick's retreat cut keeps a descent of 0.6 m to the next (less a
+ * margin: the cells of a step are bounded by their neighbours' beds at
+ * its start), and the reach above the knick, falling 1 %, is not cut. */
+static void test_grade(void) {
+  double flat0, cut0, flat, cut;
+  knick_run("heightfield.grade=0", 3000, &flat0, &cut0);
+  knick_run("heightfield.grade=0.02", 3000, &flat, &cut);
+  printf("grade 0.02: the knick cut %.4g m, the flattest cut cell falls %.4g m to the next; "
+         "grade 0: cut %.4g m, flattest %.4g m\n",
+         cut, flat, cut0, flat0);
+  CHECK(cut > 10.0, "the knick was cut (%.6g m)", cut);
+  CHECK(flat >= 0.55, "with grade 0.02 a cut cell falls only %.6g m to the next (want 0.6)", flat);
+  CHECK(flat0 <= 0.05, "without it the flattest cut cell falls %.6g m (the control: flat)", flat0);
+}
+
 int main(void) {
   memcpy(full_run8, full_run, sizeof full_run);
   memcpy(walled_run8, walled_run, sizeof walled_run);
   full_run8[0] = walled_run8[0] = "heightfield.neighbours=8";
   test_no_dam();
   test_base_level();
+  test_grade();
   test_river_width();
   test_corner_advection();
   test_deposit_bound();

@@ -251,6 +251,10 @@ static const param_decl table[] = {
          "dissolving never takes a cell's bed below the lowest bed of its neighbours, and an "
          "outflow border or NoData sink is a fixed base level (its virtual neighbour is its own "
          "height): rivers cut down towards their outlets, no pit or border trench deepens"),
+    REAL("heightfield.grade", hf_grade, 0, 1, 0, "m/m",
+         "with base_level: the least descent a river keeps; dissolving never takes a bed below "
+         "the lowest bed of its neighbours plus grade x cell_size, so a river graded down to its "
+         "outlet keeps this slope instead of planing a flat trench at the outlet's height"),
     ENUM("heightfield.neighbours", hf_diagonal, "4|8", 2, 0,
          "water pipes to 4 neighbours (Mei et al.) or 8: diagonal pipes of length sqrt(2) x "
          "cell_size too, with their own fluxes, the sediment carried along all 8 (isotropic "
