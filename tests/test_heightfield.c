@@ -657,20 +657,31 @@ static float *valley_heights(int nx, int ny) {
   return h;
 }
 
-/* How much the outlet of valley_heights drops in `steps` steps of the
- * pipes of dem-heightfield (no droplets, no spin-up, heavy rain, the
- * outflow border all round) with heightfield.base_level `on`; *most the
- * most any cell of the valley's axis dropped. */
+/* `steps` steps of the pipes of dem-heightfield (no droplets, no spin-up,
+ * heavy rain, the outflow border all round) on the nx × ny heights h of
+ * 30 m cells, with `base` and `grade` set (grade may be NULL); the
+ * surface to after. Returns 1 when the run ran. */
+static int valley_run(const float *h, int nx, int ny, const char *base, const char *grade,
+                      int steps, float *after) {
+  const char *sets[] = {
+      "particles.enable=false", "erosion.spinup=0", "water.rain=0.01", base, grade, NULL};
+  talus_domain *d = make_preset_domain("dem-heightfield", nx, ny, 30.0, h, sets);
+  int ran = d && !talus_domain_run(d, steps, NULL, NULL);
+  if (ran) talus_domain_read(d, TALUS_FIELD_SURFACE, 0, after);
+  talus_domain_free(d);
+  return ran;
+}
+
+/* How much the outlet of valley_heights drops in `steps` steps of
+ * valley_run with heightfield.base_level `on`; *most the most any cell of
+ * the valley's axis dropped. */
 static double valley_outlet_drop(int on, int steps, double *most) {
   const int nx = 40, ny = 15;
-  const char *sets[] = {"particles.enable=false", "erosion.spinup=0", "water.rain=0.01",
-                        on ? "heightfield.base_level=true" : "heightfield.base_level=false", NULL};
   float *h = valley_heights(nx, ny), *after = malloc(sizeof(float) * nx * ny);
-  talus_domain *d = make_preset_domain("dem-heightfield", nx, ny, 30.0, h, sets);
   double drop = NAN;
   *most = 0.0;
-  if (d && !talus_domain_run(d, steps, NULL, NULL)) {
-    talus_domain_read(d, TALUS_FIELD_SURFACE, 0, after);
+  if (valley_run(h, nx, ny, on ? "heightfield.base_level=true" : "heightfield.base_level=false",
+                 NULL, steps, after)) {
     size_t axis = (size_t)(ny / 2) * nx;
     drop = (double)h[axis + nx - 1] - (double)after[axis + nx - 1];
     for (int x = 0; x < nx; x++) {
@@ -678,7 +689,6 @@ static double valley_outlet_drop(int on, int steps, double *most) {
       *most = low > *most ? low : *most;
     }
   }
-  talus_domain_free(d);
   free(h), free(after);
   return drop;
 }
@@ -710,23 +720,15 @@ static float *knick_heights(int nx, int ny) {
   return h;
 }
 
-/* The pipes of dem-heightfield (as valley_outlet_drop) on knick_heights
- * for `steps` steps with heightfield.grade `grade`: the least descent
- * from an axis cell that was cut (by more than 1 cm) to the next axis
- * cell downstream (*flattest, m), and the most any axis cell was cut. */
+/* valley_run on knick_heights for `steps` steps with base_level and
+ * heightfield.grade `grade`: the least descent from an axis cell that was
+ * cut (by more than 1 cm) to the next axis cell downstream (*flattest,
+ * m), and the most any axis cell was cut. */
 static void knick_run(const char *grade, int steps, double *flattest, double *cut) {
   const int nx = 40, ny = 15;
-  const char *sets[] = {"particles.enable=false",
-                        "erosion.spinup=0",
-                        "water.rain=0.01",
-                        "heightfield.base_level=true",
-                        grade,
-                        NULL};
   float *h = knick_heights(nx, ny), *after = malloc(sizeof(float) * nx * ny);
-  talus_domain *d = make_preset_domain("dem-heightfield", nx, ny, 30.0, h, sets);
   *flattest = *cut = NAN;
-  if (d && !talus_domain_run(d, steps, NULL, NULL)) {
-    talus_domain_read(d, TALUS_FIELD_SURFACE, 0, after);
+  if (valley_run(h, nx, ny, "heightfield.base_level=true", grade, steps, after)) {
     const float *in = h + (size_t)(ny / 2) * nx, *out = after + (size_t)(ny / 2) * nx;
     *flattest = INFINITY, *cut = 0.0;
     for (int x = 0; x + 1 < nx; x++) {
@@ -735,7 +737,6 @@ static void knick_run(const char *grade, int steps, double *flattest, double *cu
       if (lowered > 0.01) *flattest = fmin(*flattest, (double)out[x] - out[x + 1]);
     }
   }
-  talus_domain_free(d);
   free(h), free(after);
 }
 
