@@ -67,7 +67,7 @@
  *   still fills up to its surface (its neighbours' surfaces are the lake's).
  *   The bound holds only where the water is confined (at most 2
  *   neighbours hold half the cell's depth: a one-cell river between dry
- *   banks, hf_dam_bound): sheet flow on a fan or a valley floor wets its
+ *   banks, hf_flux_marks): sheet flow on a fan or a valley floor wets its
  *   neighbours alike and settles its load as it spreads, bounded by its
  *   depth; bounded by the lowest neighbour's surface it could lay nothing
  *   on a slope steeper than its depth over a cell (Big Tujunga's range
@@ -261,19 +261,44 @@ hf_flux_store(const talus_tile *t, const talus_kparams *P, size_t idx, float d, 
  * cell whose every neighbour is a wall, or whose water is not confined. */
 #define HF_NO_SURFACE 3.0e38f
 
-/* The no_dam bound of a cell: the lowest water surface lo of its
- * neighbours where its water is confined, none (HF_NO_SURFACE) where it
- * spreads. Confined: at most 2 neighbours hold half the cell's depth of
- * water (wet counts them), the one-cell river of a canyon, whose own
- * deposit would dam its course; sheet flow over a fan or a valley floor
- * wets its neighbours alike and settles its load as it spreads (a deposit
- * above the sheet leaves the cell dry, which ends the deposit: no tower). */
-TALUS_HD static inline float hf_dam_bound(float lo, float wet) {
-  return wet <= 2.0f ? lo : HF_NO_SURFACE;
+/* The least fall [m/m] of a spreading water surface to its lowest
+ * neighbour's (heightfield.sheet_capacity): flatter, it is a lake's,
+ * which flows through at a few cm a km. */
+#define HF_SPREAD_FALL 0.001f
+
+/* hf_flux's marks for the later stages of its step, from the lowest water
+ * surface lo of the cell's neighbours, how many of them hold half its
+ * depth (wet), its own surface h, and the higher surface of each axis'
+ * pair of neighbours (ax: right and left, ay: up and down):
+ * - hf_cap[idx] (read by hf_water before it writes the capacity there):
+ *   1 where the water spreads, else 0. It spreads where it is not
+ *   confined (more than 2 wet neighbours) and its surface falls to lo by
+ *   more than HF_SPREAD_FALL a cell: sheet flow on a fan or a valley
+ *   floor; not a lake, a dry cell, or a one-cell river.
+ * - hf_sed[idx], the deposit's bound (heightfield.no_dam, read by
+ *   hf_erode): where the water is confined, lo: the one-cell river of a
+ *   canyon, whose own deposit would dam its course. Where it spreads and
+ *   heightfield.sheet_capacity lowers its capacity, the lower of ax and
+ *   ay: a deposit never lifts a cell above both neighbours of an axis
+ *   (with the lowered capacity, sheet flow down Big Tujunga's wash laid
+ *   its load in every other row, one-cell ridges 10-17 m tall), while a
+ *   sheet may aggrade evenly, each cell up to its neighbours across the
+ *   flow. Elsewhere none (HF_NO_SURFACE): sheet flow settles its load as
+ *   it spreads, bounded by its depth (a deposit above the sheet leaves
+ *   the cell dry, which ends it). */
+TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_marks(const talus_tile *t,
+                                                             const talus_kparams *P, size_t idx,
+                                                             float lo, float wet, float h, float ax,
+                                                             float ay) {
+  float fall = h - lo, ridge = ax < ay ? ax : ay;
+  int spreads = wet > 2.0f && fall > HF_SPREAD_FALL * P->cell_size;
+  float open_ = spreads && P->hf_sheet < 1.0f ? ridge : HF_NO_SURFACE;
+  t->hf_sed[idx] = wet <= 2.0f ? lo : open_;
+  t->hf_cap[idx] = spreads ? 1.0f : 0.0f;
 }
 
 /* hf_flux of a cell whose 4 neighbours are live cells (hf_pipe with in = 1,
- * spelled out; the no_dam bound, hf_dam_bound, to hf_sed): no classification and no branches, so
+ * spelled out; the no_dam bound, hf_flux_marks, to hf_sed): no classification and no branches, so
  * the CPU backend runs it over whole rows of interior cells as one vector loop. The selects are
  * plain ternaries, which a vector loop turns into blends; the live flags
  * are the caller's to store. */
@@ -284,19 +309,21 @@ TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_live(const talus_tile *t,
    * gathered lane by lane). */
   const float *B = t->B + idx, *w = t->w + idx, *F = t->f + idx;
   float d = w[0], h = B[0] + d, gain = P->dt * P->hf_flux_gain, f[4], lo = HF_NO_SURFACE;
-  float wet = 0.0f, half = 0.5f * d;
+  float wet = 0.0f, half = 0.5f * d, hs[4];
   for (int k = 0; k < 4; k++) {
     ptrdiff_t n = hf_step(t, k);
     float hn = B[n] + w[n], fk = F[(ptrdiff_t)k * (ptrdiff_t)t->plane] + gain * (h - hn);
     f[k] = fk > 0.0f ? fk : 0.0f;
     lo = hn < lo ? hn : lo;
     wet += w[n] >= half ? 1.0f : 0.0f;
+    hs[k] = hn;
   }
   hf_flux_store(t, P, idx, d, f);
   /* stored whatever heightfield.no_dam says (hf_advect overwrites it
    * before hf_settle reads it): a store under the flag kept GCC from
    * vectorising this loop (hf_flux 7 -> 32 ms a step at 2048²) */
-  t->hf_sed[idx] = hf_dam_bound(lo, wet);
+  hf_flux_marks(t, P, idx, lo, wet, h, hs[0] > hs[2] ? hs[0] : hs[2],
+                hs[1] > hs[3] ? hs[1] : hs[3]);
 }
 
 /* hf_flux_store over the 8 pipes (heightfield.neighbours = 8): K over all
@@ -319,7 +346,7 @@ hf_flux_store8(const talus_tile *t, const talus_kparams *P, size_t idx, float d,
 TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_live8(const talus_tile *t,
                                                              const talus_kparams *P, size_t idx) {
   const float *B = t->B + idx, *w = t->w + idx, *F = t->f + idx, *FD = t->fd + idx;
-  float d = w[0], h = B[0] + d, f[8], lo = HF_NO_SURFACE, wet = 0.0f, half = 0.5f * d;
+  float d = w[0], h = B[0] + d, f[8], lo = HF_NO_SURFACE, wet = 0.0f, half = 0.5f * d, hs[4];
   float gain = P->dt * P->hf_flux_gain, gaind = P->dt * P->hf_flux_gain_diag;
   ptrdiff_t plane = (ptrdiff_t)t->plane;
   TALUS_UNROLL4
@@ -332,9 +359,11 @@ TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_live8(const talus_tile *t
     lo = hn < lo ? hn : lo;
     lo = hm < lo ? hm : lo;
     wet += (w[n] >= half ? 1.0f : 0.0f) + (w[m] >= half ? 1.0f : 0.0f);
+    hs[k] = hn;
   }
   hf_flux_store8(t, P, idx, d, f);
-  t->hf_sed[idx] = hf_dam_bound(lo, wet);
+  hf_flux_marks(t, P, idx, lo, wet, h, hs[0] > hs[2] ? hs[0] : hs[2],
+                hs[1] > hs[3] ? hs[1] : hs[3]);
 }
 
 /* hf_flux of a cell that is not fully live, with nd = 4 or 8 pipes: the
@@ -345,6 +374,7 @@ TALUS_HD static inline void hf_flux_border(const talus_tile *t, const talus_kctx
   const talus_kparams *P = &c->P;
   size_t idx = talus_idx(t, x, y), n[8];
   float d = t->w[idx], h = t->B[idx] + d, f[8], in[8], open[8], lo = HF_NO_SURFACE, wet = 0.0f;
+  float hs[4];
   hf_classify(t, c, x, y, nd, n, in, open);
   for (int k = 0; k < nd; k++) {
     float gain = P->dt * (k < 4 ? P->hf_flux_gain : P->hf_flux_gain_diag);
@@ -352,19 +382,21 @@ TALUS_HD static inline void hf_flux_border(const talus_tile *t, const talus_kctx
     float hn = in[k] > 0.0f ? t->B[n[k]] + t->w[n[k]] : t->B[idx];
     lo = open[k] > 0.0f && hn < lo ? hn : lo;
     wet += in[k] > 0.0f && t->w[n[k]] >= 0.5f * d ? 1.0f : 0.0f;
+    if (k < 4) hs[k] = open[k] > 0.0f ? hn : HF_NO_SURFACE; /* a wall: no bound */
   }
   if (nd == 8)
     hf_flux_store8(t, P, idx, d, f);
   else
     hf_flux_store(t, P, idx, d, f);
-  if (P->hf_no_dam) t->hf_sed[idx] = hf_dam_bound(lo, wet);
+  hf_flux_marks(t, P, idx, lo, wet, h, hs[0] > hs[2] ? hs[0] : hs[2],
+                hs[1] > hs[3] ? hs[1] : hs[3]);
 }
 
 /* Stage hf_flux (eqs. 2–4): outflow fluxes [m³/s] from the head difference,
  * scaled by K so one step never sends more than the cell's water. As the
  * step's first stage with neighbours it records the cell's live flags
  * (t->nb8) for the later ones, and with heightfield.no_dam the bound of
- * hf_dam_bound over its open neighbours (in hf_sed, which hf_advect
+ * hf_flux_marks over its open neighbours (in hf_sed, which hf_advect
  * overwrites after hf_erode has read it); all four neighbours live is
  * the fast path. */
 TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_flux(const talus_tile *t, const talus_kctx *c,
@@ -546,6 +578,19 @@ TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_tail(const talus_tile 
   float cap = hf_capacity(P, g[0], g[1], u, v, d1);
   float stream = hf_stream_capacity(P, g[2], dwx, dwy, dm);
   cap = P->erosion_law == TALUS_LAW_STREAM_POWER ? stream : cap;
+  /* heightfield.sheet_capacity: where the water spreads (hf_flux_marks
+   * left 1 in hf_cap: unconfined, its surface falling) it keeps
+   * that share of its capacity. A river's wash load (dem-heightfield's
+   * capacity 200, set for the trunk canyons) stayed far below capacity
+   * wherever it went, so nothing settled where it left its channel and
+   * its own incision lowered the valley floors (Big Tujunga's range
+   * front: floors -1.03 m net, 19 % of the raised volume). Spreading
+   * water is shallower and slower than the one-cell river the grid
+   * reads, so its load settles on fans and valley floors, while a
+   * confined river and a lake keep their capacity. Off in the preset: a
+   * trunk river two cells wide reads as spreading too (Mandakini's trunk
+   * cells raised > 5 m 6.7 -> 20.8 % with 0.15). */
+  cap = t->hf_cap[idx] > 0.5f ? cap * P->hf_sheet : cap;
   /* heightfield.base_level: a bed never dissolves below the lowest bed
    * of its neighbours (g[3], the drop; an outlet's virtual neighbour is
    * its own height, so it has none: a fixed base level). Without it the
@@ -686,7 +731,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_water(const talus_tile *t, c
  * 11 m a step from 446 m of suspended load and rose into a one-cell tower),
  * and with heightfield.no_dam, where the water is confined, at most up to
  * the lowest water surface of its neighbours (hf_flux left the bound in
- * hf_sed, hf_dam_bound: no dam across a river),
+ * hf_sed, hf_flux_marks: no dam across a river),
  * with softening (eq. 11) of the cell's hardness, are both computed and
  * the one that happens is kept; deposition does not happen where the
  * rounding of b would take more than is suspended. Then evaporation

@@ -104,7 +104,7 @@ int talus_step_plan(const talus_kparams *P, int64_t step, talus_stage_id *out, i
   return P->accumulate ? plan_push(out, n, max, TALUS_STAGE_ACC_END) : n;
 }
 
-int talus_stage_scratch_needs(talus_stage_id id, talus_scratch_need out[2]) {
+int talus_stage_scratch_needs(talus_stage_id id, talus_scratch_need out[TALUS_SCRATCH_NEEDS_MAX]) {
   int n = 0;
   switch (id) {
   case TALUS_STAGE_THERMAL_OUT:
@@ -112,15 +112,15 @@ int talus_stage_scratch_needs(talus_stage_id id, talus_scratch_need out[2]) {
     out[n++] = (talus_scratch_need){offsetof(talus_tile, thermal), 8 * sizeof(float),
                                     "thermal outflows", 0};
     break;
+  case TALUS_STAGE_HF_FLUX:
   case TALUS_STAGE_HF_WATER:
   case TALUS_STAGE_HF_ERODE:
+    /* hf_flux leaves its marks in both (hf_flux_marks): whether the water
+     * spreads in hf_cap for hf_water, the deposit's bound in hf_sed for
+     * hf_erode */
     out[n++] =
         (talus_scratch_need){offsetof(talus_tile, hf_cap), sizeof(float), "transport capacity", 0};
-    if (id == TALUS_STAGE_HF_WATER) break;
-    /* hf_erode reads the neighbours' lowest water surface hf_flux left in
-     * hf_sed (heightfield.no_dam) */
     /* fall through */
-  case TALUS_STAGE_HF_FLUX:
   case TALUS_STAGE_HF_ADVECT:
   case TALUS_STAGE_HF_SETTLE:
     out[n++] =
@@ -155,7 +155,7 @@ int talus_stage_scratch_needs(talus_stage_id id, talus_scratch_need out[2]) {
 }
 
 talus_status talus_stage_scratch(talus_tile *t, talus_stage_id id) {
-  talus_scratch_need need[2];
+  talus_scratch_need need[TALUS_SCRATCH_NEEDS_MAX];
   int n = talus_stage_scratch_needs(id, need);
   talus_status st = TALUS_OK;
   for (int i = 0; i < n && !st; i++)

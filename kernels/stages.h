@@ -67,10 +67,13 @@ static inline size_t talus_scratch_bytes(const talus_scratch_need *n, int nz) {
   return n->per_layer ? n->cell_bytes * (size_t)nz : n->cell_bytes;
 }
 
+/* The most scratch arrays one stage needs (hf_flux and hf_water: hf_cap,
+ * hf_sed and nb8). */
+#define TALUS_SCRATCH_NEEDS_MAX 3
 /* The lazily allocated scratch arrays stage `id` uses (t->thermal,
- * t->hf_cap, t->hf_sed, t->nb8), written to out; returns how many (0..2).
+ * t->hf_cap, t->hf_sed, t->nb8), written to out; returns how many (0..3).
  * The one rule behind the host and device allocations. */
-int talus_stage_scratch_needs(talus_stage_id id, talus_scratch_need out[2]);
+int talus_stage_scratch_needs(talus_stage_id id, talus_scratch_need out[TALUS_SCRATCH_NEEDS_MAX]);
 
 /* Allocates the scratch arrays of talus_stage_scratch_needs if t lacks
  * them; the CPU backend calls it before running a stage. */

@@ -194,6 +194,7 @@ typedef struct talus_kparams {
   float hf_river_width; /* width a river's discharge is spread over [m]; 0 = the cell's */
   int hf_no_dam;        /* 1: a deposit never lifts a bed above its neighbours' water surface */
   int hf_base_level;    /* 1: dissolving never takes a bed below its lowest neighbour's */
+  float hf_sheet;       /* share of the capacity water keeps where it spreads (hf_flux_marks) */
   float hf_grade;  /* with hf_base_level: the least descent kept [m/m] (the bound + grade·l) */
   int hf_diagonal; /* 1: water pipes to the 4 diagonal neighbours too (8 pipes, t->fd) */
   float hf_min_hardness; /* R_min: softening stops here */
@@ -325,7 +326,8 @@ typedef struct talus_tile {
   float *sig_lo, *sig_hi; /* [nz*plane] horizontal-erosion overlap σ of max damage */
   /* scratch allocated by the first stage that needs it (talus_stage_scratch) */
   float *thermal;  /* [8*plane] thermal outflow [m], thermal[d*plane + idx] (d: talus_dir8) */
-  float *hf_cap;   /* [plane] heightfield transport capacity C [m] */
+  float *hf_cap;   /* [plane] heightfield: 1 where the water spreads (hf_flux -> hf_water,
+                      heightfield.sheet_capacity), then the transport capacity C [m] */
   float *hf_sed;   /* [plane] heightfield: the lowest water surface of the 4 neighbours [m]
                       (hf_flux -> hf_erode, heightfield.no_dam), then the advected sediment
                       (hf_advect -> hf_settle) */

@@ -267,6 +267,8 @@ static void test_hardness(void) {
   talus_domain_free(d);
 }
 
+/* A run with every heightfield rule on (heightfield.sheet_capacity too, below
+ * the preset's 1) for the ledger, thread and tile checks. */
 static const char *const full_run[] = {"heightfield.neighbours=4",
                                        "water.rain=0.02",
                                        "water.rain_noise=1",
@@ -280,6 +282,7 @@ static const char *const full_run[] = {"heightfield.neighbours=4",
                                        "heightfield.dissolve=0.5",
                                        "heightfield.no_dam=true",
                                        "heightfield.base_level=true",
+                                       "heightfield.sheet_capacity=0.3",
                                        "source1.strength=0.5",
                                        "source1.radius=4",
                                        "source1.x=20",
@@ -330,6 +333,7 @@ static const char *const walled_run[] = {"heightfield.neighbours=4",
                                          "heightfield.capacity=0.2",
                                          "heightfield.dissolve=0.5",
                                          "heightfield.water_swell=true",
+                                         "heightfield.sheet_capacity=0.3",
                                          NULL};
 /* The same with the 8 water pipes (main fills it from walled_run). */
 static const char *walled_run8[sizeof walled_run / sizeof *walled_run];

@@ -251,6 +251,11 @@ static const param_decl table[] = {
          "dissolving never takes a cell's bed below the lowest bed of its neighbours, and an "
          "outflow border or NoData sink is a fixed base level (its virtual neighbour is its own "
          "height): rivers cut down towards their outlets, no pit or border trench deepens"),
+    REAL("heightfield.sheet_capacity", hf_sheet, 0, 1, 1, "",
+         "share of the capacity kept by water that spreads (it wets more than 2 of its "
+         "neighbours to half its depth and its surface falls by more than 0.1 % a cell: "
+         "sheet flow on a fan or a valley floor, not a lake or a one-cell river), so a river "
+         "leaving its channel lays its load where it spreads; 1 = off"),
     REAL("heightfield.grade", hf_grade, 0, 1, 0, "m/m",
          "with base_level: the least descent a river keeps; dissolving never takes a bed below "
          "the lowest bed of its neighbours plus grade x cell_size, so a river graded down to its "

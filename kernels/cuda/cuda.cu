@@ -232,7 +232,7 @@ talus_status alloc_arrays(slot &q, const talus_tile *t) {
 /* The lazily allocated scratch of stage id on q's mirror (zeroed, as
  * talus_tile_ensure does on the host). */
 talus_status ensure_scratch(slot &q, talus_stage_id id) {
-  talus_scratch_need need[2];
+  talus_scratch_need need[TALUS_SCRATCH_NEEDS_MAX];
   int n = talus_stage_scratch_needs(id, need);
   for (int i = 0; i < n; i++) {
     void *&p = member(&q.d, need[i].offset);
@@ -727,7 +727,7 @@ size_t scratch_cell_bytes(int nz) {
   for (const field_decl &f : fields)
     if (!f.persistent) bytes += field_bytes(f, 1, nz);
   for (int id = 0; id < TALUS_STAGE_COUNT; id++) {
-    talus_scratch_need need[2];
+    talus_scratch_need need[TALUS_SCRATCH_NEEDS_MAX];
     int n = talus_stage_scratch_needs((talus_stage_id)id, need);
     for (int i = 0; i < n; i++) {
       bool dup = false;
