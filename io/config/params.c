@@ -255,7 +255,9 @@ static const param_decl table[] = {
          "share of the capacity kept by water that spreads (it wets more than 2 of its "
          "neighbours to half its depth and its surface falls by more than 0.1 % a cell: "
          "sheet flow on a fan or a valley floor, not a lake or a one-cell river), so a river "
-         "leaving its channel lays its load where it spreads; 1 = off"),
+         "leaving its channel lays its load where it spreads; with no_dam such a deposit never "
+         "lifts a cell above both neighbours of an axis (without it, one-cell ridges can grow); "
+         "1 = off"),
     REAL("heightfield.grade", hf_grade, 0, 1, 0, "m/m",
          "with base_level: the least descent a river keeps; dissolving never takes a bed below "
          "the lowest bed of its neighbours plus grade x cell_size, so a river graded down to its "
