@@ -268,8 +268,10 @@ hf_flux_store(const talus_tile *t, const talus_kparams *P, size_t idx, float d, 
 
 /* hf_flux's marks for the later stages of its step, from the lowest water
  * surface lo of the cell's neighbours, how many of them hold half its
- * depth (wet), its own surface h, and the higher surface of each axis'
- * pair of neighbours (ax: right and left, ay: up and down):
+ * depth (wet), its own surface h, and the surfaces hs of its 4 axis
+ * neighbours (talus_dir order; a wall's HF_NO_SURFACE), whose higher one
+ * of each axis' pair (ax: right and left, ay: up and down) bounds a
+ * spreading deposit:
  * - hf_cap[idx] (read by hf_water before it writes the capacity there):
  *   1 where the water spreads, else 0. It spreads where it is not
  *   confined (more than 2 wet neighbours) and its surface falls to lo by
@@ -288,8 +290,9 @@ hf_flux_store(const talus_tile *t, const talus_kparams *P, size_t idx, float d, 
  *   the cell dry, which ends it). */
 TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_marks(const talus_tile *t,
                                                              const talus_kparams *P, size_t idx,
-                                                             float lo, float wet, float h, float ax,
-                                                             float ay) {
+                                                             float lo, float wet, float h,
+                                                             const float hs[4]) {
+  float ax = hs[0] > hs[2] ? hs[0] : hs[2], ay = hs[1] > hs[3] ? hs[1] : hs[3];
   float fall = h - lo, ridge = ax < ay ? ax : ay;
   int spreads = wet > 2.0f && fall > HF_SPREAD_FALL * P->cell_size;
   float open_ = spreads && P->hf_sheet < 1.0f ? ridge : HF_NO_SURFACE;
@@ -298,8 +301,8 @@ TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_marks(const talus_tile *t
 }
 
 /* hf_flux of a cell whose 4 neighbours are live cells (hf_pipe with in = 1,
- * spelled out; the no_dam bound, hf_flux_marks, to hf_sed): no classification and no branches, so
- * the CPU backend runs it over whole rows of interior cells as one vector loop. The selects are
+ * spelled out; its marks, hf_flux_marks, to hf_sed and hf_cap): no classification and no branches,
+ * so the CPU backend runs it over whole rows of interior cells as one vector loop. The selects are
  * plain ternaries, which a vector loop turns into blends; the live flags
  * are the caller's to store. */
 TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_live(const talus_tile *t,
@@ -322,8 +325,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_live(const talus_tile *t,
   /* stored whatever heightfield.no_dam says (hf_advect overwrites it
    * before hf_settle reads it): a store under the flag kept GCC from
    * vectorising this loop (hf_flux 7 -> 32 ms a step at 2048²) */
-  hf_flux_marks(t, P, idx, lo, wet, h, hs[0] > hs[2] ? hs[0] : hs[2],
-                hs[1] > hs[3] ? hs[1] : hs[3]);
+  hf_flux_marks(t, P, idx, lo, wet, h, hs);
 }
 
 /* hf_flux_store over the 8 pipes (heightfield.neighbours = 8): K over all
@@ -362,8 +364,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_live8(const talus_tile *t
     hs[k] = hn;
   }
   hf_flux_store8(t, P, idx, d, f);
-  hf_flux_marks(t, P, idx, lo, wet, h, hs[0] > hs[2] ? hs[0] : hs[2],
-                hs[1] > hs[3] ? hs[1] : hs[3]);
+  hf_flux_marks(t, P, idx, lo, wet, h, hs);
 }
 
 /* hf_flux of a cell that is not fully live, with nd = 4 or 8 pipes: the
@@ -388,16 +389,16 @@ TALUS_HD static inline void hf_flux_border(const talus_tile *t, const talus_kctx
     hf_flux_store8(t, P, idx, d, f);
   else
     hf_flux_store(t, P, idx, d, f);
-  hf_flux_marks(t, P, idx, lo, wet, h, hs[0] > hs[2] ? hs[0] : hs[2],
-                hs[1] > hs[3] ? hs[1] : hs[3]);
+  hf_flux_marks(t, P, idx, lo, wet, h, hs);
 }
 
 /* Stage hf_flux (eqs. 2–4): outflow fluxes [m³/s] from the head difference,
  * scaled by K so one step never sends more than the cell's water. As the
  * step's first stage with neighbours it records the cell's live flags
- * (t->nb8) for the later ones, and with heightfield.no_dam the bound of
- * hf_flux_marks over its open neighbours (in hf_sed, which hf_advect
- * overwrites after hf_erode has read it); all four neighbours live is
+ * (t->nb8) for the later ones, and its marks over its open neighbours
+ * (hf_flux_marks: the deposit's bound in hf_sed, which hf_advect
+ * overwrites after hf_erode has read it; whether the water spreads in
+ * hf_cap, which hf_water overwrites); all four neighbours live is
  * the fast path. */
 TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_flux(const talus_tile *t, const talus_kctx *c,
                                                          int x, int y, double *flows) {
