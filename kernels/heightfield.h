@@ -6,6 +6,8 @@
  *
  * Stages (radius), in the paper's order (kernels/stages.c):
  *   hf_rain   (0) d1 = d + Δt·K_r·r(x,y)                            eq. 1
+ *   hf_open   (R) water in the open or between walls (only with
+ *                 heightfield.sheet_capacity < 1; R its sheet_reach)
  *   hf_flux   (1) f = max(0, f + Δt·A·g·Δh/l), times K              eqs. 2–4
  *   hf_water  (1) d2 = d1 + ΔV/l_c², velocity, capacity C          eqs. 5–8
  *   hf_erode  (0) dissolve/deposit, water correction, softening,
@@ -261,40 +263,120 @@ hf_flux_store(const talus_tile *t, const talus_kparams *P, size_t idx, float d, 
  * cell whose every neighbour is a wall, or whose water is not confined. */
 #define HF_NO_SURFACE 3.0e38f
 
-/* The least fall [m/m] of a spreading water surface to its lowest
- * neighbour's (heightfield.sheet_capacity): flatter, it is a lake's,
- * which flows through at a few cm a km. */
-#define HF_SPREAD_FALL 0.001f
+/* How far [cells] hf_open looks along a diagonal for a reach of r along
+ * an axis: about r/√2, so both look about as far. */
+TALUS_HD static inline int hf_open_diag(int r) {
+  return (r * 7 + 5) / 10;
+}
+
+/* How far [m] a valley wall rises over the water surface at `room` cells
+ * along an axis (or a diagonal, √2 as far): heightfield.sheet_wall of
+ * the way. One expression for both of hf_open's bodies (same bits). */
+TALUS_HD static inline float hf_open_rise(const talus_kparams *P, int room, int diag) {
+  return P->hf_sheet_wall * P->cell_size * (float)room * (diag ? 1.41421356f : 1.0f);
+}
+
+/* Whether the water surface h of global cell (gx, gy) has a wall on both
+ * sides along the direction (dx, dy): the surfaces (terrain + water) r
+ * cells away each way both stand above h by hf_open_rise. r shrinks to
+ * what lies inside the domain (the same cells in every tile); a NoData
+ * end is no wall. */
+TALUS_HD static inline int hf_open_walled(const talus_tile *t, const talus_kctx *c, size_t idx,
+                                          int gx, int gy, int dx, int dy, int r, float h) {
+  int room = r;
+  if (dx) room = gx < room ? gx : room, room = c->nx - 1 - gx < room ? c->nx - 1 - gx : room;
+  if (dy) room = gy < room ? gy : room, room = c->ny - 1 - gy < room ? c->ny - 1 - gy : room;
+  if (room <= 0) return 0;
+  ptrdiff_t off = ((ptrdiff_t)dx + (ptrdiff_t)dy * t->pitch) * room;
+  size_t a = (size_t)((ptrdiff_t)idx + off), b = (size_t)((ptrdiff_t)idx - off);
+  if (talus_cell_masked(t, a) || talus_cell_masked(t, b)) return 0;
+  float top = h + hf_open_rise(&c->P, room, dx && dy);
+  return t->B[a] + t->w[a] > top && t->B[b] + t->w[b] > top;
+}
+
+/* Stage hf_open (radius heightfield.sheet_reach R; planned only where
+ * heightfield.sheet_capacity < 1): 1 in hf_cap where the cell's water
+ * stands in the open, 0 where it runs between walls: the water surfaces
+ * R cells away on both sides along an axis (or about R/√2 along a
+ * diagonal) stand above its own by heightfield.sheet_wall of the way.
+ * hf_flux_marks lets only open water spread. Its 4 neighbours alone
+ * cannot tell a fan from a trunk river two cells wide in a gorge (both
+ * wet more than 2 of them): with the share of 0.15 Mandakini's trunk
+ * cells raised > 5 m went 6.7 -> 20.8 %. A fan falls away across its
+ * flow, a valley floor wider than 2R cells is flat across it: both open;
+ * a gorge's walls rise within a few cells. */
+TALUS_HD static inline void k_hf_open(const talus_tile *t, const talus_kctx *c, int x, int y,
+                                      double *flows) {
+  (void)flows;
+  size_t idx = talus_idx(t, x, y);
+  if (talus_cell_masked(t, idx)) return;
+  int r = c->P.hf_sheet_reach, rd = hf_open_diag(r);
+  int gx = t->buf.x0 + x, gy = t->buf.y0 + y;
+  float h = t->B[idx] + t->w[idx];
+  int walled = hf_open_walled(t, c, idx, gx, gy, 1, 0, r, h) ||
+               hf_open_walled(t, c, idx, gx, gy, 0, 1, r, h) ||
+               hf_open_walled(t, c, idx, gx, gy, 1, 1, rd, h) ||
+               hf_open_walled(t, c, idx, gx, gy, 1, -1, rd, h);
+  t->hf_cap[idx] = walled ? 0.0f : 1.0f;
+}
+
+/* k_hf_open of a live cell at least R cells inside the domain whose 8
+ * ends are live cells (the CPU's run, cpu_hf_open_run_end): no clamps,
+ * no branches, so it runs as one vector loop. */
+TALUS_HD static inline TALUS_FORCE_INLINE void hf_open_live(const talus_tile *t,
+                                                            const talus_kparams *P, size_t idx) {
+  int r = P->hf_sheet_reach, rd = hf_open_diag(r);
+  ptrdiff_t p = t->pitch, ox = r, oy = r * p, o1 = rd + rd * p, o2 = rd - rd * p;
+  const float *B = t->B + idx, *w = t->w + idx;
+  float h = B[0] + w[0], top = h + hf_open_rise(P, r, 0), topd = h + hf_open_rise(P, rd, 1);
+  int walled = ((B[ox] + w[ox] > top) & (B[-ox] + w[-ox] > top)) |
+               ((B[oy] + w[oy] > top) & (B[-oy] + w[-oy] > top)) |
+               ((B[o1] + w[o1] > topd) & (B[-o1] + w[-o1] > topd)) |
+               ((B[o2] + w[o2] > topd) & (B[-o2] + w[-o2] > topd));
+  t->hf_cap[idx] = walled ? 0.0f : 1.0f;
+}
 
 /* hf_flux's marks for the later stages of its step, from the lowest water
  * surface lo of the cell's neighbours, how many of them hold half its
- * depth (wet), its own surface h, and the surfaces hs of its 4 axis
- * neighbours (talus_dir order; a wall's HF_NO_SURFACE), whose higher one
- * of each axis' pair (ax: right and left, ay: up and down) bounds a
- * spreading deposit:
+ * depth (wet), its own surface h, and the beds hb of its 4 axis
+ * neighbours (talus_dir order; a wall's HF_NO_SURFACE, an outflow face's
+ * the cell's own), whose higher one of each axis' pair (ax: right and
+ * left, ay: up and down) bounds a spreading deposit:
  * - hf_cap[idx] (read by hf_water before it writes the capacity there):
  *   1 where the water spreads, else 0. It spreads where it is not
  *   confined (more than 2 wet neighbours) and its surface falls to lo by
- *   more than HF_SPREAD_FALL a cell: sheet flow on a fan or a valley
- *   floor; not a lake, a dry cell, or a one-cell river.
+ *   more than heightfield.sheet_slope a metre: sheet flow on a fan or a
+ *   valley floor; not a lake, a plain's slow river, a dry cell, or a
+ *   one-cell river. Where sheet_capacity < 1 also only where hf_open
+ *   left 1 there (no valley walls on both sides within
+ *   heightfield.sheet_reach): not a trunk river a few cells wide in a
+ *   gorge.
  * - hf_sed[idx], the deposit's bound (heightfield.no_dam, read by
  *   hf_erode): where the water is confined, lo: the one-cell river of a
  *   canyon, whose own deposit would dam its course. Where it spreads and
  *   heightfield.sheet_capacity lowers its capacity, the lower of ax and
- *   ay: a deposit never lifts a cell above both neighbours of an axis
- *   (with the lowered capacity, sheet flow down Big Tujunga's wash laid
- *   its load in every other row, one-cell ridges 10-17 m tall), while a
- *   sheet may aggrade evenly, each cell up to its neighbours across the
- *   flow. Elsewhere none (HF_NO_SURFACE): sheet flow settles its load as
- *   it spreads, bounded by its depth (a deposit above the sheet leaves
- *   the cell dry, which ends it). */
+ *   ay plus sheet_slope of a cell: a deposit never lifts a cell's bed
+ *   above both beds of an axis by more (with the lowered capacity, sheet
+ *   flow down Big Tujunga's wash laid its load in every other row,
+ *   one-cell ridges 10-17 m tall; bounded by the neighbours' water
+ *   surfaces instead, a cell in a wash 7-12 m deep rose 10 m over both
+ *   neighbours' beds), while a sheet may aggrade evenly, each cell a
+ *   little ahead of its neighbours across the flow. Elsewhere none
+ *   (HF_NO_SURFACE): sheet flow settles its load as it spreads, bounded
+ *   by its depth (a deposit above the sheet leaves the cell dry, which
+ *   ends it). */
 TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_marks(const talus_tile *t,
                                                              const talus_kparams *P, size_t idx,
                                                              float lo, float wet, float h,
-                                                             const float hs[4]) {
-  float ax = hs[0] > hs[2] ? hs[0] : hs[2], ay = hs[1] > hs[3] ? hs[1] : hs[3];
-  float fall = h - lo, ridge = ax < ay ? ax : ay;
-  int spreads = wet > 2.0f && fall > HF_SPREAD_FALL * P->cell_size;
+                                                             const float hb[4]) {
+  float ax = hb[0] > hb[2] ? hb[0] : hb[2], ay = hb[1] > hb[3] ? hb[1] : hb[3];
+  float step = P->hf_sheet_slope * P->cell_size;
+  float fall = h - lo, ridge = (ax < ay ? ax : ay) + step;
+  /* hf_open's mark, where it ran (sheet_capacity < 1); read whatever it
+   * is, so the vector loop loads it unconditionally */
+  float open_water = t->hf_cap[idx];
+  int open = P->hf_sheet < 1.0f ? open_water > 0.5f : 1;
+  int spreads = wet > 2.0f && fall > step && open;
   float open_ = spreads && P->hf_sheet < 1.0f ? ridge : HF_NO_SURFACE;
   t->hf_sed[idx] = wet <= 2.0f ? lo : open_;
   t->hf_cap[idx] = spreads ? 1.0f : 0.0f;
@@ -312,20 +394,20 @@ TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_live(const talus_tile *t,
    * gathered lane by lane). */
   const float *B = t->B + idx, *w = t->w + idx, *F = t->f + idx;
   float d = w[0], h = B[0] + d, gain = P->dt * P->hf_flux_gain, f[4], lo = HF_NO_SURFACE;
-  float wet = 0.0f, half = 0.5f * d, hs[4];
+  float wet = 0.0f, half = 0.5f * d, hb[4];
   for (int k = 0; k < 4; k++) {
     ptrdiff_t n = hf_step(t, k);
     float hn = B[n] + w[n], fk = F[(ptrdiff_t)k * (ptrdiff_t)t->plane] + gain * (h - hn);
     f[k] = fk > 0.0f ? fk : 0.0f;
     lo = hn < lo ? hn : lo;
     wet += w[n] >= half ? 1.0f : 0.0f;
-    hs[k] = hn;
+    hb[k] = B[n];
   }
   hf_flux_store(t, P, idx, d, f);
   /* stored whatever heightfield.no_dam says (hf_advect overwrites it
    * before hf_settle reads it): a store under the flag kept GCC from
    * vectorising this loop (hf_flux 7 -> 32 ms a step at 2048²) */
-  hf_flux_marks(t, P, idx, lo, wet, h, hs);
+  hf_flux_marks(t, P, idx, lo, wet, h, hb);
 }
 
 /* hf_flux_store over the 8 pipes (heightfield.neighbours = 8): K over all
@@ -348,7 +430,7 @@ hf_flux_store8(const talus_tile *t, const talus_kparams *P, size_t idx, float d,
 TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_live8(const talus_tile *t,
                                                              const talus_kparams *P, size_t idx) {
   const float *B = t->B + idx, *w = t->w + idx, *F = t->f + idx, *FD = t->fd + idx;
-  float d = w[0], h = B[0] + d, f[8], lo = HF_NO_SURFACE, wet = 0.0f, half = 0.5f * d, hs[4];
+  float d = w[0], h = B[0] + d, f[8], lo = HF_NO_SURFACE, wet = 0.0f, half = 0.5f * d, hb[4];
   float gain = P->dt * P->hf_flux_gain, gaind = P->dt * P->hf_flux_gain_diag;
   ptrdiff_t plane = (ptrdiff_t)t->plane;
   TALUS_UNROLL4
@@ -361,10 +443,10 @@ TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_live8(const talus_tile *t
     lo = hn < lo ? hn : lo;
     lo = hm < lo ? hm : lo;
     wet += (w[n] >= half ? 1.0f : 0.0f) + (w[m] >= half ? 1.0f : 0.0f);
-    hs[k] = hn;
+    hb[k] = B[n];
   }
   hf_flux_store8(t, P, idx, d, f);
-  hf_flux_marks(t, P, idx, lo, wet, h, hs);
+  hf_flux_marks(t, P, idx, lo, wet, h, hb);
 }
 
 /* hf_flux of a cell that is not fully live, with nd = 4 or 8 pipes: the
@@ -375,7 +457,7 @@ TALUS_HD static inline void hf_flux_border(const talus_tile *t, const talus_kctx
   const talus_kparams *P = &c->P;
   size_t idx = talus_idx(t, x, y), n[8];
   float d = t->w[idx], h = t->B[idx] + d, f[8], in[8], open[8], lo = HF_NO_SURFACE, wet = 0.0f;
-  float hs[4];
+  float hb[4];
   hf_classify(t, c, x, y, nd, n, in, open);
   for (int k = 0; k < nd; k++) {
     float gain = P->dt * (k < 4 ? P->hf_flux_gain : P->hf_flux_gain_diag);
@@ -383,13 +465,14 @@ TALUS_HD static inline void hf_flux_border(const talus_tile *t, const talus_kctx
     float hn = in[k] > 0.0f ? t->B[n[k]] + t->w[n[k]] : t->B[idx];
     lo = open[k] > 0.0f && hn < lo ? hn : lo;
     wet += in[k] > 0.0f && t->w[n[k]] >= 0.5f * d ? 1.0f : 0.0f;
-    if (k < 4) hs[k] = open[k] > 0.0f ? hn : HF_NO_SURFACE; /* a wall: no bound */
+    /* a wall: no bound; an outflow face's virtual neighbour: the cell's own bed */
+    if (k < 4) hb[k] = open[k] > 0.0f ? (in[k] > 0.0f ? t->B[n[k]] : t->B[idx]) : HF_NO_SURFACE;
   }
   if (nd == 8)
     hf_flux_store8(t, P, idx, d, f);
   else
     hf_flux_store(t, P, idx, d, f);
-  hf_flux_marks(t, P, idx, lo, wet, h, hs);
+  hf_flux_marks(t, P, idx, lo, wet, h, hb);
 }
 
 /* Stage hf_flux (eqs. 2–4): outflow fluxes [m³/s] from the head difference,

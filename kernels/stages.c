@@ -42,6 +42,8 @@ static int plan_heightfield(const talus_kparams *P, int64_t step, talus_stage_id
   int n = 0, thermal = thermal_runs(P, step);
   if (P->hf_hydraulic) {
     n = plan_push(out, n, max, TALUS_STAGE_HF_RAIN);
+    /* hf_open's marks matter only where spreading water loses capacity */
+    if (P->hf_sheet < 1.0f) n = plan_push(out, n, max, TALUS_STAGE_HF_OPEN);
     n = plan_push(out, n, max, TALUS_STAGE_HF_FLUX);
     n = plan_push(out, n, max, TALUS_STAGE_HF_WATER);
   }
@@ -112,6 +114,7 @@ int talus_stage_scratch_needs(talus_stage_id id, talus_scratch_need out[TALUS_SC
     out[n++] = (talus_scratch_need){offsetof(talus_tile, thermal), 8 * sizeof(float),
                                     "thermal outflows", 0};
     break;
+  case TALUS_STAGE_HF_OPEN:
   case TALUS_STAGE_HF_FLUX:
   case TALUS_STAGE_HF_WATER:
   case TALUS_STAGE_HF_ERODE:
@@ -166,7 +169,8 @@ talus_status talus_stage_scratch(talus_tile *t, talus_stage_id id) {
 
 int talus_stage_radius(const talus_kparams *P, talus_stage_id id) {
   int r = talus_stage_def_of(id)->radius;
-  return r != TALUS_RADIUS_PARAMS ? r : pt_radius(P);
+  if (r != TALUS_RADIUS_PARAMS) return r;
+  return id == TALUS_STAGE_HF_OPEN ? P->hf_sheet_reach : pt_radius(P);
 }
 
 int talus_plan_radius(const talus_kparams *P, const talus_stage_id *plan, int n) {

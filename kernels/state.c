@@ -93,6 +93,9 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->hf_base_level = 0;
   p->hf_grade = 0.0f;
   p->hf_sheet = 1.0f;
+  p->hf_sheet_slope = 0.001f;
+  p->hf_sheet_reach = 4;
+  p->hf_sheet_wall = 0.1f;
   p->hf_diagonal = 0;
   p->hf_min_hardness = 0.1f;
   p->hf_softening = 5.0f;

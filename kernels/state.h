@@ -195,6 +195,9 @@ typedef struct talus_kparams {
   int hf_no_dam;        /* 1: a deposit never lifts a bed above its neighbours' water surface */
   int hf_base_level;    /* 1: dissolving never takes a bed below its lowest neighbour's */
   float hf_sheet;       /* share of the capacity water keeps where it spreads (hf_flux_marks) */
+  float hf_sheet_slope; /* least fall [m/m] of spreading water's surface (hf_flux_marks) */
+  int hf_sheet_reach;   /* cells hf_open looks for valley walls (k_hf_open) */
+  float hf_sheet_wall;  /* least rise [m/m] of a valley wall over the water (k_hf_open) */
   float hf_grade;  /* with hf_base_level: the least descent kept [m/m] (the bound + grade·l) */
   int hf_diagonal; /* 1: water pipes to the 4 diagonal neighbours too (8 pipes, t->fd) */
   float hf_min_hardness; /* R_min: softening stops here */

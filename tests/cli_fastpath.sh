@@ -68,6 +68,10 @@ same heightfield-banks $G "$W/noise.tif" heightfield-default --steps 150 \
   --set thermal.enable=true --set thermal.crests_only=true --set thermal.talus_angle=5 \
   --set thermal.bank_angle=10
 same heightfield-tiled $G "$W/noise.tif" heightfield-default --steps 60 --tile 32
+# heightfield.sheet_capacity < 1 runs hf_open, whose live run (cells
+# sheet_reach inside the map, no NoData at its 8 ends) is one vector loop
+same heightfield-open $G "$W/noise.tif" heightfield-default --steps 60 --tile 32 \
+  --set heightfield.sheet_capacity=0.3
 dem=${TALUS_TEST_DATA:-}/austria_srtm30s.tif
 if [ -n "${TALUS_TEST_DATA:-}" ] && [ -f "$dem" ]; then
   same dem-outflow $G "$dem" dem-default --steps 30

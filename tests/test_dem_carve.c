@@ -393,7 +393,10 @@ static int check_map(const char *what, const char *preset, const talus_dem *dem,
  * With thermal.bank_angle (check_cut_walls): channels -8.8 m net, ratio
  * 6.87, the tallest tower 35.5 m, built 6.4 m, the cut wall 124 -> 7.6 m.
  * With the droplets gathering their water along the path: -7.4 m, ratio
- * 10.8, built 4.3 m, the cut wall 8.5 m. */
+ * 10.8, built 4.3 m, the cut wall 8.5 m. With the sheet capacity (fans):
+ * -6.8 m, ratio 11.2, built 3.1 m (10.1 m while a spreading deposit was
+ * bounded by its neighbours' water surfaces, 7-12 m over their beds in
+ * the wash). */
 static void test_bigtujunga_whole(const talus_dem *dem) {
   const char *what = "bigtujunga 1197x643, bare command";
   carve_metrics m;
@@ -497,18 +500,20 @@ static int test_shared_dems(void) {
  *     steps): the generated front floors +0.11 m, 93 % of the raised
  *     volume on 37 % of the cells, steep channels -0.79 m; Big Tujunga's
  *     front at 60 m +0.58 m, 61 % on 2 %, -0.60 m.
- *   - dem-heightfield (the bare command) with heightfield.sheet_capacity
- *     = 0.15 (not the preset's: it fills mountain trunk valleys), share
- *     0.1: its droplets also lay part of their load on the hills (pits
- *     and the foot of every gully), so less of the raised volume is on
- *     the floors; its rivers lay theirs where the water spreads.
- *     Measured (400 + 1500 steps): the generated front floors +0.10 m,
- *     95 % of the raised volume on 37 %, 8.6 % of them raised > 0.5 m,
- *     steep channels -6.01 m; Big Tujunga's front at 60 m +0.23 m, 13.0 %
- *     on 2.1 %, -1.99 m. With heightfield.sheet_capacity = 1 (the preset) its
- *     rivers carried their wash load off the map and cut the floors: the
- *     generated front +0.04 m, 3.5 % raised > 0.5 m; Big Tujunga's front
- *     -0.08 m, 7.3 % of the raised volume (fails). */
+ *   - dem-heightfield (the bare command), share 0.1: its droplets also
+ *     lay part of their load on the hills (pits and the foot of every
+ *     gully), so less of the raised volume is on the floors; its rivers
+ *     lay theirs where the water spreads in the open
+ *     (heightfield.sheet_capacity 0.1, kernels/heightfield.h k_hf_open).
+ *     Measured (400 + 1500 steps): the generated front floors +0.08 m,
+ *     98 % of the raised volume on 37 %, 6.6 % of them raised > 0.5 m,
+ *     steep channels -6.05 m; Big Tujunga's front at 60 m +0.24 m, 15.2 %
+ *     on 2.1 %, -2.13 m, the tallest tower built 4.8 m. With
+ *     heightfield.sheet_capacity = 1 its rivers carried their wash load
+ *     off the map and cut the floors: the generated front +0.04 m, 3.5 %
+ *     raised > 0.5 m; Big Tujunga's front -0.08 m, 7.3 % of the raised
+ *     volume (fails). With the spreading read from the 4 neighbours alone
+ *     (no hf_open) +0.23 m, 13.0 %, but a tower of 10.9 m. */
 static void check_fans(const char *what, const char *preset, const char *set, double share,
                        double tower, const float *h, const uint8_t *mask, int nx, int ny,
                        double cell) {
@@ -577,21 +582,14 @@ static float *front_window(const talus_dem *dem, uint8_t **mask) {
   return h;
 }
 
-/* Both DEM presets build fans (check_fans; the bare command with its
- * sheet capacity set): the generated front always,
- * Big Tujunga's with $TALUS_TEST_DATA. */
-/* tower: the tallest one-cell tower the run may build [m]. The bare
- * command's sheet capacity builds one of 10.9 m on Big Tujunga's front
- * at 60 m (4.4 m without it; the generated front 0.96 m): a known defect
- * of the option (a spreading cell's deposit may rise to its neighbours'
- * water surface, metres above their beds), so its bound guards against
- * worse (the one-cell ridges of 10-17 m without the ridge bound), not
- * CARVE_BUILT_M. */
+/* Both DEM presets build fans (check_fans): the generated front always,
+ * Big Tujunga's with $TALUS_TEST_DATA. tower: the tallest one-cell tower
+ * the run may build [m]. */
 static const struct {
   const char *preset, *set;
   double share, tower;
 } fan_presets[] = {{"dem-default", NULL, 0.5, CARVE_BUILT_M},
-                   {"dem-heightfield", "heightfield.sheet_capacity=0.15", 0.1, 12.0}};
+                   {"dem-heightfield", NULL, 0.1, CARVE_BUILT_M}};
 
 static void test_fans(void) {
   float *h = front_heights(96, 160, 30.0);

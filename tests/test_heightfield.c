@@ -764,11 +764,99 @@ static void test_grade(void) {
   CHECK(flat0 <= 0.05, "without it the flattest cut cell falls %.6g m (the control: flat)", flat0);
 }
 
+/* hf_open's mark (heightfield.sheet_reach 4, sheet_wall 0.1) at cell
+ * (x, y) of an n x n map of beds bed(x, y) [m] with water `depth` where
+ * the bed is below `wet_below`, 30 m cells; also checks that the CPU's
+ * branch-free body gives the general body's mark on every cell it may
+ * take (at least 4 cells inside, no NoData: cpu_hf_open_run_end). */
+#define OPEN_N 25
+static float open_mark(float (*bed)(int, int), float wet_below, float depth, int x, int y,
+                       int *same) {
+  talus_tile *t = NULL;
+  talus_rect buf = {0, 0, OPEN_N, OPEN_N};
+  if (talus_tile_create(&t, buf, 1, 0) || talus_stage_scratch(t, TALUS_STAGE_HF_OPEN)) {
+    talus_tile_free(t);
+    return -1.0f;
+  }
+  talus_kctx c = {0};
+  talus_kparams_defaults(&c.P);
+  c.P.model = TALUS_MODEL_HEIGHTFIELD, c.P.cell_size = 30.0f, c.P.hf_sheet = 0.15f;
+  talus_kparams_derive(&c.P);
+  c.nx = c.ny = OPEN_N;
+  for (int j = 0; j < OPEN_N; j++)
+    for (int i = 0; i < OPEN_N; i++) {
+      size_t idx = talus_idx(t, i, j);
+      t->B[idx] = bed(i, j), t->w[idx] = t->B[idx] < wet_below ? depth : 0.0f;
+    }
+  double flows[TALUS_FLOW_COUNT] = {0};
+  int r = c.P.hf_sheet_reach;
+  for (int j = r; j < OPEN_N - r; j++)
+    for (int i = r; i < OPEN_N - r; i++) {
+      size_t idx = talus_idx(t, i, j);
+      k_hf_open(t, &c, i, j, flows);
+      float general = t->hf_cap[idx];
+      hf_open_live(t, &c.P, idx);
+      *same = *same && general == t->hf_cap[idx];
+    }
+  k_hf_open(t, &c, x, y, flows);
+  float mark = t->hf_cap[talus_idx(t, x, y)];
+  talus_tile_free(t);
+  return mark;
+}
+
+/* A gorge: a floor two cells wide (columns 12-13) at 500 m, walls rising
+ * 0.5 m/m (15 m a cell) on both sides. */
+static float gorge_bed(int x, int y) {
+  (void)y;
+  int off = x < 12 ? 12 - x : x > 13 ? x - 13 : 0;
+  return 500.0f + 15.0f * (float)off;
+}
+/* A fan: a cone falling 2 % (0.6 m a cell) from its apex 20 cells north
+ * of the map's top row. */
+static float fan_bed(int x, int y) {
+  float dx = (float)(x - 12), dy = (float)(y + 20);
+  return 500.0f - 0.6f * sqrtf(dx * dx + dy * dy);
+}
+/* A valley floor 11 cells wide (columns 7-17), level across, falling 1 %
+ * down the valley, between the gorge's walls. */
+static float wide_floor_bed(int x, int y) {
+  int off = x < 7 ? 7 - x : x > 17 ? x - 17 : 0;
+  return 500.0f - 0.3f * (float)y + 15.0f * (float)off;
+}
+
+/* heightfield.sheet_capacity's open water (k_hf_open): a river two
+ * cells wide in a gorge runs between walls (0), which the 4-neighbour
+ * test alone read as spreading (both its neighbours across are wet:
+ * Mandakini's trunk cells raised > 5 m 6.7 -> 20.8 %); a fan and a
+ * valley floor wider than twice the reach are open (1), also beside one
+ * of its walls (a wall on one side only does not confine); on the map's
+ * edge the walls across the gorge still stand (the reach along the
+ * edge's axis shrinks to 0, the others do not). */
+static void test_open_water(void) {
+  int same = 1;
+  float gorge = open_mark(gorge_bed, 501.0f, 1.0f, 12, 12, &same);
+  float fan = open_mark(fan_bed, 1e9f, 0.3f, 12, 12, &same);
+  float wide = open_mark(wide_floor_bed, 496.0f, 0.5f, 12, 12, &same);
+  float bank = open_mark(wide_floor_bed, 496.0f, 0.5f, 8, 12, &same);
+  float edge = open_mark(gorge_bed, 501.0f, 1.0f, 12, 0, &same);
+  printf("open water: gorge %g, fan %g, wide floor %g (beside its wall %g), gorge at the map's "
+         "edge %g\n",
+         (double)gorge, (double)fan, (double)wide, (double)bank, (double)edge);
+  CHECK(gorge == 0.0f, "the river in the gorge runs between walls (%g)", (double)gorge);
+  CHECK(fan == 1.0f, "the fan is open (%g)", (double)fan);
+  CHECK(wide == 1.0f, "the middle of a floor 11 cells wide is open (%g)", (double)wide);
+  CHECK(bank == 1.0f, "one wall does not confine: the floor's cell beside it is open (%g)",
+        (double)bank);
+  CHECK(edge == 0.0f, "on the top row the gorge's walls still stand across it (%g)", (double)edge);
+  CHECK(same, "the branch-free body gives the general body's marks");
+}
+
 int main(void) {
   memcpy(full_run8, full_run, sizeof full_run);
   memcpy(walled_run8, walled_run, sizeof walled_run);
   full_run8[0] = walled_run8[0] = "heightfield.neighbours=8";
   test_no_dam();
+  test_open_water();
   test_base_level();
   test_grade();
   test_river_width();

@@ -106,12 +106,11 @@ if [ -f "$DEM" ]; then
   render dem-rangefront "$W/front.tif" dem-default 4000
   python3 "$SRC/tools/render_dz.py" "$W/front.tif" "$W/dem-rangefront_eroded.tif" \
     "$OUT/dem-rangefront_dz.png" --clip 3
-  # The bare command (dem-heightfield) on the same front with
-  # heightfield.sheet_capacity = 0.15 (not the preset's): its sheet flow's
-  # load on the wash and the side streams' fans, its droplets' gullies.
+  # The bare command (dem-heightfield) on the same front: the load its
+  # rivers lay where the water spreads in the open (the wash, the side
+  # streams' fans), its droplets' gullies.
   "$T" erode "$W/front.tif" -o "$W/dem-rangefront-bare_eroded.tif" \
-    -c "$SRC/configs/dem-heightfield.ini" --steps 6500 --set heightfield.sheet_capacity=0.15 \
-    --no-preview -q
+    -c "$SRC/configs/dem-heightfield.ini" --steps 6500 --no-preview -q
   python3 "$SRC/tools/render_dz.py" "$W/front.tif" "$W/dem-rangefront-bare_eroded.tif" \
     "$OUT/dem-rangefront-bare_dz.png" --clip 3
 else

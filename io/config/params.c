@@ -252,12 +252,27 @@ static const param_decl table[] = {
          "outflow border or NoData sink is a fixed base level (its virtual neighbour is its own "
          "height): rivers cut down towards their outlets, no pit or border trench deepens"),
     REAL("heightfield.sheet_capacity", hf_sheet, 0, 1, 1, "",
-         "share of the capacity kept by water that spreads (it wets more than 2 of its "
-         "neighbours to half its depth and its surface falls by more than 0.1 % a cell: "
-         "sheet flow on a fan or a valley floor, not a lake or a one-cell river), so a river "
+         "share of the capacity kept by water that spreads in the open (it wets more than 2 "
+         "of its neighbours to half its depth, its surface falls by more than 0.1 % a cell, "
+         "and no valley walls rise on both sides within sheet_reach: sheet flow on a fan or a "
+         "wide valley floor, not a lake, a one-cell river or a river in a gorge), so a river "
          "leaving its channel lays its load where it spreads; with no_dam such a deposit never "
-         "lifts a cell above both neighbours of an axis (without it, one-cell ridges can grow); "
-         "1 = off"),
+         "lifts a cell's bed more than sheet_slope above both neighbours' beds of an axis "
+         "(without it, one-cell ridges can grow); 1 = off (dem-heightfield: 0.1)"),
+    REAL("heightfield.sheet_slope", hf_sheet_slope, 0, 1, 0.001, "m/m",
+         "with sheet_capacity < 1: the least fall of a spreading water surface to its lowest "
+         "neighbour's, per metre (flatter: a lake, or a plain's river that keeps its "
+         "capacity), and how far a spreading deposit may lift a cell's bed above both "
+         "neighbours' beds of an axis, per metre of cell"),
+    INT("heightfield.sheet_reach", hf_sheet_reach, 1, 16, 4,
+        "cells: with sheet_capacity < 1, water spreads only in the open: where the water "
+        "surfaces this far away on both sides along each axis and diagonal do not both stand "
+        "above its own (a valley wall), so a river between the walls of a gorge keeps its "
+        "capacity while a fan or a valley floor wider than twice this lays its load; each step "
+        "reads this much further (a tiled run's halo grows by it)"),
+    REAL("heightfield.sheet_wall", hf_sheet_wall, 0, 100, 0.1, "m/m",
+         "with sheet_capacity < 1: how steeply the ground must rise from the water (over "
+         "sheet_reach cells) on both sides to count as a valley wall"),
     REAL("heightfield.grade", hf_grade, 0, 1, 0, "m/m",
          "with base_level: the least descent a river keeps; dissolving never takes a bed below "
          "the lowest bed of its neighbours plus grade x cell_size, so a river graded down to its "

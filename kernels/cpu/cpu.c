@@ -866,6 +866,28 @@ static inline TALUS_FORCE_INLINE void cpu_acc_end_live(const talus_tile *t, cons
   acc_end_live(t, &c->P, talus_idx(t, x, y), v);
 }
 
+/* hf_open: cells at least heightfield.sheet_reach inside the domain
+ * whose own cell and 8 ends (hf_open_live) hold no NoData cell. */
+static inline int cpu_hf_open_run_end(const talus_tile *t, const talus_kctx *c, int y, int x,
+                                      int xa, int xb, int x1) {
+  (void)xa, (void)xb;
+  int r = c->P.hf_sheet_reach, rd = hf_open_diag(r), gy = t->buf.y0 + y;
+  if (gy < r || gy > c->ny - 1 - r) return x;
+  int lo = r - t->buf.x0, hi = c->nx - r - t->buf.x0, end = x1 < hi ? x1 : hi;
+  if (x < lo) return x;
+  if (!t->mask) return x > end ? x : end;
+  const uint8_t *m = t->mask + talus_idx(t, 0, y);
+  ptrdiff_t p = t->pitch, ox = r, oy = r * p, o1 = rd + rd * p, o2 = rd - rd * p;
+  CPU_SCAN_RETURN(x, end,
+                  (m[u] | m[u + ox] | m[u - ox]) | (m[u + oy] | m[u - oy]) |
+                      (m[u + o1] | m[u - o1]) | (m[u + o2] | m[u - o2]));
+}
+static inline TALUS_FORCE_INLINE void cpu_hf_open_live(const talus_tile *t, const talus_kctx *c,
+                                                       int x, int y, double *flows, int v) {
+  (void)flows, (void)v;
+  hf_open_live(t, &c->P, talus_idx(t, x, y));
+}
+
 /* The flows the fast heightfield bodies book. */
 static const int cpu_hf_rain_ids[] = {TALUS_FLOW_RAIN};
 static const int cpu_hf_erode_ids[] = {TALUS_FLOW_HF_DISSOLVE, TALUS_FLOW_HF_SWELL,
