@@ -1389,6 +1389,11 @@ static inline void pt_gang_run(const talus_tile *t, const talus_kctx *c, pt_job 
     g->job[l] = -1;
     g->ix[l] = (int32_t)bx, g->iy[l] = (int32_t)by, g->fx[l] = g->fy[l] = 0.0f; /* idle: a valid */
     g->wo[l] = (int32_t)(l * wstride); /* cell (the buffer's first), reads that nothing uses */
+    /* and defined state, so an idle lane's discarded arithmetic reads no
+     * uninitialised memory (valgrind flagged its select in pt_plus_own) */
+    g->m[l] = 0, g->dx[l] = g->dy[l] = g->v[l] = g->w[l] = 0.0f, g->s[l] = 0;
+    for (int k = 0; k < 4; k++)
+      g->own[k][l] = 0;
     if (next < n) pt_gang_start(g, l, next++, jobs, t, c, win, wstride), live++;
   }
   while (live) {
