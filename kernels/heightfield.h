@@ -263,6 +263,13 @@ hf_flux_store(const talus_tile *t, const talus_kparams *P, size_t idx, float d, 
  * cell whose every neighbour is a wall, or whose water is not confined. */
 #define HF_NO_SURFACE 3.0e38f
 
+/* Whether spreading water loses capacity (heightfield.sheet_capacity < 1):
+ * the one test behind hf_open's place in the plan and hf_flux_marks'
+ * reading of its mark and its ridge bound. */
+TALUS_HD static inline int hf_sheet_on(const talus_kparams *P) {
+  return P->hf_sheet < 1.0f;
+}
+
 /* How far [cells] hf_open looks along a diagonal for a reach of r along
  * an axis: about r/√2, so both look about as far. */
 TALUS_HD static inline int hf_open_diag(int r) {
@@ -274,6 +281,13 @@ TALUS_HD static inline int hf_open_diag(int r) {
  * the way. One expression for both of hf_open's bodies (same bits). */
 TALUS_HD static inline float hf_open_rise(const talus_kparams *P, int room, int diag) {
   return P->hf_sheet_wall * P->cell_size * (float)room * (diag ? 1.41421356f : 1.0f);
+}
+
+/* Walls on both sides: the surfaces sa and sb at the two ends both stand
+ * above top (the water surface plus hf_open_rise). Both of hf_open's
+ * bodies test each direction with it. */
+TALUS_HD static inline int hf_open_pair(float sa, float sb, float top) {
+  return (sa > top) & (sb > top);
 }
 
 /* Whether the water surface h of global cell (gx, gy) has a wall on both
@@ -291,7 +305,7 @@ TALUS_HD static inline int hf_open_walled(const talus_tile *t, const talus_kctx 
   size_t a = (size_t)((ptrdiff_t)idx + off), b = (size_t)((ptrdiff_t)idx - off);
   if (talus_cell_masked(t, a) || talus_cell_masked(t, b)) return 0;
   float top = h + hf_open_rise(&c->P, room, dx && dy);
-  return t->B[a] + t->w[a] > top && t->B[b] + t->w[b] > top;
+  return hf_open_pair(t->B[a] + t->w[a], t->B[b] + t->w[b], top);
 }
 
 /* Stage hf_open (radius heightfield.sheet_reach R; planned only where
@@ -329,10 +343,10 @@ TALUS_HD static inline TALUS_FORCE_INLINE void hf_open_live(const talus_tile *t,
   ptrdiff_t p = t->pitch, ox = r, oy = r * p, o1 = rd + rd * p, o2 = rd - rd * p;
   const float *B = t->B + idx, *w = t->w + idx;
   float h = B[0] + w[0], top = h + hf_open_rise(P, r, 0), topd = h + hf_open_rise(P, rd, 1);
-  int walled = ((B[ox] + w[ox] > top) & (B[-ox] + w[-ox] > top)) |
-               ((B[oy] + w[oy] > top) & (B[-oy] + w[-oy] > top)) |
-               ((B[o1] + w[o1] > topd) & (B[-o1] + w[-o1] > topd)) |
-               ((B[o2] + w[o2] > topd) & (B[-o2] + w[-o2] > topd));
+  int walled = hf_open_pair(B[ox] + w[ox], B[-ox] + w[-ox], top) |
+               hf_open_pair(B[oy] + w[oy], B[-oy] + w[-oy], top) |
+               hf_open_pair(B[o1] + w[o1], B[-o1] + w[-o1], topd) |
+               hf_open_pair(B[o2] + w[o2], B[-o2] + w[-o2], topd);
   t->hf_cap[idx] = walled ? 0.0f : 1.0f;
 }
 
@@ -372,13 +386,13 @@ TALUS_HD static inline TALUS_FORCE_INLINE void hf_flux_marks(const talus_tile *t
   float ax = hb[0] > hb[2] ? hb[0] : hb[2], ay = hb[1] > hb[3] ? hb[1] : hb[3];
   float step = P->hf_sheet_slope * P->cell_size;
   float fall = h - lo, ridge = (ax < ay ? ax : ay) + step;
-  /* hf_open's mark, where it ran (sheet_capacity < 1); read whatever it
-   * is, so the vector loop loads it unconditionally */
-  float open_water = t->hf_cap[idx];
-  int open = P->hf_sheet < 1.0f ? open_water > 0.5f : 1;
-  int spreads = wet > 2.0f && fall > step && open;
-  float open_ = spreads && P->hf_sheet < 1.0f ? ridge : HF_NO_SURFACE;
-  t->hf_sed[idx] = wet <= 2.0f ? lo : open_;
+  /* hf_open's mark, where it ran (hf_sheet_on); read whatever it is, so
+   * the vector loop loads it unconditionally */
+  float mark = t->hf_cap[idx];
+  int sheet = hf_sheet_on(P), in_open = sheet ? mark > 0.5f : 1;
+  int spreads = wet > 2.0f && fall > step && in_open;
+  float sheet_bound = spreads && sheet ? ridge : HF_NO_SURFACE;
+  t->hf_sed[idx] = wet <= 2.0f ? lo : sheet_bound;
   t->hf_cap[idx] = spreads ? 1.0f : 0.0f;
 }
 
@@ -663,17 +677,17 @@ TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_tail(const talus_tile 
   float stream = hf_stream_capacity(P, g[2], dwx, dwy, dm);
   cap = P->erosion_law == TALUS_LAW_STREAM_POWER ? stream : cap;
   /* heightfield.sheet_capacity: where the water spreads (hf_flux_marks
-   * left 1 in hf_cap: unconfined, its surface falling) it keeps
-   * that share of its capacity. A river's wash load (dem-heightfield's
-   * capacity 200, set for the trunk canyons) stayed far below capacity
-   * wherever it went, so nothing settled where it left its channel and
-   * its own incision lowered the valley floors (Big Tujunga's range
-   * front: floors -1.03 m net, 19 % of the raised volume). Spreading
-   * water is shallower and slower than the one-cell river the grid
-   * reads, so its load settles on fans and valley floors, while a
-   * confined river and a lake keep their capacity. Off in the preset: a
-   * trunk river two cells wide reads as spreading too (Mandakini's trunk
-   * cells raised > 5 m 6.7 -> 20.8 % with 0.15). */
+   * left 1 in hf_cap: unconfined, its surface falling, in the open) it
+   * keeps that share of its capacity. A river's wash load
+   * (dem-heightfield's capacity 200, set for the trunk canyons) stayed
+   * far below capacity wherever it went, so nothing settled where it
+   * left its channel and its own incision lowered the valley floors (Big
+   * Tujunga's range front: floors -1.03 m net, 19 % of the raised
+   * volume; with the preset's 0.1 +0.14 m, 33 %). Spreading water is
+   * shallower and slower than the one-cell river the grid reads, so its
+   * load settles on fans and valley floors, while a confined river, a
+   * river between a gorge's walls (hf_open) and a lake keep their
+   * capacity. */
   cap = t->hf_cap[idx] > 0.5f ? cap * P->hf_sheet : cap;
   /* heightfield.base_level: a bed never dissolves below the lowest bed
    * of its neighbours (g[3], the drop; an outlet's virtual neighbour is

@@ -43,7 +43,7 @@ static int plan_heightfield(const talus_kparams *P, int64_t step, talus_stage_id
   if (P->hf_hydraulic) {
     n = plan_push(out, n, max, TALUS_STAGE_HF_RAIN);
     /* hf_open's marks matter only where spreading water loses capacity */
-    if (P->hf_sheet < 1.0f) n = plan_push(out, n, max, TALUS_STAGE_HF_OPEN);
+    if (hf_sheet_on(P)) n = plan_push(out, n, max, TALUS_STAGE_HF_OPEN);
     n = plan_push(out, n, max, TALUS_STAGE_HF_FLUX);
     n = plan_push(out, n, max, TALUS_STAGE_HF_WATER);
   }

@@ -329,10 +329,11 @@ typedef struct talus_tile {
   float *sig_lo, *sig_hi; /* [nz*plane] horizontal-erosion overlap σ of max damage */
   /* scratch allocated by the first stage that needs it (talus_stage_scratch) */
   float *thermal;  /* [8*plane] thermal outflow [m], thermal[d*plane + idx] (d: talus_dir8) */
-  float *hf_cap;   /* [plane] heightfield: 1 where the water spreads (hf_flux -> hf_water,
+  float *hf_cap;   /* [plane] heightfield: 1 where the water stands in the open (hf_open ->
+                      hf_flux), then 1 where it spreads (hf_flux -> hf_water,
                       heightfield.sheet_capacity), then the transport capacity C [m] */
-  float *hf_sed;   /* [plane] heightfield: the lowest water surface of the 4 neighbours [m]
-                      (hf_flux -> hf_erode, heightfield.no_dam), then the advected sediment
+  float *hf_sed;   /* [plane] heightfield: the deposit's bound [m] (hf_flux -> hf_erode,
+                      heightfield.no_dam: hf_flux_marks), then the advected sediment
                       (hf_advect -> hf_settle) */
   int64_t *pt_acc; /* [3*nz*plane] particle erosion, deposit and river totals [2^-32 m] */
   double *acc_s0;  /* [plane] solid at the step's start (kernels/accum.h) */

@@ -253,7 +253,7 @@ static const param_decl table[] = {
          "height): rivers cut down towards their outlets, no pit or border trench deepens"),
     REAL("heightfield.sheet_capacity", hf_sheet, 0, 1, 1, "",
          "share of the capacity kept by water that spreads in the open (it wets more than 2 "
-         "of its neighbours to half its depth, its surface falls by more than 0.1 % a cell, "
+         "of its neighbours to half its depth, its surface falls by more than sheet_slope, "
          "and no valley walls rise on both sides within sheet_reach: sheet flow on a fan or a "
          "wide valley floor, not a lake, a one-cell river or a river in a gorge), so a river "
          "leaving its channel lays its load where it spreads; with no_dam such a deposit never "
