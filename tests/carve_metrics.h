@@ -270,26 +270,78 @@ static inline carve_metrics carve_measure(const float *before, const float *afte
   return m;
 }
 
+/* Running max and min of `v` over the live cells (mask NULL or 0) of
+ * windows 2w+1 long, along rows (step 1, `n` rows of `len`) or columns
+ * (step len): one pass of carve_relief. NoData cells count as -inf / +inf. */
+static inline void carve_window_pass(const double *hi_in, const double *lo_in, double *hi,
+                                     double *lo, int len, int n, long along, long across, int w) {
+  for (int r = 0; r < n; r++)
+    for (int i = 0; i < len; i++) {
+      double a = -INFINITY, b = INFINITY;
+      for (int k = i - w < 0 ? 0 : i - w; k <= i + w && k < len; k++) {
+        long j = (long)r * across + (long)k * along;
+        a = hi_in[j] > a ? hi_in[j] : a, b = lo_in[j] < b ? lo_in[j] : b;
+      }
+      long o = (long)r * across + (long)i * along;
+      hi[o] = a, lo[o] = b;
+    }
+}
+
+/* The local relief of `h` (max - min of the live cells within w cells of
+ * each cell, in x and in y: a square window) into `relief` (nx*ny); max
+ * and min are separable, so two passes of 2w+1 reads, not (2w+1)^2: a
+ * 1 km window at 30 m cells is 67 wide. Returns 0 when out of memory. */
+static inline int carve_relief(const float *h, const uint8_t *mask, int nx, int ny, int w,
+                               double *relief) {
+  size_t n = (size_t)nx * ny;
+  double *hi = calloc(n, sizeof *hi), *lo = calloc(n, sizeof *lo);
+  double *hi2 = calloc(n, sizeof *hi2), *lo2 = calloc(n, sizeof *lo2);
+  int ok = hi && lo && hi2 && lo2;
+  if (ok) {
+    for (size_t i = 0; i < n; i++) {
+      int dead = mask && mask[i];
+      hi2[i] = dead ? -INFINITY : h[i], lo2[i] = dead ? INFINITY : h[i];
+    }
+    carve_window_pass(hi2, lo2, hi, lo, nx, ny, 1, nx, w);
+    carve_window_pass(hi, lo, hi2, lo2, ny, nx, nx, 1, w);
+    for (size_t i = 0; i < n; i++)
+      relief[i] = hi2[i] - lo2[i];
+  }
+  free(hi), free(lo), free(hi2), free(lo2);
+  return ok;
+}
+
 /* The largest |dz| over the local relief of the input (max − min within
- * w cells of the cell, itself included; mask NULL or 1 = NoData): a run
- * away pit or tower reads as a share near or beyond 1. */
-static inline double carve_runaway(const float *before, const float *after, const uint8_t *mask,
-                                   int nx, int ny, int w) {
-  double worst = 0.0;
+ * w cells of the cell, itself included, and at least `floor` m; mask NULL
+ * or 1 = NoData): a run away pit or tower reads as a share near or beyond
+ * 1. *at (may be NULL) receives the worst cell's index. NaN when out of
+ * memory. */
+static inline double carve_runaway_at(const float *before, const float *after, const uint8_t *mask,
+                                      int nx, int ny, int w, double floor, long *at) {
+  double *relief = malloc((size_t)nx * ny * sizeof *relief), worst = 0.0;
+  if (!relief || !carve_relief(before, mask, nx, ny, w, relief)) {
+    free(relief);
+    return NAN;
+  }
+  if (at) *at = -1;
   for (long i = 0; i < (long)nx * ny; i++) {
     if (mask && mask[i]) continue;
-    int x = (int)(i % nx), y = (int)(i / nx);
-    double lo = INFINITY, hi = -INFINITY;
-    for (int v = y - w; v <= y + w; v++)
-      for (int u = x - w; u <= x + w; u++) {
-        long j = (long)v * nx + u;
-        if (u < 0 || v < 0 || u >= nx || v >= ny || (mask && mask[j])) continue;
-        lo = before[j] < lo ? before[j] : lo, hi = before[j] > hi ? before[j] : hi;
-      }
-    double dz = fabs((double)after[i] - (double)before[i]), share = dz / (hi - lo);
-    if (!(share <= worst)) worst = share; /* NaN too */
+    /* no change is no share, on a flat window too (0/0); a NaN sticks */
+    double dz = fabs((double)after[i] - (double)before[i]);
+    double share = dz == 0.0 ? 0.0 : dz / (relief[i] > floor ? relief[i] : floor);
+    if (share > worst || isnan(share)) {
+      worst = share;
+      if (at) *at = i;
+      if (isnan(share)) break;
+    }
   }
+  free(relief);
   return worst;
+}
+
+static inline double carve_runaway(const float *before, const float *after, const uint8_t *mask,
+                                   int nx, int ny, int w) {
+  return carve_runaway_at(before, after, mask, nx, ny, w, 0.0, NULL);
 }
 
 /* One line of the figures, for logs and reports. */

@@ -144,6 +144,37 @@ static void check_runaway(const char *what, const float *h, const float *after, 
   CHECK(share <= RUNAWAY_SHARE, "%s: a cell moved %.3f of its local relief", what, share);
 }
 
+/* On a whole map no cell moves by more than the input's relief within
+ * LANDSCAPE_M (1 km: the local relief of geomorphology, a valley and its
+ * walls at any of these cell sizes), or LANDSCAPE_FLOOR_M where the land
+ * is flatter than that: a cell cut below every cell around it or raised
+ * above them all has left its landscape — a pit or trench dug without a
+ * base level, a tower of deposit. check_runaway's 200 m window is 2 cells
+ * at 88.8 m, which cannot hold a gorge's walls: a trunk river there reads
+ * 2-4 times its relief where it cuts an SRTM gorge floor (its 90 m cells
+ * straddle the gorge) down to a graded profile (Mandakini's trunk, rows
+ * 330-400: 110-190 m, 0.36 of its 1 km relief). The floor, SRTM's own
+ * vertical noise (~5 m), keeps a lake's flat surface from reading a
+ * decimetre as infinite (N44W072, row 272: 0.2 m on a surface flat for
+ * 1 km). Measured on the bare command (benchmarks/RESULTS.md, "Runaway on
+ * whole maps"): Zion 0.79, Mandakini 0.36, Fort Worth 0.41, N44W072
+ * 0.49. The earlier runaways read far beyond 1: the outlet trench 5.5 km
+ * deep on the whole Big Tujunga map, the pits of deleted loads at 30-37 %
+ * of the whole relief. */
+#define LANDSCAPE_M       1000.0
+#define LANDSCAPE_FLOOR_M 5.0
+static void check_landscape(const char *what, const float *h, const float *after,
+                            const uint8_t *mask, int nx, int ny, double cell) {
+  long at = -1;
+  double share = carve_runaway_at(h, after, mask, nx, ny, (int)(LANDSCAPE_M / cell + 0.5),
+                                  LANDSCAPE_FLOOR_M, &at);
+  if (at >= 0)
+    printf("%s: max |dz| = %.3f of the relief within %.0f m (row %ld column %ld, dz %+.1f m)\n",
+           what, share, LANDSCAPE_M, at / nx, at % nx, (double)after[at] - (double)h[at]);
+  CHECK(share <= 1.0, "%s: a cell moved %.3f of the relief within %.0f m", what, share,
+        LANDSCAPE_M);
+}
+
 /* No wall the run cut stands more than CARVE_WALL_CELLS of a cell over a
  * slope of CARVE_WALL_DEG (carve_cut_wall): 15 m at 30 m cells, a wall of
  * at most 59 degrees at any cell size (an absolute 15 m was 54 degrees at
@@ -362,7 +393,8 @@ static void test_bigtujunga_layered(const talus_dem *dem) {
  * incise at least `ratio` times the hillslopes' erosion, p99.9 |dz| within
  * 5 % of the relief, no NaN, no trench from an edge (check_edge), at most
  * `trunks` of the trunk cells raised > 5 m, no wall the run cut steeper
- * than a hillslope stands (check_cut_walls). Returns 1 with the figures in
+ * than a hillslope stands (check_cut_walls), no cell moved by more than
+ * the relief around it (check_landscape). Returns 1 with the figures in
  * *m when the run ran. */
 static int check_map(const char *what, const char *preset, const talus_dem *dem, double ratio,
                      double trunks, carve_metrics *m) {
@@ -374,6 +406,7 @@ static int check_map(const char *what, const char *preset, const talus_dem *dem,
   check_carving(what, m, ratio, 0.05, 1);
   check_trunks(what, m, trunks);
   check_cut_walls(what, dem->height, after, dem->nodata, dem->nx, dem->ny, dem->cell_size);
+  check_landscape(what, dem->height, after, dem->nodata, dem->nx, dem->ny, dem->cell_size);
   free(after);
   return 1;
 }
@@ -451,8 +484,9 @@ static void test_zion_layered(const talus_dem *dem) {
  * know it works") on every one of them: its channels incise (net dz < 0)
  * at least SHARED_RATIO times the hillslopes' erosion, p99.9 |dz| stays
  * within 5 % of the relief, no trench runs up from an edge, no wall the
- * run cut stands steeper than a hillslope (check_map), and at most
- * `buried` of the trunk cells rise > 5 m.
+ * run cut stands steeper than a hillslope, no cell moves by more than
+ * the relief within 1 km (check_map), and at most `buried` of the trunk
+ * cells rise > 5 m.
  *   - Zion (465 x 457 cells of 82.6 m, 3" at 37.3 N): trunk canyons one
  *     cell wide with dry neighbours, often running diagonally between
  *     cells, which the 4-neighbour pipes read as a chain of lakes.
@@ -627,6 +661,7 @@ static int measure_files(const char *before, const char *after) {
   printf("%s: the tallest wall the run cut stands %.3g m over %.0f degrees\n", after,
          carve_cut_wall(a.height, b.height, a.nodata, a.nx, a.ny, a.cell_size, CARVE_WALL_DEG),
          CARVE_WALL_DEG);
+  check_landscape(after, a.height, b.height, a.nodata, a.nx, a.ny, a.cell_size);
   talus_dem_free(&a), talus_dem_free(&b);
   return 0;
 }
