@@ -339,11 +339,6 @@ static inline double carve_runaway_at(const float *before, const float *after, c
   return worst;
 }
 
-static inline double carve_runaway(const float *before, const float *after, const uint8_t *mask,
-                                   int nx, int ny, int w) {
-  return carve_runaway_at(before, after, mask, nx, ny, w, 0.0, NULL);
-}
-
 /* One line of the figures, for logs and reports. */
 static inline void carve_print(FILE *to, const char *what, const carve_metrics *m) {
   fprintf(to,

@@ -130,18 +130,30 @@ static void check_figures(const char *what, const carve_metrics *m, double ratio
 
 /* No droplet run runs away: no cell is raised or lowered by more than
  * RUNAWAY_SHARE of the input's local relief (max − min within RUNAWAY_M
- * metres; carve_runaway). Measured (ptmetres, 2026-11-26): generated
+ * metres; carve_runaway_at). Measured (ptmetres, 2026-11-26): generated
  * valley 0.30 (dem-heightfield) and 0.45 (particles, its trunk filled),
  * Big Tujunga 128² 0.14 and 0.19; a runaway pit or tower (deleted loads
  * deepened pits to 30-37 % of the whole relief at p99.9, rivers-rain
  * candidate J at 2 m cells to 189 %) reads far beyond. */
 #define RUNAWAY_M     200.0
 #define RUNAWAY_SHARE 0.6
+
+/* The check of check_runaway and check_landscape: no cell moved by more
+ * than `bound` of the input's relief within `window` metres (at least
+ * `floor` m; carve_runaway_at); prints the worst cell. */
+static void check_relief(const char *what, const float *h, const float *after, const uint8_t *mask,
+                         int nx, int ny, double cell, double window, double floor, double bound) {
+  long at = -1;
+  double share = carve_runaway_at(h, after, mask, nx, ny, (int)(window / cell + 0.5), floor, &at);
+  if (at >= 0)
+    printf("%s: max |dz| = %.3f of the relief within %.0f m (row %ld column %ld, dz %+.1f m)\n",
+           what, share, window, at / nx, at % nx, (double)after[at] - (double)h[at]);
+  CHECK(share <= bound, "%s: a cell moved %.3f of the relief within %.0f m", what, share, window);
+}
+
 static void check_runaway(const char *what, const float *h, const float *after, const uint8_t *mask,
                           int nx, int ny, double cell) {
-  double share = carve_runaway(h, after, mask, nx, ny, (int)(RUNAWAY_M / cell + 0.5));
-  printf("%s: max |dz| = %.3f of the local relief (%.0f m)\n", what, share, RUNAWAY_M);
-  CHECK(share <= RUNAWAY_SHARE, "%s: a cell moved %.3f of its local relief", what, share);
+  check_relief(what, h, after, mask, nx, ny, cell, RUNAWAY_M, 0.0, RUNAWAY_SHARE);
 }
 
 /* On a whole map no cell moves by more than the input's relief within
@@ -165,14 +177,7 @@ static void check_runaway(const char *what, const float *h, const float *after, 
 #define LANDSCAPE_FLOOR_M 5.0
 static void check_landscape(const char *what, const float *h, const float *after,
                             const uint8_t *mask, int nx, int ny, double cell) {
-  long at = -1;
-  double share = carve_runaway_at(h, after, mask, nx, ny, (int)(LANDSCAPE_M / cell + 0.5),
-                                  LANDSCAPE_FLOOR_M, &at);
-  if (at >= 0)
-    printf("%s: max |dz| = %.3f of the relief within %.0f m (row %ld column %ld, dz %+.1f m)\n",
-           what, share, LANDSCAPE_M, at / nx, at % nx, (double)after[at] - (double)h[at]);
-  CHECK(share <= 1.0, "%s: a cell moved %.3f of the relief within %.0f m", what, share,
-        LANDSCAPE_M);
+  check_relief(what, h, after, mask, nx, ny, cell, LANDSCAPE_M, LANDSCAPE_FLOOR_M, 1.0);
 }
 
 /* No wall the run cut stands more than CARVE_WALL_CELLS of a cell over a

@@ -95,7 +95,7 @@ static grid_figures run_grid(double cell, const char *const *sets) {
     f.eroded += dz < 0.0 ? -dz : 0.0;
     if (acc[i] * cell * cell >= CHANNEL_AREA) f.chan_dz += dz, chan++;
   }
-  f.runaway = carve_runaway(h, a, NULL, nx, ny, w);
+  f.runaway = carve_runaway_at(h, a, NULL, nx, ny, w, 0.0, NULL);
   f.eroded /= (double)n;
   f.chan_dz = chan ? f.chan_dz / chan : 0.0;
   qsort(adz, (size_t)n, sizeof(double), carve_cmp);
