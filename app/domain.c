@@ -273,12 +273,25 @@ static void domain_fold_sand(talus_tile *t) {
     }
 }
 
-static void domain_start(talus_domain *d) {
-  if (d->started) return;
+/* The input's drop heightfield.grade_share reads (t->grade_in), from
+ * the terrain after the fold, unless a state brought it along. */
+static talus_status domain_init_grade_in(talus_domain *d) {
+  talus_tile *t = d->tile;
+  const talus_kparams *P = &d->ctx.P;
+  if (!talus_hf_grade_in(P) || t->grade_in) return TALUS_OK;
+  return talus_grade_drop(t->B, t->mask, (size_t)t->pitch, t->buf, t->buf, P->hf_diagonal,
+                          P->hf_grade_noise, t);
+}
+
+static talus_status domain_start(talus_domain *d) {
+  if (d->started) return TALUS_OK;
   if (d->ctx.P.model == TALUS_MODEL_HEIGHTFIELD) domain_fold_sand(d->tile);
+  talus_status st = domain_init_grade_in(d);
+  if (st) return st;
   d->datum = domain_datum(d->tile);
   talus_domain_volumes(d, d->initial);
   d->started = 1;
+  return TALUS_OK;
 }
 
 typedef struct run_progress {
@@ -294,11 +307,12 @@ static int domain_step_progress(int64_t done, int64_t total, void *user) {
 talus_status talus_domain_run(talus_domain *d, int64_t steps, talus_progress_fn progress,
                               void *user) {
   if (!d || steps < 0) return talus_fail(TALUS_ERR_ARGUMENT, "domain", "bad run request");
-  domain_start(d);
+  talus_status st = domain_start(d);
+  if (st) return st;
   run_progress rp = {progress, user};
   double t0 = talus_now();
-  talus_status st = talus_tiler_advance(d->tile, &d->ctx, d->tile->buf, steps, &d->stats,
-                                        domain_step_progress, &rp);
+  st = talus_tiler_advance(d->tile, &d->ctx, d->tile->buf, steps, &d->stats, domain_step_progress,
+                           &rp);
   d->run_seconds += talus_now() - t0;
   return st;
 }

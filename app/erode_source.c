@@ -67,6 +67,7 @@ static talus_status source_open_state(erode_source *s, const char *path, talus_p
   for (int j = 0; j < 4; j++)
     s->fd[j] = talus_bands_reader_find(s->bands, talus_state_fdiag_name(j));
   s->hard = talus_bands_reader_find(s->bands, TALUS_STATE_HARD_NAME);
+  s->grade = talus_bands_reader_find(s->bands, TALUS_STATE_GRADE_NAME);
   /* a state that holds accumulators keeps summing them */
   if (!st && s->acc[0] >= 0) st = talus_params_set(p, "simulation.masks", "1");
   return st ? st : talus_georef_copy(&s->geo, talus_bands_reader_georef(s->bands));
@@ -274,10 +275,46 @@ talus_status erode_source_rain(erode_source *s, const char *path, int quiet) {
   return source_map_check(s, &map_rain, path, quiet);
 }
 
+/* The heights of window w (a DEM's, or a state's surface) into v with
+ * their NoData flags in nd, w.w × w.h row-major. */
+static talus_status source_heights(const erode_source *s, talus_rect w, float *v, uint8_t *nd) {
+  if (s->dem) return talus_dem_reader_read(s->dem, w.x0, w.y0, w.w, w.h, v, nd);
+  talus_status st = talus_bands_reader_read(s->bands, s->surface, w.x0, w.y0, w.w, w.h, v);
+  for (size_t i = 0; !st && i < (size_t)w.w * (size_t)w.h; i++)
+    nd[i] = (uint8_t)talus_state_nodata(&s->geo, v[i]);
+  return st;
+}
+
+talus_status erode_source_grade(erode_source *s, talus_tile *t, talus_rect r) {
+  const talus_kparams *P = &s->ctx.P;
+  talus_rect w = {r.x0 - 1, r.y0 - 1, r.w + 2, r.h + 2};
+  w = talus_rect_intersect(w, (talus_rect){0, 0, s->nx, s->ny});
+  if (s->bands && s->grade >= 0) w = r;
+  size_t n = (size_t)w.w * (size_t)w.h;
+  float *v = NULL;
+  uint8_t *nd = NULL;
+  talus_status st = talus_alloc((void **)&v, n * sizeof(float), "input drop window");
+  if (!st) st = talus_alloc((void **)&nd, n, "input drop window mask");
+  if (!st && s->bands && s->grade >= 0) { /* the run's first input's, kept by the state */
+    st = talus_bands_reader_read(s->bands, s->grade, r.x0, r.y0, r.w, r.h, v);
+    if (!st) st = talus_tile_ensure(t, (void **)&t->grade_in, sizeof(float), "input drop");
+    if (!st) talus_state_set_grade(t, r, v);
+  } else if (!st) {
+    st = source_heights(s, w, v, nd);
+    for (size_t i = 0; s->bands && !st && i < n; i++)
+      v[i] = nd[i] ? 0.0f : v[i]; /* as the fold leaves a NoData cell */
+    if (!st) st = talus_grade_drop(v, nd, (size_t)w.w, w, r, P->hf_diagonal, P->hf_grade_noise, t);
+  }
+  talus_free(v);
+  talus_free(nd);
+  return st;
+}
+
 talus_status erode_source_inputs(void *user, talus_tile *t, talus_rect r) {
   erode_source *s = user;
-  if (!s->rain) return TALUS_OK;
-  talus_status st = talus_tile_ensure(t, (void **)&t->rain, sizeof(float), "rain map");
+  talus_status st = talus_hf_grade_in(&s->ctx.P) ? erode_source_grade(s, t, r) : TALUS_OK;
+  if (st || !s->rain) return st;
+  st = talus_tile_ensure(t, (void **)&t->rain, sizeof(float), "rain map");
   if (!st) st = source_rain_scratch(s, (size_t)r.w * r.h);
   if (!st) st = source_map_window(s, &map_rain, s->rain, r, s->rv, NULL);
   for (int y = 0; y < r.h && !st; y++)

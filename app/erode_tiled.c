@@ -59,7 +59,8 @@ static int erode_tiled_state_extras(const talus_kparams *P) {
   int opt = talus_tile_optional(P);
   return (opt & TALUS_TILE_ACC ? TALUS_STATE_ACC : 0) |
          (opt & TALUS_TILE_FDIAG ? TALUS_STATE_FDIAG : 0) |
-         (opt & TALUS_TILE_HARD ? TALUS_STATE_HARD : 0);
+         (opt & TALUS_TILE_HARD ? TALUS_STATE_HARD : 0) |
+         (talus_hf_grade_in(P) ? TALUS_STATE_GRADE : 0);
 }
 
 static int64_t default_limit(void) {
@@ -87,7 +88,8 @@ static talus_plan_in tiled_plan_in(const erode_opts *o, int nx, int ny, const ta
   in.extra_scratch = batches ? TALUS_PT_PLANES * (int)sizeof(int64_t) * P->nz : 0;
   if (P->accumulate) /* the accumulators (persistent) and the start-of-step solid (scratch) */
     in.extra_scratch += TALUS_ACC_PLANES * (int)sizeof(float) + (int)sizeof(double);
-  if (o->rain_map) in.extra_scratch += (int)sizeof(float); /* the rain plane (t->rain) */
+  if (o->rain_map) in.extra_scratch += (int)sizeof(float);          /* the rain plane (t->rain) */
+  if (talus_hf_grade_in(P)) in.extra_scratch += (int)sizeof(float); /* t->grade_in */
   if (P->model == TALUS_MODEL_HEIGHTFIELD) in.heightfield = P->enable_thermal ? 2 : 1;
   in.optional = talus_tile_optional(P);
   in.state_in = state, in.map_bands = o->maps ? erode_map_count() : 0,
@@ -421,6 +423,9 @@ static talus_status tiled_output_tile(tiled_run *t, erode_writer *w, talus_tile 
   int bh = erode_writer_block_rows(w);
   talus_status st = tiled_read_core(t, tile, core);
   if (!st) talus_volumes_add(core, c, &t->v1);
+  /* the state keeps the input's drop, a static input the store does not hold */
+  if (!st && t->o->state && talus_hf_grade_in(&t->src->ctx.P))
+    st = erode_source_grade(t->src, core, c);
   for (int y0 = c.y0; y0 < c.y0 + c.h && !st; y0 += bh) {
     talus_rect r = {c.x0, y0, c.w, c.y0 + c.h - y0 < bh ? c.y0 + c.h - y0 : bh};
     st = tiled_before(t, b, r, before);
@@ -538,10 +543,12 @@ static talus_status tiled_prepare(tiled_run *t, const talus_params *p) {
   if (st) return st;
   st = tiled_open_store(t, t->src->params);
   if (!st) st = talus_tiled_create(&t->g, &t->src->ctx, t->core, t->K, t->store);
-  /* --rain-map: every buffer, halo included, reads its window of the map
-   * (it never changes, so it need not travel in the halo blocks) */
+  /* --rain-map and heightfield.grade_share's input drop: every buffer,
+   * halo included, reads its window of the map (they never change, so
+   * they need not travel in the halo blocks) */
   talus_tile_source inputs = {erode_source_inputs, t->src};
-  if (!st && t->o->rain_map) talus_tiled_set_inputs(t->g, &inputs);
+  if (!st && (t->o->rain_map || talus_hf_grade_in(&t->src->ctx.P)))
+    talus_tiled_set_inputs(t->g, &inputs);
   if (!st && talus_mpi_size() > 1) st = talus_mpi_grid_create(&t->m, t->g);
   if (!st && !t->o->quiet)
     talus_info("%d tiles of %d cells, halo %d, %d steps per exchange, %s store%s%s%s",

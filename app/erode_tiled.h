@@ -19,6 +19,7 @@ typedef struct erode_source {
   int acc[TALUS_ACC_PLANES];                  /* state band of accumulator a, -1 if absent */
   int fd[4]; /* state band of diagonal flux plane j (heightfield.neighbours = 8), -1 if absent */
   int hard;  /* state band of the hardness plane, -1 if absent (then --hardness or the constant) */
+  int grade; /* state band of the input drop (t->grade_in), -1 if absent (then the state's own) */
   int nx, ny;
   double cell;  /* [m] */
   int64_t step; /* global step of the input (states carry one) */
@@ -48,9 +49,16 @@ talus_status erode_source_hardness(erode_source *s, const char *path, int quiet)
  * any tile is built; says when the map is stretched (unless quiet). */
 talus_status erode_source_rain(erode_source *s, const char *path, int quiet);
 /* talus_tile_source fill of the tiler's static inputs
- * (talus_tiled_set_inputs): the --rain-map rates of global rectangle r,
- * a whole buffer with its halo, into t->rain (allocated here). */
+ * (talus_tiled_set_inputs) over global rectangle r, a whole buffer with
+ * its halo: the --rain-map rates into t->rain, and with
+ * heightfield.grade_share the input's drop into t->grade_in (allocated
+ * here). */
 talus_status erode_source_inputs(void *user, talus_tile *t, talus_rect r);
+/* The input's drop of heightfield.grade_share over global rectangle r
+ * into t->grade_in (allocated here): a state's own band, else
+ * talus_grade_drop of the input's heights (a DEM's, or a state's surface)
+ * read over r grown by one cell. Safe beside a fill (own scratch). */
+talus_status erode_source_grade(erode_source *s, talus_tile *t, talus_rect r);
 /* talus_tile_source fill: the initial state of global rectangle r. */
 talus_status erode_source_fill(void *user, talus_tile *t, talus_rect r);
 

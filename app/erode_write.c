@@ -80,11 +80,11 @@ struct erode_writer {
   const erode_opts *o;
   int has_nodata;
   float nodata;
-  int nx, ny, L, bh; /* map, state layers, block rows */
-  int acc;           /* the state's optional band groups (TALUS_STATE_ACC, _FDIAG, _HARD) */
-  int cap, base;     /* ring rows held, first global row held */
-  int nbands;        /* 1 + maps + state bands */
-  float **ring;      /* [nbands][cap * nx] */
+  int nx, ny, L, bh;                          /* map, state layers, block rows */
+  int acc;                                    /* the state's optional band groups (TALUS_STATE_*) */
+  int cap, base;                              /* ring rows held, first global row held */
+  int nbands;                                 /* 1 + maps + state bands */
+  float **ring;                               /* [nbands][cap * nx] */
   talus_geotiff_stream *files[2 + MAP_COUNT]; /* surface, maps, state */
   int nfiles;
   /* -of DRIVER (erode_converts): file i streams to tmp[i], copied into
@@ -267,6 +267,8 @@ static void writer_state_cell(const erode_writer *w, const talus_tile *t, size_t
     w->ring[b0 + talus_state_fdiag_band(w->L, w->acc, j)][off] = t->fd[(size_t)j * t->plane + idx];
   if (w->acc & TALUS_STATE_HARD)
     w->ring[b0 + talus_state_hard_band(w->L, w->acc)][off] = t->hard[idx];
+  if (w->acc & TALUS_STATE_GRADE)
+    w->ring[b0 + talus_state_grade_band(w->L, w->acc)][off] = t->grade_in[idx];
 }
 
 /* Feeds rectangle r to the preview: both panels' heights, then the after

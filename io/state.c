@@ -52,16 +52,21 @@ int talus_state_band_count(int L) {
 
 int talus_state_extras(const talus_tile *t) {
   return (t->acc ? TALUS_STATE_ACC : 0) | (t->fd ? TALUS_STATE_FDIAG : 0) |
-         (t->hard ? TALUS_STATE_HARD : 0);
+         (t->hard ? TALUS_STATE_HARD : 0) | (t->grade_in ? TALUS_STATE_GRADE : 0);
 }
 
 int talus_state_bands(int L, int acc) {
   return talus_state_band_count(L) + (acc & TALUS_STATE_ACC ? TALUS_ACC_PLANES : 0) +
-         (acc & TALUS_STATE_FDIAG ? 4 : 0) + (acc & TALUS_STATE_HARD ? 1 : 0);
+         (acc & TALUS_STATE_FDIAG ? 4 : 0) + (acc & TALUS_STATE_HARD ? 1 : 0) +
+         (acc & TALUS_STATE_GRADE ? 1 : 0);
 }
 
 int talus_state_hard_band(int L, int acc) {
-  return talus_state_bands(L, acc & ~TALUS_STATE_HARD);
+  return talus_state_bands(L, acc & ~(TALUS_STATE_HARD | TALUS_STATE_GRADE));
+}
+
+int talus_state_grade_band(int L, int acc) {
+  return talus_state_bands(L, acc & ~TALUS_STATE_GRADE);
 }
 
 int talus_state_fdiag_band(int L, int acc, int j) {
@@ -117,6 +122,7 @@ void talus_state_band_names(int L, int acc, char (*buf)[TALUS_STATE_NAME_MAX], c
   for (int j = 0; (acc & TALUS_STATE_FDIAG) && j < 4; j++)
     names[talus_state_fdiag_band(L, acc, j)] = talus_state_fdiag_name(j);
   if (acc & TALUS_STATE_HARD) names[talus_state_hard_band(L, acc)] = TALUS_STATE_HARD_NAME;
+  if (acc & TALUS_STATE_GRADE) names[talus_state_grade_band(L, acc)] = TALUS_STATE_GRADE_NAME;
 }
 
 void talus_state_band_units(int L, int acc, const char **units) {
@@ -133,6 +139,7 @@ void talus_state_band_units(int L, int acc, const char **units) {
   for (int j = 0; (acc & TALUS_STATE_FDIAG) && j < 4; j++)
     units[talus_state_fdiag_band(L, acc, j)] = "m3/s";
   if (acc & TALUS_STATE_HARD) units[talus_state_hard_band(L, acc)] = NULL; /* a fraction, 0..1 */
+  if (acc & TALUS_STATE_GRADE) units[talus_state_grade_band(L, acc)] = "m";
 }
 
 talus_status talus_state_metadata(talus_state_meta *m, int nz, int64_t step, double cell,
@@ -252,6 +259,7 @@ talus_status talus_state_write(const char *path, const talus_tile *t, int64_t st
     for (int j = 0; t->fd && j < 4; j++)
       state_plane_band(t, t->fd + (size_t)j * t->plane, bands[talus_state_fdiag_band(L, ex, j)]);
     if (t->hard) state_plane_band(t, t->hard, bands[talus_state_hard_band(L, ex)]);
+    if (t->grade_in) state_plane_band(t, t->grade_in, bands[talus_state_grade_band(L, ex)]);
     talus_state_meta md;
     st = talus_state_metadata(&md, t->nz, step, cell, NULL);
     talus_write_options o = wo ? *wo : (talus_write_options){0};
@@ -350,4 +358,8 @@ void talus_state_set_acc(talus_tile *t, talus_rect r, int a, const float *band) 
 
 void talus_state_set_hard(talus_tile *t, talus_rect r, const float *band) {
   state_set_plane(t, r, t->hard, band);
+}
+
+void talus_state_set_grade(talus_tile *t, talus_rect r, const float *band) {
+  state_set_plane(t, r, t->grade_in, band);
 }

@@ -60,10 +60,14 @@ int talus_state_reader_probe(const talus_bands_reader *r, int *layers);
 int talus_state_band_count(int L);
 /* The optional band groups of a state (the `acc` argument below, a
  * bitmask; 1 alone is the accumulators, as before the diagonal fluxes). */
-enum { TALUS_STATE_ACC = 1, TALUS_STATE_FDIAG = 2, TALUS_STATE_HARD = 4 };
-#define TALUS_STATE_HARD_NAME "hardness" /* the band of the hardness plane */
+enum { TALUS_STATE_ACC = 1, TALUS_STATE_FDIAG = 2, TALUS_STATE_HARD = 4, TALUS_STATE_GRADE = 8 };
+#define TALUS_STATE_HARD_NAME  "hardness"      /* the band of the hardness plane */
+#define TALUS_STATE_GRADE_NAME "hf.input_drop" /* the band of t->grade_in */
 /* The optional band groups a tile holds: TALUS_STATE_ACC with t->acc,
- * TALUS_STATE_FDIAG with t->fd (heightfield.neighbours = 8). */
+ * TALUS_STATE_FDIAG with t->fd (heightfield.neighbours = 8),
+ * TALUS_STATE_HARD with t->hard, TALUS_STATE_GRADE with t->grade_in
+ * (heightfield.grade_share: the input's drop, which a resumed run must
+ * keep reading, not its own terrain's). */
 int talus_state_extras(const talus_tile *t);
 /* Bands of a state file of L layers with the optional groups of acc
  * (TALUS_STATE_*): talus_state_band_count(L), + TALUS_ACC_PLANES with the
@@ -77,8 +81,12 @@ const char *talus_state_fdiag_name(int j);
 /* Fills diagonal flux plane j of the cells of r of t from band. */
 void talus_state_set_fdiag(talus_tile *t, talus_rect r, int j, const float *band);
 /* Index of the hardness band (TALUS_STATE_HARD) in a state of L layers with
- * the groups of acc: after every other group. */
+ * the groups of acc: after every other group but the input drop. */
 int talus_state_hard_band(int L, int acc);
+/* Index of the input drop's band (TALUS_STATE_GRADE): the last. */
+int talus_state_grade_band(int L, int acc);
+/* Fills the input drop plane (t->grade_in) of the cells of r of t from band. */
+void talus_state_set_grade(talus_tile *t, talus_rect r, const float *band);
 /* Fills the hardness plane of the cells of r of t from band. */
 void talus_state_set_hard(talus_tile *t, talus_rect r, const float *band);
 /* Index of the band of accumulator a (TALUS_ACC_*) in a state of L layers. */

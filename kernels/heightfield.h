@@ -57,7 +57,9 @@
  *   lowest bed of its neighbours, so an outlet (whose virtual neighbour is
  *   its own height) is fixed and a river cuts down towards it; no pit or
  *   edge trench deepens (hf_water_tail lowers the capacity to what takes
- *   exactly the drop).
+ *   exactly the drop). heightfield.grade keeps a least slope above that
+ *   bound, heightfield.grade_share a share of the input's own drop (a
+ *   static input plane, t->grade_in: kernels/grade.c).
  * - No dams (heightfield.no_dam): a deposit never lifts a cell's bed above
  *   the lowest water surface (terrain + water) of its 4 neighbours, read
  *   by hf_flux at the step's start (an outflow border's virtual neighbour:
@@ -562,6 +564,14 @@ TALUS_HD static inline float hf_drop(const float *B, const ptrdiff_t off[4]) {
   return b - lo;
 }
 
+/* How heightfield.base_level bounds dissolving on tile t, a constant of
+ * the CPU's vector loops: 0 not at all, 1 at the lowest neighbour's bed
+ * plus grade·l_c, 2 that plus grade_share of the input's drop
+ * (t->grade_in, filled where the share is on: talus_hf_grade_in). */
+TALUS_HD static inline int hf_base_mode(const talus_tile *t, const talus_kparams *P) {
+  return !P->hf_base_level ? 0 : (t->grade_in && P->hf_grade_share > 0.0f ? 2 : 1);
+}
+
 /* The steepest descent `lo` of a cell at an outflow border or NoData
  * sink, where the terrain runs on beyond the map: across an open face
  * with no live cell the slope continues as it arrives from the opposite
@@ -707,9 +717,15 @@ TALUS_HD static inline TALUS_FORCE_INLINE double hf_water_tail(const talus_tile 
    * river cut to its outlet's height all the way up (min_tilt keeps the
    * capacity of a flat bed above its load), a dead-flat trench: Zion's
    * west-edge valley planed 2.5 km upstream to the outlet's 1024 m, 26-50
-   * m deep. With grade 0 the bound is the drop itself (g[3] >= 0). */
+   * m deep. With grade 0 the bound is the drop itself (g[3] >= 0). But a
+   * plain's rivers run flatter than any grade, so heightfield.grade_share
+   * (base 2, hf_base_mode) raises it instead by a share of the input's
+   * own drop beyond the DEM's noise (t->grade_in, kernels/grade.c): a
+   * knick keeps that share of its fall, a plain's river is as free as
+   * before. */
   float k = hf_dissolve_rate(P, hf_hardness(t, P, idx));
-  float drop = g[3] - P->hf_grade * l;
+  float keep = base == 2 ? P->hf_grade_share * t->grade_in[idx] : 0.0f;
+  float drop = g[3] - P->hf_grade * l - keep;
   drop = drop > 0.0f ? drop : 0.0f;
   float reach = drop / (k > 0.0f ? k : 1.0f);
   float most = t->r[idx] + (k > 0.0f ? reach : cap);
@@ -793,7 +809,7 @@ TALUS_HD static inline double hf_water8(const talus_tile *t, const talus_kctx *c
     m[k - 4] = (ptrdiff_t)q.n[k] - (ptrdiff_t)idx;
   }
   hf_descent_diag(g, hf_drop(t->B + idx, m), c->P.cell_size);
-  return hf_water_finish8(t, &c->P, idx, fo, fi, g, c->P.hf_base_level);
+  return hf_water_finish8(t, &c->P, idx, fo, fi, g, hf_base_mode(t, &c->P));
 }
 
 /* Stage hf_water (eqs. 5–8): new water height from the net flux, velocity
@@ -804,17 +820,18 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_water(const talus_tile *t, c
   size_t idx = talus_idx(t, x, y);
   if (talus_cell_masked(t, idx)) return;
   double clamp;
+  int base = hf_base_mode(t, &c->P);
   if (c->P.hf_diagonal) {
-    clamp = t->nb8[idx] == 0xFFu ? hf_water_live8(t, &c->P, idx, c->P.hf_base_level)
-                                 : hf_water8(t, c, x, y, flows);
+    clamp =
+        t->nb8[idx] == 0xFFu ? hf_water_live8(t, &c->P, idx, base) : hf_water8(t, c, x, y, flows);
   } else if ((t->nb8[idx] & 15u) == 15u) {
-    clamp = hf_water_live(t, &c->P, idx, c->P.hf_base_level);
+    clamp = hf_water_live(t, &c->P, idx, base);
   } else {
     float fo[4], fi[4], g[4];
     for (int k = 0; k < 4; k++)
       fo[k] = t->f[(size_t)k * t->plane + idx];
     hf_border_inflow(t, c, x, y, fi, g, flows);
-    clamp = hf_water_finish(t, &c->P, idx, fo, fi, g, c->P.hf_base_level);
+    clamp = hf_water_finish(t, &c->P, idx, fo, fi, g, base);
   }
   if (clamp < 0.0) flows[TALUS_FLOW_WATER_OVERFILL] += clamp; /* water added by the clamp */
 }

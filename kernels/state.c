@@ -92,6 +92,8 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->hf_no_dam = 0;
   p->hf_base_level = 0;
   p->hf_grade = 0.0f;
+  p->hf_grade_share = 0.0f;
+  p->hf_grade_noise = 2.0f;
   p->hf_sheet = 1.0f;
   p->hf_sheet_slope = 0.001f;
   p->hf_sheet_reach = 4;
@@ -489,11 +491,11 @@ talus_status talus_tile_retarget(talus_tile *t, talus_rect r) {
 
 void talus_tile_free(talus_tile *t) {
   if (!t) return;
-  void *parts[] = {t->count,  t->mask,    t->B,      t->s,      t->w,      t->C,      t->r,
-                   t->D,      t->p,       t->f,      t->pipe,   t->slip,   t->dpipe,  t->dslip,
-                   t->kr,     t->sina,    t->vx,     t->vy,     t->sig_lo, t->sig_hi, t->hard,
-                   t->rain,   t->thermal, t->hf_cap, t->hf_sed, t->nb8,    t->pt_acc, t->acc,
-                   t->acc_s0, t->qin,     t->fd};
+  void *parts[] = {t->count, t->mask,     t->B,       t->s,      t->w,      t->C,      t->r,
+                   t->D,     t->p,        t->f,       t->pipe,   t->slip,   t->dpipe,  t->dslip,
+                   t->kr,    t->sina,     t->vx,      t->vy,     t->sig_lo, t->sig_hi, t->hard,
+                   t->rain,  t->grade_in, t->thermal, t->hf_cap, t->hf_sed, t->nb8,    t->pt_acc,
+                   t->acc,   t->acc_s0,   t->qin,     t->fd};
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
     talus_free(parts[i]);
   talus_free(t);
@@ -504,9 +506,10 @@ size_t talus_tile_bytes(const talus_tile *t) {
   /* count + mask, 7 + 4 persistent floats; 4 + 4 pipes (int8), 4 + 4 + 6
    * scratch floats */
   size_t per_layer = (t->B ? (7 + 4) * 4 : 0) + (t->pipe ? 8 + (8 + 6) * 4 : 0);
-  size_t extra = (t->hard ? 4 : 0) + (t->rain ? 4 : 0) + (t->thermal ? 32 : 0) +
-                 (t->hf_cap ? 4 : 0) + (t->hf_sed ? 4 : 0) + (t->nb8 ? 2 : 0) +
-                 (t->acc ? 4 * TALUS_ACC_PLANES : 0) + (t->acc_s0 ? 8 : 0) + (t->fd ? 16 : 0);
+  size_t extra = (t->hard ? 4 : 0) + (t->rain ? 4 : 0) + (t->grade_in ? 4 : 0) +
+                 (t->thermal ? 32 : 0) + (t->hf_cap ? 4 : 0) + (t->hf_sed ? 4 : 0) +
+                 (t->nb8 ? 2 : 0) + (t->acc ? 4 * TALUS_ACC_PLANES : 0) + (t->acc_s0 ? 8 : 0) +
+                 (t->fd ? 16 : 0);
   per_layer += t->pt_acc ? 8 * TALUS_PT_PLANES : 0; /* erosion, deposit, river totals */
   per_layer += t->qin ? 8 : 0;                      /* a water and a sand share per column */
   return t->plane * ((t->count ? 2 : 0) + extra) + t->plane * (size_t)t->nz * per_layer;

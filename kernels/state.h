@@ -198,8 +198,10 @@ typedef struct talus_kparams {
   float hf_sheet_slope; /* least fall [m/m] of spreading water's surface (hf_flux_marks) */
   int hf_sheet_reach;   /* cells hf_open looks for valley walls (k_hf_open) */
   float hf_sheet_wall;  /* least rise [m/m] of a valley wall over the water (k_hf_open) */
-  float hf_grade;  /* with hf_base_level: the least descent kept [m/m] (the bound + grade·l) */
-  int hf_diagonal; /* 1: water pipes to the 4 diagonal neighbours too (8 pipes, t->fd) */
+  float hf_grade; /* with hf_base_level: the least descent kept [m/m] (the bound + grade·l) */
+  float hf_grade_share;  /* with hf_base_level: the share of its input drop kept (t->grade_in) */
+  float hf_grade_noise;  /* [m] input drops up to this are noise the share does not keep */
+  int hf_diagonal;       /* 1: water pipes to the 4 diagonal neighbours too (8 pipes, t->fd) */
   float hf_min_hardness; /* R_min: softening stops here */
   float hf_softening;    /* K_h [1/m] */
   float hf_evaporation;  /* K_e [1/s] */
@@ -312,11 +314,13 @@ typedef struct talus_tile {
   uint8_t *mask;                    /* [plane] 1 = NoData cell (never updated) */
   float *B, *s, *w, *C, *r, *D, *p; /* [nz*plane] */
   float *f;                         /* [4*nz*plane] outflow flux [m³/s] */
-  float *fd;   /* [4*plane] heightfield.neighbours = 8: outflow flux through the diagonal pipes
-                * [m³/s], plane j towards talus_dir8 4 + j (RU, LU, LD, RD), else NULL */
-  float *hard; /* [plane] hardness H in [0,1] (heightfield model, or thermal on), else NULL */
-  float *rain; /* [plane] rain rate map [m/s] (heightfield model, optional), else NULL */
-  float *acc;  /* [TALUS_ACC_PLANES*plane] run accumulators (simulation.masks), else NULL */
+  float *fd;       /* [4*plane] heightfield.neighbours = 8: outflow flux through the diagonal pipes
+                    * [m³/s], plane j towards talus_dir8 4 + j (RU, LU, LD, RD), else NULL */
+  float *hard;     /* [plane] hardness H in [0,1] (heightfield model, or thermal on), else NULL */
+  float *rain;     /* [plane] rain rate map [m/s] (heightfield model, optional), else NULL */
+  float *grade_in; /* [plane] the input's drop [m] beyond its noise (heightfield.grade_share >
+                    * 0), else NULL: a static input like rain (talus_grade_drop) */
+  float *acc;      /* [TALUS_ACC_PLANES*plane] run accumulators (simulation.masks), else NULL */
   /* scratch */
   int8_t *pipe;   /* [4*nz*plane] neighbour column per dir, -1 none, -2 outflow */
   float *slip;    /* [4*nz*plane] sand slippage per dir [m] */
@@ -554,6 +558,24 @@ TALUS_HD static inline unsigned talus_nb8_live(const talus_tile *t, const talus_
 TALUS_HD static inline int talus_hf_diagonal(const talus_kparams *P) {
   return P->model == TALUS_MODEL_HEIGHTFIELD && P->hf_hydraulic && P->hf_diagonal;
 }
+/* Whether the run keeps its input's drop in t->grade_in (a static
+ * input, filled before the first step by talus_grade_drop): the
+ * heightfield's pipes with heightfield.base_level and a grade_share
+ * (kernels/heightfield.h, hf_base_mode). */
+TALUS_HD static inline int talus_hf_grade_in(const talus_kparams *P) {
+  return P->model == TALUS_MODEL_HEIGHTFIELD && P->hf_hydraulic && P->hf_base_level &&
+         P->hf_grade_share > 0.0f;
+}
+/* The input drop heightfield.grade_share keeps (kernels/grade.c): for
+ * each cell of global rectangle r, its height's fall to the lowest of
+ * its 4 neighbours (8 with `diagonal`) less heightfield.grade_noise
+ * (`noise`), at least 0 [m], into t->grade_in (allocated here; r inside
+ * t->buf). Heights h (row pitch `pitch`, NoData where nodata is 1: no
+ * neighbour, and no drop of its own) cover window `win`, which must hold
+ * r grown by one cell and clipped to the map: then a tile's buffer gets,
+ * cell for cell, what the whole map gives. */
+talus_status talus_grade_drop(const float *h, const uint8_t *nodata, size_t pitch, talus_rect win,
+                              talus_rect r, int diagonal, float noise, talus_tile *t);
 
 /* True when sand also slips through the 4 diagonal pipes (pipes.h opens
  * them, transport.h moves sand through them). */

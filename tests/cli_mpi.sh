@@ -146,5 +146,26 @@ RM=(--set simulation.model=heightfield --steps 12 --maps --no-preview -q --devic
 check "--rain-map: 3 ranks == one process" \
   'cmp -s "$W/rain1.tif" "$W/rain3.tif" && cmp -s "$W/rain1_water.tif" "$W/rain3_water.tif"'
 
+# heightfield.grade_share: each rank's tile buffers read the input's drop
+# over their windows (a static input): a knick 20 m tall above the east
+# edge's outlet (cli_state_resume's), the pipes alone, 3 ranks write one
+# process's bytes.
+/usr/bin/python3 - "$W" <<'PY'
+import sys
+import numpy as np
+from osgeo import gdal
+nx, ny = 40, 15
+x = np.arange(nx)[None, :]; y = np.arange(ny)[:, None]
+h = 300.0 + 0.3 * (nx - 1 - x) + np.where(x < nx - 3, 20.0, 0.0) + 3.0 * np.abs(y - ny // 2)
+d = gdal.GetDriverByName("GTiff").Create(sys.argv[1] + "/knick.tif", nx, ny, 1, gdal.GDT_Float32)
+d.GetRasterBand(1).WriteArray(h.astype(np.float32))
+d = None
+PY
+KN=(--cell-size 30 --set particles.enable=false --set erosion.spinup=0 --set water.rain=0.01
+    --steps 2000 --no-preview -q --device cpu)
+"$T" erode "$W/knick.tif" -o "$W/knick1.tif" "${KN[@]}"
+"${MPIRUN[@]}" -np 3 "$T" erode "$W/knick.tif" -o "$W/knick3.tif" "${KN[@]}" --tile 14
+check "grade_share: 3 ranks == one process" 'cmp -s "$W/knick1.tif" "$W/knick3.tif"'
+
 echo "cli_mpi: $pass passed, $fail failed"
 [ $fail -eq 0 ]

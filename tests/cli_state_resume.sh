@@ -66,6 +66,8 @@ b = {d.GetRasterBand(i).GetDescription(): i for i in range(1, d.RasterCount + 1)
 h = d.GetRasterBand(b[\"hardness\"]).ReadAsArray()
 assert h.min() < h.max(), (h.min(), h.max())
 "'
+check "DEM: the state keeps the input's drop (heightfield.grade_share)" \
+  'gdalinfo "$W/bhalf_state.tif" | grep -q "Description = hf.input_drop"'
 check "DEM: resumed with no -c == uninterrupted (surface)" 'cmp -s "$W/bres.tif" "$W/bstraight.tif"'
 check "DEM: resumed with no -c == uninterrupted (state)" \
   'cmp -s "$W/bres_state.tif" "$W/bstraight_state.tif"'
@@ -82,6 +84,54 @@ msg=$("$T" erode "$W/bhalf_state.tif" -o "$W/bres_h.tif" --no-preview --steps 40
   --hardness "$W/hard.tif" 2>&1)
 check "DEM: --hardness on a state that holds its hardness: ignored, saying so" \
   '[[ "$msg" == *"--hardness"*"ignored"* ]] && cmp -s "$W/bres_h.tif" "$W/bstraight.tif"'
+
+# heightfield.grade_share keeps the first input's drops (a static input
+# plane, state band hf.input_drop). A knick 20 m tall three cells above
+# the east-edge outlet of a 1 % valley (test_heightfield's knick_heights),
+# the pipes alone: the preset's share (0.35, noise 2 m) holds 6.4 m of it
+# (0.35 x 18.3) where the bare command without it cuts it to 0.9 m in 3000
+# steps; a resume from step 1500, in
+# one piece or tiled, continues exactly, and the control (the band
+# renamed, so the resume reads the drops of its own half-cut terrain)
+# continues differently.
+/usr/bin/python3 -c "
+from osgeo import gdal
+import numpy as np
+nx, ny = 40, 15
+x = np.arange(nx)[None, :]; y = np.arange(ny)[:, None]
+h = 300.0 + 0.3 * (nx - 1 - x) + np.where(x < nx - 3, 20.0, 0.0) + 3.0 * np.abs(y - ny // 2)
+d = gdal.GetDriverByName('GTiff').Create('$W/knick.tif', nx, ny, 1, gdal.GDT_Float32)
+d.GetRasterBand(1).WriteArray(h.astype('float32'))
+"
+K=(-q --no-preview --cell-size 30 --set particles.enable=false --set erosion.spinup=0
+   --set water.rain=0.01)
+"$T" erode "$W/knick.tif" -o "$W/kstraight.tif" "${K[@]}" --steps 3000
+"$T" erode "$W/knick.tif" -o "$W/kflat.tif" "${K[@]}" --steps 3000 --set heightfield.grade_share=0
+check "knick: the share keeps it (6.4 m of 20.3; without it 0.9 m)" '/usr/bin/python3 -c "
+from osgeo import gdal
+a = gdal.Open(\"$W/kstraight.tif\").ReadAsArray(); b = gdal.Open(\"$W/kflat.tif\").ReadAsArray()
+assert a[7, -4] - a[7, -3] >= 6.35 and b[7, -4] - b[7, -3] <= 2.0, (a[7, -4] - a[7, -3], b[7, -4] - b[7, -3])
+"'
+"$T" erode "$W/knick.tif" -o "$W/khalf.tif" "${K[@]}" --steps 1500 --state "$W/khalf_state.tif"
+"$T" erode "$W/khalf_state.tif" -o "$W/kres.tif" -q --no-preview --steps 1500
+check "knick: resumed == uninterrupted" 'cmp -s "$W/kres.tif" "$W/kstraight.tif"'
+"$T" erode "$W/khalf_state.tif" -o "$W/kres_t.tif" -q --no-preview --steps 1500 --tile 16
+check "knick: resumed tiled == uninterrupted" 'cmp -s "$W/kres_t.tif" "$W/kstraight.tif"'
+"$T" erode "$W/knick.tif" -o "$W/ktiled.tif" "${K[@]}" --steps 3000 --tile 16
+check "knick: tiled == one piece" 'cmp -s "$W/ktiled.tif" "$W/kstraight.tif"'
+cp "$W/khalf_state.tif" "$W/knoband_state.tif"
+/usr/bin/python3 -c "
+from osgeo import gdal
+d = gdal.Open('$W/knoband_state.tif', gdal.GA_Update)
+for i in range(1, d.RasterCount + 1):
+    if d.GetRasterBand(i).GetDescription() == 'hf.input_drop':
+        d.GetRasterBand(i).SetDescription('unused')
+"
+"$T" erode "$W/knoband_state.tif" -o "$W/knoband.tif" -q --no-preview --steps 1500
+"$T" erode "$W/knoband_state.tif" -o "$W/knoband_t.tif" -q --no-preview --steps 1500 --tile 16
+check "knick: a state without the band continues differently (the control)" \
+  '[ -s "$W/knoband.tif" ] && ! cmp -s "$W/knoband.tif" "$W/kstraight.tif"'
+check "knick: a state without the band, tiled == one piece" 'cmp -s "$W/knoband_t.tif" "$W/knoband.tif"'
 
 echo "cli_state_resume: $pass passed, $fail failed"
 [ $fail -eq 0 ]

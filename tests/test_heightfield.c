@@ -670,8 +670,20 @@ static float *valley_heights(int nx, int ny) {
  * surface to after. Returns 1 when the run ran. */
 static int valley_run(const float *h, int nx, int ny, const char *base, const char *grade,
                       int steps, float *after) {
-  const char *sets[] = {
-      "particles.enable=false", "erosion.spinup=0", "water.rain=0.01", base, grade, NULL};
+  /* grade may be NULL (the preset's), or two keys split by ';' (at most 2) */
+  char keys[2][64] = {"", ""};
+  if (grade) {
+    const char *semi = strchr(grade, ';');
+    snprintf(keys[0], sizeof keys[0], "%.*s", semi ? (int)(semi - grade) : 63, grade);
+    if (semi) snprintf(keys[1], sizeof keys[1], "%s", semi + 1);
+  }
+  const char *sets[] = {"particles.enable=false",
+                        "erosion.spinup=0",
+                        "water.rain=0.01",
+                        base,
+                        keys[0][0] ? keys[0] : NULL,
+                        keys[1][0] ? keys[1] : NULL,
+                        NULL};
   talus_domain *d = make_preset_domain("dem-heightfield", nx, ny, 30.0, h, sets);
   int ran = d && !talus_domain_run(d, steps, NULL, NULL);
   if (ran) talus_domain_read(d, TALUS_FIELD_SURFACE, 0, after);
@@ -727,24 +739,32 @@ static float *knick_heights(int nx, int ny) {
   return h;
 }
 
-/* valley_run on knick_heights for `steps` steps with base_level and
- * heightfield.grade `grade`: the least descent from an axis cell that was
- * cut (by more than 1 cm) to the next axis cell downstream (*flattest,
- * m), and the most any axis cell was cut. */
-static void knick_run(const char *grade, int steps, double *flattest, double *cut) {
+/* What valley_run on knick_heights leaves on the valley's axis after
+ * `steps` steps with base_level and `keys` (valley_run's grade: one key,
+ * or two split by ';'), in metres: the least fall from an axis cell that
+ * was cut (by more than 1 cm) to the next one downstream, the most any
+ * axis cell was cut, the knick's fall (axis cell nx - 4 to nx - 3) and
+ * how much its top was cut; NaN where the run failed. */
+typedef struct knick_figures {
+  double flattest, cut, fall, top_cut;
+} knick_figures;
+static knick_figures knick_run(const char *keys, int steps) {
   const int nx = 40, ny = 15;
   float *h = knick_heights(nx, ny), *after = malloc(sizeof(float) * nx * ny);
-  *flattest = *cut = NAN;
-  if (valley_run(h, nx, ny, "heightfield.base_level=true", grade, steps, after)) {
+  knick_figures k = {NAN, NAN, NAN, NAN};
+  if (valley_run(h, nx, ny, "heightfield.base_level=true", keys, steps, after)) {
     const float *in = h + (size_t)(ny / 2) * nx, *out = after + (size_t)(ny / 2) * nx;
-    *flattest = INFINITY, *cut = 0.0;
+    k.flattest = INFINITY, k.cut = 0.0;
     for (int x = 0; x + 1 < nx; x++) {
       double lowered = (double)in[x] - out[x];
-      *cut = fmax(*cut, lowered);
-      if (lowered > 0.01) *flattest = fmin(*flattest, (double)out[x] - out[x + 1]);
+      k.cut = fmax(k.cut, lowered);
+      if (lowered > 0.01) k.flattest = fmin(k.flattest, (double)out[x] - out[x + 1]);
     }
+    k.fall = (double)out[nx - 4] - out[nx - 3];
+    k.top_cut = (double)in[nx - 4] - out[nx - 4];
   }
   free(h), free(after);
+  return k;
 }
 
 /* heightfield.grade: a river cut down towards its outlet keeps that
@@ -756,15 +776,41 @@ static void knick_run(const char *grade, int steps, double *flattest, double *cu
  * margin: the cells of a step are bounded by their neighbours' beds at
  * its start), and the reach above the knick, falling 1 %, is not cut. */
 static void test_grade(void) {
-  double flat0, cut0, flat, cut;
-  knick_run("heightfield.grade=0", 3000, &flat0, &cut0);
-  knick_run("heightfield.grade=0.02", 3000, &flat, &cut);
+  knick_figures off = knick_run("heightfield.grade=0;heightfield.grade_share=0", 3000);
+  knick_figures on = knick_run("heightfield.grade=0.02;heightfield.grade_share=0", 3000);
   printf("grade 0.02: the knick cut %.4g m, the flattest cut cell falls %.4g m to the next; "
          "grade 0: cut %.4g m, flattest %.4g m\n",
-         cut, flat, cut0, flat0);
-  CHECK(cut > 10.0, "the knick was cut (%.6g m)", cut);
-  CHECK(flat >= 0.55, "with grade 0.02 a cut cell falls only %.6g m to the next (want 0.6)", flat);
-  CHECK(flat0 <= 0.05, "without it the flattest cut cell falls %.6g m (the control: flat)", flat0);
+         on.cut, on.flattest, off.cut, off.flattest);
+  CHECK(on.cut > 10.0, "the knick was cut (%.6g m)", on.cut);
+  CHECK(on.flattest >= 0.55, "with grade 0.02 a cut cell falls only %.6g m to the next (want 0.6)",
+        on.flattest);
+  CHECK(off.flattest <= 0.05, "without it the flattest cut cell falls %.6g m (the control: flat)",
+        off.flattest);
+}
+
+/* heightfield.grade_share (0.5 here, dem-heightfield 0.35; grade_noise 2 m): a bed
+ * keeps that share of the input's drop beyond the noise, so the 20.3 m
+ * knick of knick_heights, whose retreat planed the valley flat at the
+ * outlet's height, still falls 0.5 x (20.3 - 2) = 9.15 m (less a margin:
+ * the bound is read against the neighbours' beds of the step that cut
+ * last) and its top (320.9 m) stays 9.15 m above the outlet's 300 m,
+ * to which the cells below the knick may be planed (their 0.3 m drops
+ * are within the noise): cut by at most 11.75 m; the control without
+ * the share cuts the knick away. Measured: 9.15 m, top cut 11.75 m;
+ * share 0: 0.91 m after a cut of 20 m. The 1 % reach above the knick is
+ * not held either: it is planed to the knick's top. */
+static void test_grade_share(void) {
+  knick_figures off = knick_run("heightfield.grade=0;heightfield.grade_share=0", 3000);
+  knick_figures on = knick_run("heightfield.grade=0;heightfield.grade_share=0.5", 3000);
+  printf("grade_share 0.5: the knick falls %.4g m after the run, its top cut %.4g m; "
+         "share 0: falls %.4g m, cut %.4g m\n",
+         on.fall, on.top_cut, off.fall, off.top_cut);
+  CHECK(on.fall >= 9.1, "with grade_share 0.5 the knick falls only %.6g m (want 9.15)", on.fall);
+  CHECK(on.top_cut > 5.0 && on.top_cut <= 11.8,
+        "with grade_share 0.5 the knick's top was cut %.6g m (5 .. 11.75)", on.top_cut);
+  CHECK(off.fall <= 2.0 && off.top_cut > 19.0,
+        "without it the knick falls %.6g m after a cut of %.6g m (the control: cut away)", off.fall,
+        off.top_cut);
 }
 
 /* hf_open's mark (heightfield.sheet_reach 4, sheet_wall 0.1) at cell
@@ -862,6 +908,7 @@ int main(void) {
   test_open_water();
   test_base_level();
   test_grade();
+  test_grade_share();
   test_river_width();
   test_corner_advection();
   test_deposit_bound();

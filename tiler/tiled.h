@@ -125,10 +125,11 @@ talus_status talus_tiled_create(talus_tiled **out, const talus_kctx *ctx, int co
 void talus_tiled_free(talus_tiled *g);
 
 /* Per-cell inputs a stage reads that never change during a run and do not
- * travel in blocks (today the rain map, t->rain): after tiled_assemble has
- * filled a buffer r (core and ring), inputs->fill(user, t, r) fills them
- * over the whole of r from the run's own source, so every cell, halo
- * included, holds what the one-piece run holds there. A resident buffer
+ * travel in blocks (the rain map, t->rain; heightfield.grade_share's input
+ * drop, t->grade_in): after tiled_assemble has filled a buffer r (core
+ * and ring), inputs->fill(user, t, r) fills them over the whole of r from
+ * the run's own source, so every cell, halo included, holds what the
+ * one-piece run holds there. A resident buffer
  * (CPU over a memory store; it never moves) is filled once, at its first
  * assembly; the advance buffers of the store path and the GPU at every
  * assembly. The fill allocates the planes it fills (talus_tile_ensure).

@@ -277,6 +277,15 @@ static const param_decl table[] = {
          "with base_level: the least descent a river keeps; dissolving never takes a bed below "
          "the lowest bed of its neighbours plus grade x cell_size, so a river graded down to its "
          "outlet keeps this slope instead of planing a flat trench at the outlet's height"),
+    REAL("heightfield.grade_share", hf_grade_share, 0, 1, 0, "",
+         "with base_level: the share of its input's drop a bed keeps; dissolving never takes "
+         "a bed below the lowest bed of its neighbours plus this share of the input's drop "
+         "there (to its lowest neighbour, less grade_noise), so a knick near a fixed outlet "
+         "retreats as a graded reach, not a flat at the outlet's height, while drops at the "
+         "DEM's noise (a plain's rivers) stay free to cut; 4 bytes a cell"),
+    REAL("heightfield.grade_noise", hf_grade_noise, 0, 100, 2, "m",
+         "with grade_share: input drops up to this are the DEM's noise (SRTM heights are whole "
+         "metres), not a slope to keep; only the drop beyond it is kept"),
     ENUM("heightfield.neighbours", hf_diagonal, "4|8", 2, 0,
          "water pipes to 4 neighbours (Mei et al.) or 8: diagonal pipes of length sqrt(2) x "
          "cell_size too, with their own fluxes, the sediment carried along all 8 (isotropic "

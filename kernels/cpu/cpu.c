@@ -170,8 +170,8 @@ static void cpu_live_run(const talus_tile *t, const talus_kctx *c, int y, int x0
 
 /* hf_flux and hf_water on a cell of a live run (cpu_live_run: all 8
  * neighbours live); each returns the height its stage books. `base` is
- * heightfield.base_level as a constant of the vector loop
- * (CPU_STAGE_LOOP_LIVE; hf_flux has no use for it). */
+ * hf_base_mode as a constant of the vector loop (CPU_STAGE_LOOP_LIVE;
+ * hf_flux has no use for it). */
 static inline TALUS_FORCE_INLINE double cpu_hf_flux_live(const talus_tile *t, const talus_kctx *c,
                                                          int x, int y, int base) {
   (void)base;
@@ -219,8 +219,8 @@ static inline void cpu_lane_book_nonzero(double *acc, const double *lane, int k0
  * adds them (zeros, which the body would not add, are skipped). Vector
  * lanes compute what the scalar body computes (no contraction, no
  * reassociation), so results do not change. */
-/* The vector loop of a live run over `fn`, heightfield.base_level as the
- * constant `base` (a select on the flag inside the loop cost hf_water
+/* The vector loop of a live run over `fn`, heightfield.base_level's mode
+ * (hf_base_mode) as the constant `base` (a select on the flag inside the loop cost hf_water
  * 25-35 % with the rule off; a branch kept it from vectorising). */
 #define CPU_LIVE_LANES(fn, base)                                                                   \
   _Pragma("omp simd") for (int xv = xa; xv < xb; xv++) lane[xv - xa] = fn(t, c, xv, y, base)
@@ -237,11 +237,17 @@ static inline void cpu_lane_book_nonzero(double *acc, const double *lane, int k0
       if (lane) cpu_live_run(t, c, y, x, x1, &xa, &xb);                                            \
       for (; x < xa; x++)                                                                          \
         body(t, c, x, y, (x >= b0 && x < b1) ? acc : junk);                                        \
-      if (c->P.hf_diagonal && c->P.hf_base_level) { /* heightfield.neighbours = 8 */               \
-        CPU_LIVE_LANES(live8, 1);                                                                  \
-      } else if (c->P.hf_diagonal) {                                                               \
-        CPU_LIVE_LANES(live8, 0);                                                                  \
-      } else if (c->P.hf_base_level) {                                                             \
+      int base = hf_base_mode(t, &c->P);                                                           \
+      if (c->P.hf_diagonal) { /* heightfield.neighbours = 8 */                                     \
+        if (base == 2)                                                                             \
+          CPU_LIVE_LANES(live8, 2);                                                                \
+        else if (base)                                                                             \
+          CPU_LIVE_LANES(live8, 1);                                                                \
+        else                                                                                       \
+          CPU_LIVE_LANES(live8, 0);                                                                \
+      } else if (base == 2) {                                                                      \
+        CPU_LIVE_LANES(live, 2);                                                                   \
+      } else if (base) {                                                                           \
         CPU_LIVE_LANES(live, 1);                                                                   \
       } else {                                                                                     \
         CPU_LIVE_LANES(live, 0);                                                                   \

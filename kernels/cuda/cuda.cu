@@ -66,6 +66,7 @@ const field_decl fields[] = {
     FIELD(r, 4, 1, true, true),       FIELD(D, 4, 1, true, true),
     FIELD(p, 4, 1, true, true),       FIELD(f, 16, 4, true, true),
     FIELD(hard, 4, 1, false, true),   FIELD(rain, 4, 1, false, true),
+    FIELD(grade_in, 4, 1, false, true),
     FIELD(acc, 4 * TALUS_ACC_PLANES, TALUS_ACC_PLANES, false, true),
     FIELD(fd, 16, 4, false, true),
     FIELD(pipe, 4, 4, true, false),   FIELD(slip, 16, 4, true, false),
