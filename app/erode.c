@@ -517,9 +517,10 @@ static talus_status erode_state_fill(const talus_bands *b, const talus_state_hea
   /* heightfield.grade_share keeps the drop of the run's first input; a
    * state without it takes its own terrain's (domain_init_grade_in) */
   int gb = talus_bands_find(b, TALUS_STATE_GRADE_NAME);
-  if (talus_hf_grade_in(&d->ctx.P) && gb >= 0 && !st)
+  if (talus_hf_grade_in(&d->ctx.P) && gb >= 0 && !st) {
     st = talus_tile_ensure(t, (void **)&t->grade_in, sizeof(float), "input drop");
-  if (t->grade_in && gb >= 0 && !st) talus_state_set_grade(t, t->buf, b->band[gb]);
+    if (!st) talus_state_set_grade(t, t->buf, b->band[gb]);
+  }
   return st;
 }
 

@@ -285,26 +285,31 @@ static talus_status source_heights(const erode_source *s, talus_rect w, float *v
   return st;
 }
 
+/* The input drop of r from a state that keeps it (band s->grade): the
+ * run's first input's. */
+static talus_status source_grade_band(const erode_source *s, talus_tile *t, talus_rect r) {
+  float *v = NULL;
+  talus_status st =
+      talus_alloc((void **)&v, (size_t)r.w * (size_t)r.h * sizeof(float), "input drop window");
+  if (!st) st = talus_bands_reader_read(s->bands, s->grade, r.x0, r.y0, r.w, r.h, v);
+  if (!st) st = talus_tile_ensure(t, (void **)&t->grade_in, sizeof(float), "input drop");
+  if (!st) talus_state_set_grade(t, r, v);
+  talus_free(v);
+  return st;
+}
+
 talus_status erode_source_grade(erode_source *s, talus_tile *t, talus_rect r) {
+  if (s->bands && s->grade >= 0) return source_grade_band(s, t, r);
   const talus_kparams *P = &s->ctx.P;
   talus_rect w = {r.x0 - 1, r.y0 - 1, r.w + 2, r.h + 2};
   w = talus_rect_intersect(w, (talus_rect){0, 0, s->nx, s->ny});
-  if (s->bands && s->grade >= 0) w = r;
   size_t n = (size_t)w.w * (size_t)w.h;
   float *v = NULL;
   uint8_t *nd = NULL;
   talus_status st = talus_alloc((void **)&v, n * sizeof(float), "input drop window");
   if (!st) st = talus_alloc((void **)&nd, n, "input drop window mask");
-  if (!st && s->bands && s->grade >= 0) { /* the run's first input's, kept by the state */
-    st = talus_bands_reader_read(s->bands, s->grade, r.x0, r.y0, r.w, r.h, v);
-    if (!st) st = talus_tile_ensure(t, (void **)&t->grade_in, sizeof(float), "input drop");
-    if (!st) talus_state_set_grade(t, r, v);
-  } else if (!st) {
-    st = source_heights(s, w, v, nd);
-    for (size_t i = 0; s->bands && !st && i < n; i++)
-      v[i] = nd[i] ? 0.0f : v[i]; /* as the fold leaves a NoData cell */
-    if (!st) st = talus_grade_drop(v, nd, (size_t)w.w, w, r, P->hf_diagonal, P->hf_grade_noise, t);
-  }
+  if (!st) st = source_heights(s, w, v, nd);
+  if (!st) st = talus_grade_drop(v, nd, (size_t)w.w, w, r, P->hf_diagonal, P->hf_grade_noise, t);
   talus_free(v);
   talus_free(nd);
   return st;

@@ -219,9 +219,9 @@ static inline void cpu_lane_book_nonzero(double *acc, const double *lane, int k0
  * adds them (zeros, which the body would not add, are skipped). Vector
  * lanes compute what the scalar body computes (no contraction, no
  * reassociation), so results do not change. */
-/* The vector loop of a live run over `fn`, heightfield.base_level's mode
- * (hf_base_mode) as the constant `base` (a select on the flag inside the loop cost hf_water
- * 25-35 % with the rule off; a branch kept it from vectorising). */
+/* The vector loop of a live run over `fn`, hf_base_mode as the constant
+ * `base` (a select on the flag inside the loop cost hf_water 25-35 % with
+ * the rule off; a branch kept it from vectorising). */
 #define CPU_LIVE_LANES(fn, base)                                                                   \
   _Pragma("omp simd") for (int xv = xa; xv < xb; xv++) lane[xv - xa] = fn(t, c, xv, y, base)
 
