@@ -190,18 +190,19 @@ TALUS_HD static inline hf_nb8 hf_neighbours8(const talus_tile *t, const talus_kc
 }
 
 /* Rain on one cell this step [m] (eq. 1): Δt·K_r·r, r from the rain map or
- * water.rain, modulated by the hash noise blend of water.rain_noise where
- * `noisy` (rain_noise > 0; a constant 0 drops the hash from the code). The
+ * water.rain, modulated by the hash noise blend of water.rain_noise drawn
+ * in `noise` mode (rain.h, rain_noise_mode; a constant RAIN_NOISE_NONE
+ * drops the hash from the code). The
  * amount is computed whatever the rate and kept where rain falls, so a
  * vector loop runs it without branches. */
 TALUS_HD static inline TALUS_FORCE_INLINE float hf_rain_amount(const talus_tile *t,
                                                                const talus_kparams *P, size_t idx,
                                                                int gx, int gy, int64_t step,
-                                                               int noisy) {
+                                                               int noise) {
   float rate = t->rain ? t->rain[idx] : P->rain;
   float factor = 1.0f;
-  if (noisy) {
-    float u = talus_hash_unit(P->seed, gx, gy, (uint64_t)step, 0u);
+  if (noise != RAIN_NOISE_NONE) {
+    float u = rain_noise_draw(P, gx, gy, step, noise);
     factor = 1.0f - P->rain_noise + P->rain_noise * 2.0f * u;
     factor = factor < 0.0f ? 0.0f : factor;
   }
@@ -209,16 +210,16 @@ TALUS_HD static inline TALUS_FORCE_INLINE float hf_rain_amount(const talus_tile 
   return rate > 0.0f && rain_falls(P, step) ? amount : 0.0f;
 }
 
-/* Rain on the live cell at idx, global (gx, gy) (noisy: hf_rain_amount):
+/* Rain on the live cell at idx, global (gx, gy) (noise: hf_rain_amount):
  * the water rises by the rain, booked as RAIN (the exact float increase).
  * No branches: the CPU backend runs rows of such cells without noise as
  * one vector loop. Returns the new water height. */
 TALUS_HD static inline TALUS_FORCE_INLINE float hf_rain_cell(const talus_tile *t,
                                                              const talus_kparams *P, size_t idx,
                                                              int gx, int gy, int64_t step,
-                                                             int noisy, double *flows) {
+                                                             int noise, double *flows) {
   float wn =
-      rain_add(t->w[idx], hf_rain_amount(t, P, idx, gx, gy, step, noisy), &flows[TALUS_FLOW_RAIN]);
+      rain_add(t->w[idx], hf_rain_amount(t, P, idx, gx, gy, step, noise), &flows[TALUS_FLOW_RAIN]);
   t->w[idx] = wn;
   return wn;
 }
@@ -230,7 +231,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void k_hf_rain(const talus_tile *t, co
   if (talus_cell_masked(t, idx)) return;
   const talus_kparams *P = &c->P;
   int gx = t->buf.x0 + x, gy = t->buf.y0 + y;
-  float wn = hf_rain_cell(t, P, idx, gx, gy, c->step, P->rain_noise > 0.0f, flows);
+  float wn = hf_rain_cell(t, P, idx, gx, gy, c->step, rain_noise_mode(P), flows);
   for (int i = 0; i < P->num_sources && i < TALUS_MAX_SOURCES; i++) {
     const talus_source *src = &P->sources[i];
     if (!rain_in_source(src, P->cell_size, gx, gy)) continue;

@@ -21,6 +21,7 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->seed = 1;
   p->rain = 0.07f;
   p->rain_noise = 1.0f;
+  p->rain_noise_scale = 0.0f;
   p->rain_steps = 0;
   p->evaporation = 0.09f;
   p->evap_space_scale = 10.0f;
@@ -263,6 +264,11 @@ talus_status talus_kparams_derive(talus_kparams *p) {
                          : p->cell_size;
   hz_scale_derive(p);
   pt_units_derive(p);
+  /* The rain noise's lattice in whole cells (rain.h, rain_noise_draw):
+   * within a cell, or 0, each cell draws its own. */
+  double span =
+      p->rain_noise_scale > 0.0f ? floor((double)p->rain_noise_scale / p->cell_size + 0.5) : 1.0;
+  p->rain_noise_span = span < 1.0 ? 1 : (span > 4096.0 ? 4096 : (int)span);
   int P = p->prop_iterations > 0 ? p->prop_iterations : 1;
   double cycle = ceil((double)p->max_prop_distance / (2.0 * (double)p->cell_size * P));
   p->support_cycle = cycle < 1.0 ? 1 : (cycle > 1e6 ? 1000000 : (int)cycle);

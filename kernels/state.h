@@ -124,6 +124,7 @@ typedef struct talus_kparams {
   /* water */
   float rain;             /* [m/s] */
   float rain_noise;       /* 0 = uniform rain, 1 = the reference's 2*noise */
+  float rain_noise_scale; /* the noise's correlation length [m]; 0 = each cell's own */
   int rain_steps;         /* global steps with rain, then none (dry-out); 0 = always */
   float evaporation;      /* [m/s] */
   float evap_space_scale; /* empty-space scale of evaporation [m] */
@@ -252,6 +253,7 @@ typedef struct talus_kparams {
   float hf_flow_width;            /* min(l_c, hf_river_width): the unit discharge's width [m] */
   float hz_run;                   /* run over which a wall's rise gives sin β [m] */
   float hz_recovery;              /* damage healed per second [m/s] */
+  int rain_noise_span;            /* rain_noise_scale in whole cells, at least 1 */
 } talus_kparams;
 
 /* Fills the defaults of the reference implementation (see io/config/params.c for

@@ -4,11 +4,15 @@
  * step (tile invariant), rain lands on the top column only, masked cells get
  * nothing, sources act only inside their radius, the ledger books every
  * added metre, and water.rain_steps stops the rain (not the sources) from
- * that global step on, in both models.
+ * that global step on, in both models. water.rain_noise_scale blends the
+ * draw over a lattice in metres: correlated over its span, the same bytes
+ * as each cell's own draw when the span is a cell, and, its lattice
+ * shifted every step, the same spread in every cell over many steps.
  */
 #include "check.h"
 #include "kernels/cpu/cpu.h"
 
+#include <math.h>
 #include <string.h>
 
 static talus_tile *make_tile(int x0, int y0, int w, int h, int nz) {
@@ -207,7 +211,112 @@ static void test_dry_out(void) {
   talus_tile_free(t);
 }
 
+/* One step of rain on a dry tile: zeroes the water, runs the rain stage. */
+static void rain_step(talus_tile *t, talus_kctx *c, int64_t step, double *flows) {
+  for (int y = 0; y < t->buf.h; y++)
+    for (int x = 0; x < t->buf.w; x++)
+      t->w[talus_idx(t, x, y)] = 0.0f;
+  c->step = step;
+  run_rain(t, c, flows);
+}
+
+/* Correlation of the water of cells `lag` apart along x over one tile. */
+static double lag_correlation(const talus_tile *t, int lag) {
+  double sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0;
+  int n = 0;
+  for (int y = 0; y < t->buf.h; y++)
+    for (int x = 0; x + lag < t->buf.w; x++) {
+      double a = t->w[talus_idx(t, x, y)], b = t->w[talus_idx(t, x + lag, y)];
+      sa += a, sb += b, saa += a * a, sbb += b * b, sab += a * b, n++;
+    }
+  double ca = saa / n - (sa / n) * (sa / n), cb = sbb / n - (sb / n) * (sb / n);
+  return (sab / n - (sa / n) * (sb / n)) / sqrt(ca * cb);
+}
+
+/* water.rain_noise_scale 2 m on 0.5 m cells (a span of 4 cells): the draws
+ * of neighbours correlate and those two spans apart do not; over 400 steps
+ * every cell of the span's 4 x 4 phases has the same spread (a fixed
+ * lattice: twice as large at a node's cell as at a square's centre); the
+ * mean is rain·dt and booked; a tile elsewhere in the global grid (at
+ * negative cells too) draws the same; the heightfield model draws the same.
+ * A scale within a cell keeps each cell's own draw to the bit. */
+static void test_noise_scale(void) {
+  enum { N = 64, K = 4, STEPS = 400 };
+  talus_tile *t = make_tile(-8, -8, N, N, 1), *sub = make_tile(-3, 21, 16, 16, 1);
+  talus_kctx c = make_ctx(N, N);
+  c.P.cell_size = 0.5f;
+  c.P.rain_noise_scale = 2.0f;
+  talus_kparams_derive(&c.P);
+  CHECK(c.P.rain_noise_span == K, "2 m over 0.5 m cells: a span of %d cells", c.P.rain_noise_span);
+  double rdt = 0.07 * 0.15, sum = 0, booked = 0, near = 0, far = 0;
+  double s1[K][K] = {{0}}, s2[K][K] = {{0}};
+  int same = 1;
+  for (int step = 0; step < STEPS; step++) {
+    double flows[TALUS_FLOW_COUNT] = {0}, f2[TALUS_FLOW_COUNT] = {0};
+    rain_step(t, &c, step, flows);
+    booked += flows[TALUS_FLOW_RAIN];
+    sum += water_sum(t);
+    near += lag_correlation(t, 1) / STEPS;
+    far += lag_correlation(t, 2 * K) / STEPS;
+    for (int y = 0; y < N; y++)
+      for (int x = 0; x < N; x++) {
+        double w = t->w[talus_idx(t, x, y)] / rdt;
+        s1[(x + 8) % K][(y + 8) % K] += w;
+        s2[(x + 8) % K][(y + 8) % K] += w * w;
+      }
+    if (step % 50 == 0) {
+      rain_step(sub, &c, step, f2);
+      for (int y = 0; y < 16; y++)
+        for (int x = 0; x < 16; x++)
+          same &= sub->w[talus_idx(sub, x, y)] == t->w[talus_idx(t, 5 + x, 29 + y)];
+    }
+  }
+  CHECK(same, "a tile at (-3, 21) draws the same rain as the whole grid");
+  CHECK_CLOSE(booked, sum, 1e-9 * sum, "RAIN equals the water added");
+  CHECK_CLOSE(sum / ((double)N * N * STEPS), rdt, 0.01 * rdt, "mean rain rain*dt");
+  CHECK(near > 0.7 && fabs(far) < 0.05, "correlation %.3f at one cell, %.3f at two spans", near,
+        far);
+  double lo = 1e9, hi = 0;
+  int per = N * N / (K * K) * STEPS;
+  for (int i = 0; i < K; i++)
+    for (int j = 0; j < K; j++) {
+      double m = s1[i][j] / per, v = s2[i][j] / per - m * m;
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+    }
+  CHECK(hi / lo < 1.1, "the spread is the same in every phase of the span: %.4f..%.4f", lo, hi);
+  CHECK(hi < 1.0 / 3.0, "blended draws spread less than a cell's own (var %.4f < 1/3)", hi);
+
+  talus_kctx h = c;
+  h.P.model = TALUS_MODEL_HEIGHTFIELD;
+  talus_kparams_derive(&h.P);
+  talus_tile *ht = make_tile(-8, -8, N, N, 1);
+  double f3[TALUS_FLOW_COUNT] = {0}, f4[TALUS_FLOW_COUNT] = {0};
+  rain_step(t, &c, 7, f3);
+  h.step = 7;
+  CHECK(talus_cpu_stage(ht, &h, TALUS_STAGE_HF_RAIN, (talus_rect){0, 0, N, N}, f4) == TALUS_OK,
+        "hf_rain runs");
+  CHECK(memcmp(ht->w, t->w, sizeof(float) * talus_idx(t, N - 1, N - 1)) == 0,
+        "the heightfield model draws the same rain");
+
+  talus_kctx own = make_ctx(N, N), fine = own;
+  fine.P.rain_noise_scale = 1.2f; /* 0.6 cells of 2 m: rounds to a span of 1 */
+  talus_kparams_derive(&fine.P);
+  talus_tile *a = make_tile(0, 0, N, N, 1), *b = make_tile(0, 0, N, N, 1);
+  rain_step(a, &own, 9, f3);
+  rain_step(b, &fine, 9, f4);
+  CHECK(fine.P.rain_noise_span == 1 &&
+            memcmp(a->w, b->w, sizeof(float) * talus_idx(a, N - 1, N - 1)) == 0,
+        "a scale within a cell: each cell's own draw, the same bytes");
+  talus_tile_free(a);
+  talus_tile_free(b);
+  talus_tile_free(ht);
+  talus_tile_free(t);
+  talus_tile_free(sub);
+}
+
 int main(void) {
+  test_noise_scale();
   test_uniform();
   test_dry_out();
   test_noise();

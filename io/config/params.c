@@ -85,6 +85,10 @@ static const param_decl table[] = {
     REAL("water.rain", rain, 0, 10, 0.07, "m/s", "rain added to the top column each step (mean)"),
     REAL("water.rain_noise", rain_noise, 0, 1, 1, "",
          "rain noise: 0 uniform, 1 the reference's 2*noise*rain (same mean)"),
+    REAL("water.rain_noise_scale", rain_noise_scale, 0, 1000, 0, "m",
+         "the rain noise's correlation length: its draw is blended over a lattice this many "
+         "metres apart (shifted every step), so a finer grid does not get finer noise; 0 or "
+         "less than a cell: each cell draws its own (the reference)"),
     INT("water.rain_steps", rain_steps, 0, 1000000000, 0,
         "steps (global step count) with rain; after them the rain stops (sources go on) and "
         "the water drains and evaporates, leaving channels and fans (a dry-out); 0 = rain "

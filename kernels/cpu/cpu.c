@@ -314,8 +314,8 @@ static inline TALUS_FORCE_INLINE void cpu_vertical_one(const talus_tile *t, cons
 
 /* Layered rain on a live cell of one column while rain falls and no
  * source adds to it (cpu_rain_run_end): k_rain's addition and booking; v
- * (the loop copy's constant, cpu_vary_rain) says whether the rain is
- * noisy, else its amount needs no hash. */
+ * (the loop copy's constant, cpu_vary_rain) is the noise's mode: none
+ * needs no hash, each cell's own one, the lattice's blend four. */
 static inline TALUS_FORCE_INLINE void cpu_rain_one(const talus_tile *t, const talus_kctx *c, int x,
                                                    int y, double *flows, int v) {
   size_t i = talus_idx(t, x, y);
@@ -323,10 +323,10 @@ static inline TALUS_FORCE_INLINE void cpu_rain_one(const talus_tile *t, const ta
   t->w[i] = rain_add(t->w[i], a, &flows[TALUS_FLOW_RAIN]);
 }
 
-/* `vary` of the rain loop: 1 when the rain is noisy (rain_noise > 0: the
- * hash of each cell), 0 when every cell gets rain·dt. */
+/* `vary` of the rain loop: the noise's mode (rain.h, rain_noise_mode; 0
+ * when every cell gets rain·dt), so each mode is its own vector loop. */
 static inline int cpu_vary_rain(const talus_kctx *c) {
-  return c->P.rain_noise > 0.0f;
+  return rain_noise_mode(&c->P);
 }
 
 /* `vary` of the pipes and transport loops: 1 when sand slips diagonally
@@ -676,7 +676,7 @@ static inline int cpu_hf_run_end(const talus_tile *t, const talus_kctx *c, int y
  * adds to it (else k_hf_rain everywhere, as before the fast path). */
 static inline int cpu_hf_rain_run_end(const talus_tile *t, const talus_kctx *c, int y, int x,
                                       int xa, int xb, int x1) {
-  int plain = c->P.num_sources == 0 && !(c->P.rain_noise > 0.0f);
+  int plain = c->P.num_sources == 0 && rain_noise_mode(&c->P) == RAIN_NOISE_NONE;
   return plain ? cpu_hf_run_end(t, c, y, x, xa, xb, x1) : x;
 }
 
@@ -824,7 +824,8 @@ static const int cpu_vertical_ids[] = {TALUS_FLOW_CEILING_EROSION, TALUS_FLOW_BE
 static inline TALUS_FORCE_INLINE void cpu_hf_rain_live(const talus_tile *t, const talus_kctx *c,
                                                        int x, int y, double *flows, int v) {
   (void)v;
-  hf_rain_cell(t, &c->P, talus_idx(t, x, y), t->buf.x0 + x, t->buf.y0 + y, c->step, 0, flows);
+  hf_rain_cell(t, &c->P, talus_idx(t, x, y), t->buf.x0 + x, t->buf.y0 + y, c->step, RAIN_NOISE_NONE,
+               flows);
 }
 static inline TALUS_FORCE_INLINE void cpu_hf_erode_live(const talus_tile *t, const talus_kctx *c,
                                                         int x, int y, double *flows, int v) {
