@@ -148,6 +148,26 @@ TALUS_HD static inline float pipes_tilt(const float h[4], float lc) {
   return sqrtf(talus_fmaxf(1.0f - ny * ny, 0.0f));
 }
 
+/* The tilt the erosion law reads with erosion.tilt = downhill: the
+ * steepest (pipes_tilt of the neighbour heights h[R,U,L,D]) where the
+ * column's outflow f[R,U,L,D] runs down the surface's central gradient,
+ * 0 where it climbs or there is none. Read everywhere (the paper), the
+ * tilt erodes a scour hole's far rim as if the water ran down it, so the
+ * hole deepens and grows: at 0.5 m cells chasm-rain's plateau was pitted
+ * with them (benchmarks/RESULTS.md, "Erosion read downhill"). Only the
+ * sign is taken from the flow: the descent along it alone (no tilt
+ * across the flow) left the 128² chasm's channels too weak to raise the
+ * ridge between them (1.6 m at 12 000 steps), and the steepest weighted
+ * by how far the flow turns uphill (1 - max(cos, 0)) left the holes
+ * (46 of 53 m3 on the test's plateau corner). Not the preset's: it cuts
+ * less at the chasm walls' feet too (256²: 9 floor cells undercut at
+ * 12 000 steps, not 160). */
+TALUS_HD static inline float pipes_tilt_downhill(const float h[4], const float f[4], float lc) {
+  float gx = h[TALUS_DIR_R] - h[TALUS_DIR_L], gy = h[TALUS_DIR_U] - h[TALUS_DIR_D];
+  float ox = f[TALUS_DIR_R] - f[TALUS_DIR_L], oy = f[TALUS_DIR_U] - f[TALUS_DIR_D];
+  return gx * ox + gy * oy < 0.0f ? pipes_tilt(h, lc) : 0.0f;
+}
+
 /* Flux, slippage and tilt height of column q toward direction d; stores the
  * pipe. f_out and a_out receive the unlimited flux and slippage, h_out the
  * surface height seen in that direction. */
@@ -251,7 +271,8 @@ pipes_column(const talus_tile *t, const talus_kctx *c, int x, int y, int k, int 
     t->dslip[talus_dcol(t, idx, k, d)] = a[4 + d] * ka;
   }
   t->kr[ci] = talus_fminf(t->r[ci] * l2 / (sf2 * P->dt + TALUS_EPS), 1.0f);
-  t->sina[ci] = pipes_tilt(h, P->cell_size);
+  t->sina[ci] = P->erosion_tilt == TALUS_TILT_DOWNHILL ? pipes_tilt_downhill(h, f, P->cell_size)
+                                                       : pipes_tilt(h, P->cell_size);
 }
 
 /* Every column of live cell (x, y); `one` as in the notes at the top. */

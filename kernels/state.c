@@ -42,6 +42,7 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->erosion_spinup = 0;
   p->base_level = 0;
   p->capacity_fade = 1;
+  p->erosion_tilt = TALUS_TILT_STEEPEST;
   p->talus_dry_deg = 30.0f;
   p->talus_wet_deg = 0.0f;
   p->slippage_range = 1.0f;

@@ -91,6 +91,12 @@ typedef enum talus_erosion_law {
   TALUS_LAW_STREAM_POWER = 1 /* capacity ~ sqrt(unit discharge) x slope: real DEMs */
 } talus_erosion_law;
 
+/* Where the erosion law reads the surface's tilt (erosion.tilt; layered). */
+typedef enum talus_erosion_tilt {
+  TALUS_TILT_STEEPEST = 0, /* the steepest tilt, whichever way the water flows (the paper) */
+  TALUS_TILT_DOWNHILL = 1  /* the steepest tilt where the outflow runs downhill; none uphill */
+} talus_erosion_tilt;
+
 typedef enum talus_nodata_policy {
   TALUS_NODATA_OUTFLOW = 0, /* NoData cells are sinks: matter entering leaves */
   TALUS_NODATA_WALL = 1,    /* NoData cells are reflecting walls */
@@ -147,6 +153,7 @@ typedef struct talus_kparams {
   int erosion_spinup;         /* global steps before erosion starts (water only) */
   int base_level;             /* 1: a layered cell on an outflow face erodes no bedrock */
   int capacity_fade;          /* 1: the capacity fades with depth as the incision does */
+  int erosion_tilt;           /* talus_erosion_tilt */
   /* sand */
   float talus_dry_deg, talus_wet_deg; /* angles of repose [deg] */
   float slippage_range;               /* water depth of full wet talus [m] */

@@ -442,10 +442,17 @@ static void test_bigtujunga_whole(const talus_dem *dem) {
 }
 
 /* A 128 x 128 window of Big Tujunga (columns 428.., rows 178..) carves
- * under every DEM preset. */
-static int test_bigtujunga(void) {
+ * under every DEM preset, and the gallery's 360 x 360 window under the
+ * suggested runs; with `whole` only the whole map (ctest runs it as its
+ * own test, beside the windows). Returns 0 without the data. */
+static int test_bigtujunga(int whole) {
   talus_dem dem;
   if (!test_dem_open("bigtujunga_srtm30m_utm11.tif", &dem)) return 0;
+  if (whole) {
+    test_bigtujunga_whole(&dem);
+    talus_dem_free(&dem);
+    return 1;
+  }
   int n = 128, x0 = 428, y0 = 178;
   float *h = dem_window(&dem, x0, y0, n);
   for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++) {
@@ -459,7 +466,6 @@ static int test_bigtujunga(void) {
   free(h);
   test_bigtujunga_bare(&dem);
   test_bigtujunga_layered(&dem);
-  test_bigtujunga_whole(&dem);
   talus_dem_free(&dem);
   return 1;
 }
@@ -504,8 +510,10 @@ static void test_zion_layered(const talus_dem *dem) {
  * before): ratio Zion 3.15 -> 6.23, Mandakini 4.49 -> 6.47, Fort Worth
  * 4.86 -> 6.31, N44W072 4.21 -> 7.62; trunks raised > 5 m 8.2 -> 2.7 %,
  * 8.6 -> 6.7 %, 0.0, 0.0 %. The old droplets fail every ratio here.
- * Returns the number of DEMs that ran (the data is in $TALUS_TEST_DATA). */
-static int test_shared_dems(void) {
+ * Only the DEMs whose file name contains `only` (all with NULL): ctest runs
+ * each as its own test, so that two run at once. Returns the number of
+ * DEMs that ran (the data is in $TALUS_TEST_DATA). */
+static int test_shared_dems(const char *only) {
   static const struct {
     const char *file;
     double buried;
@@ -516,6 +524,7 @@ static int test_shared_dems(void) {
   int ran = 0;
   for (size_t i = 0; i < sizeof dems / sizeof dems[0]; i++) {
     talus_dem dem;
+    if (only && !strstr(dems[i].file, only)) continue;
     if (!test_dem_open(dems[i].file, &dem)) continue;
     char what[96];
     snprintf(what, sizeof what, "%s %dx%d, bare command", dems[i].file, dem.nx, dem.ny);
@@ -690,19 +699,24 @@ static int droplets_only(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 3) return measure_files(argv[1], argv[2]);
+  if (argc == 3 && argv[1][0] != '-') return measure_files(argv[1], argv[2]);
   if (argc == 2 && !strcmp(argv[1], "--particles")) return droplets_only();
-  if (argc == 2 && !strcmp(argv[1], "--shared")) /* the other shared DEMs (ctest: its own test) */
-    return test_shared_dems()
+  if (argc >= 2 &&
+      !strcmp(argv[1], "--shared")) /* the other shared DEMs [whose name has argv[2]] */
+    return test_shared_dems(argc > 2 ? argv[2] : NULL)
                ? check_report("test_dem_carve --shared")
-               : check_skip("test_dem_carve --shared", "no shared DEM in $TALUS_TEST_DATA");
+               : check_skip("test_dem_carve --shared", "no such shared DEM in $TALUS_TEST_DATA");
+  if (argc == 2 && !strcmp(argv[1], "--whole")) /* the whole Big Tujunga map */
+    return test_bigtujunga(1) ? check_report("test_dem_carve --whole")
+                              : check_skip("test_dem_carve --whole",
+                                           "no $TALUS_TEST_DATA/bigtujunga_srtm30m_utm11.tif");
   if (argc == 2 && !strcmp(argv[1], "--fans")) { /* only the range fronts */
     test_fans();
     return check_report("test_dem_carve --fans");
   }
   test_valley();
   test_fans();
-  int dem = test_bigtujunga();
+  int dem = test_bigtujunga(0);
   int rc = check_report("test_dem_carve");
   if (rc || dem) return rc;
   return check_skip("test_dem_carve", "the generated valley passed; the DEM part needs "

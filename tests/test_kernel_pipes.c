@@ -261,6 +261,41 @@ static void test_tilt_under_water(void) {
   talus_tile_free(t);
 }
 
+/* erosion.tilt = downhill: the centre cell of a slope of 0.5 rising to +x
+ * holds 0.5 m of water. Its outflow runs down the slope (to -x): the
+ * steepest tilt, as the paper reads it. With a stale flux up the slope
+ * (+x, the momentum of water leaving a hole over its far rim) the outflow
+ * climbs: no tilt downhill, the steepest still with the paper's. */
+static void test_tilt_downhill(void) {
+  talus_tile *t = make_tile(3, 3, 1);
+  talus_kctx c = make_ctx(3, 3);
+  size_t mid = talus_idx(t, 1, 1);
+  double steepest = 0.5 / sqrt(1.25);
+  for (int y = 0; y < 3; y++)
+    for (int x = 0; x < 3; x++)
+      set_col(t, x, y, 0, 0.5f * (float)x, 0.0f, x == 1 && y == 1 ? 0.5f : 0.0f, TALUS_TOP);
+  c.P.erosion_tilt = TALUS_TILT_DOWNHILL;
+  run_pipes(t, &c);
+  CHECK(F(t, 1, 1, 0, TALUS_DIR_L) > 0.0f && F(t, 1, 1, 0, TALUS_DIR_R) == 0.0f,
+        "the water leaves down the slope");
+  CHECK_CLOSE(t->sina[mid], steepest, 1e-6, "downhill, flowing down: the steepest tilt");
+  t->f[talus_dcol(t, mid, 0, TALUS_DIR_R)] = 5.0f;
+  run_pipes(t, &c);
+  CHECK(F(t, 1, 1, 0, TALUS_DIR_R) > F(t, 1, 1, 0, TALUS_DIR_L), "the outflow climbs");
+  CHECK(t->sina[mid] == 0.0f, "downhill, flowing up: no tilt (%g)", (double)t->sina[mid]);
+  t->f[talus_dcol(t, mid, 0, TALUS_DIR_R)] = 5.0f;
+  c.P.erosion_tilt = TALUS_TILT_STEEPEST;
+  run_pipes(t, &c);
+  CHECK_CLOSE(t->sina[mid], steepest, 1e-6, "steepest, flowing up: the steepest tilt");
+  for (int d = 0; d < 4; d++)
+    t->f[talus_dcol(t, mid, 0, d)] = 0.0f;
+  set_col(t, 1, 1, 0, 0.5f, 0.0f, 0.0f, TALUS_TOP);
+  c.P.erosion_tilt = TALUS_TILT_DOWNHILL;
+  run_pipes(t, &c);
+  CHECK(t->sina[mid] == 0.0f, "downhill, no outflow: no tilt (%g)", (double)t->sina[mid]);
+  talus_tile_free(t);
+}
+
 int main(void) {
   test_head_flux();
   test_limiters();
@@ -270,5 +305,6 @@ int main(void) {
   test_slippage();
   test_tilt();
   test_tilt_under_water();
+  test_tilt_downhill();
   return check_report("test_kernel_pipes");
 }
