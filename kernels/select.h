@@ -67,7 +67,10 @@ TALUS_HD static inline float talus_fmaxf(float x, float y) {
 }
 
 /* c ? a : b without a branch: for conditions no predictor can learn (a
- * random draw), where a mispredicted branch costs more than both sides. */
+ * random draw), where a mispredicted branch costs more than both sides;
+ * and for a condition the same in every lane of a vector loop (a
+ * parameter), which GCC 12 does not vectorise as a select ("relevant stmt
+ * not supported") but does as these bit operations. */
 TALUS_HD static inline float talus_pickf(int c, float a, float b) {
 #ifdef TALUS_SELECT_SSE
   uint32_t ua, ub, m = 0u - (uint32_t)(c != 0);
@@ -78,6 +81,17 @@ TALUS_HD static inline float talus_pickf(int c, float a, float b) {
   return a;
 #else
   return c ? a : b;
+#endif
+}
+
+/* talus_fminf(x, y) for a y the same in every lane of a vector loop (a
+ * parameter): its NaN test is a talus_pickf (see there). The same bits as
+ * talus_fminf. */
+TALUS_HD static inline float talus_fminf_inv(float x, float y) {
+#ifdef TALUS_SELECT_SSE
+  return talus_pickf(y != y, x, x < y ? x : y);
+#else
+  return fminf(x, y);
 #endif
 }
 

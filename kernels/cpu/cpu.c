@@ -35,7 +35,10 @@
  *   vertical (flows added in x order after the vector loop); pipes and
  *   transport are compiled with diagonal slippage on and off as constants,
  *   vertical with erosion on and off (their `vary`: TALUS_ONE_DIAG,
- *   TALUS_ONE_ERODE), so no branch on a parameter stays in the loop;
+ *   TALUS_ONE_ERODE), so no branch on a parameter stays in the loop; the
+ *   pipes body's other parameters (erosion.law, erosion.tilt, slippage
+ *   without diagonals) are bit selects there (talus_pickf, kernels/pipes.h):
+ *   GCC 12 vectorises no select on a loop invariant;
  * - split skips single-column cells below the split size
  *   (CPU_STAGE_LOOP_SKIP, cpu_split_next); support propagation and
  *   collapse skip rows without stacked columns (CPU_STAGE_LOOP_STACKED):
