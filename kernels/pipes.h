@@ -31,7 +31,8 @@
  * floating-point operations and their order are exactly the general
  * path's. The parameters `one` does not carry (erosion.law, erosion.tilt,
  * sand.slippage without diagonals, the slippage range's sign, the NaN test
- * of the room's cap) are bit selects there (talus_pickf, talus_fminf_inv):
+ * of the room's cap) are bit selects on both paths (talus_pickf; on the
+ * fast path talus_fminf_inv):
  * both sides computed, the chosen one's bits kept; as ternaries on a loop
  * invariant they kept GCC 12 from vectorising the CPU's loop ("relevant
  * stmt not supported"). k_pipes (the CPU's other cells and the GPU)
@@ -88,11 +89,10 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pipes_pick(const talus_tile *t, si
 TALUS_HD static inline TALUS_FORCE_INLINE float pipes_talus(const talus_kparams *P, float w,
                                                             float wn, int one) {
   float depth = 0.5f * (w + wn);
-  float m = (one & TALUS_ONE_RANGE2)   ? talus_fminf(depth * (1.0f / P->slippage_range), 1.0f)
-            : one                      ? talus_pickf(P->slippage_range > 0.0f,
-                                                     talus_fminf(depth / P->slippage_range, 1.0f), 1.0f)
-            : P->slippage_range > 0.0f ? talus_fminf(depth / P->slippage_range, 1.0f)
-                                       : 1.0f;
+  float m = (one & TALUS_ONE_RANGE2)
+                ? talus_fminf(depth * (1.0f / P->slippage_range), 1.0f)
+                : talus_pickf(P->slippage_range > 0.0f,
+                              talus_fminf(depth / P->slippage_range, 1.0f), 1.0f);
   return P->tan_dry + (P->tan_wet - P->tan_dry) * m;
 }
 
@@ -169,15 +169,12 @@ TALUS_HD static inline float pipes_tilt(const float h[4], float lc) {
  * by how far the flow turns uphill (1 - max(cos, 0)) left the holes
  * (46 of 53 m3 on the test's plateau corner). Not the preset's: it cuts
  * less at the chasm walls' feet too (256²: 9 floor cells undercut at
- * 12 000 steps, not 160). pipes_downhill: whether the outflow runs down
- * the gradient (the fast path selects pipes_tilt's value by it). */
+ * 12 000 steps, not 160). Returns whether the outflow runs down the
+ * gradient; pipes_column picks pipes_tilt's value or 0 by it. */
 TALUS_HD static inline int pipes_downhill(const float h[4], const float f[4]) {
   float gx = h[TALUS_DIR_R] - h[TALUS_DIR_L], gy = h[TALUS_DIR_U] - h[TALUS_DIR_D];
   float ox = f[TALUS_DIR_R] - f[TALUS_DIR_L], oy = f[TALUS_DIR_U] - f[TALUS_DIR_D];
   return gx * ox + gy * oy < 0.0f;
-}
-TALUS_HD static inline float pipes_tilt_downhill(const float h[4], const float f[4], float lc) {
-  return pipes_downhill(h, f) ? pipes_tilt(h, lc) : 0.0f;
 }
 
 /* Flux, slippage and tilt height of column q toward direction d; stores the
@@ -202,16 +199,9 @@ pipes_direction(const talus_tile *t, const talus_kctx *c, int x, int y, int k, i
     pipes_col n = pipes_load_nb(t, talus_col(t, nidx, kn), one);
     t->pipe[dc] = (int8_t)kn;
     *f_out = pipes_flux(P, t->f[dc], q, n, one);
-    if (one & TALUS_ONE_DIAG)
-      *a_out = pipes_slip(P, q, n, P->cell_size, 1.0f, P->creep_axis, one);
-    else if (one)
-      *a_out = talus_pickf(P->enable_slippage,
-                           pipes_slip(P, q, n, P->cell_size, 1.0f, P->creep_axis, one), 0.0f);
-    else if (P->enable_slippage)
-      *a_out = pipes_slip(P, q, n, P->cell_size, 1.0f, P->creep_axis, one);
-    *h_out = one      ? talus_pickf(energy, n.B + n.s + n.w, n.B + n.s)
-             : energy ? n.B + n.s + n.w
-                      : n.B + n.s;
+    *a_out = talus_pickf((one & TALUS_ONE_DIAG) || P->enable_slippage,
+                         pipes_slip(P, q, n, P->cell_size, 1.0f, P->creep_axis, one), 0.0f);
+    *h_out = talus_pickf(energy, n.B + n.s + n.w, n.B + n.s);
     return;
   }
   if (nb == TALUS_NB_OUTFLOW) {
@@ -290,14 +280,9 @@ pipes_column(const talus_tile *t, const talus_kctx *c, int x, int y, int k, int 
     t->dslip[talus_dcol(t, idx, k, d)] = a[4 + d] * ka;
   }
   t->kr[ci] = talus_fminf(t->r[ci] * l2 / (sf2 * P->dt + TALUS_EPS), 1.0f);
-  if (one) {
-    float s = pipes_tilt(h, P->cell_size);
-    t->sina[ci] =
-        talus_pickf(P->erosion_tilt == TALUS_TILT_DOWNHILL, pipes_downhill(h, f) ? s : 0.0f, s);
-  } else {
-    t->sina[ci] = P->erosion_tilt == TALUS_TILT_DOWNHILL ? pipes_tilt_downhill(h, f, P->cell_size)
-                                                         : pipes_tilt(h, P->cell_size);
-  }
+  float tilt = pipes_tilt(h, P->cell_size);
+  t->sina[ci] =
+      talus_pickf(P->erosion_tilt == TALUS_TILT_DOWNHILL, pipes_downhill(h, f) ? tilt : 0.0f, tilt);
 }
 
 /* Every column of live cell (x, y); `one` as in the notes at the top. */
