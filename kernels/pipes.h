@@ -177,6 +177,20 @@ TALUS_HD static inline int pipes_downhill(const float h[4], const float f[4]) {
   return gx * ox + gy * oy < 0.0f;
 }
 
+/* Whether a column whose surface the tilt reads at `own` (ground, or
+ * water with erosion.law = stream_power: pipes_direction's h_out) lies
+ * below all four heights h[R,U,L,D] it sees: a pit. erosion.tilt =
+ * no_pits reads no tilt there. The paper's law reads a pit floor's
+ * steepest tilt, which is its own rim's, so a pit's still water scours it
+ * deeper the deeper it gets; read as none, the pit takes the load the
+ * water brings in and fills. Unlike downhill, the foot of a wall the
+ * water runs along is no pit and keeps reading the wall (chasm-rain's
+ * undercut floor; benchmarks/RESULTS.md, "Pits read no tilt"). */
+TALUS_HD static inline int pipes_pit(float own, const float h[4]) {
+  return own < talus_fminf(talus_fminf(h[TALUS_DIR_R], h[TALUS_DIR_U]),
+                           talus_fminf(h[TALUS_DIR_L], h[TALUS_DIR_D]));
+}
+
 /* Flux, slippage and tilt height of column q toward direction d; stores the
  * pipe. f_out and a_out receive the unlimited flux and slippage, h_out the
  * surface height seen in that direction. */
@@ -281,8 +295,11 @@ pipes_column(const talus_tile *t, const talus_kctx *c, int x, int y, int k, int 
   }
   t->kr[ci] = talus_fminf(t->r[ci] * l2 / (sf2 * P->dt + TALUS_EPS), 1.0f);
   float tilt = pipes_tilt(h, P->cell_size);
-  t->sina[ci] =
-      talus_pickf(P->erosion_tilt == TALUS_TILT_DOWNHILL, pipes_downhill(h, f) ? tilt : 0.0f, tilt);
+  float own = talus_pickf(P->erosion_law == TALUS_LAW_STREAM_POWER, q.B + q.s + q.w, q.B + q.s);
+  float unpitted =
+      talus_pickf(P->erosion_tilt == TALUS_TILT_NO_PITS, pipes_pit(own, h) ? 0.0f : tilt, tilt);
+  t->sina[ci] = talus_pickf(P->erosion_tilt == TALUS_TILT_DOWNHILL,
+                            pipes_downhill(h, f) ? tilt : 0.0f, unpitted);
 }
 
 /* Every column of live cell (x, y); `one` as in the notes at the top. */

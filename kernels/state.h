@@ -94,7 +94,8 @@ typedef enum talus_erosion_law {
 /* Where the erosion law reads the surface's tilt (erosion.tilt; layered). */
 typedef enum talus_erosion_tilt {
   TALUS_TILT_STEEPEST = 0, /* the steepest tilt, whichever way the water flows (the paper) */
-  TALUS_TILT_DOWNHILL = 1  /* the steepest tilt where the outflow runs downhill; none uphill */
+  TALUS_TILT_DOWNHILL = 1, /* the steepest tilt where the outflow runs downhill; none uphill */
+  TALUS_TILT_NO_PITS = 2   /* the steepest tilt but in a pit (ground below all 4 neighbours') */
 } talus_erosion_tilt;
 
 typedef enum talus_nodata_policy {

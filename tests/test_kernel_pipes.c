@@ -296,6 +296,36 @@ static void test_tilt_downhill(void) {
   talus_tile_free(t);
 }
 
+/* erosion.tilt = no_pits: a cell whose ground lies below its four
+ * neighbours' reads no tilt, though the paper's law reads its rim's (a
+ * pit scours itself deeper); one level with its lowest neighbour (a
+ * channel floor beside a wall) or above it reads the steepest tilt. */
+static void test_tilt_pits(void) {
+  talus_tile *t = make_tile(3, 3, 1);
+  talus_kctx c = make_ctx(3, 3);
+  size_t mid = talus_idx(t, 1, 1);
+  const float ground[3][3] = {{1.0f, 1.0f, 1.0f}, {0.5f, 0.2f, 2.0f}, {1.0f, 1.0f, 1.0f}};
+  for (int y = 0; y < 3; y++)
+    for (int x = 0; x < 3; x++)
+      set_col(t, x, y, 0, ground[y][x], 0.0f, x == 1 && y == 1 ? 0.3f : 0.0f, TALUS_TOP);
+  double steepest = sin(atan(1.5 / 2.0)); /* R - L over 2 l_c, no tilt along y */
+  c.P.erosion_tilt = TALUS_TILT_STEEPEST;
+  run_pipes(t, &c);
+  CHECK_CLOSE(t->sina[mid], steepest, 1e-6, "steepest, a pit: its rim's tilt");
+  c.P.erosion_tilt = TALUS_TILT_NO_PITS;
+  run_pipes(t, &c);
+  CHECK(t->sina[mid] == 0.0f, "no_pits, a pit: no tilt (%g)", (double)t->sina[mid]);
+  const float floors[2] = {0.5f, 0.6f}; /* level with the lowest neighbour, above it */
+  for (int i = 0; i < 2; i++) {
+    set_col(t, 1, 1, 0, floors[i], 0.0f, 0.3f, TALUS_TOP);
+    run_pipes(t, &c);
+    CHECK_CLOSE(t->sina[mid], steepest, 1e-6,
+                floors[i] > 0.5f ? "no_pits, above its lowest neighbour: the tilt"
+                                 : "no_pits, level with its lowest neighbour: the tilt");
+  }
+  talus_tile_free(t);
+}
+
 int main(void) {
   test_head_flux();
   test_limiters();
@@ -306,5 +336,6 @@ int main(void) {
   test_tilt();
   test_tilt_under_water();
   test_tilt_downhill();
+  test_tilt_pits();
   return check_report("test_kernel_pipes");
 }

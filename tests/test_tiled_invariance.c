@@ -20,12 +20,19 @@
 static talus_tile *warm_state(int nx, int ny, talus_kctx *ctx) {
   /* Strong horizontal erosion and small splits, so that columns split and
    * collapse within the few steps each comparison runs; rain whose noise
-   * is drawn over a lattice of 3 cells (12 m), which no core size divides. */
-  static const char *const sets[] = {"simulation.dt=0.15",         "source1.x=200",
-                                     "source1.radius=8",           "horizontal.strength=3",
-                                     "horizontal.split_size=0.25", "horizontal.notch_wall=true",
-                                     "simulation.masks=1",         "water.rain=0.07",
-                                     "water.rain_noise_scale=12",  NULL};
+   * is drawn over a lattice of 3 cells (12 m), which no core size divides;
+   * pits read no tilt (a test of all four neighbours' heights). */
+  static const char *const sets[] = {"simulation.dt=0.15",
+                                     "source1.x=200",
+                                     "source1.radius=8",
+                                     "horizontal.strength=3",
+                                     "horizontal.split_size=0.25",
+                                     "horizontal.notch_wall=true",
+                                     "simulation.masks=1",
+                                     "water.rain=0.07",
+                                     "water.rain_noise_scale=12",
+                                     "erosion.tilt=no_pits",
+                                     NULL};
   talus_domain *d = fixture_domain("chasm-source", W, "chasm-source", sets);
   if (!d || talus_domain_run(d, 100, NULL, NULL)) return NULL;
   talus_tile *t = NULL;

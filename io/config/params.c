@@ -155,10 +155,12 @@ static const param_decl table[] = {
          "layered model: the sediment capacity fades with the water's depth as the bedrock "
          "incision does (1 - tanh(2w/w_max)); false: only the incision fades, so a deep river "
          "carries the load its discharge gives while a still pool (no surface tilt) holds none"),
-    ENUM("erosion.tilt", erosion_tilt, "steepest|downhill", 2, 0,
+    ENUM("erosion.tilt", erosion_tilt, "steepest|downhill|no_pits", 3, 0,
          "layered model: where the erosion law reads the surface's tilt: steepest (everywhere, "
-         "the paper's) or downhill (only where the water's outflow runs downhill: water "
-         "climbing out of a scour hole does not cut its far rim, so the hole fills)"),
+         "the paper's), downhill (only where the water's outflow runs downhill: water "
+         "climbing out of a scour hole does not cut its far rim, so the hole fills) or no_pits "
+         "(everywhere but in a pit, a cell whose ground lies below its four neighbours': its "
+         "still water does not scour it deeper, and it fills)"),
 
     BOOL("horizontal.enable", enable_horizontal, 1,
          "horizontal erosion of walls by flowing water, splitting columns (overhangs)"),
