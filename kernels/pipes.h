@@ -191,6 +191,26 @@ TALUS_HD static inline int pipes_pit(float own, const float h[4]) {
                            talus_fminf(h[TALUS_DIR_L], h[TALUS_DIR_D]));
 }
 
+/* The height of column q that the erosion law's tilt reads: its ground
+ * (the paper's), or its water surface with erosion.law = stream_power
+ * (the energy slope along the flow: a still pool has none, so it does not
+ * scour itself deeper). */
+TALUS_HD static inline TALUS_FORCE_INLINE float pipes_tilt_height(const talus_kparams *P,
+                                                                  pipes_col q) {
+  return talus_pickf(P->erosion_law == TALUS_LAW_STREAM_POWER, q.B + q.s + q.w, q.B + q.s);
+}
+
+/* Whether the law reads no tilt for a column seen at `own`
+ * (pipes_tilt_height) with neighbour heights h[R,U,L,D] and outflow
+ * f[R,U,L,D]: erosion.tilt = downhill where the outflow does not run
+ * downhill, no_pits in a pit. Ints and bit operations, no select on the
+ * parameter, so the CPU's loop stays a vector loop (pipes.h's top notes). */
+TALUS_HD static inline TALUS_FORCE_INLINE int pipes_tilt_none(const talus_kparams *P, float own,
+                                                              const float h[4], const float f[4]) {
+  return ((P->erosion_tilt == TALUS_TILT_DOWNHILL) & !pipes_downhill(h, f)) |
+         ((P->erosion_tilt == TALUS_TILT_NO_PITS) & pipes_pit(own, h));
+}
+
 /* Flux, slippage and tilt height of column q toward direction d; stores the
  * pipe. f_out and a_out receive the unlimited flux and slippage, h_out the
  * surface height seen in that direction. */
@@ -200,13 +220,10 @@ pipes_direction(const talus_tile *t, const talus_kctx *c, int x, int y, int k, i
   const talus_kparams *P = &c->P;
   size_t idx = talus_idx(t, x, y), dc = talus_dcol(t, idx, k, d);
   talus_nb nb = one ? TALUS_NB_INSIDE : talus_nb_kind(t, c, x, y, d, 0);
-  /* erosion.law = stream_power reads the water surface's tilt (the energy
-   * slope along the flow): a still pool has none, so it does not scour
-   * itself deeper; the paper's law reads the ground's. */
-  int energy = P->erosion_law == TALUS_LAW_STREAM_POWER;
+  int energy = P->erosion_law == TALUS_LAW_STREAM_POWER; /* pipes_tilt_height */
   *f_out = 0.0f;
   *a_out = 0.0f;
-  *h_out = energy ? q.B + q.s + q.w : q.B + q.s;
+  *h_out = pipes_tilt_height(P, q);
   if (nb == TALUS_NB_INSIDE) {
     size_t nidx = talus_idx(t, x + talus_dir_dx(d), y + talus_dir_dy(d));
     int kn = pipes_pick(t, nidx, q.B, one);
@@ -215,7 +232,7 @@ pipes_direction(const talus_tile *t, const talus_kctx *c, int x, int y, int k, i
     *f_out = pipes_flux(P, t->f[dc], q, n, one);
     *a_out = talus_pickf((one & TALUS_ONE_DIAG) || P->enable_slippage,
                          pipes_slip(P, q, n, P->cell_size, 1.0f, P->creep_axis, one), 0.0f);
-    *h_out = talus_pickf(energy, n.B + n.s + n.w, n.B + n.s);
+    *h_out = pipes_tilt_height(P, n);
     return;
   }
   if (nb == TALUS_NB_OUTFLOW) {
@@ -294,12 +311,8 @@ pipes_column(const talus_tile *t, const talus_kctx *c, int x, int y, int k, int 
     t->dslip[talus_dcol(t, idx, k, d)] = a[4 + d] * ka;
   }
   t->kr[ci] = talus_fminf(t->r[ci] * l2 / (sf2 * P->dt + TALUS_EPS), 1.0f);
-  float tilt = pipes_tilt(h, P->cell_size);
-  float own = talus_pickf(P->erosion_law == TALUS_LAW_STREAM_POWER, q.B + q.s + q.w, q.B + q.s);
-  float unpitted =
-      talus_pickf(P->erosion_tilt == TALUS_TILT_NO_PITS, pipes_pit(own, h) ? 0.0f : tilt, tilt);
-  t->sina[ci] = talus_pickf(P->erosion_tilt == TALUS_TILT_DOWNHILL,
-                            pipes_downhill(h, f) ? tilt : 0.0f, unpitted);
+  t->sina[ci] = talus_pickf(pipes_tilt_none(P, pipes_tilt_height(P, q), h, f), 0.0f,
+                            pipes_tilt(h, P->cell_size));
 }
 
 /* Every column of live cell (x, y); `one` as in the notes at the top. */
