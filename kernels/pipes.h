@@ -12,7 +12,8 @@
  * axis one: a pile then settles to the same slope in every direction
  * (round), where the 4 axis pipes alone let each row and column settle on
  * its own (stripes down every slope, diamond-shaped piles). Follows the reference notes section 2
- * step 2 and section 6: flux   f = max((1 - δ·dt)·f + dt·g·l_c·Δh, 0), Δh = min(W, C') - max(W', S)
+ * step 2 and section 6: flux   f = max((1 - δ·dt)·f + dt·g·L·Δh, 0), Δh = min(W, C') - max(W', S)
+ *   (L = l_c, the paper's, or water.reference_cell: pipes_flux)
  *   K_e    f *= min(max(C' - W', 0) / (f·dt/l_c² + ε), 1)   (finite C' only)
  *   slip   a = max(min(max((S - S' - T·d)/8, 0)·l_c/d + creep, (C' - B' - s' - w')·room), 0)
  *   K_w, K_r, K_a limiters in that order.
@@ -101,13 +102,23 @@ TALUS_HD static inline TALUS_FORCE_INLINE float pipes_talus(const talus_kparams 
  * neighbour's free space (K_e) when its ceiling is finite. On the fast path
  * (`one`) every neighbour column is its cell's top, whose ceiling is
  * TALUS_TOP, so the cap is never taken and not computed: a vector loop
- * would compute it, division included, and throw it away. */
+ * would compute it, division included, and throw it away.
+ * The gain g·L: with the paper's L = l_c (a pipe l_c² in section, l_c
+ * long) the flux per metre of width gains g·Δh a second, and a slope's
+ * Δh is S·l_c, so a grid twice as fine drives the same slope's water half
+ * as hard; with the grid's speed limit (a column sends at most what it
+ * holds in a step: l_c/dt) its sheet flow runs slower and deeper (a 128 m
+ * plane at a 0.1 slope under chasm-rain's rain: 0.10 / 0.16 / 0.33 m at
+ * 2 / 1 / 0.5 m cells). water.reference_cell holds L, and simulation.dt
+ * scaled with l_c holds the speed limit: 0.16 / 0.16 / 0.18 m
+ * (benchmarks/RESULTS.md, "Water alike on any grid"). */
 TALUS_HD static inline TALUS_FORCE_INLINE float pipes_flux(const talus_kparams *P, float f_old,
                                                            pipes_col q, pipes_col n, int one) {
   float lc = P->cell_size, dt = P->dt;
   float W = q.B + q.s + q.w, Wn = n.B + n.s + n.w;
   float dh = talus_fminf(W, n.C) - talus_fmaxf(Wn, q.B + q.s);
-  float f = talus_fmaxf((1.0f - P->pipe_damping * dt) * f_old + dt * P->gravity * lc * dh, 0.0f);
+  float f = talus_fmaxf(
+      (1.0f - P->pipe_damping * dt) * f_old + dt * P->gravity * P->pipe_gain_length * dh, 0.0f);
   if (!one && n.C < TALUS_TOP) {
     float ke = talus_fmaxf(n.C - Wn, 0.0f) / (f * dt / (lc * lc) + TALUS_EPS);
     f *= talus_fminf(ke, 1.0f);

@@ -26,6 +26,7 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->evaporation = 0.09f;
   p->evap_space_scale = 10.0f;
   p->pipe_damping = 0.01f;
+  p->water_reference_cell = 0.0f;
   p->capacity = 0.1f;
   p->sand_dissolve = 0.05f;
   p->deposition = 0.04f;
@@ -264,6 +265,7 @@ talus_status talus_kparams_derive(talus_kparams *p) {
                          ? p->hf_river_width
                          : p->cell_size;
   hz_scale_derive(p);
+  p->pipe_gain_length = p->water_reference_cell > 0.0f ? p->water_reference_cell : p->cell_size;
   pt_units_derive(p);
   /* The rain noise's lattice in whole cells (rain.h, rain_noise_draw):
    * within a cell, or 0, each cell draws its own. */
@@ -277,7 +279,7 @@ talus_status talus_kparams_derive(talus_kparams *p) {
 }
 
 double talus_kparams_dt_limit(const talus_kparams *p) {
-  double lc = p->cell_size, gain = (double)p->gravity * lc; /* layered: A·g/l = g·l_c */
+  double lc = p->cell_size, gain = (double)p->gravity * p->pipe_gain_length; /* layered: A·g/l */
   if (p->model == TALUS_MODEL_HEIGHTFIELD) gain = p->hf_flux_gain;
   /* The stencil's largest eigenvalue: 8 with 4 pipes (the checkerboard);
    * with the diagonal pipes (gain ratio q = hf_flux_gain_diag / gain) the

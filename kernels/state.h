@@ -129,13 +129,14 @@ typedef struct talus_kparams {
   float gravity;   /* magnitude [m/s²] (the paper's g = -gravity) */
   uint32_t seed;
   /* water */
-  float rain;             /* [m/s] */
-  float rain_noise;       /* 0 = uniform rain, 1 = the reference's 2*noise */
-  float rain_noise_scale; /* the noise's correlation length [m]; 0 = each cell's own */
-  int rain_steps;         /* global steps with rain, then none (dry-out); 0 = always */
-  float evaporation;      /* [m/s] */
-  float evap_space_scale; /* empty-space scale of evaporation [m] */
-  float pipe_damping;     /* δ_d [1/s] */
+  float rain;                 /* [m/s] */
+  float rain_noise;           /* 0 = uniform rain, 1 = the reference's 2*noise */
+  float rain_noise_scale;     /* the noise's correlation length [m]; 0 = each cell's own */
+  int rain_steps;             /* global steps with rain, then none (dry-out); 0 = always */
+  float evaporation;          /* [m/s] */
+  float evap_space_scale;     /* empty-space scale of evaporation [m] */
+  float pipe_damping;         /* δ_d [1/s] */
+  float water_reference_cell; /* cell size the pipes' flux gain holds at [m]; 0 = this run's */
   int num_sources;
   talus_source sources[TALUS_MAX_SOURCES];
   /* sediment & vertical erosion */
@@ -259,6 +260,7 @@ typedef struct talus_kparams {
   float hf_flux_gain_diag;        /* the same of a diagonal pipe, A·g/(√2·l) */
   float hf_inv_depth;             /* 1 / hf_max_depth [1/m] */
   float hf_flow_width;            /* min(l_c, hf_river_width): the unit discharge's width [m] */
+  float pipe_gain_length;         /* L of the pipes' gain g·L: water.reference_cell or l_c [m] */
   float hz_run;                   /* run over which a wall's rise gives sin β [m] */
   float hz_recovery;              /* damage healed per second [m/s] */
   int rain_noise_span;            /* rain_noise_scale in whole cells, at least 1 */
@@ -274,10 +276,11 @@ int pt_units_capped(const talus_kparams *p);
 talus_status talus_kparams_derive(talus_kparams *p);
 /* The largest stable time step [s] of the water pipes of derived p: the
  * pipes carry gravity waves at √(g·A/l) (A, l the pipe's area and length:
- * l_c² and l_c in the layered model), and the grid's fastest mode (the
- * checkerboard, ω² = 8·g·A/(l·l_c²)) stays bounded while ω·dt <= 2, so
- * dt <= √(l·l_c²/(2·g·A)) = √(l_c/(2g)) with the default pipes: 1.24 s at
- * 30 m cells, 0.71 s at 10 m. Above it water sloshes in checkerboards. */
+ * L·l_c and l_c in the layered model, L = water.reference_cell or l_c),
+ * and the grid's fastest mode (the checkerboard, ω² = 8·g·A/(l·l_c²))
+ * stays bounded while ω·dt <= 2, so dt <= √(l·l_c²/(2·g·A)) = √(l_c/(2g))
+ * with the default pipes: 1.24 s at 30 m cells, 0.71 s at 10 m. Above it water sloshes in
+ * checkerboards. */
 double talus_kparams_dt_limit(const talus_kparams *p);
 
 /* The excess stream power of erosion.law = stream_power, both models:

@@ -310,7 +310,7 @@ static void test_json(void) {
 static void test_table_print(void) {
   FILE *null = fopen("/dev/null", "w");
   CHECK(talus_params_print_table(null, NULL) == talus_param_count(), "all keys");
-  CHECK(talus_params_print_table(null, "water") == 8, "[water] has 8 keys");
+  CHECK(talus_params_print_table(null, "water") == 9, "[water] has 9 keys");
   CHECK(talus_params_print_table(null, "water.rain") == 1, "one key");
   CHECK(talus_params_print_table(null, "nope") == 0, "unknown section prints nothing");
   fclose(null);

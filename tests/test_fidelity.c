@@ -28,7 +28,9 @@
  * droplets (curvature across the slope grows), and the sediment's ledger
  * closes.
  * Horizontal erosion pinned to a reference cell (horizontal.reference_cell)
- * undercuts a lake's cliff alike on a 1 m and a 2 m grid.
+ * undercuts a lake's cliff alike on a 1 m and a 2 m grid; the pipes' gain
+ * pinned to one (water.reference_cell), with the time step scaled by the
+ * cell, runs a plane's sheet flow equally deep on 2, 1 and 0.5 m cells.
  *
  * Through-arches are counted along straight horizontal lines: light passes
  * under rock from open air to open air, and the roof stands on pillars at
@@ -742,6 +744,79 @@ static void test_lake_cliff_any_grid(void) {
         loose / at2);
 }
 
+/* The mean depth [m] of the sheet flow on a plane 64 m square falling
+ * 0.1 m/m towards y = 0, under chasm-rain's water (rain 0.07 m/s with the
+ * reference's noise, evaporation 0.03 m/s, outflow on every side) and
+ * nothing else, after `seconds`, over its middle half across the slope:
+ * cells of `cell` m, the pipes' gain pinned to `ref` m (0: the cell's
+ * own), a time step of dt s. -1 when the run fails. */
+static double plane_sheet_depth(float cell, float ref, float dt, double seconds) {
+  int n = (int)(64.0f / cell);
+  talus_tile *t = NULL;
+  CHECK(talus_tile_create(&t, (talus_rect){0, 0, n, n}, 1, 0) == TALUS_OK, "plane tile");
+  if (!t) return -1.0;
+  for (int y = 0; y < n; y++)
+    for (int x = 0; x < n; x++)
+      t->B[talus_col(t, talus_idx(t, x, y), 0)] = 20.0f + 0.1f * ((float)y + 0.5f) * cell;
+  talus_kctx c;
+  memset(&c, 0, sizeof c);
+  talus_kparams *P = &c.P;
+  talus_kparams_defaults(P);
+  P->nz = 1;
+  P->cell_size = cell;
+  P->dt = dt;
+  P->rain = 0.07f;
+  P->evaporation = 0.03f;
+  P->outflow_water = 1;
+  P->enable_vertical = P->enable_horizontal = P->enable_support = 0;
+  P->petrification = 0.0f;
+  P->water_reference_cell = ref;
+  talus_kparams_derive(P);
+  c.nx = c.ny = n;
+  talus_run_stats stats;
+  memset(&stats, 0, sizeof stats);
+  int steps = (int)lround(seconds / dt);
+  talus_status st = talus_tiler_advance(t, &c, (talus_rect){0, 0, n, n}, steps, &stats, NULL, NULL);
+  CHECK(st == TALUS_OK, "plane run: %s", talus_last_error());
+  double sum = 0.0;
+  for (int y = 0; y < n; y++)
+    for (int x = n / 4; x < 3 * n / 4; x++)
+      sum += t->w[talus_col(t, talus_idx(t, x, y), 0)];
+  talus_tile_free(t);
+  return st == TALUS_OK ? sum / ((double)n * (n / 2)) : -1.0;
+}
+
+/* water.reference_cell with a time step scaled by the cell makes the water
+ * the same on any grid. The paper's pipes gain g·l_c a second per metre of
+ * head, and a slope gives a head of S·l_c a cell, so a finer grid drives
+ * the same slope's water more weakly, and a column sends at most what it
+ * holds in a step (a speed limit of l_c/dt): on chasm-rain's 0.5 m cells
+ * its sheet flow stood twice as deep as on 1 m cells (the plateau's 0.165
+ * m of water at 512² against 0.088 at 256², the 512² chasm flooded 4-5 m
+ * deep and filled). On the plane above after 60 s: 0.082 m at 1 m cells
+ * and 0.144 at 0.5 m with the same dt (0.05 s); with the gain pinned to
+ * 1 m and dt = 0.05 s x l_c / 1 m, 0.091 at 2 m and 0.081 at 0.5 m
+ * (the CLI, 2 / 1 / 0.5 m per cell: 0.055 / 0.079 / 0.149 m; pinned:
+ * 0.082 / 0.079 / 0.082). The bounds: pinned,
+ * each grid within 15 % of the 1 m grid's depth; per cell, the 0.5 m grid
+ * more than 1.5 times as deep (the check that the test can fail). */
+static void test_water_any_grid(void) {
+  const double T = 60.0;
+  double at1 = plane_sheet_depth(1.0f, 0.0f, 0.05f, T);
+  double coarse = plane_sheet_depth(2.0f, 1.0f, 0.1f, T);
+  double fine = plane_sheet_depth(0.5f, 1.0f, 0.025f, T);
+  double loose = plane_sheet_depth(0.5f, 0.0f, 0.05f, T);
+  printf("sheet flow on a 0.1 slope, %.0f s: %.4f m at 1 m cells; pinned to 1 m with dt by the "
+         "cell %.4f m at 2 m, %.4f at 0.5 m; per cell, 0.5 m with dt 0.05 s %.4f m\n",
+         T, at1, coarse, fine, loose);
+  CHECK(at1 > 0.02, "rain runs off the plane as a sheet (%.4f m deep)", at1);
+  CHECK(fabs(coarse / at1 - 1.0) <= 0.15 && fabs(fine / at1 - 1.0) <= 0.15,
+        "pinned, the 2 m and 0.5 m grids stand %.2f and %.2f as deep as the 1 m grid (1 +- 15 %%)",
+        coarse / at1, fine / at1);
+  CHECK(loose / at1 > 1.5, "per cell, the 0.5 m grid stands %.2f as deep (> 1.5 expected)",
+        loose / at1);
+}
+
 /* horizontal.notch_wall on coarse cells: the same still lake against the
  * cliff, with the reference's own constants on its own 0.25 m cells
  * (min_slope 0.9, damage_recovery 0.005 m/s, sin β over one cell) as the
@@ -1015,6 +1090,7 @@ static const struct {
     {"test_through_arch_measure", test_through_arch_measure},
     {"test_lake_cliff_any_grid", test_lake_cliff_any_grid},
     {"test_lake_cliff_notch_wall", test_lake_cliff_notch_wall},
+    {"test_water_any_grid", test_water_any_grid},
     {"test_arches", test_arches},
     {"test_cave", test_cave},
     {"test_rivers_rain_texture", test_rivers_rain_texture},
