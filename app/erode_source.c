@@ -111,13 +111,13 @@ talus_status erode_check_params(const talus_kparams *P) {
   if (dt > ERODE_DT_REFUSE * limit)
     return talus_fail(TALUS_ERR_RANGE, "params",
                       "simulation.dt = %g s is %.1fx the stable limit %.3g s of %g m cells "
-                      "(cell_size / sqrt(2 g L), L the pipes' gain length): water would be "
-                      "noise; use dt <= %.3g",
+                      "(cell_size / sqrt(2 g L), L = water.reference_cell or the cell): water "
+                      "would be noise; use dt <= %.3g",
                       dt, dt / limit, limit, (double)P->cell_size, limit);
   if (dt > limit)
     talus_warn("simulation.dt = %g s exceeds the stable limit %.3g s of %g m cells "
-               "(cell_size / sqrt(2 g L), L the pipes' gain length): water may slosh in "
-               "checkerboards; use dt <= %.3g",
+               "(cell_size / sqrt(2 g L), L = water.reference_cell or the cell): water may "
+               "slosh in checkerboards; use dt <= %.3g",
                dt, limit, (double)P->cell_size, limit);
   return TALUS_OK;
 }

@@ -278,9 +278,9 @@ talus_status talus_kparams_derive(talus_kparams *p);
  * pipes carry gravity waves at √(g·A/l) (A, l the pipe's area and length:
  * L·l_c and l_c in the layered model, L = water.reference_cell or l_c),
  * and the grid's fastest mode (the checkerboard, ω² = 8·g·A/(l·l_c²))
- * stays bounded while ω·dt <= 2, so dt <= √(l·l_c²/(2·g·A)) = √(l_c/(2g))
- * with the default pipes: 1.24 s at 30 m cells, 0.71 s at 10 m. Above it water sloshes in
- * checkerboards. */
+ * stays bounded while ω·dt <= 2, so dt <= √(l·l_c²/(2·g·A)) = l_c/√(2gL):
+ * √(l_c/(2g)) with the default pipes, 1.24 s at 30 m cells, 0.71 s at
+ * 10 m. Above it water sloshes in checkerboards. */
 double talus_kparams_dt_limit(const talus_kparams *p);
 
 /* The excess stream power of erosion.law = stream_power, both models:
