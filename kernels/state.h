@@ -601,15 +601,16 @@ TALUS_HD static inline int talus_slips_diagonally(const talus_kparams *P) {
  * exactly when talus_slips_diagonally holds (pipes, transport) and
  * TALUS_ONE_ERODE exactly when vertical erosion runs this step (vertical:
  * vt_eroding); pipes add TALUS_ONE_RANGE2 exactly when
- * talus_pow2f(slippage_range) holds, transport and horizontal
- * TALUS_ONE_CELL2 exactly when talus_pow2f(cell_size) does. The CPU compiles its fast loops once
+ * talus_pow2f(slippage_range) holds, horizontal TALUS_ONE_CELL2 exactly
+ * when talus_pow2f(cell_size) does, transport when that of cell_size and
+ * of pipe_gain_length do. The CPU compiles its fast loops once
  * per value, so the test is a constant there: a branch on a parameter left in the loop keeps GCC
  * from vectorising it (it does not unswitch bodies this large). */
 #define TALUS_ONE        1
 #define TALUS_ONE_DIAG   2
 #define TALUS_ONE_ERODE  4
 #define TALUS_ONE_RANGE2 8  /* pipes: sand.slippage_range is a power of two */
-#define TALUS_ONE_CELL2  16 /* transport, horizontal: the cell size is a power of two */
+#define TALUS_ONE_CELL2  16 /* transport, horizontal: the cell size (and L) a power of two */
 
 /* True when v is a power of two (v = 2^k, k in -126..127), so that x / v
  * and x · (1 / v) are the same float for every x. */

@@ -15,7 +15,7 @@
  * clamp books what it removes as the ledger flow named on its right:
  *   w = clamp(w - dt/l_c²·Σnet, 0, max(C-B-s, 0))        WATER_OVERFILL
  *   w = max(w - evap·clamp((C-B-s-w)/scale, 0.01, 1)·dt, 0) EVAPORATION
- *   v = (net_R - net_L, net_U - net_D) / (2 l_c²)
+ *   v = (net_R - net_L, net_U - net_D) / (2 l_c·L)     (L = l_c or water.reference_cell)
  *   s = clamp(s - Σa_net, 0, C-B-w)                        SAND_OVERFILL / SAND_CLAMP
  *   p = min(κ_petr·dt·s, s); B += p; s -= p                PETRIFY
  *   r = max(r - dt/l_c²·Σ(K_r·f)_net, 0)                   SEDIMENT_CLAMP
@@ -34,7 +34,7 @@
  * TALUS_ONE_DIAG); no neighbour is classified, no border booked (there is
  * none), no loop over one neighbour column left (inflow_axis_col), no
  * test of where a neighbour's pipe leads (to column 0), and with
- * TALUS_ONE_CELL2 the velocity's division by 2·l_c² a multiplication by
+ * TALUS_ONE_CELL2 the velocity's division by 2·l_c·L a multiplication by
  * its (exact) reciprocal; the same operations in the same order
  * otherwise. k_transport passes 0.
  */
@@ -231,15 +231,19 @@ TALUS_HD static inline TALUS_FORCE_INLINE void transport_column(const talus_tile
   float w = transport_water(t, P, ci, n.fnet, flows);
   t->w[ci] = w;
   double l2 = (double)P->cell_size * (double)P->cell_size;
-  /* a power-of-two cell (TALUS_ONE_CELL2): 2·l_c² is one too, and the
-   * multiplication by its reciprocal gives the quotient's bits */
+  /* the velocity: flux over the pipe's section, l_c·L (pipes_flux's L:
+   * l_c², the paper's, or l_c times water.reference_cell, so the speed the
+   * erosion laws read is the same on any grid); a power-of-two section
+   * (TALUS_ONE_CELL2): 2·l_c·L is one too, and the multiplication by its
+   * reciprocal gives the quotient's bits */
+  double section = (double)P->cell_size * (double)P->pipe_gain_length;
   if (one & TALUS_ONE_CELL2) {
-    double inv = 1.0 / (2.0 * l2);
+    double inv = 1.0 / (2.0 * section);
     t->vx[ci] = (float)((n.nf[TALUS_DIR_R] - n.nf[TALUS_DIR_L]) * inv);
     t->vy[ci] = (float)((n.nf[TALUS_DIR_U] - n.nf[TALUS_DIR_D]) * inv);
   } else {
-    t->vx[ci] = (float)((n.nf[TALUS_DIR_R] - n.nf[TALUS_DIR_L]) / (2.0 * l2));
-    t->vy[ci] = (float)((n.nf[TALUS_DIR_U] - n.nf[TALUS_DIR_D]) / (2.0 * l2));
+    t->vx[ci] = (float)((n.nf[TALUS_DIR_R] - n.nf[TALUS_DIR_L]) / (2.0 * section));
+    t->vy[ci] = (float)((n.nf[TALUS_DIR_U] - n.nf[TALUS_DIR_D]) / (2.0 * section));
   }
   transport_sand(t, c, x, y, k, anet, w, flows);
   double rv = (double)t->r[ci] - (double)P->dt / l2 * n.rnet;

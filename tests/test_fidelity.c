@@ -750,7 +750,7 @@ static void test_lake_cliff_any_grid(void) {
  * nothing else, after `seconds`, over its middle half across the slope:
  * cells of `cell` m, the pipes' gain pinned to `ref` m (0: the cell's
  * own), a time step of dt s. -1 when the run fails. */
-static double plane_sheet_depth(float cell, float ref, float dt, double seconds) {
+static double plane_sheet_depth(float cell, float ref, float dt, double seconds, double *speed) {
   int n = (int)(64.0f / cell);
   talus_tile *t = NULL;
   CHECK(talus_tile_create(&t, (talus_rect){0, 0, n, n}, 1, 0) == TALUS_OK, "plane tile");
@@ -778,11 +778,15 @@ static double plane_sheet_depth(float cell, float ref, float dt, double seconds)
   int steps = (int)lround(seconds / dt);
   talus_status st = talus_tiler_advance(t, &c, (talus_rect){0, 0, n, n}, steps, &stats, NULL, NULL);
   CHECK(st == TALUS_OK, "plane run: %s", talus_last_error());
-  double sum = 0.0;
+  double sum = 0.0, v = 0.0;
   for (int y = 0; y < n; y++)
-    for (int x = n / 4; x < 3 * n / 4; x++)
-      sum += t->w[talus_col(t, talus_idx(t, x, y), 0)];
+    for (int x = n / 4; x < 3 * n / 4; x++) {
+      size_t j = talus_col(t, talus_idx(t, x, y), 0);
+      sum += t->w[j];
+      v += hypot(t->vx[j], t->vy[j]);
+    }
   talus_tile_free(t);
+  *speed = v / ((double)n * (n / 2));
   return st == TALUS_OK ? sum / ((double)n * (n / 2)) : -1.0;
 }
 
@@ -797,24 +801,36 @@ static double plane_sheet_depth(float cell, float ref, float dt, double seconds)
  * and 0.144 at 0.5 m with the same dt (0.05 s); with the gain pinned to
  * 1 m and dt = 0.05 s x l_c / 1 m, 0.091 at 2 m and 0.081 at 0.5 m
  * (the CLI, 2 / 1 / 0.5 m per cell: 0.055 / 0.079 / 0.149 m; pinned:
- * 0.082 / 0.079 / 0.082). The bounds: pinned,
- * each grid within 15 % of the 1 m grid's depth; per cell, the 0.5 m grid
- * more than 1.5 times as deep (the check that the test can fail). */
+ * 0.082 / 0.079 / 0.082). The speed the erosion laws read is the flux
+ * over the pipe's section, l_c² per cell (q/l_c: twice as fast at 0.5 m,
+ * 2.51 against 1.26 m/s) and l_c·L pinned: 1.26 / 1.26 / 1.27 m/s. The
+ * bounds: pinned, each grid within 15 % of the 1 m grid's depth and 10 %
+ * of its speed; per cell, the 0.5 m grid more than 1.5 times as deep and
+ * as fast (the checks that the test can fail). */
 static void test_water_any_grid(void) {
   const double T = 60.0;
-  double at1 = plane_sheet_depth(1.0f, 0.0f, 0.05f, T);
-  double coarse = plane_sheet_depth(2.0f, 1.0f, 0.1f, T);
-  double fine = plane_sheet_depth(0.5f, 1.0f, 0.025f, T);
-  double loose = plane_sheet_depth(0.5f, 0.0f, 0.05f, T);
+  double v1, vc, vf, vl;
+  double at1 = plane_sheet_depth(1.0f, 0.0f, 0.05f, T, &v1);
+  double coarse = plane_sheet_depth(2.0f, 1.0f, 0.1f, T, &vc);
+  double fine = plane_sheet_depth(0.5f, 1.0f, 0.025f, T, &vf);
+  double loose = plane_sheet_depth(0.5f, 0.0f, 0.05f, T, &vl);
   printf("sheet flow on a 0.1 slope, %.0f s: %.4f m at 1 m cells; pinned to 1 m with dt by the "
          "cell %.4f m at 2 m, %.4f at 0.5 m; per cell, 0.5 m with dt 0.05 s %.4f m\n",
          T, at1, coarse, fine, loose);
+  printf("  the speed the laws read: %.3f m/s at 1 m; pinned %.3f at 2 m, %.3f at 0.5 m; per cell "
+         "at 0.5 m %.3f\n",
+         v1, vc, vf, vl);
   CHECK(at1 > 0.02, "rain runs off the plane as a sheet (%.4f m deep)", at1);
   CHECK(fabs(coarse / at1 - 1.0) <= 0.15 && fabs(fine / at1 - 1.0) <= 0.15,
         "pinned, the 2 m and 0.5 m grids stand %.2f and %.2f as deep as the 1 m grid (1 +- 15 %%)",
         coarse / at1, fine / at1);
   CHECK(loose / at1 > 1.5, "per cell, the 0.5 m grid stands %.2f as deep (> 1.5 expected)",
         loose / at1);
+  CHECK(fabs(vc / v1 - 1.0) <= 0.1 && fabs(vf / v1 - 1.0) <= 0.1,
+        "pinned, the 2 m and 0.5 m grids' water runs %.2f and %.2f as fast (1 +- 10 %%)", vc / v1,
+        vf / v1);
+  CHECK(vl / v1 > 1.5, "per cell, the 0.5 m grid's speed reads %.2f as fast (> 1.5 expected)",
+        vl / v1);
 }
 
 /* horizontal.notch_wall on coarse cells: the same still lake against the

@@ -100,10 +100,10 @@ static const param_decl table[] = {
     REAL("water.pipe_damping", pipe_damping, 0, 100, 0.01, "1/s",
          "virtual-pipe flux damping: f <- (1 - pipe_damping*dt) f + ..."),
     REAL("water.reference_cell", water_reference_cell, 0, 1e3, 0, "m",
-         "cell size at which the pipes' flux gain holds: a pipe's flux grows by dt*g*L per metre "
-         "of head (a cross-section L x cell, not cell^2), so that with simulation.dt scaled by "
-         "cell / L the water runs alike on any grid (the same sheet depth and speed; 0 = the "
-         "run's cell size, the paper's)"),
+         "cell size at which the water pipes hold: a pipe's section is L x cell (not cell^2), "
+         "so its flux grows by dt*g*L per metre of head and the speed the erosion laws read is "
+         "flux / (L x cell); with simulation.dt scaled by cell / L the water runs alike on any "
+         "grid (the same sheet depth and speed; 0 = the run's cell size, the paper's)"),
     BOOL("water.outflow_border", outflow_water, 0,
          "water and sediment leave across the domain border (false: reflecting wall)"),
 

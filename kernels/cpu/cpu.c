@@ -345,11 +345,13 @@ static inline int cpu_vary_pipes(const talus_kctx *c) {
   return cpu_vary_diag(c) | (talus_pow2f(c->P.slippage_range) ? 2 : 0);
 }
 
-/* `vary` of the transport loop: cpu_vary_diag, plus 2 when the cell size
- * is a power of two (the velocity's division by 2·l_c² a multiplication:
- * the scenes' cells at 2^k cells across). */
+/* `vary` of the transport loop: cpu_vary_diag, plus 2 when the pipe's
+ * section l_c·L is a power of two, both factors being (the velocity's
+ * division by 2·l_c·L a multiplication: the scenes' cells at 2^k cells
+ * across). */
 static inline int cpu_vary_transport(const talus_kctx *c) {
-  return cpu_vary_diag(c) | (talus_pow2f(c->P.cell_size) ? 2 : 0);
+  int pow2 = talus_pow2f(c->P.cell_size) && talus_pow2f(c->P.pipe_gain_length);
+  return cpu_vary_diag(c) | (pow2 ? 2 : 0);
 }
 
 /* `vary` of the horizontal loop: 1 when horizontal erosion is on (the
