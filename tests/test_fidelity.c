@@ -41,6 +41,7 @@
 #include "carve_metrics.h"
 #include "check.h"
 #include "scene_fixture.h"
+#include "io/state.h"
 #include "tiler/tiler.h"
 
 #include <math.h>
@@ -71,18 +72,40 @@ static talus_tile *pile_tile(int w, int b, float height) {
   return t;
 }
 
-static talus_kctx pile_ctx(int w, int neighbours) {
+/* The context of a hand-built w × h world of `cell` m cells: the declared
+ * defaults with no rain, evaporation or petrification, for the caller to
+ * set what its check needs before hand_run. */
+static talus_kctx hand_ctx(int w, int h, float cell) {
   talus_kctx c;
   memset(&c, 0, sizeof c);
+  talus_kparams_defaults(&c.P);
+  c.P.cell_size = cell;
+  c.P.rain = c.P.evaporation = c.P.petrification = 0.0f;
+  c.nx = w;
+  c.ny = h;
+  return c;
+}
+
+/* Derives c's parameters and runs t, the whole world of c, for `steps`
+ * steps, its flows zeroed first in *stats; `what` names the run in a
+ * failure. */
+static talus_status hand_run(talus_tile *t, talus_kctx *c, int steps, talus_run_stats *stats,
+                             const char *what) {
+  memset(stats, 0, sizeof *stats);
+  talus_kparams_derive(&c->P);
+  talus_status st =
+      talus_tiler_advance(t, c, (talus_rect){0, 0, c->nx, c->ny}, steps, stats, NULL, NULL);
+  CHECK(st == TALUS_OK, "%s: %s", what, talus_last_error());
+  return st;
+}
+
+/* Sand slippage alone over the pile: 4 or 8 neighbours. */
+static talus_kctx pile_ctx(int w, int neighbours) {
+  talus_kctx c = hand_ctx(w, w, 1.0f);
   talus_kparams *P = &c.P;
-  talus_kparams_defaults(P);
   P->nz = 1;
-  P->cell_size = 1.0f;
-  P->rain = P->evaporation = P->petrification = 0.0f;
   P->enable_vertical = P->enable_horizontal = P->enable_support = 0;
   P->slip_diagonal = neighbours == 8;
-  talus_kparams_derive(P);
-  c.nx = c.ny = w;
   return c;
 }
 
@@ -109,11 +132,9 @@ static double pile_shape(int neighbours, double *mid) {
   talus_tile *t = pile_tile(w, b, height);
   talus_kctx c = pile_ctx(w, neighbours);
   talus_run_stats stats;
-  memset(&stats, 0, sizeof stats);
   CHECK(t != NULL, "pile tile");
   if (!t) return 0.0;
-  CHECK(talus_tiler_advance(t, &c, (talus_rect){0, 0, w, w}, steps, &stats, NULL, NULL) == TALUS_OK,
-        "relax the pile: %s", talus_last_error());
+  hand_run(t, &c, steps, &stats, "relax the pile");
   double *z = surface_of(t), sand = 0.0, axis = 0.0, diag = 0.0, top = 0.0;
   for (int y = 0; y < w; y++)
     for (int x = 0; x < w; x++) {
@@ -344,6 +365,19 @@ static int env_int(const char *name, int fallback) {
   return k > 0 ? k : fallback;
 }
 
+/* With TALUS_CHASM_KEEP=<prefix> set, writes d's state to
+ * <prefix>_<when>.tif, so that a long run's ridge can be looked at
+ * (sections, hillshades) without running it again. */
+static void chasm_keep(const talus_domain *d, const char *when) {
+  const char *prefix = getenv("TALUS_CHASM_KEEP");
+  if (!prefix) return;
+  char path[1024];
+  snprintf(path, sizeof path, "%s_%s.tif", prefix, when);
+  CHECK(talus_state_write(path, d->tile, talus_domain_step(d), d->ctx.P.cell_size, NULL, NULL) ==
+            TALUS_OK,
+        "keeping %s: %s", path, talus_last_error());
+}
+
 /* chasm-rain (fidelity item 3; paper fig. 3, top row: "a chasm eroded by
  * rain, forming overhangs and a triangular ridge that collapses after
  * further erosion"). The rain is not all evaporated; the plateau drains
@@ -400,9 +434,11 @@ static void test_chasm_rain(void) {
   for (int y = 0; n0 && y < n; y++)
     for (int x = 0; x < n; x++)
       n0[(size_t)y * n + x] = d->tile->count[talus_idx(d->tile, x, y)];
+  chasm_keep(d, "cut");
 
   CHECK(talus_domain_run(d, fall_at - cut_at, NULL, NULL) == TALUS_OK, "chasm-rain run: %s",
         talus_last_error());
+  chasm_keep(d, "fall");
   double v2 = 0.0, deepest = 0.0, r2 = chasm_ridge(d->tile, l, &v2);
   int fallen = z0 && n0 ? chasm_fallen(d->tile, cut, n0, z0, 3.0, &deepest) : 0;
   double split = talus_domain_flow(d, TALUS_FLOW_SPLIT) - split1;
@@ -693,25 +729,15 @@ static double lake_cliff_retreat(float cell, float ref, float recovery, float mi
       t->B[j] = cliff ? 20.0f : 0.0f;
       t->w[j] = cliff ? 0.0f : 3.0f;
     }
-  talus_kctx c;
-  memset(&c, 0, sizeof c);
+  talus_kctx c = hand_ctx(w, h, cell);
   talus_kparams *P = &c.P;
-  talus_kparams_defaults(P);
-  P->cell_size = cell;
   P->dt = 0.05f;
-  P->rain = P->evaporation = P->petrification = 0.0f;
   P->horiz_reference_cell = ref;
   P->damage_recovery = recovery;
   P->horiz_min_slope = min_slope;
   P->horiz_notch_wall = notch_wall;
-  talus_kparams_derive(P);
-  c.nx = w;
-  c.ny = h;
   talus_run_stats stats;
-  memset(&stats, 0, sizeof stats);
-  int steps = (int)(seconds / P->dt);
-  CHECK(talus_tiler_advance(t, &c, (talus_rect){0, 0, w, h}, steps, &stats, NULL, NULL) == TALUS_OK,
-        "cliff run: %s", talus_last_error());
+  hand_run(t, &c, (int)(seconds / P->dt), &stats, "cliff run");
   talus_tile_free(t);
   return stats.flows[TALUS_FLOW_SPLIT] * cell * cell / height;
 }
@@ -758,26 +784,17 @@ static double plane_sheet_depth(float cell, float ref, float dt, double seconds,
   for (int y = 0; y < n; y++)
     for (int x = 0; x < n; x++)
       t->B[talus_col(t, talus_idx(t, x, y), 0)] = 20.0f + 0.1f * ((float)y + 0.5f) * cell;
-  talus_kctx c;
-  memset(&c, 0, sizeof c);
+  talus_kctx c = hand_ctx(n, n, cell);
   talus_kparams *P = &c.P;
-  talus_kparams_defaults(P);
   P->nz = 1;
-  P->cell_size = cell;
   P->dt = dt;
   P->rain = 0.07f;
   P->evaporation = 0.03f;
   P->outflow_water = 1;
   P->enable_vertical = P->enable_horizontal = P->enable_support = 0;
-  P->petrification = 0.0f;
   P->water_reference_cell = ref;
-  talus_kparams_derive(P);
-  c.nx = c.ny = n;
   talus_run_stats stats;
-  memset(&stats, 0, sizeof stats);
-  int steps = (int)lround(seconds / dt);
-  talus_status st = talus_tiler_advance(t, &c, (talus_rect){0, 0, n, n}, steps, &stats, NULL, NULL);
-  CHECK(st == TALUS_OK, "plane run: %s", talus_last_error());
+  talus_status st = hand_run(t, &c, (int)lround(seconds / dt), &stats, "plane run");
   double sum = 0.0, v = 0.0;
   for (int y = 0; y < n; y++)
     for (int x = n / 4; x < 3 * n / 4; x++) {
