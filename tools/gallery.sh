@@ -31,7 +31,7 @@ steps_of() {
   case "$1" in
     bridges) echo 300 ;;
     arches) echo 16500 ;;
-    cave) echo 1000 ;;
+    cave) echo 3000 ;; # 150 s: the tunnel widens and its stream reaches the plain
     rivers-rain) echo 3500 ;; # 1500 of heavy rain, then the dry-out
     chasm-rain) echo 8000 ;; # channels and their ridge; its fall: chasm-rain-mesh.png, below
     chasm-source) echo 1500 ;;
