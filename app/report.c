@@ -63,10 +63,13 @@ static double report_mcells(const report_run *run, const report_facts *f) {
 
 /* The suspended sediment at the end [m³] over the solid (bedrock + sand)
  * the run removed: material that is neither in the surface nor gone off
- * the map (0 when the run removed none). */
+ * the map (0 when the run removed none). The removed solid is what the
+ * flows booked, not initial − current: those two sums of a large map's
+ * heights carry the float residual (cave 512², 1000 steps: 16.6 m³ of
+ * 2.4 million, which made 157 m³ suspended read as 112 % of 141). */
 static double report_suspended_share(const talus_ledger_summary *L) {
-  double removed = (L->initial[TALUS_MAT_BEDROCK] + L->initial[TALUS_MAT_SAND]) -
-                   (L->current[TALUS_MAT_BEDROCK] + L->current[TALUS_MAT_SAND]);
+  double removed = (L->outflow[TALUS_MAT_BEDROCK] - L->inflow[TALUS_MAT_BEDROCK]) +
+                   (L->outflow[TALUS_MAT_SAND] - L->inflow[TALUS_MAT_SAND]);
   return removed > 0.0 ? L->current[TALUS_MAT_SEDIMENT] / removed : 0.0;
 }
 

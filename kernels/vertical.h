@@ -158,11 +158,18 @@ TALUS_HD static inline TALUS_FORCE_INLINE void vt_erode(const talus_tile *t, con
                                                         double *flows) {
   size_t j = talus_col(t, i, k);
   vt_factors f = vt_factors_of(t, P, j, t->w[j]);
-  float dC = vt_ceiling(t, P, i, k, n, f);
-  float dB = vt_floor(t, P, i, k, f, fixed);
-  t->C[j] += dC;
+  float C0 = t->C[j], B0 = t->B[j];
+  float C1 = C0 + vt_ceiling(t, P, i, k, n, f), B1 = B0 - vt_floor(t, P, i, k, f, fixed);
+  /* The rock the floats moved, not the rock asked for: at a bed 50 m up
+   * a float's step is 3.8e-6 m (on a 2000 m DEM 1.2e-4), and an erosion
+   * below half of it leaves the bed as it was; booked and turned into
+   * sand all the same, it made matter (cave: 16 m3 in 1000 steps, 1.2 %
+   * of the bedrock eroded; Big Tujunga 128², dem-default: 4150 m3, 2.4 %).
+   * Both differences are exact (Sterbenz: the values lie within 2x). */
+  float dC = C1 - C0, dB = B0 - B1;
+  t->C[j] = C1;
+  t->B[j] = B1;
   t->s[j] += dC + dB;
-  t->B[j] -= dB;
   flows[TALUS_FLOW_CEILING_EROSION] += (double)dC;
   flows[TALUS_FLOW_BEDROCK_EROSION] += (double)dB;
   vt_exchange(t, P, j, f, flows);

@@ -36,14 +36,14 @@ check "dem-heightfield on noise: report" 'report_ok "$W/dem.json"'
 check "dem-heightfield ran advection and its crest-only thermal erosion" \
   'stage_ran "$W/dem.json" thermal_in && stage_ran "$W/dem.json" hf_advect'
 # The load still suspended at the end is not in the surface: the report
-# gives its share of the solid removed, the ledger's and the _sediment
-# map's volume alike.
+# gives its share of the solid removed (as the flows booked it), the
+# ledger's and the _sediment map's volume alike.
 check "the report's suspended share is the ledger's and the _sediment map's" '/usr/bin/python3 -c "
 import json
 from osgeo import gdal
 L = json.load(open(\"$W/dem.json\"))[\"ledger\"]
 m = L[\"materials\"]
-removed = sum(m[k][\"initial\"] - m[k][\"current\"] for k in (\"bedrock\", \"sand\"))
+removed = sum(m[k][\"outflow\"] - m[k][\"inflow\"] for k in (\"bedrock\", \"sand\"))
 d = gdal.Open(\"$W/dem_sediment.tif\")
 cell = abs(d.GetGeoTransform()[1] * d.GetGeoTransform()[5])
 v = float(d.ReadAsArray().astype(\"float64\").sum()) * cell
