@@ -43,13 +43,26 @@ void report_close_ledger(report_facts *f) {
   }
 }
 
-void report_ledger_ratios(const report_facts *f, double *rel_material, double *rel_water) {
+static int report_solid(talus_material m) {
+  return m == TALUS_MAT_SEDIMENT || m == TALUS_MAT_SAND || m == TALUS_MAT_BEDROCK;
+}
+
+void report_ledger_ratios(const report_facts *f, double *rel_material, double *rel_water,
+                          double *rel_solid) {
   const talus_ledger_summary *L = &f->ledger;
   double solids = L->initial[TALUS_MAT_SEDIMENT] + L->initial[TALUS_MAT_SAND] +
                   L->initial[TALUS_MAT_BEDROCK] + L->initial[TALUS_MAT_WATER];
-  double added = f->flows[TALUS_FLOW_RAIN] + f->flows[TALUS_FLOW_SOURCE];
+  double added = f->flows[TALUS_FLOW_RAIN] + f->flows[TALUS_FLOW_SOURCE], moved = 0.0;
+  for (int i = 0; i < TALUS_FLOW_COUNT; i++) {
+    talus_material from, to;
+    talus_flow_name(i, &from, &to);
+    if (report_solid(from) || report_solid(to)) moved += fabs(f->flows[i]);
+  }
+  double solid_residual = L->residual[TALUS_MAT_SEDIMENT] + L->residual[TALUS_MAT_SAND] +
+                          L->residual[TALUS_MAT_BEDROCK];
   *rel_material = solids > 0 ? fabs(L->total_residual) / solids : 0.0;
   *rel_water = added > 0 ? fabs(L->residual[TALUS_MAT_WATER]) / added : 0.0;
+  *rel_solid = moved > 0 ? fabs(solid_residual) / moved : 0.0;
 }
 
 static double report_mcells(const report_run *run, const report_facts *f) {
@@ -93,12 +106,14 @@ static talus_json *report_json_ledger(const report_facts *rf) {
     st = st ? (talus_json_free(v), st) : talus_json_set(mats, material_names[m], v);
   }
   if (!st) st = talus_json_set(o, "materials", mats), mats = NULL;
-  double rm, rw;
-  report_ledger_ratios(rf, &rm, &rw);
+  double rm, rw, rs;
+  report_ledger_ratios(rf, &rm, &rw, &rs);
   if (!st) st = talus_json_set(o, "total_residual", talus_json_real(L->total_residual, NULL));
   if (!st) st = talus_json_set(o, "residual_relative_to_material", talus_json_real(rm, "%.6g"));
   if (!st)
     st = talus_json_set(o, "water_residual_relative_to_water_added", talus_json_real(rw, "%.6g"));
+  if (!st)
+    st = talus_json_set(o, "solid_residual_relative_to_solid_moved", talus_json_real(rs, "%.6g"));
   if (!st)
     st = talus_json_set(o, "suspended_share_of_removed",
                         talus_json_real(report_suspended_share(L), "%.6g"));
@@ -216,8 +231,8 @@ talus_status report_write(const char *path, const report_run *run, const report_
 
 void report_print_summary(FILE *to, const report_run *run, const report_facts *f) {
   const talus_ledger_summary *L = &f->ledger;
-  double rm, rw;
-  report_ledger_ratios(f, &rm, &rw);
+  double rm, rw, rs;
+  report_ledger_ratios(f, &rm, &rw, &rs);
   fprintf(to, "talus: %lld steps of %d x %d in %.2f s (%.1f Mcell-steps/s, %d threads)\n",
           (long long)run->steps, f->nx, f->ny, run->seconds, report_mcells(run, f), run->threads);
   const report_tiling *t = &f->tiling;
@@ -233,8 +248,10 @@ void report_print_summary(FILE *to, const report_run *run, const report_facts *f
   for (int m = 0; m < TALUS_MAT_COUNT; m++)
     fprintf(to, "talus:                   %-9s %14.6g %14.6g %14.6g %11.3g\n", material_names[m],
             L->initial[m], L->current[m], L->inflow[m] - L->outflow[m], L->residual[m]);
-  fprintf(to, "talus: ledger residual %.3g m3 (%.2g of material, %.2g of water added)\n",
-          L->total_residual, rm, rw);
+  fprintf(to,
+          "talus: ledger residual %.3g m3 (%.2g of material, %.2g of water added, %.2g of the "
+          "solid moved)\n",
+          L->total_residual, rm, rw, rs);
   /* Said where it matters: the surface (the output) holds only the bed. */
   double share = report_suspended_share(L);
   if (share >= REPORT_SUSPENDED_NOTE)

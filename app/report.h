@@ -52,9 +52,12 @@ void report_close_ledger(report_facts *f);
 /* Writes the report to `path` (via a temporary file, renamed on success). */
 talus_status report_write(const char *path, const report_run *run, const report_facts *f,
                           const talus_params *p);
-/* Ledger residuals relative to the total material volume and to the water
- * added; both 0 when nothing was present or added. */
-void report_ledger_ratios(const report_facts *f, double *rel_material, double *rel_water);
+/* Ledger residuals relative to the total material volume, to the water
+ * added, and (the solids': bedrock, sand, sediment) to the solid the flows
+ * moved — the one that shows a process making or losing rock, which the
+ * whole map's volume hides; each 0 when its base is 0. */
+void report_ledger_ratios(const report_facts *f, double *rel_material, double *rel_water,
+                          double *rel_solid);
 /* Prints the one-line summary and the ledger table to `to`. */
 void report_print_summary(FILE *to, const report_run *run, const report_facts *f);
 

@@ -106,7 +106,8 @@ ok = (r["steps"] == 100 and r["parameters"]["water.rain"] > 0 and r["mcell_steps
       and set(r["phase_seconds"]) == {"setup", "simulation", "output"}
       and r["phase_seconds"]["setup"] > 0 and r["phase_seconds"]["output"] > 0
       and r["phase_seconds"]["simulation"] == r["seconds"]
-      and abs(L["residual_relative_to_material"]) < 1e-6 and L["flows"]["rain"] > 0)
+      and abs(L["residual_relative_to_material"]) < 1e-6 and L["flows"]["rain"] > 0
+      and L["solid_residual_relative_to_solid_moved"] < 1e-5)
 sys.exit(0 if ok else 1)
 EOF'
 
