@@ -43,6 +43,8 @@ void report_close_ledger(report_facts *f) {
   }
 }
 
+/* 1 for the solids (sediment, sand, bedrock), whose residual the ratio
+ * against the solid moved sums. */
 static int report_solid(talus_material m) {
   return m == TALUS_MAT_SEDIMENT || m == TALUS_MAT_SAND || m == TALUS_MAT_BEDROCK;
 }
