@@ -165,7 +165,9 @@ TALUS_HD static inline TALUS_FORCE_INLINE void vt_erode(const talus_tile *t, con
    * below half of it leaves the bed as it was; booked and turned into
    * sand all the same, it made matter (cave: 16 m3 in 1000 steps, 1.2 %
    * of the bedrock eroded; Big Tujunga 128², dem-default: 4150 m3, 2.4 %).
-   * Both differences are exact (Sterbenz: the values lie within 2x). */
+   * Both differences are exact wherever the two values lie within 2x of
+   * each other (Sterbenz), i.e. unless a bed within one erosion of 0 m
+   * crosses it; there the rounding is of dB's own size, not the bed's. */
   float dC = C1 - C0, dB = B0 - B1;
   t->C[j] = C1;
   t->B[j] = B1;
