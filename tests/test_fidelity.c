@@ -201,17 +201,29 @@ static void texture(const double *z, int n, double l, double T, double *locked, 
   if (across_mean) *across_mean = sloping ? across / (double)sloping : 0.0;
 }
 
-/* Scene `name` at n² cells with its own preset, run `steps` steps; NULL
- * (and a failed check) when it cannot be built or run. */
-static talus_domain *scene_run(const char *name, int n, int steps) {
-  talus_domain *d = fixture_domain(name, n, name, NULL);
-  CHECK(d != NULL, "%s domain", name);
+/* Runs d (may be NULL) for `steps` steps; NULL, with d freed and the
+ * failure checked, when the run fails. */
+static talus_domain *scene_advance(talus_domain *d, const char *name, int steps) {
   if (d && talus_domain_run(d, steps, NULL, NULL) != TALUS_OK) {
     CHECK(0, "%s run: %s", name, talus_last_error());
     talus_domain_free(d);
     return NULL;
   }
   return d;
+}
+
+/* Scene `name` at n² cells with its own preset, run `steps` steps; NULL
+ * (and a failed check) when it cannot be built or run. */
+static talus_domain *scene_run(const char *name, int n, int steps) {
+  talus_domain *d = fixture_domain(name, n, name, NULL);
+  CHECK(d != NULL, "%s domain", name);
+  return scene_advance(d, name, steps);
+}
+
+/* The steps of d's time step in `seconds` of simulated time: a check made
+ * for a preset's steps holds on a finer grid whose recipe halves dt. */
+static int scene_steps(const talus_domain *d, double seconds) {
+  return (int)lround(seconds / d->ctx.P.dt);
 }
 
 static void test_rivers_rain_texture(void) {
@@ -413,15 +425,9 @@ static void test_chasm_rain(void) {
             fall_at = env_int("TALUS_CHASM_FALL", 21000);
   talus_domain *d = fixture_domain("chasm-rain", n, "chasm-rain", NULL);
   CHECK(d != NULL, "chasm-rain domain");
-  if (!d) return;
-  /* The water is checked after 300 s of rain (the preset's 6000 steps)
-   * whatever dt a finer grid's recipe sets. */
-  const int first = (int)lround(300.0 / d->ctx.P.dt);
-  if (talus_domain_run(d, first, NULL, NULL) != TALUS_OK) {
-    CHECK(0, "chasm-rain run: %s", talus_last_error());
-    talus_domain_free(d);
-    return;
-  }
+  /* The water is checked after 300 s of rain (the preset's 6000 steps). */
+  const int first = d ? scene_steps(d, 300.0) : 0;
+  if (!(d = scene_advance(d, "chasm-rain", first))) return;
   double l = d->ctx.P.cell_size;
   double rain = talus_domain_flow(d, TALUS_FLOW_RAIN);
   double evap = talus_domain_flow(d, TALUS_FLOW_EVAPORATION);
@@ -965,7 +971,7 @@ static void cave_at(int n) {
   talus_domain *d = fixture_domain("cave", n, "cave", NULL);
   CHECK(d != NULL, "cave domain");
   if (!d) return;
-  const int steps = (int)lround(150.0 / d->ctx.P.dt);
+  const int steps = scene_steps(d, 150.0);
   double l = d->ctx.P.cell_size;
   double *top0 = malloc(sizeof *top0 * n * n), *top1 = malloc(sizeof *top1 * n * n);
   unsigned char *tunnel = malloc((size_t)n * n);
