@@ -53,14 +53,11 @@ static talus_status domain_load_heights(talus_domain *d, const float *bedrock,
 
 /* Parameters for a domain of cell_size metres: p's physics, derived. */
 static talus_status domain_params(talus_domain *d, double cell_size, const talus_params *p) {
-  talus_status st = TALUS_OK;
-  if (p)
-    st = talus_params_to_kparams(p, &d->ctx.P);
-  else
-    talus_kparams_defaults(&d->ctx.P);
-  d->ctx.P.cell_size = (float)cell_size;
   d->cell_area = cell_size * cell_size;
-  return st ? st : talus_kparams_derive(&d->ctx.P);
+  if (p) return talus_params_to_kparams(p, cell_size, &d->ctx.P);
+  talus_kparams_defaults(&d->ctx.P);
+  d->ctx.P.cell_size = (float)cell_size;
+  return talus_kparams_derive(&d->ctx.P);
 }
 
 /* Fills the hardness plane (allocating it if the tile lacks one) with the

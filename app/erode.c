@@ -16,6 +16,7 @@
 #include "io/export/driver.h"
 #include "mpi/ranks.h"
 
+#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,10 @@ static void erode_usage(void) {
       "  --steps N              simulation steps (default 1000; with erosion.spinup > 0,\n"
       "                         as with the DEM presets: the spin-up + the --strength steps;\n"
       "                         a state continues with what is left of its spin-up)\n"
+      "  --seconds T            simulated seconds instead of --steps: T / dt steps, rounded\n"
+      "                         up, dt the run's time step (simulation.dt, shorter on cells\n"
+      "                         finer than water.finest_cell: the scene presets' runs are\n"
+      "                         the same seconds on any grid)\n"
       "  --strength S           light, medium (default) or heavy: erosion.spinup + 1000, 2500\n"
       "                         or 6000 droplet batches' steps when --steps is not given\n"
       "                         (x particles.every: dem-heightfield's batches come every 2\n"
@@ -134,13 +139,44 @@ static int erode_strength_option(const char *v, erode_opts *o) {
 static void erode_default_steps(erode_opts *o, const talus_params *p) {
   double spinup = 0.0, droplets = 0.0, every = 1.0;
   talus_params_get(p, "erosion.spinup", &spinup);
-  if (o->steps_given || (!o->strength && !(spinup > 0.0))) return;
+  if (o->steps_given || o->seconds > 0.0 || (!o->strength && !(spinup > 0.0))) return;
   talus_params_get(p, "particles.enable", &droplets);
   if (droplets != 0.0) talus_params_get(p, "particles.every", &every);
   int s = o->strength ? o->strength : ERODE_STRENGTH_MEDIUM;
   int64_t left = (int64_t)spinup - o->input_step;
   o->steps = (left > 0 ? left : 0) +
              strength_steps[s - ERODE_STRENGTH_LIGHT] * (every >= 1.0 ? (int64_t)every : 1);
+}
+
+/* The run's time step, said and used: where water.finest_cell shortens
+ * dt on this grid, says so (a run's step is then not the preset's
+ * simulation.dt); with --seconds T, sets the steps of that dt which cover
+ * T, the last one ending at or after it. dt is derived on the input's
+ * cells from its metadata, as the run derives it. */
+static talus_status erode_time_steps(erode_opts *o, const talus_params *p) {
+  double finest = 0.0, dt0 = 0.0;
+  talus_params_get(p, "water.finest_cell", &finest);
+  talus_params_get(p, "simulation.dt", &dt0);
+  if (!(o->seconds > 0.0) && !(finest > 0.0)) return TALUS_OK;
+  talus_kparams P;
+  talus_status st = erode_input_kparams(o, p, &P, NULL);
+  if (st) return st;
+  if (!o->quiet && (double)P.dt != dt0)
+    talus_info("water.finest_cell = %g m on %g m cells: the water runs as on %g m cells, in steps "
+               "of %g s (simulation.dt %g s x %g)",
+               finest, (double)P.cell_size, finest, (double)P.dt, dt0,
+               (double)P.cell_size / finest);
+  if (!(o->seconds > 0.0)) return TALUS_OK;
+  /* dt is a float: 7 s of 0.7 s steps read as 10.0000002 steps, and mean 10 */
+  double x = o->seconds / (double)P.dt, n = fabs(x - round(x)) <= 1e-6 * x ? round(x) : ceil(x);
+  if (!(n <= (double)((int64_t)1 << 40)))
+    return talus_fail(TALUS_ERR_ARGUMENT, "args",
+                      "--seconds %g in steps of %g s is %.3g steps: too many", o->seconds,
+                      (double)P.dt, n);
+  o->steps = (int64_t)n;
+  if (!o->quiet)
+    talus_info("--seconds %g: %lld steps of %g s", o->seconds, (long long)o->steps, (double)P.dt);
+  return TALUS_OK;
 }
 
 /* Moves d to the backend --device asks for (picked, and the GPU set up,
@@ -221,6 +257,8 @@ static int erode_option(app_args *a, erode_opts *o) {
     return r < 0 ? r : (app_int("--steps", v, 0, (int64_t)1 << 40, &o->steps) ? -1 : 1);
   }
   if ((r = app_take(a, "--strength", NULL, &v))) return r < 0 ? r : erode_strength_option(v, o);
+  if ((r = app_take(a, "--seconds", NULL, &v)))
+    return r < 0 || app_real("--seconds", v, 1e-9, 1e12, &o->seconds) ? -1 : 1;
   if ((r = app_take(a, "--threads", NULL, &v))) {
     int64_t n = 0;
     if (r < 0 || app_int("--threads", v, 1, 4096, &n)) return -1;
@@ -308,6 +346,9 @@ static talus_status erode_parse(int argc, char **argv, erode_opts *o, int *stop)
     if (!r && app_input(&a, "erode", &o->input)) return TALUS_ERR_ARGUMENT;
   }
   if (!o->input) return talus_fail(TALUS_ERR_ARGUMENT, "args", "no input raster given");
+  if (o->seconds > 0.0 && (o->steps_given || o->strength))
+    return talus_fail(TALUS_ERR_ARGUMENT, "args", "--seconds counts the steps: give it without %s",
+                      o->steps_given ? "--steps" : "--strength");
   if (!o->output) return talus_fail(TALUS_ERR_ARGUMENT, "args", "no output given (-o FILE.tif)");
   talus_status st = erode_check_format(o);
   if (!st && o->state) st = app_check_geotiff_name("--state", o->state);
@@ -641,6 +682,7 @@ talus_status talus_erode_app(int argc, char **argv) {
     if (o->threads) omp_set_num_threads(o->threads);
     st = erode_params(o, &p);
     if (!st) erode_default_steps(o, p);
+    if (!st) st = erode_time_steps(o, p);
     if (!st) erode_dem_preset_say(o);
     if (!st && o->dry_run) /* the plan only: nothing checked for writing, nothing run */
       st = erode_dry_run(o, p);

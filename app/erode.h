@@ -36,6 +36,7 @@ typedef struct erode_opts {
   int64_t steps;
   int steps_given; /* --steps was given: no default from --strength or the spin-up */
   int strength;    /* --strength: ERODE_STRENGTH_* (0: not given) */
+  double seconds;  /* --seconds: simulated time, turned into steps of the run's dt (0: not given) */
   int dem_preset;  /* no -c on a DEM: 1 + the index of the built-in DEM preset loaded */
   double dem_cell; /* the DEM's cell size that chose it [m] (0: unknown) */
   int maps, no_preview, quiet, threads;
@@ -56,6 +57,19 @@ typedef struct erode_opts {
   char keybuf[ERODE_KEY_OPTS][512]; /* "--cell-size 30" as "input.cell_size=30" */
   int nkeys;
 } erode_opts;
+
+/* What a run reads of o->input's metadata (erode_input_kparams). */
+typedef struct erode_input_meta {
+  int nx, ny, bands;
+  int state, layers; /* a talus state, and its layer count (0 for a DEM) */
+  double cell;       /* [m]: a state's own; a DEM's input.cell_size, else its georeferencing */
+} erode_input_meta;
+
+/* The parameters a run of o->input derives, from its metadata alone (no
+ * cell is read): p on the input's cells, at a state's own layer count, as
+ * the run itself derives them; m (may be NULL) gets the metadata. */
+talus_status erode_input_kparams(const erode_opts *o, const talus_params *p, talus_kparams *P,
+                                 erode_input_meta *m);
 
 /* Checks derived parameters P against what the physics can take
  * (erode_source.c): the time step against the cell size

@@ -132,9 +132,7 @@ talus_status erode_source_open(erode_source **out, const char *path, const talus
   else if (!st)
     st = source_open_dem(s, path, s->params);
   memset(&s->ctx, 0, sizeof s->ctx);
-  if (!st) st = talus_params_to_kparams(s->params, &s->ctx.P);
-  s->ctx.P.cell_size = (float)s->cell;
-  if (!st) st = talus_kparams_derive(&s->ctx.P);
+  if (!st) st = talus_params_to_kparams(s->params, s->cell, &s->ctx.P);
   s->ctx.nx = s->nx, s->ctx.ny = s->ny, s->ctx.step = s->step;
   if (st) {
     erode_source_close(s);

@@ -150,29 +150,35 @@ static talus_status erode_plan_cell(const erode_opts *o, const talus_params *p,
   return *cell > 0.0 ? TALUS_OK : talus_raster_cell_size(o->input, cell);
 }
 
+talus_status erode_input_kparams(const erode_opts *o, const talus_params *p, talus_kparams *P,
+                                 erode_input_meta *m) {
+  talus_bands_reader *r = NULL;
+  erode_input_meta meta = {0};
+  talus_status st = talus_bands_reader_open(o->input, &r);
+  if (st) return st;
+  meta.nx = talus_bands_reader_nx(r), meta.ny = talus_bands_reader_ny(r);
+  meta.state = talus_state_reader_probe(r, &meta.layers);
+  meta.bands = talus_bands_reader_nbands(r);
+  st = erode_plan_cell(o, p, r, meta.state, &meta.cell);
+  talus_bands_reader_close(r);
+  if (!st) st = talus_params_to_kparams(p, meta.cell, P);
+  if (!st && meta.layers > 0) P->nz = meta.layers, st = talus_kparams_derive(P);
+  if (!st && m) *m = meta;
+  return st;
+}
+
 /* The planner's input for o->input without reading its cells: size,
  * layers (a state's own), whether it is a state, the step radius (of
  * the parameters derived on the input's cells, as the run derives them:
  * the droplets' radius is a length in cells) and the threads. */
 static talus_status erode_plan_input(const erode_opts *o, const talus_params *p,
                                      talus_plan_in *in) {
-  talus_bands_reader *r = NULL;
   talus_kparams P;
-  talus_status st = talus_params_to_kparams(p, &P);
-  if (!st) st = talus_bands_reader_open(o->input, &r);
+  erode_input_meta m;
+  talus_status st = erode_input_kparams(o, p, &P, &m);
   if (st) return st;
-  int nx = talus_bands_reader_nx(r), ny = talus_bands_reader_ny(r);
-  int layers = 0, state = talus_state_reader_probe(r, &layers);
-  int bands = talus_bands_reader_nbands(r);
-  if (layers > 0) P.nz = layers;
-  double cell = 0.0;
-  st = erode_plan_cell(o, p, r, state, &cell);
-  talus_bands_reader_close(r);
-  if (!st && cell > 0.0) P.cell_size = (float)cell;
-  if (!st) st = talus_kparams_derive(&P);
-  if (st) return st;
-  *in = tiled_plan_in(o, nx, ny, &P, state);
-  in->input_bands = state ? bands : 1;
+  *in = tiled_plan_in(o, m.nx, m.ny, &P, m.state);
+  in->input_bands = m.state ? m.bands : 1;
   in->R = talus_step_radius(&P);
   in->threads = omp_get_max_threads();
   return TALUS_OK;

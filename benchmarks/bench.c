@@ -166,7 +166,7 @@ static talus_status bench_domain(const bench_opts *o, const bench_workload *w, t
   if (!st) st = talus_params_load(p, path);
   if (!st) st = bench_sets(p, w->sets);
   if (!st) st = bench_sets(p, o->sets);
-  if (!st) st = talus_params_to_kparams(p, &k);
+  if (!st) st = talus_params_to_kparams(p, 0.0, &k);
   if (!st) st = talus_scene_build(w->scene, (int)o->size, k.nz, (uint32_t)o->seed, &t, &cell);
   double over = 0.0; /* input.cell_size overrides the scene's cells, as it does a raster's */
   if (!st && talus_params_get(p, "input.cell_size", &over) == TALUS_OK && over > 0.0) cell = over;

@@ -27,6 +27,7 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->evap_space_scale = 10.0f;
   p->pipe_damping = 0.01f;
   p->water_reference_cell = 0.0f;
+  p->water_finest_cell = 0.0f;
   p->capacity = 0.1f;
   p->sand_dissolve = 0.05f;
   p->deposition = 0.04f;
@@ -216,6 +217,14 @@ static talus_status thermal_creep_derive(talus_kparams *p) {
   p->tcreep_axis = creep * (2.0f / 3.0f);
   p->tcreep_diag = creep * (1.0f / 6.0f);
   return st;
+}
+
+void talus_kparams_finest_water(talus_kparams *p) {
+  if (p->model != TALUS_MODEL_LAYERED || p->water_reference_cell > 0.0f ||
+      !(p->water_finest_cell > p->cell_size))
+    return;
+  p->water_reference_cell = p->water_finest_cell;
+  p->dt *= p->cell_size / p->water_finest_cell; /* 0.5 m under 1 m: exactly half */
 }
 
 talus_status talus_kparams_derive(talus_kparams *p) {

@@ -137,6 +137,7 @@ typedef struct talus_kparams {
   float evap_space_scale;     /* empty-space scale of evaporation [m] */
   float pipe_damping;         /* δ_d [1/s] */
   float water_reference_cell; /* cell size the pipes' flux gain holds at [m]; 0 = this run's */
+  float water_finest_cell;    /* finer grids run the water of this cell size [m]; 0 = off */
   int num_sources;
   talus_source sources[TALUS_MAX_SOURCES];
   /* sediment & vertical erosion */
@@ -274,6 +275,16 @@ void talus_kparams_defaults(talus_kparams *p);
  * 8-cell brush at the cell size and were capped there (erode warns). */
 int pt_units_capped(const talus_kparams *p);
 talus_status talus_kparams_derive(talus_kparams *p);
+/* water.finest_cell F on a grid of cells finer than F (layered model, with
+ * no water.reference_cell): pins the pipes to F (water_reference_cell = F)
+ * and scales dt by l_c / F, so the water runs as on F-metre cells — the
+ * same gain, the same speed the laws read and the same speed limit per
+ * cell (l_c / dt), benchmarks/RESULTS.md "Water alike on any grid" — and
+ * a second takes F / l_c times the steps. Rewrites dt and the pin, so it
+ * runs once, on parameters just loaded at their final cell size
+ * (talus_params_to_kparams); a second call finds the pin set and does
+ * nothing. */
+void talus_kparams_finest_water(talus_kparams *p);
 /* The largest stable time step [s] of the water pipes of derived p: the
  * pipes carry gravity waves at √(g·A/l) (A, l the pipe's area and length:
  * L·l_c and l_c in the layered model, L = water.reference_cell or l_c),

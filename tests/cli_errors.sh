@@ -79,6 +79,8 @@ expect_fail "unknown command" "unknown command" -- frobnicate
 expect_fail "thermal.creep on the layered model" "thermal.creep.*heightfield model.*sand.creep" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q --set simulation.model=layered --set thermal.enable=true --set thermal.creep=0.01
 expect_fail "thermal.creep unstable" "thermal.creep.*unstable.*<= 0.1" -- erode "$W/good.tif" -o "$W/out.tif" --steps 1 -q --set simulation.model=heightfield --set thermal.enable=true --set thermal.creep=1e5
 expect_fail "bad strength" "strength.*light, medium or heavy" -- erode "$W/good.tif" -o "$W/out.tif" --strength brutal -q
+expect_fail "--seconds with --steps" "seconds counts the steps.*without --steps" -- erode "$W/good.tif" -o "$W/out.tif" --seconds 5 --steps 3 -q
+expect_fail "--seconds not positive" "seconds" -- erode "$W/good.tif" -o "$W/out.tif" --seconds 0 -q
 # dt against the cell size (30 m cells: sqrt(30 / (2 g)) = 1.24 s): refused
 # at 4x the limit, in the tiled run as in the one-piece run, and warned of
 # (not refused) just above it.

@@ -24,7 +24,7 @@ done
 grep -q '^  water.rain  *real  *0.07  *\[0, 10\]  *m/s ' "$tmp/table" ||
   fail "water.rain line lacks type/default/range/unit"
 n=$("$bin" params --section water | grep -c '^  water\.')
-((n == 9)) || fail "--section water lists $n keys"
+((n == 10)) || fail "--section water lists $n keys"
 
 # The effective configuration as INI round-trips through -c.
 "$bin" params --ini -c "$src/configs/rivers-source.ini" --set water.rain=0.0125 \

@@ -133,5 +133,22 @@ check "knick: a state without the band continues differently (the control)" \
   '[ -s "$W/knoband.tif" ] && ! cmp -s "$W/knoband.tif" "$W/kstraight.tif"'
 check "knick: a state without the band, tiled == one piece" 'cmp -s "$W/knoband_t.tif" "$W/knoband.tif"'
 
+# water.finest_cell on a grid finer than it (chasm-source's 4 m cells at
+# 64², under 8 m): the water of 8 m cells, dt halved. --seconds counts the
+# steps of that dt (3 s = 120 steps of 0.025 s), the run is the recipe's
+# (the pin and dt set by hand) byte for byte, and a state continues with
+# the same shortened dt, as one run would.
+F="$C --set water.finest_cell=8"
+msg=$("$T" erode "$W/init.tif" -o "$W/f2.tif" ${F/-q/} --seconds 2 --state "$W/f2_state.tif" 2>&1)
+check "finest_cell: said, and --seconds 2 is 80 steps of 0.025 s" \
+  '[[ "$msg" == *"finest_cell = 8 m on 4 m cells"*"steps of 0.025 s"* ]] && gdalinfo "$W/f2_state.tif" | grep -q "TALUS_STEP=80"'
+"$T" erode "$W/init.tif" -o "$W/fr.tif" $C --set water.reference_cell=8 --set simulation.dt=0.025 --steps 80
+check "finest_cell: the same bytes as the pin and dt set by hand" 'cmp -s "$W/f2.tif" "$W/fr.tif"'
+check "finest_cell: not the run without it" '! cmp -s "$W/f2.tif" "$W/straight.tif"'
+"$T" erode "$W/f2_state.tif" -o "$W/f3r.tif" -q --no-preview --seconds 1 --state "$W/f3r_state.tif"
+"$T" erode "$W/init.tif" -o "$W/f3.tif" $F --seconds 3
+check "finest_cell: a state continued 1 s == 3 s in one run" \
+  'gdalinfo "$W/f3r_state.tif" | grep -q "TALUS_STEP=120" && cmp -s "$W/f3r.tif" "$W/f3.tif"'
+
 echo "cli_state_resume: $pass passed, $fail failed"
 [ $fail -eq 0 ]

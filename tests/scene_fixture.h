@@ -60,7 +60,7 @@ static inline talus_domain *fixture_domain(const char *scene, int n, const char 
   talus_tile *t = NULL;
   talus_domain *d = NULL;
   double cell = 0;
-  if (talus_params_to_kparams(p, &k) || talus_scene_build(scene, n, k.nz, 7, &t, &cell) ||
+  if (talus_params_to_kparams(p, 0.0, &k) || talus_scene_build(scene, n, k.nz, 7, &t, &cell) ||
       talus_domain_wrap(t, cell, p, &d))
     fprintf(stderr, "fixture: %s\n", talus_last_error());
   talus_params_free(p);

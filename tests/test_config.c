@@ -57,7 +57,7 @@ static void test_defaults(void) {
   talus_kparams a, b;
   talus_kparams_defaults(&b);
   CHECK(talus_kparams_derive(&b) == TALUS_OK, "derive defaults");
-  CHECK(talus_params_to_kparams(p, &a) == TALUS_OK, "to_kparams: %s", talus_last_error());
+  CHECK(talus_params_to_kparams(p, 0.0, &a) == TALUS_OK, "to_kparams: %s", talus_last_error());
   CHECK(memcmp(&a, &b, sizeof a) == 0, "kparams from default params differ from the defaults");
   CHECK(a.num_sources == 0, "no source active by default");
   CHECK_CLOSE(a.tan_dry, tan(30.0 * 3.14159265358979 / 180.0), 1e-6, "derived tan of 30 deg");
@@ -164,7 +164,7 @@ static void test_errors(void) {
   /* cross-key consistency is checked when the kernels' parameters are made */
   talus_kparams k;
   set(p, "erosion.min_scale", "2");
-  CHECK(talus_params_to_kparams(p, &k) == TALUS_ERR_RANGE && has("erosion.max_scale"),
+  CHECK(talus_params_to_kparams(p, 0.0, &k) == TALUS_ERR_RANGE && has("erosion.max_scale"),
         "min_scale > max_scale: %s", talus_last_error());
   talus_params_free(p);
 }
@@ -191,7 +191,7 @@ static void test_ini(void) {
   CHECK((float)get(p, "water.rain") == 0.01f, "last wins");
   CHECK(get(p, "water.outflow_border") == 1.0, "bool in INI");
   talus_kparams k;
-  CHECK(talus_params_to_kparams(p, &k) == TALUS_OK, "to_kparams: %s", talus_last_error());
+  CHECK(talus_params_to_kparams(p, 0.0, &k) == TALUS_OK, "to_kparams: %s", talus_last_error());
   CHECK(k.num_sources == 1 && k.sources[0].strength == 0.3f && k.sources[0].x == 100.0f,
         "source2 is the one active source, packed first");
   if (path) unlink(path);
@@ -310,7 +310,7 @@ static void test_json(void) {
 static void test_table_print(void) {
   FILE *null = fopen("/dev/null", "w");
   CHECK(talus_params_print_table(null, NULL) == talus_param_count(), "all keys");
-  CHECK(talus_params_print_table(null, "water") == 9, "[water] has 9 keys");
+  CHECK(talus_params_print_table(null, "water") == 10, "[water] has 10 keys");
   CHECK(talus_params_print_table(null, "water.rain") == 1, "one key");
   CHECK(talus_params_print_table(null, "nope") == 0, "unknown section prints nothing");
   fclose(null);
@@ -336,7 +336,7 @@ static void test_presets(void) {
     talus_kparams k;
     talus_params_create(&p);
     CHECK(talus_params_load(p, path) == TALUS_OK, "%s: %s", e->d_name, talus_last_error());
-    CHECK(talus_params_to_kparams(p, &k) == TALUS_OK, "%s: %s", e->d_name, talus_last_error());
+    CHECK(talus_params_to_kparams(p, 0.0, &k) == TALUS_OK, "%s: %s", e->d_name, talus_last_error());
     talus_params_free(p);
     found++;
   }
@@ -350,7 +350,7 @@ static int load_preset(const char *name, talus_params **p, talus_kparams *k) {
   char path[2048];
   snprintf(path, sizeof path, "%s/configs/%s", src ? src : ".", name);
   talus_params_create(p);
-  return talus_params_load(*p, path) == TALUS_OK && talus_params_to_kparams(*p, k) == TALUS_OK;
+  return talus_params_load(*p, path) == TALUS_OK && talus_params_to_kparams(*p, 0.0, k) == TALUS_OK;
 }
 
 /* The presets say what their comments promise. */
@@ -400,8 +400,57 @@ static void test_preset_values(void) {
   }
 }
 
+/* water.finest_cell F: on cells finer than F the layered model's water is
+ * pinned to F and dt shrinks with the cell (exactly half on 0.5 m cells
+ * under 1 m: the recipe `water.reference_cell=1 simulation.dt=0.025`,
+ * bit for bit); at F and coarser, with water.reference_cell set, or on the
+ * heightfield model, the parameters are as without it. Applied at the cell
+ * given to to_kparams, once: deriving again changes nothing. */
+static void test_finest_cell(void) {
+  talus_params *p = NULL;
+  talus_kparams k, plain;
+  CHECK(talus_params_create(&p) == TALUS_OK, "create");
+  CHECK(talus_params_set(p, "water.finest_cell", "1") == TALUS_OK &&
+            talus_params_set(p, "simulation.dt", "0.05") == TALUS_OK,
+        "set finest_cell and dt");
+  CHECK(talus_params_to_kparams(p, 0.5, &k) == TALUS_OK, "0.5 m: %s", talus_last_error());
+  CHECK(k.dt == 0.025f && k.water_reference_cell == 1.0f && k.pipe_gain_length == 1.0f,
+        "0.5 m cells: dt %g (0.025), pinned to %g m (1), gain length %g", (double)k.dt,
+        (double)k.water_reference_cell, (double)k.pipe_gain_length);
+  CHECK(k.thermal_dt == k.dt, "the derived steps read the shortened dt (%g)", (double)k.thermal_dt);
+  CHECK(talus_kparams_derive(&k) == TALUS_OK && k.dt == 0.025f, "deriving again keeps dt %g",
+        (double)k.dt);
+  talus_kparams_finest_water(&k);
+  CHECK(k.dt == 0.025f, "applying it again keeps dt %g", (double)k.dt);
+  CHECK(talus_params_to_kparams(p, 0.25, &k) == TALUS_OK && k.dt == 0.0125f,
+        "0.25 m cells: dt %g (0.0125)", (double)k.dt);
+  for (int i = 0; i < 2; i++) { /* at and above F: as without the key */
+    double cell = i ? 2.0 : 1.0;
+    CHECK(talus_params_to_kparams(p, cell, &k) == TALUS_OK && k.dt == 0.05f &&
+              k.water_reference_cell == 0.0f && k.pipe_gain_length == (float)cell,
+          "%g m cells: dt %g, pin %g (as without finest_cell)", cell, (double)k.dt,
+          (double)k.water_reference_cell);
+  }
+  CHECK(talus_params_set(p, "water.reference_cell", "2") == TALUS_OK, "set reference_cell");
+  CHECK(talus_params_to_kparams(p, 0.5, &k) == TALUS_OK && k.dt == 0.05f &&
+            k.water_reference_cell == 2.0f,
+        "reference_cell set: it wins, dt %g as given", (double)k.dt);
+  CHECK(talus_params_set(p, "water.reference_cell", "0") == TALUS_OK &&
+            talus_params_set(p, "simulation.model", "heightfield") == TALUS_OK,
+        "heightfield");
+  CHECK(talus_params_to_kparams(p, 0.5, &k) == TALUS_OK && k.dt == 0.05f,
+        "heightfield model: dt %g as given (its pipes have their own keys)", (double)k.dt);
+  CHECK(talus_params_set(p, "water.finest_cell", "0") == TALUS_OK &&
+            talus_params_to_kparams(p, 0.5, &plain) == TALUS_OK &&
+            talus_params_set(p, "water.finest_cell", "1") == TALUS_OK &&
+            talus_params_to_kparams(p, 0.5, &k) == TALUS_OK && k.dt == plain.dt,
+        "heightfield: the same dt with and without finest_cell");
+  talus_params_free(p);
+}
+
 int main(void) {
   test_defaults();
+  test_finest_cell();
   test_table();
   test_set_get();
   test_errors();

@@ -1006,7 +1006,10 @@ static void cave_at(int n) {
  * for rather than what the floats moved, the sand it made from rounding
  * clogged the 256² tunnel: 1632 -> 1606 m3 of open volume, 15 m3 of water
  * on the plain, the pit's rim worn back into a lake (now 4134 m3, 965 m3).
- * At 512² the plateau over the tunnel still sinks (4.5 m): not checked. */
+ * At 512² the preset runs the water of 1 m cells (water.finest_cell;
+ * per cell the pit filled with sand under a lake and the check of the
+ * plateau read its rim worn 11.5 m back as 4.5 m of sinking): 3876 m3,
+ * 1 060 m3 on the plain, the plateau within 2 mm. */
 static void test_cave(void) {
   int n = env_int("TALUS_CAVE_SIZE", 0);
   if (n) {

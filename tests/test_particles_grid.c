@@ -142,7 +142,7 @@ int main(void) {
   char grav[64], cap[64], slope[64], ero[64], dep_[64], evap[64], gain[64];
   talus_params *p = fixture_params("particles", NULL);
   talus_kparams k;
-  CHECK(p && !talus_params_to_kparams(p, &k), "particles.ini loads");
+  CHECK(p && !talus_params_to_kparams(p, 0.0, &k), "particles.ini loads");
   double ratio = 2.0; /* coarse / fine cell */
   /* speed² per move γ'·S: per metre of drop γ/ratio on the coarse grid */
   snprintf(grav, sizeof grav, "particles.gravity=%.9g", k.pt_gravity / ratio);

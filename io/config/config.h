@@ -66,12 +66,15 @@ int talus_params_is_set(const talus_params *p, const char *key);
  * layering a preset's explicit choices over another set. */
 void talus_params_overlay(talus_params *dst, const talus_params *src);
 
-/* Fills *out with the physics parameters: copies p->k, applies the
- * input.cell_size override when > 0 (else keeps the default; the domain sets
- * the raster's), packs the active sources and counts them into num_sources,
- * checks cross-key consistency and calls talus_kparams_derive.
- * TALUS_ERR_RANGE names the keys that disagree. */
-talus_status talus_params_to_kparams(const talus_params *p, talus_kparams *out);
+/* Fills *out with the physics parameters on cells of `cell` metres: copies
+ * p->k, takes the cell size from `cell` when > 0, else the input.cell_size
+ * override when > 0, else the default; applies water.finest_cell at that
+ * cell (talus_kparams_finest_water: dt becomes the step's), packs the
+ * active sources and counts them into num_sources, checks cross-key
+ * consistency and calls talus_kparams_derive. Callers that know the grid
+ * pass its cell here rather than setting it afterwards, or finest_cell
+ * would read the wrong grid. TALUS_ERR_RANGE names the keys that disagree. */
+talus_status talus_params_to_kparams(const talus_params *p, double cell, talus_kparams *out);
 
 /* Prints every key grouped by section: type, default, range, unit and
  * description (the body of `talus params`). section_filter NULL or "" prints

@@ -104,6 +104,12 @@ static const param_decl table[] = {
          "so its flux grows by dt*g*L per metre of head and the speed the erosion laws read is "
          "flux / (L x cell); with simulation.dt scaled by cell / L the water runs alike on any "
          "grid (the same sheet depth and speed; 0 = the run's cell size, the paper's)"),
+    REAL("water.finest_cell", water_finest_cell, 0, 1e3, 0, "m",
+         "layered model: on cells finer than this the water runs as on cells of this size: "
+         "the pipes hold at it (as water.reference_cell does) and simulation.dt shrinks with "
+         "the cell (dt x cell / finest_cell), so a second takes finest_cell / cell times the "
+         "steps (--seconds counts them); on coarser cells nothing changes. 0 = off; ignored "
+         "when water.reference_cell is set"),
     BOOL("water.outflow_border", outflow_water, 0,
          "water and sediment leave across the domain border (false: reflecting wall)"),
 
@@ -797,10 +803,12 @@ static talus_status check_consistency(const talus_kparams *k) {
   return TALUS_OK;
 }
 
-talus_status talus_params_to_kparams(const talus_params *p, talus_kparams *out) {
+talus_status talus_params_to_kparams(const talus_params *p, double cell, talus_kparams *out) {
   if (!p || !out) return talus_fail(TALUS_ERR_ARGUMENT, "params", "no parameter set or output");
   talus_kparams k = p->k;
   if (p->cell_size > 0.0) k.cell_size = (float)p->cell_size;
+  if (cell > 0.0) k.cell_size = (float)cell;
+  talus_kparams_finest_water(&k); /* the grid is final: dt from here on is the step's */
   pack_sources(&k);
   talus_status st = check_consistency(&k);
   if (!st) st = talus_kparams_derive(&k);

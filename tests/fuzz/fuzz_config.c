@@ -48,7 +48,7 @@ static void config_check_round_trip(const talus_params *p) {
   again = config_text(q);
   FUZZ_CHECK(!strcmp(text, again), "the INI did not load back to the same values");
   talus_kparams k;
-  talus_status st = talus_params_to_kparams(p, &k);
+  talus_status st = talus_params_to_kparams(p, 0.0, &k);
   FUZZ_CHECK(st == TALUS_OK || st == TALUS_ERR_RANGE, "to_kparams: status %d", (int)st);
   free(again);
   free(text);
