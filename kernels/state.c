@@ -225,6 +225,9 @@ void talus_kparams_finest_water(talus_kparams *p) {
     return;
   p->water_reference_cell = p->water_finest_cell;
   p->dt *= p->cell_size / p->water_finest_cell; /* 0.5 m under 1 m: exactly half */
+  /* the rain lasts the same seconds */
+  double steps = nearbyint((double)p->rain_steps * p->water_finest_cell / p->cell_size);
+  p->rain_steps = steps < 1e9 ? (int)steps : 1000000000;
 }
 
 talus_status talus_kparams_derive(talus_kparams *p) {

@@ -280,7 +280,8 @@ talus_status talus_kparams_derive(talus_kparams *p);
  * and scales dt by l_c / F, so the water runs as on F-metre cells — the
  * same gain, the same speed the laws read and the same speed limit per
  * cell (l_c / dt), benchmarks/RESULTS.md "Water alike on any grid" — and
- * a second takes F / l_c times the steps. Rewrites dt and the pin, so it
+ * a second takes F / l_c times the steps (water.rain_steps is scaled with
+ * it, so the rain lasts the same seconds). Rewrites dt and the pin, so it
  * runs once, on parameters just loaded at their final cell size
  * (talus_params_to_kparams); a second call finds the pin set and does
  * nothing. */

@@ -411,13 +411,15 @@ static void test_finest_cell(void) {
   talus_kparams k, plain;
   CHECK(talus_params_create(&p) == TALUS_OK, "create");
   CHECK(talus_params_set(p, "water.finest_cell", "1") == TALUS_OK &&
-            talus_params_set(p, "simulation.dt", "0.05") == TALUS_OK,
-        "set finest_cell and dt");
+            talus_params_set(p, "simulation.dt", "0.05") == TALUS_OK &&
+            talus_params_set(p, "water.rain_steps", "1500") == TALUS_OK,
+        "set finest_cell, dt and rain_steps");
   CHECK(talus_params_to_kparams(p, 0.5, &k) == TALUS_OK, "0.5 m: %s", talus_last_error());
   CHECK(k.dt == 0.025f && k.water_reference_cell == 1.0f && k.pipe_gain_length == 1.0f,
         "0.5 m cells: dt %g (0.025), pinned to %g m (1), gain length %g", (double)k.dt,
         (double)k.water_reference_cell, (double)k.pipe_gain_length);
   CHECK(k.thermal_dt == k.dt, "the derived steps read the shortened dt (%g)", (double)k.thermal_dt);
+  CHECK(k.rain_steps == 3000, "the rain lasts the same seconds: %d steps (3000)", k.rain_steps);
   CHECK(talus_kparams_derive(&k) == TALUS_OK && k.dt == 0.025f, "deriving again keeps dt %g",
         (double)k.dt);
   talus_kparams_finest_water(&k);
@@ -427,7 +429,8 @@ static void test_finest_cell(void) {
   for (int i = 0; i < 2; i++) { /* at and above F: as without the key */
     double cell = i ? 2.0 : 1.0;
     CHECK(talus_params_to_kparams(p, cell, &k) == TALUS_OK && k.dt == 0.05f &&
-              k.water_reference_cell == 0.0f && k.pipe_gain_length == (float)cell,
+              k.water_reference_cell == 0.0f && k.pipe_gain_length == (float)cell &&
+              k.rain_steps == 1500,
           "%g m cells: dt %g, pin %g (as without finest_cell)", cell, (double)k.dt,
           (double)k.water_reference_cell);
   }

@@ -108,7 +108,8 @@ static const param_decl table[] = {
          "layered model: on cells finer than this the water runs as on cells of this size: "
          "the pipes hold at it (as water.reference_cell does) and simulation.dt shrinks with "
          "the cell (dt x cell / finest_cell), so a second takes finest_cell / cell times the "
-         "steps (--seconds counts them); on coarser cells nothing changes. 0 = off; ignored "
+         "steps (--seconds counts them; water.rain_steps is scaled with it); on coarser "
+         "cells nothing changes. 0 = off; ignored "
          "when water.reference_cell is set"),
     BOOL("water.outflow_border", outflow_water, 0,
          "water and sediment leave across the domain border (false: reflecting wall)"),
