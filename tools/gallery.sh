@@ -18,25 +18,27 @@ OUT=$(realpath "$OUT")
 W=$(mktemp -d "${TMPDIR:-/tmp}/talus_gallery.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 
-# Steps per scene at SIZE² cells (the paper's scenes are 256 m wide, so
-# 256² is 1 m cells). arches rains for 6000 steps and is dry by 16500 (its
-# preset's water.rain_steps); its horizontal-erosion constants are pinned to
-# 2 m cells (horizontal.reference_cell), so it runs at 256² like the rest:
-# the longest run (1215 s on 2 heavily shared cores); bridges
-# shows its collapses within a few support cycles; rivers-rain runs its
-# preset's suggested 3500 steps (rain, then the dry-out); the rest get
-# 1500-3000 steps.
-SIZE=256
-steps_of() {
+# Simulated seconds per scene (each preset's dt is 0.05 s: 20 steps a
+# second at 256², where the paper's 256 m wide scenes have 1 m cells; on a
+# finer grid, TALUS_GALLERY_SIZE=512, the presets with water.finest_cell
+# take steps of 0.025 s and the same seconds). arches rains for 6000 steps
+# and is dry by 16500 (825 s; its preset's water.rain_steps); its
+# horizontal-erosion constants are pinned to 2 m cells
+# (horizontal.reference_cell), so it runs at 256² like the rest: the
+# longest run (1215 s on 2 heavily shared cores); bridges shows its
+# collapses within a few support cycles; rivers-rain runs its preset's
+# suggested 3500 steps (rain, then the dry-out); the rest get 1500-3000
+# steps.
+SIZE=${TALUS_GALLERY_SIZE:-256}
+seconds_of() {
   case "$1" in
-    bridges) echo 300 ;;
-    arches) echo 16500 ;;
-    cave) echo 3000 ;; # 150 s: the tunnel widens and its stream reaches the plain
-    rivers-rain) echo 3500 ;; # 1500 of heavy rain, then the dry-out
-    chasm-rain) echo 8000 ;; # channels and their ridge; its fall: chasm-rain-mesh.png, below
-    chasm-source) echo 1500 ;;
-    rivers-source) echo 6000 ;; # the lakes below the sources spill and reach the east edge
-    *) echo 2000 ;;
+    bridges) echo 15 ;;
+    arches) echo 825 ;;
+    cave) echo 150 ;; # the tunnel widens and its stream reaches the plain
+    rivers-rain) echo 175 ;; # 75 s of heavy rain, then the dry-out
+    chasm-rain) echo 400 ;; # channels and their ridge; its fall: chasm-rain-mesh.png, below
+    chasm-source) echo 75 ;;
+    rivers-source) echo 300 ;; # the lakes below the sources spill and reach the east edge
   esac
 }
 
@@ -48,33 +50,36 @@ scenes() {
   done
 }
 
-# render NAME INPUT PRESET STEPS: erodes INPUT and writes OUT/NAME.png.
+# render NAME INPUT PRESET STEPS [--seconds]: erodes INPUT for STEPS steps
+# (or seconds) and writes OUT/NAME.png.
 render() {
-  local t0=$SECONDS
-  "$T" erode "$2" -o "$W/$1_eroded.tif" -c "$SRC/configs/$3.ini" --steps "$4" \
+  local t0=$SECONDS unit=${5:---steps}
+  "$T" erode "$2" -o "$W/$1_eroded.tif" -c "$SRC/configs/$3.ini" "$unit" "$4" \
     --preview "$OUT/$1.png" -q
-  echo "gallery: $1.png ($3, $4 steps, $((SECONDS - t0)) s)"
+  echo "gallery: $1.png ($3, $4 ${unit#--}, $((SECONDS - t0)) s)"
 }
 
 n=0
 for s in $(scenes); do
   "$T" generate "$s" -o "$W/$s.tif" --size "$SIZE" --seed 7
-  render "$s" "$W/$s.tif" "$s" "$(steps_of "$s")"
+  render "$s" "$W/$s.tif" "$s" "$(seconds_of "$s")" --seconds
   n=$((n + 1))
 done
 [ "$n" -gt 0 ] || { echo "gallery: no scene found (is $T built?)" >&2; exit 1; }
 
 # chasm-rain's ridge falling, from the generated terrain with its own
 # preset: the fin between the two channels (x 126-186 m, y 122-134 m, the
-# walls cut away) as a mesh after 12 000 steps and after 18 000 (resumed
-# from the first state), side by side (OUT/chasm-rain-mesh.png).
+# walls cut away) as a mesh after 600 s (12 000 steps at 256²) and after
+# 900 s (resumed from the first state), side by side
+# (OUT/chasm-rain-mesh.png).
 t0=$SECONDS
-"$T" erode "$W/chasm-rain.tif" -o "$W/fin12.tif" -c "$SRC/configs/chasm-rain.ini" --steps 12000 \
+"$T" erode "$W/chasm-rain.tif" -o "$W/fin12.tif" -c "$SRC/configs/chasm-rain.ini" --seconds 600 \
   --state "$W/fin12_state.tif" --no-preview -q
-"$T" erode "$W/fin12_state.tif" -o "$W/fin18.tif" -c "$SRC/configs/chasm-rain.ini" --steps 6000 \
+"$T" erode "$W/fin12_state.tif" -o "$W/fin18.tif" -c "$SRC/configs/chasm-rain.ini" --seconds 300 \
   --state "$W/fin18_state.tif" --no-preview -q
+m() { echo $(($1 * SIZE / 256)); } # metres of the 256 m scene as cells
 for s in fin12 fin18; do
-  "$T" export "$W/${s}_state.tif" --crop 126,122,60,12 -o "$W/$s.obj" -q
+  "$T" export "$W/${s}_state.tif" --crop "$(m 126),$(m 122),$(m 60),$(m 12)" -o "$W/$s.obj" -q
 done
 python3 "$SRC/tools/render_mesh.py" "$W/fin12.obj" "$W/fin18.obj" "$OUT/chasm-rain-mesh.png" \
   --azimuth 210 --elevation 12 --width 560
