@@ -512,6 +512,7 @@ static void tiled_facts(tiled_run *t) {
   double area = (double)P->cell_size * (double)P->cell_size, heights[TALUS_FLOW_COUNT];
   memset(f, 0, sizeof *f);
   f->nx = t->src->nx, f->ny = t->src->ny, f->layers = P->nz, f->cell_size = (double)P->cell_size;
+  f->dt = (double)P->dt;
   memcpy(f->stage_seconds, t->stats.stage_seconds, sizeof f->stage_seconds);
   talus_tiled_flows(t->g, heights);
   for (int i = 0; i < TALUS_FLOW_COUNT; i++)

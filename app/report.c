@@ -18,6 +18,7 @@ void report_facts_from_domain(const talus_domain *d, report_facts *f) {
   f->ny = talus_domain_ny(d);
   f->layers = talus_domain_layers(d);
   f->cell_size = (double)d->ctx.P.cell_size;
+  f->dt = (double)d->ctx.P.dt;
   for (int s = 0; s < TALUS_STAGE_COUNT; s++)
     f->stage_seconds[s] = talus_domain_stage_seconds(d, s);
   for (int i = 0; i < TALUS_FLOW_COUNT; i++)
@@ -207,6 +208,10 @@ static talus_json *report_json(const report_run *run, const report_facts *rf,
   if (!st) st = talus_json_set(o, "grid", report_json_grid(rf));
   if (!st) st = talus_json_set(o, "steps", talus_json_int(run->steps));
   if (!st) st = talus_json_set(o, "first_step", talus_json_int(run->first_step));
+  /* dt is a float: 7 digits give its decimal (0.025, not 0.0250000004) */
+  if (!st) st = talus_json_set(o, "dt_s", talus_json_real(rf->dt, "%.7g"));
+  if (!st)
+    st = talus_json_set(o, "simulated_s", talus_json_real((double)run->steps * rf->dt, "%.7g"));
   if (!st) st = talus_json_set(o, "threads", talus_json_int(run->threads));
   if (!st) st = talus_json_set(o, "seconds", talus_json_real(run->seconds, "%.6f"));
   if (!st) st = talus_json_set(o, "phase_seconds", report_json_phases(run));

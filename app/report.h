@@ -35,6 +35,7 @@ typedef struct report_tiling {
 typedef struct report_facts {
   int nx, ny, layers;
   double cell_size;                        /* [m] */
+  double dt;                               /* a step's simulated time [s] (water.finest_cell's) */
   double stage_seconds[TALUS_STAGE_COUNT]; /* wall time per stage */
   double flows[TALUS_FLOW_COUNT];          /* volumes moved [m³] */
   talus_ledger_summary ledger;

@@ -139,9 +139,12 @@ check "knick: a state without the band, tiled == one piece" 'cmp -s "$W/knoband_
 # (the pin and dt set by hand) byte for byte, and a state continues with
 # the same shortened dt, as one run would.
 F="$C --set water.finest_cell=8"
-msg=$("$T" erode "$W/init.tif" -o "$W/f2.tif" ${F/-q/} --seconds 2 --state "$W/f2_state.tif" 2>&1)
+msg=$("$T" erode "$W/init.tif" -o "$W/f2.tif" ${F/-q/} --seconds 2 --state "$W/f2_state.tif" \
+  --report "$W/f2.json" 2>&1)
 check "finest_cell: said, and --seconds 2 is 80 steps of 0.025 s" \
   '[[ "$msg" == *"finest_cell = 8 m on 4 m cells"*"steps of 0.025 s"* ]] && gdalinfo "$W/f2_state.tif" | grep -q "TALUS_STEP=80"'
+check "finest_cell: the report gives the step's dt and the seconds run" \
+  '/usr/bin/python3 -c "import json; r = json.load(open(\"$W/f2.json\")); assert r[\"dt_s\"] == 0.025 and r[\"simulated_s\"] == 2.0, r"'
 "$T" erode "$W/init.tif" -o "$W/fr.tif" $C --set water.reference_cell=8 --set simulation.dt=0.025 --steps 80
 check "finest_cell: the same bytes as the pin and dt set by hand" 'cmp -s "$W/f2.tif" "$W/fr.tif"'
 check "finest_cell: not the run without it" '! cmp -s "$W/f2.tif" "$W/straight.tif"'
