@@ -419,7 +419,9 @@ static void test_chasm_rain(void) {
    * ctest test_fidelity_chasm256 runs 256² to 18 000 steps (at 12 000 a
    * ridge 7.39 m tall with 106 floor cells undercut; by 18 000, 3 of
    * them fell >= 3 m, deepest 12.1 m, 14 797 m3 collapsed in between;
-   * before the rock booking fix 6.37 m, 103, 14, 10.1 m). */
+   * before the rock booking fix 6.37 m, 103, 14, 10.1 m). At 512² the
+   * preset's water.finest_cell halves dt: the same seconds are twice the
+   * steps (TALUS_CHASM_CUT=24000 TALUS_CHASM_FALL=36000). */
   const int n = env_int("TALUS_CHASM_SIZE", 128);
   const int cut_at = env_int("TALUS_CHASM_CUT", 12000),
             fall_at = env_int("TALUS_CHASM_FALL", 21000);
