@@ -152,6 +152,14 @@ check "finest_cell: not the run without it" '! cmp -s "$W/f2.tif" "$W/straight.t
 "$T" erode "$W/init.tif" -o "$W/f3.tif" $F --seconds 3
 check "finest_cell: a state continued 1 s == 3 s in one run" \
   'gdalinfo "$W/f3r_state.tif" | grep -q "TALUS_STEP=120" && cmp -s "$W/f3r.tif" "$W/f3.tif"'
+# --seconds on a float dt: 3.5 s of 0.35 s steps (0.35 as a float is
+# 0.34999999) are 10 steps, not 11; 3.6 s (10.3 steps) are 11.
+"$T" erode "$W/init.tif" -o "$W/s7.tif" $C --set simulation.dt=0.35 --seconds 3.5 \
+  --state "$W/s7_state.tif"
+"$T" erode "$W/init.tif" -o "$W/s7b.tif" $C --set simulation.dt=0.35 --seconds 3.6 \
+  --state "$W/s7b_state.tif"
+check "--seconds 3.5 of 0.35 s steps is 10 steps; 3.6 s is 11" \
+  'gdalinfo "$W/s7_state.tif" | grep -qw "TALUS_STEP=10" && gdalinfo "$W/s7b_state.tif" | grep -qw "TALUS_STEP=11"'
 
 echo "cli_state_resume: $pass passed, $fail failed"
 [ $fail -eq 0 ]
