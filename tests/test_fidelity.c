@@ -221,7 +221,8 @@ static talus_domain *scene_run(const char *name, int n, int steps) {
 }
 
 /* The steps of d's time step in `seconds` of simulated time: a check made
- * for a preset's steps holds on a finer grid whose recipe halves dt. */
+ * for a preset's steps holds on a finer grid where water.finest_cell
+ * halves dt. */
 static int scene_steps(const talus_domain *d, double seconds) {
   return (int)lround(seconds / d->ctx.P.dt);
 }
