@@ -1060,6 +1060,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void pt_prefetch(const talus_tile *t, 
     size_t row = (size_t)j * (size_t)t->pitch;
     pt_prefetch1(E + row + xa), pt_prefetch1(E + row + xb);
     pt_prefetch1(t->B + row + xa), pt_prefetch1(t->B + row + xb);
+    pt_prefetch1(t->mask + row + xa), pt_prefetch1(t->mask + row + xb); /* pt_where_in's test */
     if (layered) { /* the surfaces' sand, the water stop, the columns */
       pt_prefetch1(t->s + row + xa), pt_prefetch1(t->s + row + xb);
       pt_prefetch1(t->w + row + xa), pt_prefetch1(t->w + row + xb);
