@@ -66,8 +66,9 @@
 #define TALUS_TILE_PARALLEL_CELLS 65536
 
 /* The droplets' int64 total planes per column in t->pt_acc
- * (kernels/particles.h, pt_plane): erosion, deposit on the bed, and load
- * handed to the pipes' suspended sediment (the river). */
+ * (kernels/particles.h, pt_plane): erosion (on heightfields net of the
+ * deposits), deposit on the bed (layered stacks only), and load handed to
+ * the pipes' suspended sediment (the river). */
 #define TALUS_PT_PLANES 3
 
 /* The accumulator planes of t->acc (kernels/accum.h): flow [m³], wear [m],

@@ -399,15 +399,17 @@ static int find_spawn(const talus_kctx *c, int x0, int x1, int y0, int y1, int *
   return 0;
 }
 
-/* The bounding box of the cells of plane p (0 erosion, 1 deposit) of t
- * that are not zero, and their total [units]. */
-static int64_t plane_box(const talus_tile *t, int p, int box[4]) {
+/* The bounding box of the cells of plane p of t whose total has the sign
+ * of `sign` (on heightfields plane 0 holds net erosion: erosion where it
+ * is positive, deposits where it is negative; plane 2 the river's load),
+ * and their total [units] times that sign. */
+static int64_t plane_box(const talus_tile *t, int p, int sign, int box[4]) {
   int64_t sum = 0;
   box[0] = box[1] = INT32_MAX, box[2] = box[3] = -1;
   for (int y = 0; y < t->buf.h; y++)
     for (int x = 0; x < t->buf.w; x++) {
-      int64_t v = t->pt_acc[pt_plane(t, p, 0) + talus_idx(t, x, y)];
-      if (!v) continue;
+      int64_t v = sign * t->pt_acc[pt_plane(t, p, 0) + talus_idx(t, x, y)];
+      if (v <= 0) continue;
       sum += v;
       box[0] = x < box[0] ? x : box[0], box[1] = y < box[1] ? y : box[1];
       box[2] = x > box[2] ? x : box[2], box[3] = y > box[3] ? y : box[3];
@@ -449,24 +451,27 @@ static void test_plane(void) {
     memset(t->pt_acc, 0, TALUS_PT_PLANES * (size_t)t->nz * t->plane * sizeof(int64_t));
     k_pt_trace(t, c, sx, sy, flows);
     int be[4], bd[4];
-    int64_t ero = plane_box(t, 0, be), dep = plane_box(t, 1, bd);
+    int64_t net = plane_box(t, 0, 1, be) - plane_box(t, 0, -1, bd);
+    double ero = flows[TALUS_FLOW_PT_EROSION] * PT_UNIT,
+           dep = flows[TALUS_FLOW_PT_DEPOSIT] * PT_UNIT;
     double out = flows[TALUS_FLOW_PT_OUTFLOW] * PT_UNIT;
     printf("plane%s: spawn (%d, %d): eroded x %d..%d y %d..%d, deposited x %d..%d y %d..%d; "
-           "eroded %lld = deposited %lld + out %.0f units\n",
-           edge ? " edge" : "", sx, sy, be[0], be[2], be[1], be[3], bd[0], bd[2], bd[1], bd[3],
-           (long long)ero, (long long)dep, out);
+           "eroded %.0f = deposited %.0f + out %.0f units\n",
+           edge ? " edge" : "", sx, sy, be[0], be[2], be[1], be[3], bd[0], bd[2], bd[1], bd[3], ero,
+           dep, out);
     CHECK(ero > 0, "the droplet eroded");
     CHECK(be[1] >= sy - r - 1 && be[3] <= sy + r + 2, "erosion off its row: y %d..%d", be[1],
           be[3]);
     CHECK(be[0] >= sx - r && be[2] <= sx + L + r, "erosion x %d..%d", be[0], be[2]);
-    CHECK((double)ero == (double)dep + out, "the load is all accounted for");
+    CHECK(ero == dep + out, "the load is all accounted for");
+    CHECK((double)net == ero - dep, "the net plane holds what it booked (%lld, %.0f)",
+          (long long)net, ero - dep);
     if (!edge) {
       CHECK(bd[3] <= sy + 2 && bd[1] >= sy - 1, "deposits on its row: y %d..%d", bd[1], bd[3]);
       CHECK(bd[2] == sx + L + 1 && out == 0.0, "the load ends L cells down (x %d, spawn %d)", bd[2],
             sx);
     } else {
-      CHECK(out > 0.0 && dep == 0, "off the edge the load leaves (out %.0f, dep %lld)", out,
-            (long long)dep);
+      CHECK(out > 0.0 && dep == 0, "off the edge the load leaves (out %.0f, dep %.0f)", out, dep);
     }
   }
   talus_domain_free(d);
@@ -527,7 +532,9 @@ static void test_river(void) {
     memset(t->pt_acc, 0, TALUS_PT_PLANES * (size_t)t->nz * t->plane * sizeof(int64_t));
     k_pt_trace(t, c, sx, sy, flows);
     int be[4], bd[4], br[4];
-    int64_t ero = plane_box(t, 0, be), dep = plane_box(t, 1, bd), riv = plane_box(t, 2, br);
+    int64_t net = plane_box(t, 0, 1, be) - plane_box(t, 0, -1, bd), riv = plane_box(t, 2, 1, br);
+    int64_t ero = (int64_t)(flows[TALUS_FLOW_PT_EROSION] * PT_UNIT),
+            dep = (int64_t)(flows[TALUS_FLOW_PT_DEPOSIT] * PT_UNIT);
     long at = plane_single(t, 2);
     double out = flows[TALUS_FLOW_PT_OUTFLOW], lost = flows[TALUS_FLOW_PT_LOST];
     printf("river, %s: spawn (%d, %d), edge x %d: eroded %lld units over x %d..%d, deposited "
@@ -535,6 +542,8 @@ static void test_river(void) {
            labels[i], sx, sy, xr, (long long)ero, be[0], be[2], (long long)dep, (long long)riv,
            br[0], br[2], br[1], br[3], out, lost);
     CHECK(ero > 0, "%s: the droplet eroded", labels[i]);
+    CHECK(net == ero - dep, "%s: the net plane holds what it booked (%lld, %lld)", labels[i],
+          (long long)net, (long long)(ero - dep));
     CHECK(out == 0.0 && lost == 0.0, "%s: nothing leaves or is lost", labels[i]);
     if (i == 2) {
       CHECK(riv == 0 && dep == ero, "control: no river, the bed gets the load (%lld of %lld)",
@@ -565,8 +574,10 @@ static void test_river(void) {
           af[TALUS_FLOW_PT_RIVER], exact);
     CHECK(fabs(after - before - exact - af[TALUS_FLOW_PT_RIVER_ROUND]) <= 1e-12,
           "%s: the suspended sediment gained the handed load and its booked rounding", labels[i]);
-    CHECK(af[TALUS_FLOW_PT_DEPOSIT] == 0.0 && af[TALUS_FLOW_PT_EROSION] == exact,
+    CHECK(flows[TALUS_FLOW_PT_DEPOSIT] == 0.0 && flows[TALUS_FLOW_PT_EROSION] == exact,
           "%s: the bed lost what the river got", labels[i]);
+    CHECK(af[TALUS_FLOW_PT_DEPOSIT] == 0.0 && af[TALUS_FLOW_PT_EROSION] == 0.0,
+          "%s: pt_apply books no erosion (the droplet did)", labels[i]);
     talus_domain_free(d);
   }
   free(h);
@@ -636,13 +647,14 @@ static void test_river_ledger(void) {
   free(h);
 }
 
-/* Mean distance to row yc (xc < 0) or to cell (xc, yc) of plane p's
- * amounts on tile t. */
-static double plane_mean_offset(const talus_tile *t, int p, int xc, int yc) {
+/* Mean distance to row yc (xc < 0) or to cell (xc, yc) of the amounts of
+ * plane p of tile t that have the sign of `sign` (plane_box). */
+static double plane_mean_offset(const talus_tile *t, int p, int sign, int xc, int yc) {
   double s = 0.0, m = 0.0;
   for (int y = 0; y < t->buf.h; y++)
     for (int x = 0; x < t->buf.w; x++) {
-      double v = (double)t->pt_acc[pt_plane(t, p, 0) + talus_idx(t, x, y)];
+      double v = (double)(sign * t->pt_acc[pt_plane(t, p, 0) + talus_idx(t, x, y)]);
+      if (v <= 0.0) continue;
       double dx = xc < 0 ? 0.0 : (double)(x - xc), dy = (double)(y - yc);
       s += v * sqrt(dx * dx + dy * dy), m += v;
     }
@@ -683,7 +695,8 @@ static void test_valley(void) {
   CHECK(d != NULL, "valley domain");
   if (!d) return free(h);
   talus_domain_run(d, 1, NULL, NULL);
-  double me = plane_mean_offset(d->tile, 0, -1, yc), md = plane_mean_offset(d->tile, 1, -1, yc);
+  double me = plane_mean_offset(d->tile, 0, 1, -1, yc),
+         md = plane_mean_offset(d->tile, 0, -1, -1, yc);
   talus_domain_run(d, 60, NULL, NULL);
   float *a = malloc((size_t)nx * ny * sizeof *a);
   read_heights(d, a);
@@ -764,7 +777,7 @@ static void test_basin(void) {
   double re = 0.0, rd = 0.0;
   for (int s = 0; s < 40; s++) {
     talus_domain_run(d, 1, NULL, NULL);
-    re += plane_mean_offset(d->tile, 0, cx, cx), rd += plane_mean_offset(d->tile, 1, cx, cx);
+    re += plane_mean_offset(d->tile, 0, 1, cx, cx), rd += plane_mean_offset(d->tile, 0, -1, cx, cx);
   }
   check_identity(d, "basin", before);
   double out = talus_domain_flow(d, TALUS_FLOW_PT_OUTFLOW);
@@ -799,7 +812,7 @@ static void test_hardness(void) {
     for (int y = 0; y < n; y++)
       for (int x = 4; x < n - 4; x++)
         if (x < n / 2 - 4 || x >= n / 2 + 4)
-          ero[x >= n / 2] += (double)t->pt_acc[talus_idx(t, x, y)] / PT_UNIT;
+          ero[x >= n / 2] += fmax((double)t->pt_acc[talus_idx(t, x, y)], 0.0) / PT_UNIT;
   }
   printf("hardness: eroded %.4g m3 where H = 0, %.4g where H = 0.8\n", ero[0], ero[1]);
   CHECK(ero[1] > 0.0 && ero[1] < 0.5 * ero[0], "hard %.4g vs soft %.4g", ero[1], ero[0]);
@@ -1321,8 +1334,8 @@ static void test_window(void) {
  * the buffer and a book that is not the region: the same totals zeroed
  * and no other, the same heights and suspended sediment bit for bit, the
  * same flows (rows in x order, summed in y order, as the stage books
- * them); and the booked cells' height change is the booked deposit −
- * erosion + rounding (the ledger closes on them), river load included. */
+ * them); and the booked cells' height change is minus their net erosion
+ * + the booked rounding (the ledger closes on them), river load included. */
 static void test_apply_rows(int river) {
   const int n = 96;
   float *h = fbm_heights(n, n, 43);
@@ -1361,8 +1374,9 @@ static void test_apply_rows(int river) {
   printf("pt_clear rows, river %s: %zu totals zeroed (region %d x %d, %d kinds), %zu differ from "
          "the body\n",
          river ? "on" : "off", cleared, region.w, region.h, kinds, diff);
-  CHECK(kinds == (river ? 3 : 2), "pt_clear rows: %d kinds with the river %d", kinds, river);
-  CHECK(diff == 0 && cleared == (size_t)kinds * region.w * region.h,
+  /* heightfields: net erosion, and the river's plane with the river on */
+  CHECK(kinds == (river ? 5 : 1), "pt_clear rows: kinds %#x with the river %d", kinds, river);
+  CHECK(diff == 0 && cleared == (size_t)__builtin_popcount((unsigned)kinds) * region.w * region.h,
         "pt_clear rows: %zu zeroed, %zu differ", cleared, diff);
   /* pt_apply: a batch's totals, river totals on every 5th cell */
   memset(t->pt_acc, 0, np * sizeof(int64_t));
@@ -1370,7 +1384,12 @@ static void test_apply_rows(int river) {
   for (size_t i = 0; i < plane; i++)
     if (i % 5 == 0) t->pt_acc[pt_plane(t, 2, 0) + i] = (int64_t)(i % 97 + 1) << 22;
   memcpy(B0, t->B, plane * sizeof *B0), memcpy(r0, t->r, plane * sizeof *r0);
-  double fref[TALUS_FLOW_COUNT] = {0}, fcpu[TALUS_FLOW_COUNT] = {0};
+  double fref[TALUS_FLOW_COUNT] = {0}, fcpu[TALUS_FLOW_COUNT] = {0}, net = 0.0, ero = 0.0;
+  for (int y = book.y0; y < book.y0 + book.h; y++) /* the booked cells' net erosion */
+    for (int x = book.x0; x < book.x0 + book.w; x++) {
+      int64_t v = t->pt_acc[pt_plane(t, 0, 0) + talus_idx(t, x, y)];
+      net += (double)v / PT_UNIT, ero += v > 0 ? (double)v / PT_UNIT : 0.0;
+    }
   for (int y = region.y0; y < region.y0 + region.h; y++) {
     double row[TALUS_FLOW_COUNT] = {0};
     for (int x = region.x0; x < region.x0 + region.w; x++) {
@@ -1394,8 +1413,7 @@ static void test_apply_rows(int river) {
       dB += (double)t->B[i] - (double)B0[i], dr += (double)t->r[i] - (double)r0[i];
       changed += t->B[i] != B0[i];
     }
-  double want =
-      fcpu[TALUS_FLOW_PT_DEPOSIT] - fcpu[TALUS_FLOW_PT_EROSION] + fcpu[TALUS_FLOW_PT_ROUNDING];
+  double want = -net + fcpu[TALUS_FLOW_PT_ROUNDING];
   double handed = fcpu[TALUS_FLOW_PT_RIVER] + fcpu[TALUS_FLOW_PT_RIVER_ROUND];
   printf("pt_apply rows, river %s: heights %s, sediment %s, flows %s; booked %zu cells changed, "
          "dB %.9g m (flows %.9g), river %.9g m (flows %.9g)\n",
@@ -1403,8 +1421,10 @@ static void test_apply_rows(int river) {
          samef ? "equal" : "differ", changed, dB, want, dr, handed);
   CHECK(sameB && samer && samef, "pt_apply rows: the CPU loop differs from the body");
   CHECK(changed > (size_t)book.w * book.h / 2, "pt_apply rows: %zu booked cells changed", changed);
-  CHECK(fabs(dB - want) <= 1e-9 * (fabs(fcpu[TALUS_FLOW_PT_EROSION]) + 1e-12),
-        "pt_apply rows: height change %.9g against the flows' %.9g", dB, want);
+  CHECK(fabs(dB - want) <= 1e-9 * (ero + 1e-12),
+        "pt_apply rows: height change %.9g against the totals' %.9g", dB, want);
+  CHECK(fcpu[TALUS_FLOW_PT_EROSION] == 0.0 && fcpu[TALUS_FLOW_PT_DEPOSIT] == 0.0,
+        "pt_apply rows: the droplets book their erosion, not pt_apply");
   if (river)
     CHECK(handed > 0.0 && fabs(dr - handed) <= 1e-9 * handed,
           "pt_apply rows: river %.9g against %.9g", dr, handed);

@@ -427,8 +427,8 @@ static inline int cpu_pt_bands(int h, int least, int threads) {
   }
 
 /* The droplets of band rows [ya, yb) in lanes (pt_gang_fits): their jobs
- * in spawn order (pt_spawn), pt_gang_run, then each row's outflow and
- * loss added in spawn order as the body would book them (rows as in
+ * in spawn order (pt_spawn), pt_gang_run, then each row's outflow, loss,
+ * erosion and deposit added in spawn order as the body would book them (rows as in
  * CPU_STAGE_LOOP_PARTICLES). *jobs (capacity *cap) grows as needed;
  * returns 0, having run nothing, where it cannot grow (the caller runs
  * the band one droplet at a time). */
@@ -446,7 +446,7 @@ static inline int cpu_pt_band_lanes(const talus_tile *t, const talus_kctx *c, ta
           if (grown) *jobs = grown, *cap = *cap ? 2 * *cap : 256;
           room = grown != NULL;
         }
-        if (room) (*jobs)[n++] = (pt_job){t->buf.x0 + x, t->buf.y0 + y, o, 0.0, 0.0};
+        if (room) (*jobs)[n++] = (pt_job){t->buf.x0 + x, t->buf.y0 + y, o, 0.0, 0.0, 0.0, 0.0};
       }
     });
   if (!room) return 0;
@@ -461,6 +461,8 @@ static inline int cpu_pt_band_lanes(const talus_tile *t, const talus_kctx *c, ta
       if (x >= b0 && x < b1) {
         acc[TALUS_FLOW_PT_OUTFLOW] += (*jobs)[k].out;
         acc[TALUS_FLOW_PT_LOST] += (*jobs)[k].lost;
+        acc[TALUS_FLOW_PT_EROSION] += (*jobs)[k].ero;
+        acc[TALUS_FLOW_PT_DEPOSIT] += (*jobs)[k].dep;
       }
     }
     if (j >= 0 && j < region.h) memcpy(rows + (size_t)j * TALUS_FLOW_COUNT, acc, sizeof acc);
@@ -534,8 +536,9 @@ static inline int cpu_pt_band_lanes(const talus_tile *t, const talus_kctx *c, ta
     int kinds = pt_kinds(&c->P);                                                                   \
     _Pragma("omp parallel for schedule(static)") for (int j = 0; j < region.h; j++) {              \
       size_t i0 = talus_idx(t, region.x0, region.y0 + j);                                          \
-      for (int kind = 0; kind < kinds; kind++)                                                     \
-        memset(t->pt_acc + pt_plane(t, kind, 0) + i0, 0, (size_t)region.w * sizeof *t->pt_acc);    \
+      for (int kind = 0; kind < TALUS_PT_PLANES; kind++)                                           \
+        if (kinds >> kind & 1)                                                                     \
+          memset(t->pt_acc + pt_plane(t, kind, 0) + i0, 0, (size_t)region.w * sizeof *t->pt_acc);  \
     }                                                                                              \
   }
 
