@@ -64,7 +64,7 @@
  *   once, h = (float)((double)h − N·2⁻³²), and books the float rounding
  *   (PT_ROUNDING). One plane, not an erosion and a deposit plane: the
  *   height needs only their difference, and the sweeps that clear and
- *   apply the totals, and the droplets' cache lines, halve (1.12x the
+ *   apply the totals, and the droplets' cache lines, halve (1.14x the
  *   droplets a second at 2048², benchmarks/RESULTS.md). Layered stacks
  *   keep the two apart (pt_apply takes sand before rock). The batch's
  *   identity eroded = deposited + outflow + lost + river holds exactly
