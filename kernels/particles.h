@@ -710,6 +710,14 @@ TALUS_HD static inline int pt_where(const talus_tile *t, const talus_kctx *c, in
   return pt_where_in(t, c, ix, iy, in);
 }
 
+/* Lays `share` units on column col of the cell at buffer index i: added to
+ * its deposit plane on layered stacks, subtracted from the net erosion
+ * plane on heightfields (pt_plane). */
+TALUS_HD static inline TALUS_FORCE_INLINE void pt_lay(const talus_tile *t, size_t i, int col,
+                                                      int64_t share, int layered) {
+  pt_add(&t->pt_acc[pt_plane(t, layered ? 1 : 0, col) + i], layered ? share : -share);
+}
+
 /* pt_deposit of q per weight unit (plus rem on the cell's own node) into
  * column 0 of all 4 nodes (heightfields: subtracted from the net plane;
  * layered cells of one column: added to the deposit plane) of a droplet
@@ -720,12 +728,9 @@ TALUS_HD static inline TALUS_FORCE_INLINE void
 pt_deposit_col0(pt_drop *d, const talus_tile *t, int64_t q, int64_t rem, int all, int layered) {
   int64_t ax = (int64_t)(int)(d->fx * 16.0f), ay = (int64_t)(int)(d->fy * 16.0f);
   int64_t w0 = (16 - ax) * (16 - ay), w1 = ax * (16 - ay), w2 = (16 - ax) * ay, w3 = ax * ay;
-  int64_t sg = layered ? 1 : -1;
-  size_t p = (size_t)t->pitch;
-  int64_t *D =
-      t->pt_acc + pt_plane(t, layered, 0) + talus_idx(t, d->ix - t->buf.x0, d->iy - t->buf.y0);
-  D[0] += sg * (q * w0 + rem), D[1] += sg * (q * w1), D[p] += sg * (q * w2),
-      D[p + 1] += sg * (q * w3);
+  size_t p = (size_t)t->pitch, i = talus_idx(t, d->ix - t->buf.x0, d->iy - t->buf.y0);
+  pt_lay(t, i, 0, q * w0 + rem, layered), pt_lay(t, i + 1, 0, q * w1, layered);
+  pt_lay(t, i + p, 0, q * w2, layered), pt_lay(t, i + p + 1, 0, q * w3, layered);
   d->s -= q * 256 + rem, d->laid += q * 256 + rem;
   if (q <= 0 || d->n >= PT_MOVES_MAX || all) return; /* at death nothing is read again */
   d->ev[d->n++] = (pt_event){d->ix, d->iy, d->fx, d->fy, q, 1, d->z};
@@ -751,7 +756,7 @@ TALUS_HD static inline TALUS_FORCE_INLINE void pt_deposit(pt_drop *d, const talu
   size_t n[4] = {i, i + 1, i + p, i + p + 1};
   for (int k = 0; k < 4; k++) {
     int64_t share = q * pt_bilinear(k & 1, k >> 1, d->fx, d->fy) + (k == 0 ? rem : 0);
-    if (share) pt_add(&t->pt_acc[pt_plane(t, layered, d->col[k]) + n[k]], layered ? share : -share);
+    if (share) pt_lay(t, n[k], d->col[k], share, layered);
   }
   d->s -= q * 256 + rem, d->laid += q * 256 + rem;
   if (q <= 0 || d->n >= PT_MOVES_MAX || all) return; /* at death nothing is read again */

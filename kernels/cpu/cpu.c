@@ -428,8 +428,8 @@ static inline int cpu_pt_bands(int h, int least, int threads) {
 
 /* The droplets of band rows [ya, yb) in lanes (pt_gang_fits): their jobs
  * in spawn order (pt_spawn), pt_gang_run, then each row's outflow, loss,
- * erosion and deposit added in spawn order as the body would book them (rows as in
- * CPU_STAGE_LOOP_PARTICLES). *jobs (capacity *cap) grows as needed;
+ * erosion and deposit added in spawn order as the body would book them
+ * (rows as in CPU_STAGE_LOOP_PARTICLES). *jobs (capacity *cap) grows as needed;
  * returns 0, having run nothing, where it cannot grow (the caller runs
  * the band one droplet at a time). */
 static inline int cpu_pt_band_lanes(const talus_tile *t, const talus_kctx *c, talus_rect region,
