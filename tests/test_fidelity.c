@@ -172,6 +172,13 @@ static void test_round_pile(void) {
         diamond, mid4);
 }
 
+/* The gradient of surface z (n columns, cells of l m) at c by central
+ * differences: its components to *gx, *gy; returns its magnitude. */
+static double gradient_at(const double *c, int n, double l, double *gx, double *gy) {
+  *gx = (c[1] - c[-1]) / (2 * l), *gy = (c[n] - c[-n]) / (2 * l);
+  return hypot(*gx, *gy);
+}
+
 /* Share of neighbour steps |Δz| within 0.1 % of the repose rise T·l, and
  * mean |curvature| across the slope over that along it, on cells whose
  * slope exceeds 0.2·T (flats have no direction); *across the mean
@@ -187,7 +194,7 @@ static void texture(const double *z, int n, double l, double T, double *locked, 
       double dr = fabs(c[1] - c[0]), du = fabs(c[n] - c[0]);
       at += (fabs(dr - T * l) < 1e-3 * T * l) + (fabs(du - T * l) < 1e-3 * T * l);
       steps += 2;
-      double gx = (c[1] - c[-1]) / (2 * l), gy = (c[n] - c[-n]) / (2 * l), g = hypot(gx, gy);
+      double gx, gy, g = gradient_at(c, n, l, &gx, &gy);
       if (g <= 0.2 * T) continue;
       double hxx = (c[1] - 2 * c[0] + c[-1]) / (l * l), hyy = (c[n] - 2 * c[0] + c[-n]) / (l * l);
       double hxy = (c[n + 1] - c[n - 1] - c[1 - n] + c[-1 - n]) / (4 * l * l);
@@ -234,8 +241,8 @@ static double repose_share(const double *z, int n, double l, double T) {
   for (int y = 1; y < n - 1; y++)
     for (int x = 1; x < n - 1; x++) {
       const double *c = z + (size_t)y * n + x;
-      double g = hypot((c[1] - c[-1]) / (2 * l), (c[n] - c[-n]) / (2 * l));
-      at += fabs(g - T) < 0.05 * T;
+      double gx, gy;
+      at += fabs(gradient_at(c, n, l, &gx, &gy) - T) < 0.05 * T;
     }
   return (double)at / ((double)(n - 2) * (n - 2));
 }
