@@ -141,18 +141,40 @@ static void scene_chasm(const scene_ctx *c, double X, double Y, cell_cols *o) {
   cols_push(o, B, 0, TALUS_TOP);
 }
 
-/* Arches: rectangular blocks on a plain at 0; overlaps take the highest. */
+/* Arches: blocks on a plain at 0; overlaps take the highest. The four
+ * walls' long faces wander by up to ARCH_FACE_WANDER metres (fBm along the
+ * wall, each face its own draw, wavelengths 48 to 12 m), so a wall is 16 m
+ * thick on average but thinner in places: the paper's straight walls are
+ * eroded alike along their whole length, so the notches from both faces
+ * met nowhere or everywhere at once, and where everywhere the roof fell.
+ * Faces stay vertical: no overhang at the start. The centre tower's and
+ * the walls' ends are straight. */
+#define ARCH_FACE_WANDER 8.0
+
+/* Offset [m] of face f (0 or 1) of wall w at distance u along it. */
+static double arch_face_offset(const scene_ctx *c, int w, int f, double u) {
+  int oct = talus_fbm_octaves(3, 1.0 / 48.0, c->l);
+  return ARCH_FACE_WANDER * talus_fbm(c->seed, u, 101.0 * (2 * w + f + 1), oct, 1.0 / 48.0);
+}
+
 static void scene_arches(const scene_ctx *c, double X, double Y, cell_cols *o) {
-  static const double blk[5][5] = {
-      /* x0, x1, y0, y1, height */
-      {64, 240, 120, 136, 30}, {64, 240, 40, 56, 40},    {64, 240, 200, 216, 40},
-      {120, 136, 16, 240, 30}, {117, 139, 117, 139, 50},
+  static const double blk[5][6] = {
+      /* x0, x1, y0, y1, height, 1: a wall along x, 2: along y, 0: straight */
+      {64, 240, 120, 136, 30, 1}, {64, 240, 40, 56, 40, 1},    {64, 240, 200, 216, 40, 1},
+      {120, 136, 16, 240, 30, 2}, {117, 139, 117, 139, 50, 0},
   };
   double B = 0.0;
-  for (int i = 0; i < 5; i++)
-    if (in_band(X, c->l, blk[i][0], blk[i][1]) && in_band(Y, c->l, blk[i][2], blk[i][3]) &&
-        blk[i][4] > B)
-      B = blk[i][4];
+  for (int i = 0; i < 5; i++) {
+    double x0 = blk[i][0], x1 = blk[i][1], y0 = blk[i][2], y1 = blk[i][3];
+    if (blk[i][5] == 1.0) {
+      y0 += arch_face_offset(c, i, 0, X);
+      y1 += arch_face_offset(c, i, 1, X);
+    } else if (blk[i][5] == 2.0) {
+      x0 += arch_face_offset(c, i, 0, Y);
+      x1 += arch_face_offset(c, i, 1, Y);
+    }
+    if (in_band(X, c->l, x0, x1) && in_band(Y, c->l, y0, y1) && blk[i][4] > B) B = blk[i][4];
+  }
   cols_push(o, B, 0, TALUS_TOP);
 }
 

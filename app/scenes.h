@@ -64,7 +64,8 @@ int talus_scene_min_layers(const char *name);
  * with nz layers; *cell_size (may be NULL) receives l_c in metres.
  * Errors: TALUS_ERR_ARGUMENT for an unknown name or NULL out; TALUS_ERR_RANGE
  * for n < 1, nz outside 1..TALUS_NZ_MAX or below the scene's need;
- * TALUS_ERR_NOMEM. seed varies the fbm scenes (rivers-*, noise) only.
+ * TALUS_ERR_NOMEM. seed varies the fbm scenes (rivers-*, noise, gully-arch) and the
+ * arches walls' faces.
  */
 talus_status talus_scene_build(const char *name, int n, int nz, uint32_t seed, talus_tile **out,
                                double *cell_size);

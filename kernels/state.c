@@ -56,6 +56,7 @@ void talus_kparams_defaults(talus_kparams *p) {
   p->damage_recovery = 0.005f;
   p->horiz_reference_cell = 0.0f;
   p->horiz_notch_wall = 0;
+  p->horiz_reference_slope = 1;
   p->rho_bedrock = 2600.0f;
   p->rho_sand = 1600.0f;
   p->rho_water = 1000.0f;
@@ -136,10 +137,18 @@ void talus_kparams_defaults(talus_kparams *p) {
  * over one cell's run, so a 0.75 m notch reads 0.95 at 0.25 m cells and 0.35
  * at 2 m, under min_slope: it is measured over L instead. Healing is a
  * fixed rate against wear ∝ 1/l_c, so it is scaled by L/l_c. With L = 0
- * both are the reference's (the run's own cell size). */
+ * both are the reference's (the run's own cell size).
+ * The slope's pin is itself grid-dependent: the rise is still the step to
+ * the next cell, l_c away, so a face of true slope tan θ reads tan θ·l_c/L
+ * and damage stops where that equals min_slope's tangent — 30° at 2 m cells
+ * but 67° at 0.5 m for L = 2 m and min_slope 0.5 (arches at 512²: the
+ * notches stall on pedestals). horizontal.reference_slope = false reads
+ * the rise over l_c and leaves L to scale the healing only; with the
+ * reference's min_slope 0.9 and notch_wall faces then stop at 64° on any
+ * grid (configs/arches.ini). */
 static void hz_scale_derive(talus_kparams *p) {
   float L = p->horiz_reference_cell > 0.0f ? p->horiz_reference_cell : p->cell_size;
-  p->hz_run = L;
+  p->hz_run = p->horiz_reference_slope ? L : p->cell_size;
   p->hz_recovery =
       p->horiz_reference_cell > 0.0f ? p->damage_recovery * (L / p->cell_size) : p->damage_recovery;
 }

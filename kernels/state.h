@@ -170,6 +170,7 @@ typedef struct talus_kparams {
   float damage_recovery;      /* κ_r [m/s] */
   float horiz_reference_cell; /* cell size the two above hold at [m]; 0 = this run's */
   int horiz_notch_wall;       /* 1: the back wall of a roofed gap is a vertical face */
+  int horiz_reference_slope;  /* 1: a wall's sin β over horiz_reference_cell; 0: over l_c */
   /* support check */
   float rho_bedrock, rho_sand, rho_water; /* [kg/m³] */
   float bedrock_support;                  /* κ_p [kg/m²] */

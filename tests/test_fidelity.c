@@ -797,10 +797,13 @@ static void test_through_arch_measure(void) {
  * simulated time on a grid of `cell` m: a 32 m × `height` world (every row
  * alike), the cliff filling x >= 16 m, reflecting borders, no rain or
  * evaporation. `ref` is horizontal.reference_cell, `recovery`
- * horizontal.damage_recovery, `min_slope` horizontal.min_slope and
- * `notch_wall` horizontal.notch_wall. */
+ * horizontal.damage_recovery, `min_slope` horizontal.min_slope; `rules`
+ * CLIFF_NOTCH_WALL sets horizontal.notch_wall, CLIFF_CELL_RUN clears
+ * horizontal.reference_slope. */
+#define CLIFF_NOTCH_WALL 1
+#define CLIFF_CELL_RUN   2
 static double lake_cliff_retreat(float cell, float ref, float recovery, float min_slope,
-                                 double seconds, int notch_wall, float height) {
+                                 double seconds, int rules, float height) {
   int w = (int)(32.0f / cell), h = (int)(height / cell);
   talus_tile *t = NULL;
   CHECK(talus_tile_create(&t, (talus_rect){0, 0, w, h}, 8, 0) == TALUS_OK, "cliff tile");
@@ -818,7 +821,8 @@ static double lake_cliff_retreat(float cell, float ref, float recovery, float mi
   P->horiz_reference_cell = ref;
   P->damage_recovery = recovery;
   P->horiz_min_slope = min_slope;
-  P->horiz_notch_wall = notch_wall;
+  P->horiz_notch_wall = (rules & CLIFF_NOTCH_WALL) != 0;
+  P->horiz_reference_slope = !(rules & CLIFF_CELL_RUN);
   talus_run_stats stats;
   hand_run(t, &c, (int)(seconds / P->dt), &stats, "cliff run");
   talus_tile_free(t);
@@ -961,6 +965,38 @@ static void test_lake_cliff_notch_wall(void) {
         nw2 / fine, nw1 / fine);
 }
 
+/* horizontal.reference_slope = false, as configs/arches.ini runs: with
+ * reference_cell pinning the run a wall's slope is read over, the rise is
+ * still the step to the next cell, so a face of slope tan θ reads
+ * tan θ·l_c/L and damage stops on steeper faces the finer the grid (the
+ * arches' 512² notches stalled on 70° pedestals). Read over the cell's own
+ * run, with min_slope 0.9 and notch_wall, faces stop at 64° on any grid.
+ * The same still-lake cliff, pinned to 2 m (healing scaled alike), with
+ * notch_wall: rock split per metre of wall after 3000 s, 2 m and 0.5 m
+ * cells. Read over the cell: 7.50 and 5.72 m²/m (0.76); over the pinned
+ * run with min_slope 0.5 (arches' old rule): 9.00 and 4.71 (0.52). The
+ * bounds: over the cell, 0.5 m within 30 % of 2 m; pinned, under 0.6 of
+ * it (the check that the test can fail). */
+static void test_lake_cliff_cell_run(void) {
+  const double T = 3000.0;
+  const int nw = CLIFF_NOTCH_WALL, run = CLIFF_NOTCH_WALL | CLIFF_CELL_RUN;
+  double run2 = lake_cliff_retreat(2.0f, 2.0f, 0.000625f, 0.9f, T, run, 4.0f);
+  double run05 = lake_cliff_retreat(0.5f, 2.0f, 0.000625f, 0.9f, T, run, 4.0f);
+  double pin2 = lake_cliff_retreat(2.0f, 2.0f, 0.000625f, 0.5f, T, nw, 4.0f);
+  double pin05 = lake_cliff_retreat(0.5f, 2.0f, 0.000625f, 0.5f, T, nw, 4.0f);
+  printf("lake cliff, %.0f s, notch_wall, pinned to 2 m: slope over the cell (min_slope 0.9) "
+         "%.2f m2/m at 2 m cells, %.2f at 0.5 m; over the pinned run (0.5) %.2f and %.2f\n",
+         T, run2, run05, pin2, pin05);
+  CHECK(run2 > 1.0, "the cliff is undercut at 2 m cells (%.2f m2/m)", run2);
+  CHECK(fabs(run05 / run2 - 1.0) <= 0.3,
+        "slope over the cell: 0.5 m cells split %.2f of the 2 m grid's rock, want 1 +- 30 %%",
+        run05 / run2);
+  CHECK(pin05 < 0.6 * pin2,
+        "slope over the pinned run: 0.5 m cells split %.2f of the 2 m grid's rock (< 0.6 "
+        "expected)",
+        pin05 / pin2);
+}
+
 /* arches (item 3), its suggested run: 6000 steps of rain flood the plain
  * and the lake, rising and then falling, undercuts the walls along its
  * levels; where the cuts from both faces of a wall meet, a through-arch
@@ -969,10 +1005,13 @@ static void test_lake_cliff_notch_wall(void) {
  * horizontal-erosion constants at these 2 m cells (a notch of 0.75 m over
  * a 2 m cell reads as a gentle slope, sin 0.35 < 0.9, and the still lake's
  * wear, ∝ depth / l_c, stays below κ_r), the notches stopped one cell
- * deep: 700 open notch cells and no through-arch after 9000 steps; with
- * the preset's 2 m-cell constants, 2295 open notch cells and 152
- * through-arch cells (2278 and 184 before vertical erosion booked only the
- * rock the floats moved). */
+ * deep: 700 open notch cells and no through-arch after 9000 steps. With
+ * the preset (notch_wall, min_slope 0.9 over the cell's own run, healing
+ * pinned to 2 m cells) on the walls whose faces wander: 2274 open notch
+ * cells and 364 through-arch cells at 128² (9096 and 1456 m²), 8324 and
+ * 832 at 256², 32 528 and 1660 at 512² (8132 and 415 m²); the preset
+ * before, with the slope over a pinned 2 m run, opened none at 512²
+ * (straight walls: 20 603 notch cells). */
 static void test_arches(void) {
   /* TALUS_ARCHES_SIZE runs the same checks at another size, for the same
    * 825 s (16 500 steps of 0.05 s), with the cell counts' bounds held in
@@ -1278,6 +1317,7 @@ static const struct {
     {"test_lake_cliff_notch_wall", test_lake_cliff_notch_wall},
     {"test_water_any_grid", test_water_any_grid},
     {"test_arches", test_arches},
+    {"test_lake_cliff_cell_run", test_lake_cliff_cell_run},
     {"test_cave", test_cave},
     {"test_rivers_rain_texture", test_rivers_rain_texture},
     {"test_rivers_rain_dry_out", test_rivers_rain_dry_out},

@@ -245,6 +245,14 @@ static void test_reference_cell(void) {
   c.P.horiz_reference_cell = 0.0f;
   talus_kparams_derive(&c.P);
   CHECK(c.P.hz_recovery == c.P.damage_recovery && c.P.hz_run == 2.0f, "L = 0: the reference's");
+  /* horizontal.reference_slope = false: the slope over the cell's own run,
+   * L scaling the healing only. */
+  c.P.horiz_reference_cell = 0.25f;
+  c.P.horiz_reference_slope = 0;
+  talus_kparams_derive(&c.P);
+  CHECK(c.P.hz_run == 2.0f && c.P.hz_recovery == c.P.damage_recovery * 0.125f,
+        "reference_slope false: run l_c (%g), healing still scaled (%g)", (double)c.P.hz_run,
+        (double)c.P.hz_recovery);
 }
 
 /* Damage of the solid wall (1,1) beside a notch in its neighbour (2,1): the

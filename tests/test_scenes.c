@@ -196,6 +196,20 @@ static void test_arches(int n) {
   CHECK(at(t, l, 128, 48, 0).B == 40.0f, "crossing takes the higher block");
   CHECK(at(t, l, 30, 30, 0).B == 0.0f && at(t, l, 30, 48, 0).B == 0.0f, "plain");
   CHECK(at(t, l, 128, 248, 0).B == 0.0f && at(t, l, 248, 128, 0).B == 0.0f, "beyond the walls");
+  /* The middle wall's faces wander (scenes.c): its thickness along x, away
+   * from the tower, spans several metres around the paper's 16. */
+  double thin = 1e9, thick = 0.0;
+  for (double X = 66.0; X < 238.0; X += l) {
+    if (X > 112.0 && X < 144.0) continue;
+    double m = 0.0;
+    for (double Y = 100.0; Y < 156.0; Y += l)
+      m += at(t, l, X, Y, 0).B == 30.0f ? l : 0.0;
+    thin = fmin(thin, m);
+    thick = fmax(thick, m);
+  }
+  CHECK(thin <= 13.0 && thick >= 18.0 && thin >= 6.0,
+        "the middle wall %.1f to %.1f m thick at n=%d (want <= 13 and >= 18, no gap)", thin, thick,
+        n);
   talus_tile_free(t);
 }
 

@@ -187,6 +187,11 @@ static const param_decl table[] = {
          "cell size at which min_slope and damage_recovery hold, so a scene erodes alike on "
          "any grid: a wall's slope is taken over this run and healing scales by it / cell "
          "size (0 = the run's cell size, the reference)"),
+    BOOL("horizontal.reference_slope", horiz_reference_slope, 1,
+         "with reference_cell set, a wall's slope is read as its rise over reference_cell "
+         "(true) or over the run's own cell (false: reference_cell then scales the healing "
+         "only); the rise is the step to the next cell either way, so true makes faces stop "
+         "steeper on finer cells"),
     BOOL("horizontal.notch_wall", horiz_notch_wall, 0,
          "water in a roofed gap (a notch, a cave) wears the rock that rises to the gap's roof "
          "beside it as a vertical face (sin beta = 1), whatever the cell size"),
