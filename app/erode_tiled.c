@@ -22,6 +22,7 @@
  */
 #include "erode_tiled.h"
 #include "io/state.h"
+#include "kernels/stages.h"
 #include "mpi/ranks.h"
 #include "report.h"
 #include "tiler/plan.h"
@@ -81,11 +82,14 @@ static talus_plan_in tiled_plan_in(const erode_opts *o, int nx, int ny, const ta
   if (P->model != TALUS_MODEL_HEIGHTFIELD)
     in.reach_layers =
         talus_plan_reach_layers(P->nz, state, P->enable_horizontal, P->erosion_spinup, o->steps);
-  /* the droplets' t->pt_acc: an erosion, a deposit and a river total per
-   * column, allocated by the first batch, which runs after erosion.spinup
-   * (a state may resume past it) */
+  /* the droplets' totals (t->pt_acc: erosion, and river and deposit where
+   * the run writes them), allocated by the first batch, which runs after
+   * erosion.spinup (a state may resume past it) */
   int batches = P->pt_enable && (state || o->steps > (int64_t)P->erosion_spinup);
-  in.extra_scratch = batches ? TALUS_PT_PLANES * (int)sizeof(int64_t) * P->nz : 0;
+  talus_scratch_need need[TALUS_SCRATCH_NEEDS_MAX];
+  for (int i = 0, n = batches ? talus_stage_scratch_needs(TALUS_STAGE_PT_TRACE, P, need) : 0; i < n;
+       i++)
+    in.extra_scratch += (int)talus_scratch_bytes(&need[i], P->nz);
   if (P->accumulate) /* the accumulators (persistent) and the start-of-step solid (scratch) */
     in.extra_scratch += TALUS_ACC_PLANES * (int)sizeof(float) + (int)sizeof(double);
   if (o->rain_map) in.extra_scratch += (int)sizeof(float);          /* the rain plane (t->rain) */

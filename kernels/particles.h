@@ -132,7 +132,8 @@
  *   the replay give the same shares (the replay recomputes the cap from
  *   the events in order).
  * - Totals per column: pt_acc holds an erosion and a deposit plane per
- *   layer (pt_plane). pt_apply, per cell top-down: deposits fill sand up
+ *   layer (pt_plane; a river plane between them, written only with the
+ *   river on). pt_apply, per cell top-down: deposits fill sand up
  *   to the free room C − B − s − w at the step's start; erosion takes sand
  *   first, then bedrock down to the floor (pt_take keeps each droplet
  *   above floor + support.min_bedrock; only droplets of one batch eroding
@@ -191,28 +192,47 @@ TALUS_HD static inline void pt_add(int64_t *p, int64_t v) {
 #endif
 }
 
-/* Offset in t->pt_acc of the plane of totals of kind `kind` (0 erosion,
- * on heightfields net erosion: erosion − deposit; 1 deposit on the bed,
- * layered stacks only; 2 load handed to the river: the suspended
- * sediment) of column k: the erosion planes of the layers, then their
- * deposit planes, then their river planes (TALUS_PT_PLANES kinds). */
+/* The kinds of droplet totals, in the order of their planes in t->pt_acc
+ * (pt_plane): erosion (on heightfields net erosion: erosion − deposit),
+ * load handed to the river (the suspended sediment), deposit on the bed
+ * (layered stacks only). A run allocates the planes of the kinds it can
+ * write (pt_planes): the deposit's last, so a heightfield run keeps one
+ * plane, or two with the river on. */
+enum { PT_TOTAL_EROSION = 0, PT_TOTAL_RIVER = 1, PT_TOTAL_DEPOSIT = 2 };
+
+/* Offset in t->pt_acc of the plane of totals of kind `kind` of column k:
+ * the erosion planes of the layers, then their river planes, then their
+ * deposit planes. */
 TALUS_HD static inline size_t pt_plane(const talus_tile *t, int kind, int k) {
   return ((size_t)kind * (size_t)t->nz + (size_t)k) * t->plane;
 }
 
 /* 1 when droplets may hand their load to the river (particles.river_depth
- * or particles.river_discharge set): only then is the river plane (kind
- * 2) written, cleared and read; without it pt_clear and pt_apply touch
- * the erosion and deposit planes alone (a third less of their sweeps). */
+ * or particles.river_discharge set): only then is the river plane
+ * written, cleared and read (and, on heightfields, allocated: pt_planes);
+ * without it pt_clear and pt_apply touch the erosion (and deposit) planes
+ * alone. */
 TALUS_HD static inline int pt_river_on(const talus_kparams *P) {
   return P->pt_river_depth > 0.0f || P->pt_river_discharge > 0.0f;
 }
 
 /* The kinds of totals a batch writes, bit k for kind k: erosion (on
- * heightfields net of deposits), deposit on layered stacks, and with the
- * river on (pt_river_on) river. */
+ * heightfields net of deposits), with the river on (pt_river_on) river,
+ * deposit on layered stacks. */
 TALUS_HD static inline int pt_kinds(const talus_kparams *P) {
-  return 1 | (P->model == TALUS_MODEL_LAYERED ? 2 : 0) | (pt_river_on(P) ? 4 : 0);
+  return 1 << PT_TOTAL_EROSION | (pt_river_on(P) ? 1 << PT_TOTAL_RIVER : 0) |
+         (P->model == TALUS_MODEL_LAYERED ? 1 << PT_TOTAL_DEPOSIT : 0);
+}
+
+/* The planes per column t->pt_acc holds under P: up to the last kind the
+ * batches write (pt_kinds); TALUS_PT_PLANES for P NULL (any parameters:
+ * a device's worst case). Heightfields: 8 or 16 bytes a cell, not 24. */
+TALUS_HD static inline int pt_planes(const talus_kparams *P) {
+  if (!P) return TALUS_PT_PLANES;
+  int kinds = pt_kinds(P), n = 0;
+  while (kinds >> n)
+    n++;
+  return n;
 }
 
 /* The column of the cell at buffer index idx a droplet at level z stands
@@ -715,7 +735,8 @@ TALUS_HD static inline int pt_where(const talus_tile *t, const talus_kctx *c, in
  * plane on heightfields (pt_plane). */
 TALUS_HD static inline TALUS_FORCE_INLINE void pt_lay(const talus_tile *t, size_t i, int col,
                                                       int64_t share, int layered) {
-  pt_add(&t->pt_acc[pt_plane(t, layered ? 1 : 0, col) + i], layered ? share : -share);
+  pt_add(&t->pt_acc[pt_plane(t, layered ? PT_TOTAL_DEPOSIT : PT_TOTAL_EROSION, col) + i],
+         layered ? share : -share);
 }
 
 /* pt_deposit of q per weight unit (plus rem on the cell's own node) into
@@ -903,7 +924,7 @@ pt_erode(pt_drop *d, const talus_tile *t, const talus_kctx *c, int64_t amount, i
             share = pt_take(share, avail, INT64_MAX / 4, pt_own1(d, t, c, x0 + i, y0 + j, col[k]));
         }
         if (!share) continue;
-        pt_add(&t->pt_acc[pt_plane(t, 0, col[k]) + (size_t)(row + i)], share);
+        pt_add(&t->pt_acc[pt_plane(t, PT_TOTAL_EROSION, col[k]) + (size_t)(row + i)], share);
         pt_own_add(d, x0 + i, y0 + j, col[k], -share);
         took += share;
       }
@@ -1046,7 +1067,7 @@ TALUS_HD static inline void pt_hand(pt_drop *d, const talus_tile *t) {
   int best = 0;
   for (int k = 1; k < 4; k++)
     if (t->w[talus_col(t, n[k], d->col[k])] > t->w[talus_col(t, n[best], d->col[best])]) best = k;
-  pt_add(&t->pt_acc[pt_plane(t, 2, d->col[best]) + n[best]], d->s);
+  pt_add(&t->pt_acc[pt_plane(t, PT_TOTAL_RIVER, d->col[best]) + n[best]], d->s);
   d->s = 0;
 }
 
@@ -1076,7 +1097,8 @@ TALUS_HD static inline TALUS_FORCE_INLINE void pt_prefetch(const talus_tile *t, 
   int r = c->P.pt_brush_radius, x = ix - t->buf.x0, y = iy - t->buf.y0;
   int xa = x - r + 1 > 0 ? x - r + 1 : 0, xb = x + r + 1 < t->buf.w ? x + r + 1 : t->buf.w - 1;
   int ya = y - r + 1 > 0 ? y - r + 1 : 0, yb = y + r + 1 < t->buf.h ? y + r + 1 : t->buf.h - 1;
-  int64_t *E = t->pt_acc, *D = t->pt_acc + pt_plane(t, 1, 0);
+  /* the deposit plane: layered stacks only (heightfields do not hold it) */
+  int64_t *E = t->pt_acc, *D = layered ? t->pt_acc + pt_plane(t, PT_TOTAL_DEPOSIT, 0) : E;
   for (int j = ya; j <= yb; j++) {
     size_t row = (size_t)j * (size_t)t->pitch;
     pt_prefetch1(E + row + xa), pt_prefetch1(E + row + xb);
@@ -1169,8 +1191,8 @@ TALUS_HD static inline TALUS_FORCE_INLINE int pt_step(pt_drop *d, const talus_ti
   return 0;
 }
 
-/* Stage pt_clear: zeroes the cell's erosion, deposit and river totals
- * (of its columns). */
+/* Stage pt_clear: zeroes the cell's totals of the kinds the batch writes
+ * (pt_kinds), of its columns. */
 TALUS_HD static inline void k_pt_clear(const talus_tile *t, const talus_kctx *c, int x, int y,
                                        double *flows) {
   (void)flows;
@@ -1572,9 +1594,10 @@ TALUS_HD static inline void pt_apply_river(const talus_tile *t, size_t ci, int64
  * booked (PT_CLAMP, sediment → outside), as is the float rounding. */
 TALUS_HD static inline int64_t pt_apply_column(const talus_tile *t, size_t idx, int k,
                                                int64_t carry, int river, double *flows) {
-  int64_t E = t->pt_acc[pt_plane(t, 0, k) + idx] + carry, D = t->pt_acc[pt_plane(t, 1, k) + idx];
+  int64_t E = t->pt_acc[pt_plane(t, PT_TOTAL_EROSION, k) + idx] + carry;
+  int64_t D = t->pt_acc[pt_plane(t, PT_TOTAL_DEPOSIT, k) + idx];
   size_t ci = talus_col(t, idx, k);
-  if (river) pt_apply_river(t, ci, t->pt_acc[pt_plane(t, 2, k) + idx], flows);
+  if (river) pt_apply_river(t, ci, t->pt_acc[pt_plane(t, PT_TOTAL_RIVER, k) + idx], flows);
   if (!E && !D) return 0;
   float s = t->s[ci], B = t->B[ci], C = t->C[ci];
   int64_t dep = D;
@@ -1619,8 +1642,8 @@ TALUS_HD static inline TALUS_FORCE_INLINE void pt_apply_hf(const talus_tile *t, 
  * planes (pt_apply_hf), the river plane only when `river` (pt_river_on). */
 TALUS_HD static inline TALUS_FORCE_INLINE void pt_apply_hf_at(const talus_tile *t, size_t idx,
                                                               int river, double *flows) {
-  pt_apply_hf(t, idx, t->pt_acc[pt_plane(t, 0, 0) + idx],
-              river ? t->pt_acc[pt_plane(t, 2, 0) + idx] : 0, flows);
+  pt_apply_hf(t, idx, t->pt_acc[pt_plane(t, PT_TOTAL_EROSION, 0) + idx],
+              river ? t->pt_acc[pt_plane(t, PT_TOTAL_RIVER, 0) + idx] : 0, flows);
 }
 
 /* pt_apply on a heightfield cell (x, y) (pt_apply_hf_at). The CPU runs

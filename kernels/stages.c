@@ -106,7 +106,8 @@ int talus_step_plan(const talus_kparams *P, int64_t step, talus_stage_id *out, i
   return P->accumulate ? plan_push(out, n, max, TALUS_STAGE_ACC_END) : n;
 }
 
-int talus_stage_scratch_needs(talus_stage_id id, talus_scratch_need out[TALUS_SCRATCH_NEEDS_MAX]) {
+int talus_stage_scratch_needs(talus_stage_id id, const talus_kparams *P,
+                              talus_scratch_need out[TALUS_SCRATCH_NEEDS_MAX]) {
   int n = 0;
   switch (id) {
   case TALUS_STAGE_THERMAL_OUT:
@@ -142,8 +143,9 @@ int talus_stage_scratch_needs(talus_stage_id id, talus_scratch_need out[TALUS_SC
   case TALUS_STAGE_PT_CLEAR:
   case TALUS_STAGE_PT_TRACE:
   case TALUS_STAGE_PT_APPLY:
-    out[n++] = (talus_scratch_need){offsetof(talus_tile, pt_acc), TALUS_PT_PLANES * sizeof(int64_t),
-                                    "particle erosion, deposit and river totals", 1};
+    out[n++] =
+        (talus_scratch_need){offsetof(talus_tile, pt_acc), (size_t)pt_planes(P) * sizeof(int64_t),
+                             "particle erosion, river and deposit totals", 1};
     break;
   default:
     break;
@@ -157,9 +159,9 @@ int talus_stage_scratch_needs(talus_stage_id id, talus_scratch_need out[TALUS_SC
   return n;
 }
 
-talus_status talus_stage_scratch(talus_tile *t, talus_stage_id id) {
+talus_status talus_stage_scratch(talus_tile *t, const talus_kparams *P, talus_stage_id id) {
   talus_scratch_need need[TALUS_SCRATCH_NEEDS_MAX];
-  int n = talus_stage_scratch_needs(id, need);
+  int n = talus_stage_scratch_needs(id, P, need);
   talus_status st = TALUS_OK;
   for (int i = 0; i < n && !st; i++)
     st = talus_tile_ensure(t, (void **)((char *)t + need[i].offset),

@@ -70,14 +70,18 @@ static inline size_t talus_scratch_bytes(const talus_scratch_need *n, int nz) {
 /* The most scratch arrays one stage needs (hf_flux and hf_water: hf_cap,
  * hf_sed and nb8). */
 #define TALUS_SCRATCH_NEEDS_MAX 3
-/* The lazily allocated scratch arrays stage `id` uses (t->thermal,
- * t->hf_cap, t->hf_sed, t->nb8), written to out; returns how many (0..3).
- * The one rule behind the host and device allocations. */
-int talus_stage_scratch_needs(talus_stage_id id, talus_scratch_need out[TALUS_SCRATCH_NEEDS_MAX]);
+/* The lazily allocated scratch arrays stage `id` uses under parameters P
+ * (t->thermal, t->hf_cap, t->hf_sed, t->nb8, t->pt_acc: the droplets'
+ * planes of pt_planes(P)), written to out; returns how many (0..3). P
+ * NULL: what any parameters may need (a device's worst case). The one
+ * rule behind the host and device allocations. A tile keeps what it was
+ * given first, so its parameters must not change to need more. */
+int talus_stage_scratch_needs(talus_stage_id id, const talus_kparams *P,
+                              talus_scratch_need out[TALUS_SCRATCH_NEEDS_MAX]);
 
 /* Allocates the scratch arrays of talus_stage_scratch_needs if t lacks
  * them; the CPU backend calls it before running a stage. */
-talus_status talus_stage_scratch(talus_tile *t, talus_stage_id id);
+talus_status talus_stage_scratch(talus_tile *t, const talus_kparams *P, talus_stage_id id);
 
 /* Dependency radius of one step: the largest sum of stage radii over the
  * steps of a support cycle (4 + 2P for the layered model with support:

@@ -531,20 +531,6 @@ void talus_tile_free(talus_tile *t) {
   talus_free(t);
 }
 
-size_t talus_tile_bytes(const talus_tile *t) {
-  if (!t) return 0;
-  /* count + mask, 7 + 4 persistent floats; 4 + 4 pipes (int8), 4 + 4 + 6
-   * scratch floats */
-  size_t per_layer = (t->B ? (7 + 4) * 4 : 0) + (t->pipe ? 8 + (8 + 6) * 4 : 0);
-  size_t extra = (t->hard ? 4 : 0) + (t->rain ? 4 : 0) + (t->grade_in ? 4 : 0) +
-                 (t->thermal ? 32 : 0) + (t->hf_cap ? 4 : 0) + (t->hf_sed ? 4 : 0) +
-                 (t->nb8 ? 2 : 0) + (t->acc ? 4 * TALUS_ACC_PLANES : 0) + (t->acc_s0 ? 8 : 0) +
-                 (t->fd ? 16 : 0);
-  per_layer += t->pt_acc ? 8 * TALUS_PT_PLANES : 0; /* erosion, deposit, river totals */
-  per_layer += t->qin ? 8 : 0;                      /* a water and a sand share per column */
-  return t->plane * ((t->count ? 2 : 0) + extra) + t->plane * (size_t)t->nz * per_layer;
-}
-
 talus_status talus_tile_ensure(talus_tile *t, void **field, size_t cell_bytes, const char *what) {
   if (*field) return TALUS_OK;
   return talus_alloc(field, cell_bytes * t->plane, what);

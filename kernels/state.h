@@ -65,10 +65,10 @@
  * the first touch of the pages it will use. */
 #define TALUS_TILE_PARALLEL_CELLS 65536
 
-/* The droplets' int64 total planes per column in t->pt_acc
- * (kernels/particles.h, pt_plane): erosion (on heightfields net of the
- * deposits), deposit on the bed (layered stacks only), and load handed to
- * the pipes' suspended sediment (the river). */
+/* The most int64 total planes per column the droplets keep in t->pt_acc
+ * (kernels/particles.h, pt_plane and pt_planes): erosion (on heightfields
+ * net of the deposits), load handed to the pipes' suspended sediment (the
+ * river), deposit on the bed (layered stacks only). */
 #define TALUS_PT_PLANES 3
 
 /* The accumulator planes of t->acc (kernels/accum.h): flow [m³], wear [m],
@@ -366,7 +366,7 @@ typedef struct talus_tile {
   float *hf_sed;   /* [plane] heightfield: the deposit's bound [m] (hf_flux -> hf_erode,
                       heightfield.no_dam: hf_flux_marks), then the advected sediment
                       (hf_advect -> hf_settle) */
-  int64_t *pt_acc; /* [3*nz*plane] particle erosion, deposit and river totals [2^-32 m] */
+  int64_t *pt_acc; /* [pt_planes*nz*plane] particle erosion, river, deposit totals [2^-32 m] */
   double *acc_s0;  /* [plane] solid at the step's start (kernels/accum.h) */
   float *qin;      /* [2*nz*plane] shares of water and sand inflow a column under a
                     * ceiling takes (kernels/inflow.h); the top columns' are unused */
@@ -408,8 +408,6 @@ talus_status talus_tile_retarget(talus_tile *t, talus_rect r);
  * fit: r.w <= pitch, r.h * pitch <= plane) and resetting the persistent
  * fields of every cell to one empty column (bedrock 0, ceiling TALUS_TOP). */
 talus_status talus_tile_reset(talus_tile *t, talus_rect r);
-/* Bytes held by a tile (for memory accounting). */
-size_t talus_tile_bytes(const talus_tile *t);
 /* Allocates *field (one of t's optional arrays: hard, rain, thermal, hf_*,
  * nb8) as cell_bytes zeroed bytes per cell of the plane unless it is
  * already there; the tile owns it. */

@@ -581,8 +581,8 @@ static void test_river_width(void) {
 static double no_dam_cell_bed(const float B[9], const float W[9], int no_dam, float *lo) {
   talus_tile *t = NULL;
   talus_rect buf = {0, 0, 3, 3};
-  if (talus_tile_create(&t, buf, 1, 0) || talus_stage_scratch(t, TALUS_STAGE_HF_FLUX) ||
-      talus_stage_scratch(t, TALUS_STAGE_HF_ERODE)) {
+  if (talus_tile_create(&t, buf, 1, 0) || talus_stage_scratch(t, NULL, TALUS_STAGE_HF_FLUX) ||
+      talus_stage_scratch(t, NULL, TALUS_STAGE_HF_ERODE)) {
     talus_tile_free(t);
     return -1.0;
   }
@@ -821,7 +821,7 @@ static float open_mark(float (*bed)(int, int), float wet_below, float depth, int
                        int *same) {
   talus_tile *t = NULL;
   talus_rect buf = {0, 0, OPEN_N, OPEN_N};
-  if (talus_tile_create(&t, buf, 1, 0) || talus_stage_scratch(t, TALUS_STAGE_HF_OPEN)) {
+  if (talus_tile_create(&t, buf, 1, 0) || talus_stage_scratch(t, NULL, TALUS_STAGE_HF_OPEN)) {
     talus_tile_free(t);
     return -1.0f;
   }

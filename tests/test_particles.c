@@ -401,7 +401,7 @@ static int find_spawn(const talus_kctx *c, int x0, int x1, int y0, int y1, int *
 
 /* The bounding box of the cells of plane p of t whose total has the sign
  * of `sign` (on heightfields plane 0 holds net erosion: erosion where it
- * is positive, deposits where it is negative; plane 2 the river's load),
+ * is positive, deposits where it is negative; PT_TOTAL_RIVER the river's load),
  * and their total [units] times that sign. */
 static int64_t plane_box(const talus_tile *t, int p, int sign, int box[4]) {
   int64_t sum = 0;
@@ -438,8 +438,8 @@ static void test_plane(void) {
   CHECK(d != NULL, "plane domain");
   if (!d) return free(h);
   talus_tile *t = d->tile;
-  talus_stage_scratch(t, TALUS_STAGE_PT_TRACE);
   const talus_kctx *c = &d->ctx;
+  talus_stage_scratch(t, &c->P, TALUS_STAGE_PT_TRACE);
   int L = c->P.pt_max_moves, r = c->P.pt_brush_radius, sx, sy;
   for (int edge = 0; edge < 2; edge++) {
     int x0 = edge ? nx - 12 : 4;
@@ -448,7 +448,7 @@ static void test_plane(void) {
       continue;
     }
     double flows[TALUS_FLOW_COUNT] = {0};
-    memset(t->pt_acc, 0, TALUS_PT_PLANES * (size_t)t->nz * t->plane * sizeof(int64_t));
+    memset(t->pt_acc, 0, pt_planes(&c->P) * (size_t)t->nz * t->plane * sizeof(int64_t));
     k_pt_trace(t, c, sx, sy, flows);
     int be[4], bd[4];
     int64_t net = plane_box(t, 0, 1, be) - plane_box(t, 0, -1, bd);
@@ -514,8 +514,8 @@ static void test_river(void) {
     CHECK(d != NULL, "river domain");
     if (!d) continue;
     talus_tile *t = d->tile;
-    talus_stage_scratch(t, TALUS_STAGE_PT_TRACE);
     const talus_kctx *c = &d->ctx;
+    talus_stage_scratch(t, &c->P, TALUS_STAGE_PT_TRACE);
     int r = c->P.pt_brush_radius, sx, sy;
     if (!find_spawn(c, 4, 10, 4, ny - 4, &sx, &sy)) {
       CHECK(0, "no spawn cell found");
@@ -529,13 +529,18 @@ static void test_river(void) {
         t->f[talus_idx(t, x, y)] = i == 1 ? 2.0f : 0.0f; /* outflow to the right */
       }
     double flows[TALUS_FLOW_COUNT] = {0};
-    memset(t->pt_acc, 0, TALUS_PT_PLANES * (size_t)t->nz * t->plane * sizeof(int64_t));
+    memset(t->pt_acc, 0, pt_planes(&c->P) * (size_t)t->nz * t->plane * sizeof(int64_t));
     k_pt_trace(t, c, sx, sy, flows);
     int be[4], bd[4], br[4];
-    int64_t net = plane_box(t, 0, 1, be) - plane_box(t, 0, -1, bd), riv = plane_box(t, 2, 1, br);
+    /* the control holds no river plane (pt_planes) */
+    int river = pt_river_on(&c->P);
+    CHECK(pt_planes(&c->P) == (river ? 2 : 1), "%s: %d planes of totals", labels[i],
+          pt_planes(&c->P));
+    int64_t net = plane_box(t, PT_TOTAL_EROSION, 1, be) - plane_box(t, PT_TOTAL_EROSION, -1, bd);
+    int64_t riv = river ? plane_box(t, PT_TOTAL_RIVER, 1, br) : 0;
     int64_t ero = (int64_t)(flows[TALUS_FLOW_PT_EROSION] * PT_UNIT),
             dep = (int64_t)(flows[TALUS_FLOW_PT_DEPOSIT] * PT_UNIT);
-    long at = plane_single(t, 2);
+    long at = river ? plane_single(t, PT_TOTAL_RIVER) : -1;
     double out = flows[TALUS_FLOW_PT_OUTFLOW], lost = flows[TALUS_FLOW_PT_LOST];
     printf("river, %s: spawn (%d, %d), edge x %d: eroded %lld units over x %d..%d, deposited "
            "%lld, handed %lld at x %d..%d y %d..%d, out %g, lost %g\n",
@@ -871,11 +876,11 @@ static void add_tunnel_hill(talus_tile *t, int x0, int x1, int y0, int y1) {
  * its outflow [units] to *out. */
 static int lone_droplet(talus_tile *t, talus_kctx *c, int x0, int x1, int y0, int y1, double *out) {
   int sx, sy;
-  talus_stage_scratch(t, TALUS_STAGE_PT_TRACE);
+  talus_stage_scratch(t, &c->P, TALUS_STAGE_PT_TRACE);
   for (int i = 0; i < 256; i++, c->step++) {
     if (!find_spawn(c, x0, x1, y0, y1, &sx, &sy)) continue;
     double flows[TALUS_FLOW_COUNT] = {0};
-    memset(t->pt_acc, 0, TALUS_PT_PLANES * (size_t)t->nz * t->plane * sizeof(int64_t));
+    memset(t->pt_acc, 0, pt_planes(&c->P) * (size_t)t->nz * t->plane * sizeof(int64_t));
     k_pt_trace(t, c, sx - t->buf.x0, sy - t->buf.y0, flows);
     *out = flows[TALUS_FLOW_PT_OUTFLOW] * PT_UNIT;
     printf("  droplet from (%d, %d) at step %lld\n", sx, sy, (long long)c->step);
@@ -892,8 +897,8 @@ static int64_t col_total(const talus_tile *t, int kind, int k, int x0, int x1, i
     for (int x = x0; x < x1; x++) {
       size_t idx = talus_idx(t, x - t->buf.x0, y - t->buf.y0);
       if (k >= t->count[idx]) continue;
-      if (kind != 1) sum += t->pt_acc[pt_plane(t, 0, k) + idx];
-      if (kind != 0) sum += t->pt_acc[pt_plane(t, 1, k) + idx];
+      if (kind != 1) sum += t->pt_acc[pt_plane(t, PT_TOTAL_EROSION, k) + idx];
+      if (kind != 0) sum += t->pt_acc[pt_plane(t, PT_TOTAL_DEPOSIT, k) + idx];
     }
   return sum;
 }
@@ -1205,7 +1210,7 @@ static talus_kctx first_batch(talus_domain *d) {
   c.step = 0;
   while (!pt_runs(&c.P, c.step))
     c.step++;
-  talus_stage_scratch(d->tile, TALUS_STAGE_PT_TRACE);
+  talus_stage_scratch(d->tile, &c.P, TALUS_STAGE_PT_TRACE);
   return c;
 }
 
@@ -1220,7 +1225,7 @@ static talus_kctx first_batch(talus_domain *d) {
 static void window_vs_table(talus_domain *d, const char *label) {
   talus_tile *t = d->tile;
   talus_kctx c = first_batch(d);
-  size_t n = TALUS_PT_PLANES * (size_t)t->nz * t->plane;
+  size_t n = pt_planes(&c.P) * (size_t)t->nz * t->plane;
   int64_t *table = malloc(n * sizeof *table);
   double ft[TALUS_FLOW_COUNT] = {0}, fw[TALUS_FLOW_COUNT] = {0};
   memset(t->pt_acc, 0, n * sizeof(int64_t));
@@ -1299,7 +1304,7 @@ static void test_window(void) {
     if (cases[i].lanes == 2) { /* the river plane holds what was handed over */
       int64_t handed = 0;
       for (size_t k = 0; k < t->plane; k++)
-        handed += t->pt_acc[pt_plane(t, 2, 0) + k];
+        handed += t->pt_acc[pt_plane(t, PT_TOTAL_RIVER, 0) + k];
       printf("%s: %.6g m3 handed to the river\n", cases[i].name, (double)handed / PT_UNIT);
       CHECK(handed > 0, "%s: droplets reached the pools", cases[i].name);
     }
@@ -1328,8 +1333,8 @@ static void test_window(void) {
 
 /* The CPU's row loops of pt_clear and pt_apply on heightfields (memsets
  * a plane; pt_apply_hf_at without the per-cell model and river tests),
- * with the river on or off (pt_kinds: the river plane is then neither
- * cleared nor read), against the
+ * with the river on or off (pt_kinds, pt_planes: the tile then holds no
+ * river plane), against the
  * per-cell bodies k_pt_clear and k_pt_apply, over a region that is not
  * the buffer and a book that is not the region: the same totals zeroed
  * and no other, the same heights and suspended sediment bit for bit, the
@@ -1342,7 +1347,7 @@ static void test_apply_rows(int river) {
   for (int i = 0; i < n * n; i++)
     h[i] *= 20.0f;
   /* the river on (no droplet reaches water 1 km deep: its plane is
-   * written below) or off (the plane is neither cleared nor read) */
+   * written below) or off (the tile holds no river plane: pt_planes) */
   const char *sets[] = {"particles.density_log2=4", "water.outflow_border=true",
                         river ? "particles.river_depth=1000" : NULL, NULL};
   talus_domain *d = make_domain(n, n, h, sets);
@@ -1350,7 +1355,7 @@ static void test_apply_rows(int river) {
   if (!d) return free(h);
   talus_tile *t = d->tile;
   talus_kctx c = first_batch(d);
-  size_t np = TALUS_PT_PLANES * (size_t)t->nz * t->plane, plane = t->plane;
+  size_t np = pt_planes(&c.P) * (size_t)t->nz * t->plane, plane = t->plane;
   talus_rect all = {0, 0, t->buf.w, t->buf.h};
   talus_rect region = {5, 7, t->buf.w - 11, t->buf.h - 13}, book = {9, 10, 30, 40};
   double junk[TALUS_FLOW_COUNT];
@@ -1375,19 +1380,23 @@ static void test_apply_rows(int river) {
          "the body\n",
          river ? "on" : "off", cleared, region.w, region.h, kinds, diff);
   /* heightfields: net erosion, and the river's plane with the river on */
-  CHECK(kinds == (river ? 5 : 1), "pt_clear rows: kinds %#x with the river %d", kinds, river);
+  CHECK(kinds == (river ? 3 : 1), "pt_clear rows: kinds %#x with the river %d", kinds, river);
+  /* and the tile holds those planes alone: 8 bytes a cell, 16 with the river */
+  CHECK(pt_planes(&c.P) == (river ? 2 : 1), "pt_clear rows: %d planes with the river %d",
+        pt_planes(&c.P), river);
   CHECK(diff == 0 && cleared == (size_t)__builtin_popcount((unsigned)kinds) * region.w * region.h,
         "pt_clear rows: %zu zeroed, %zu differ", cleared, diff);
   /* pt_apply: a batch's totals, river totals on every 5th cell */
   memset(t->pt_acc, 0, np * sizeof(int64_t));
   talus_cpu_stage(t, &c, TALUS_STAGE_PT_TRACE, all, junk);
   for (size_t i = 0; i < plane; i++)
-    if (i % 5 == 0) t->pt_acc[pt_plane(t, 2, 0) + i] = (int64_t)(i % 97 + 1) << 22;
+    if (river && i % 5 == 0)
+      t->pt_acc[pt_plane(t, PT_TOTAL_RIVER, 0) + i] = (int64_t)(i % 97 + 1) << 22;
   memcpy(B0, t->B, plane * sizeof *B0), memcpy(r0, t->r, plane * sizeof *r0);
   double fref[TALUS_FLOW_COUNT] = {0}, fcpu[TALUS_FLOW_COUNT] = {0}, net = 0.0, ero = 0.0;
   for (int y = book.y0; y < book.y0 + book.h; y++) /* the booked cells' net erosion */
     for (int x = book.x0; x < book.x0 + book.w; x++) {
-      int64_t v = t->pt_acc[pt_plane(t, 0, 0) + talus_idx(t, x, y)];
+      int64_t v = t->pt_acc[pt_plane(t, PT_TOTAL_EROSION, 0) + talus_idx(t, x, y)];
       net += (double)v / PT_UNIT, ero += v > 0 ? (double)v / PT_UNIT : 0.0;
     }
   for (int y = region.y0; y < region.y0 + region.h; y++) {

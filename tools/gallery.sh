@@ -23,9 +23,8 @@ trap 'rm -rf "$W"' EXIT
 # finer grid, TALUS_GALLERY_SIZE=512, the presets with water.finest_cell
 # take steps of 0.025 s and the same seconds). arches rains for 6000 steps
 # and is dry by 16500 (825 s; its preset's water.rain_steps); its
-# horizontal-erosion constants are pinned to 2 m cells
-# (horizontal.reference_cell), so it runs at 256² like the rest: the
-# longest run (1215 s on 2 heavily shared cores); bridges shows its
+# horizontal erosion erodes alike on any grid (configs/arches.ini), so it
+# runs at 256² like the rest: the longest run (about 4 CPU-minutes); bridges shows its
 # collapses within a few support cycles; rivers-rain runs its preset's
 # suggested 3500 steps (rain, then the dry-out); the rest get 1500-3000
 # steps.

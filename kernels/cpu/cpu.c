@@ -1031,7 +1031,7 @@ cpu_stage_fn CPU_STAGE_BOOKED;
 talus_status CPU_STAGE_BOOKED(talus_tile *t, const talus_kctx *c, talus_stage_id id,
                               talus_rect region, talus_rect book, double *flows, int fast) {
   if (region.w <= 0 || region.h <= 0) return TALUS_OK;
-  talus_status st = talus_stage_scratch(t, id);
+  talus_status st = talus_stage_scratch(t, &c->P, id);
   if (st) return st;
   double *rows = calloc((size_t)region.h * TALUS_FLOW_COUNT, sizeof *rows);
   if (!rows) return talus_fail(TALUS_ERR_NOMEM, "cpu", "no memory for ledger rows");

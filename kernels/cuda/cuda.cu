@@ -231,10 +231,13 @@ talus_status alloc_arrays(slot &q, const talus_tile *t) {
 }
 
 /* The lazily allocated scratch of stage id on q's mirror (zeroed, as
- * talus_tile_ensure does on the host). */
+ * talus_tile_ensure does on the host), sized for any parameters (the
+ * needs of P NULL): a slot outlives the run whose stage allocated it, and
+ * the next run's droplets may write more planes (scratch_cell_bytes
+ * counts the same). */
 talus_status ensure_scratch(slot &q, talus_stage_id id) {
   talus_scratch_need need[TALUS_SCRATCH_NEEDS_MAX];
-  int n = talus_stage_scratch_needs(id, need);
+  int n = talus_stage_scratch_needs(id, NULL, need);
   for (int i = 0; i < n; i++) {
     void *&p = member(&q.d, need[i].offset);
     if (p) continue;
@@ -729,7 +732,7 @@ size_t scratch_cell_bytes(int nz) {
     if (!f.persistent) bytes += field_bytes(f, 1, nz);
   for (int id = 0; id < TALUS_STAGE_COUNT; id++) {
     talus_scratch_need need[TALUS_SCRATCH_NEEDS_MAX];
-    int n = talus_stage_scratch_needs((talus_stage_id)id, need);
+    int n = talus_stage_scratch_needs((talus_stage_id)id, NULL, need);
     for (int i = 0; i < n; i++) {
       bool dup = false;
       for (int j = 0; j < nseen; j++)
