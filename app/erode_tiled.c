@@ -85,11 +85,12 @@ static talus_plan_in tiled_plan_in(const erode_opts *o, int nx, int ny, const ta
   /* the droplets' totals (t->pt_acc: erosion, and river and deposit where
    * the run writes them), allocated by the first batch, which runs after
    * erosion.spinup (a state may resume past it) */
-  int batches = P->pt_enable && (state || o->steps > (int64_t)P->erosion_spinup);
-  talus_scratch_need need[TALUS_SCRATCH_NEEDS_MAX];
-  for (int i = 0, n = batches ? talus_stage_scratch_needs(TALUS_STAGE_PT_TRACE, P, need) : 0; i < n;
-       i++)
-    in.extra_scratch += (int)talus_scratch_bytes(&need[i], P->nz);
+  if (P->pt_enable && (state || o->steps > (int64_t)P->erosion_spinup)) {
+    talus_scratch_need need[TALUS_SCRATCH_NEEDS_MAX];
+    int n = talus_stage_scratch_needs(TALUS_STAGE_PT_TRACE, P, need);
+    for (int i = 0; i < n; i++)
+      in.extra_scratch += (int)talus_scratch_bytes(&need[i], P->nz);
+  }
   if (P->accumulate) /* the accumulators (persistent) and the start-of-step solid (scratch) */
     in.extra_scratch += TALUS_ACC_PLANES * (int)sizeof(float) + (int)sizeof(double);
   if (o->rain_map) in.extra_scratch += (int)sizeof(float);          /* the rain plane (t->rain) */

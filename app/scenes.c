@@ -157,23 +157,26 @@ static double arch_face_offset(const scene_ctx *c, int w, int f, double u) {
   return ARCH_FACE_WANDER * talus_fbm(c->seed, u, 101.0 * (2 * w + f + 1), oct, 1.0 / 48.0);
 }
 
+enum { ARCH_BLOCK, ARCH_WALL_X, ARCH_WALL_Y }; /* straight; long faces along x or y wander */
+
 static void scene_arches(const scene_ctx *c, double X, double Y, cell_cols *o) {
-  static const double blk[5][6] = {
-      /* x0, x1, y0, y1, height, 1: a wall along x, 2: along y, 0: straight */
-      {64, 240, 120, 136, 30, 1}, {64, 240, 40, 56, 40, 1},    {64, 240, 200, 216, 40, 1},
-      {120, 136, 16, 240, 30, 2}, {117, 139, 117, 139, 50, 0},
+  static const struct {
+    double x0, x1, y0, y1, height;
+    int kind;
+  } blk[5] = {
+      {64, 240, 120, 136, 30, ARCH_WALL_X}, {64, 240, 40, 56, 40, ARCH_WALL_X},
+      {64, 240, 200, 216, 40, ARCH_WALL_X}, {120, 136, 16, 240, 30, ARCH_WALL_Y},
+      {117, 139, 117, 139, 50, ARCH_BLOCK},
   };
   double B = 0.0;
   for (int i = 0; i < 5; i++) {
-    double x0 = blk[i][0], x1 = blk[i][1], y0 = blk[i][2], y1 = blk[i][3];
-    if (blk[i][5] == 1.0) {
-      y0 += arch_face_offset(c, i, 0, X);
-      y1 += arch_face_offset(c, i, 1, X);
-    } else if (blk[i][5] == 2.0) {
-      x0 += arch_face_offset(c, i, 0, Y);
-      x1 += arch_face_offset(c, i, 1, Y);
-    }
-    if (in_band(X, c->l, x0, x1) && in_band(Y, c->l, y0, y1) && blk[i][4] > B) B = blk[i][4];
+    double x0 = blk[i].x0, x1 = blk[i].x1, y0 = blk[i].y0, y1 = blk[i].y1;
+    if (blk[i].kind == ARCH_WALL_X)
+      y0 += arch_face_offset(c, i, 0, X), y1 += arch_face_offset(c, i, 1, X);
+    else if (blk[i].kind == ARCH_WALL_Y)
+      x0 += arch_face_offset(c, i, 0, Y), x1 += arch_face_offset(c, i, 1, Y);
+    if (in_band(X, c->l, x0, x1) && in_band(Y, c->l, y0, y1) && blk[i].height > B)
+      B = blk[i].height;
   }
   cols_push(o, B, 0, TALUS_TOP);
 }
